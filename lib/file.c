@@ -1,0 +1,393 @@
+/* file.c - whole-file reads, blob-id versions, atomic locked writes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "file.h"
+#include "strbuf.h"
+
+static pthread_once_t git_once = PTHREAD_ONCE_INIT;
+
+static void git_init(void)
+{
+	git_libgit2_init();
+}
+
+int wap_blob_id(const void *buf, size_t len, char out[WAP_VERSION_LEN + 1], struct wap_err *err)
+{
+	git_oid oid;
+
+	pthread_once(&git_once, git_init);
+	if (git_odb_hash(&oid, buf, len, GIT_OBJECT_BLOB))
+		return wap_err_set(err, WAP_E_FAILED, "cannot hash content");
+	git_oid_tostr(out, WAP_VERSION_LEN + 1, &oid);
+	return 0;
+}
+
+void wap_iso_time(const struct timespec *ts, char out[32])
+{
+	struct tm tm;
+	time_t t = ts->tv_sec;
+
+	gmtime_r(&t, &tm);
+	snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, ts->tv_nsec / 1000000);
+}
+
+int wap_read_fd(int fd, size_t max, char **buf, size_t *len, struct wap_err *err)
+{
+	struct stat st;
+	size_t cap, n = 0;
+	char *b;
+
+	*buf = NULL;
+	*len = 0;
+	if (fstat(fd, &st))
+		return wap_err_set(err, WAP_E_FAILED, "stat: %s", strerror(errno));
+	if (max && S_ISREG(st.st_mode) && (size_t)st.st_size > max)
+		return wap_err_set(err, WAP_E_TOO_LARGE,
+				   "File too large: %lld bytes, the limit is %zu",
+				   (long long)st.st_size, max);
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+	b = malloc(cap + 1);
+	if (!b)
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	for (;;) {
+		ssize_t r;
+		if (n == cap) {
+			char *nb;
+			if (max && n > max)
+				break;
+			cap *= 2;
+			nb = realloc(b, cap + 1);
+			if (!nb) {
+				free(b);
+				return wap_err_set(err, WAP_E_FAILED, "out of memory");
+			}
+			b = nb;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(b);
+			if (e == EISDIR)
+				return wap_err_set(err, WAP_E_NOT_FILE, "Is a directory, not a file");
+			return wap_err_set(err, WAP_E_FAILED, "read: %s", strerror(e));
+		}
+		if (r == 0)
+			break;
+		n += r;
+	}
+	if (max && n > max) {
+		free(b);
+		return wap_err_set(err, WAP_E_TOO_LARGE, "File too large: the limit is %zu bytes", max);
+	}
+	b[n] = 0;
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+int wap_read_file(const struct wap_ws *ws, const char *rel, size_t max, char **buf,
+		  size_t *len, struct stat *st, struct wap_err *err)
+{
+	struct stat sb;
+	int fd = wap_ws_open(ws, rel, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0, WAP_ACC_READ, err);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb)) {
+		close(fd);
+		return wap_err_errno(err, errno, rel);
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		close(fd);
+		return wap_err_set(err, WAP_E_NOT_FILE, "Not a file: %s is a directory", rel);
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		close(fd);
+		return wap_err_set(err, WAP_E_NOT_FILE, "Not a regular file: %s", rel);
+	}
+	if (st)
+		*st = sb;
+	rc = wap_read_fd(fd, max, buf, len, err);
+	close(fd);
+	if (rc && err && err->kind == WAP_E_TOO_LARGE) {
+		char msg[sizeof(err->msg)];
+		snprintf(msg, sizeof(msg), "%s: %s", rel, err->msg);
+		wap_err_set(err, WAP_E_TOO_LARGE, "%s", msg);
+	}
+	return rc;
+}
+
+/* The target of a write: the directory that holds it (locked), its name,
+ * and its current bytes when asked for. */
+struct target {
+	int dirfd;
+	char *rel;		/* the real path written (a symlink resolved) */
+	const char *name;	/* into rel */
+	bool exists;
+	struct stat st;
+};
+
+static void target_release(struct target *t)
+{
+	if (t->dirfd >= 0) {
+		flock(t->dirfd, LOCK_UN);
+		close(t->dirfd);
+	}
+	t->dirfd = -1;
+	free(t->rel);
+	t->rel = NULL;
+}
+
+static int target_open(const struct wap_ws *ws, const char *rel, bool mkparents,
+		       struct target *t, struct wap_err *err)
+{
+	struct wap_err tmp = { 0 };
+	int fd;
+
+	memset(t, 0, sizeof(*t));
+	t->dirfd = -1;
+	if (wap_ws_check(ws, rel, WAP_ACC_WRITE, err))
+		return -1;
+	/* follow a symlink at REL to its target, if that is beneath the root */
+	fd = wap_ws_open(ws, rel, O_PATH, 0, WAP_ACC_WRITE, &tmp);
+	if (fd >= 0) {
+		struct stat st;
+		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			close(fd);
+			return wap_err_set(err, WAP_E_NOT_FILE, "Not a file: %s is a directory", rel);
+		}
+		t->rel = wap_ws_fd_rel(ws, fd);
+		close(fd);
+	} else if (tmp.kind != WAP_E_NOT_FOUND) {
+		/* a link that leaves the root, a restricted target, ... */
+		if (err) {
+			*err = tmp;
+			tmp.details = NULL;
+		}
+		wap_err_release(&tmp);
+		return -1;
+	}
+	wap_err_release(&tmp);
+	if (!t->rel)
+		t->rel = strdup(rel);
+	if (!t->rel)
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	t->dirfd = wap_ws_open_parent(ws, t->rel, mkparents, &t->name, err);
+	if (t->dirfd < 0) {
+		target_release(t);
+		return -1;
+	}
+	while (flock(t->dirfd, LOCK_EX) && errno == EINTR)
+		;
+	if (fstatat(t->dirfd, t->name, &t->st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(t->st.st_mode)) {
+			wap_err_set(err, WAP_E_NOT_FILE, "Not a file: %s is a directory", rel);
+			target_release(t);
+			return -1;
+		}
+		t->exists = !S_ISLNK(t->st.st_mode);
+		if (!S_ISREG(t->st.st_mode) && !S_ISLNK(t->st.st_mode)) {
+			wap_err_set(err, WAP_E_NOT_FILE, "Not a regular file: %s", rel);
+			target_release(t);
+			return -1;
+		}
+	} else if (errno != ENOENT) {
+		wap_err_errno(err, errno, rel);
+		target_release(t);
+		return -1;
+	}
+	return 0;
+}
+
+static int target_read(struct target *t, char **buf, size_t *len, struct wap_err *err)
+{
+	int fd = openat(t->dirfd, t->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	int rc;
+
+	if (fd < 0)
+		return wap_err_errno(err, errno, t->rel);
+	rc = wap_read_fd(fd, 0, buf, len, err);
+	close(fd);
+	return rc;
+}
+
+/* Write the temp file and rename it over t->name. */
+static int target_commit(struct target *t, const void *buf, size_t len, bool noreplace,
+			 mode_t newmode, struct wap_wres *res, struct wap_err *err)
+{
+	char tmp[NAME_MAX + 1];
+	const char *p = buf;
+	size_t left = len;
+	int fd = -1, e;
+	mode_t mode;
+
+	for (int tries = 0; fd < 0; tries++) {
+		unsigned r;
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r = (unsigned)(ts.tv_nsec ^ (getpid() << 8) ^ (tries * 7919));
+		snprintf(tmp, sizeof(tmp), ".wap-%08x.tmp", r);
+		fd = openat(t->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && (errno != EEXIST || tries > 100))
+			return wap_err_errno(err, errno, t->rel);
+	}
+	while (left) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			goto fail;
+		p += w;
+		left -= w;
+	}
+	if (t->exists) {
+		mode = t->st.st_mode & 07777;
+		if (geteuid() == 0)
+			(void)!fchown(fd, t->st.st_uid, t->st.st_gid);
+	} else if (newmode) {
+		mode = newmode;
+	} else {
+		mode_t um = umask(0);
+		umask(um);
+		mode = 0666 & ~um;
+	}
+	if (fchmod(fd, mode) || fsync(fd))
+		goto fail;
+	if (close(fd)) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (noreplace) {
+		if (renameat2(t->dirfd, tmp, t->dirfd, t->name, RENAME_NOREPLACE))
+			goto fail;
+	} else if (renameat(t->dirfd, tmp, t->dirfd, t->name)) {
+		goto fail;
+	}
+	fsync(t->dirfd);
+	if (res) {
+		res->created = !t->exists;
+		res->size = len;
+		if (wap_blob_id(buf, len, res->version, err))
+			return -1;
+	}
+	return 0;
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	unlinkat(t->dirfd, tmp, 0);
+	if (e == EEXIST)
+		return wap_err_set(err, WAP_E_EXISTS, "File already exists: %s", t->rel);
+	return wap_err_errno(err, e, t->rel);
+}
+
+static int check_version(struct target *t, const char *expected, const char *buf,
+			 size_t len, struct wap_err *err)
+{
+	char cur[WAP_VERSION_LEN + 1];
+
+	if (!expected)
+		return 0;
+	if (!*expected) {
+		if (t->exists)
+			return wap_err_set(err, WAP_E_CONFLICT,
+					   "Conflict: %s exists but was expected not to", t->rel);
+		return 0;
+	}
+	if (!t->exists)
+		return wap_err_set(err, WAP_E_CONFLICT,
+				   "Conflict: %s no longer exists (expected version %s)", t->rel, expected);
+	if (wap_blob_id(buf, len, cur, err))
+		return -1;
+	if (strcmp(cur, expected)) {
+		wap_err_set(err, WAP_E_CONFLICT,
+			    "Conflict: %s changed since version %s (now %s); read it again",
+			    t->rel, expected, cur);
+		wap_err_details(err, json_pack("{s:s, s:s}", "expected_version", expected,
+					       "current_version", cur));
+		return -1;
+	}
+	return 0;
+}
+
+int wap_write_file(const struct wap_ws *ws, const char *rel, const void *buf, size_t len,
+		   const struct wap_wopts *o, struct wap_wres *res, struct wap_err *err)
+{
+	struct target t;
+	char *old = NULL;
+	size_t oldlen = 0;
+	int rc = -1;
+
+	if (target_open(ws, rel, o->mkparents, &t, err))
+		return -1;
+	if (o->mode == WAP_W_CREATE && t.exists) {
+		wap_err_set(err, WAP_E_EXISTS, "File already exists: %s", rel);
+		goto out;
+	}
+	if (t.exists && (o->expected_version || o->mode == WAP_W_APPEND) &&
+	    target_read(&t, &old, &oldlen, err))
+		goto out;
+	if (check_version(&t, o->expected_version, old, oldlen, err))
+		goto out;
+	if (o->mode == WAP_W_APPEND && oldlen) {
+		char *nb = realloc(old, oldlen + len + 1);
+		if (!nb) {
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			goto out;
+		}
+		old = nb;
+		memcpy(old + oldlen, buf, len);
+		rc = target_commit(&t, old, oldlen + len, false, o->newmode, res, err);
+	} else {
+		rc = target_commit(&t, buf, len, o->mode == WAP_W_CREATE, o->newmode, res, err);
+	}
+out:
+	free(old);
+	target_release(&t);
+	return rc;
+}
+
+int wap_update_file(const struct wap_ws *ws, const char *rel, bool may_create,
+		    const char *expected_version, wap_transform_fn fn, void *arg,
+		    struct wap_wres *res, struct wap_err *err)
+{
+	struct target t;
+	char *old = NULL, *nw = NULL;
+	size_t oldlen = 0, nwlen = 0;
+	int rc = -1;
+
+	if (target_open(ws, rel, may_create, &t, err))
+		return -1;
+	if (!t.exists && !may_create) {
+		wap_err_set(err, WAP_E_NOT_FOUND, "File not found: %s", rel);
+		goto out;
+	}
+	if (t.exists && target_read(&t, &old, &oldlen, err))
+		goto out;
+	if (check_version(&t, expected_version, old, oldlen, err))
+		goto out;
+	if (fn(arg, t.exists ? old : NULL, oldlen, &nw, &nwlen, err))
+		goto out;
+	rc = target_commit(&t, nw, nwlen, !t.exists, 0, res, err);
+out:
+	free(old);
+	free(nw);
+	target_release(&t);
+	return rc;
+}

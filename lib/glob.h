@@ -1,0 +1,49 @@
+/* glob.h - shell-style globs compiled to PCRE2 (JIT) regexes.
+ *
+ * Syntax: `*` (not across /), `**` (across /), `?`, `[abc]`, `[!a]`, `[^a]`,
+ * `{a,b}` (nested), `\x` literal.  A leading `**` + `/` also matches zero
+ * directories and a trailing `/` + `**` also matches the directory itself
+ * (so "a/" + "**" excludes "a").
+ * With WAP_GLOB_BASENAME a glob without `/` matches at any depth, as in
+ * .gitignore and ripgrep's --glob.  Matching is against '/'-separated
+ * relative paths without a leading "./".
+ */
+#ifndef WAP_GLOB_H
+#define WAP_GLOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+
+#define WAP_GLOB_BASENAME	1u	/* no '/' in glob: match any depth */
+#define WAP_GLOB_ICASE		2u
+
+struct wap_glob;
+
+/* Returns a new glob (free with wap_glob_free) or NULL with err set
+ * (INVALID_ARGUMENT for a malformed glob). */
+struct wap_glob *wap_glob_new(const char *glob, unsigned flags, struct wap_err *err);
+void wap_glob_free(struct wap_glob *g);
+
+/* Does the relative path match?  Thread-safe. */
+bool wap_glob_match(const struct wap_glob *g, const char *path, size_t len);
+
+/* Does the directory PATH, or everything under it, match?  (For pruning:
+ * globs ending in "/" + "**" match the directory itself.) */
+bool wap_glob_match_dir(const struct wap_glob *g, const char *path, size_t len);
+
+/* Translate to a PCRE2 pattern string (malloc'd); for tests and reuse. */
+char *wap_glob_to_regex(const char *glob, unsigned flags, struct wap_err *err);
+
+/* A set of globs: matches if any matches. */
+struct wap_globset {
+	struct wap_glob **g;
+	size_t n;
+};
+int wap_globset_add(struct wap_globset *s, const char *glob, unsigned flags, struct wap_err *err);
+bool wap_globset_match(const struct wap_globset *s, const char *path, size_t len);
+bool wap_globset_match_dir(const struct wap_globset *s, const char *path, size_t len);
+void wap_globset_release(struct wap_globset *s);
+
+#endif

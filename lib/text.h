@@ -1,0 +1,37 @@
+/* text.h - text files: binary detection, UTF-8, line index, MIME guess. */
+#ifndef WAP_TEXT_H
+#define WAP_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A NUL in the first 8 KiB means binary, as git and ripgrep decide. */
+bool wap_text_is_binary(const char *buf, size_t len);
+
+/* Is BUF valid UTF-8?  On false, *bad (if non-NULL) is the offset of the
+ * first invalid byte. */
+bool wap_text_utf8_valid(const char *buf, size_t len, size_t *bad);
+
+/* Length of the longest prefix of BUF (at most MAX bytes) that does not
+ * split a UTF-8 sequence. */
+size_t wap_text_utf8_cut(const char *buf, size_t len, size_t max);
+
+/* Line starts: off[i] is where line i (0-based) begins; off[n] == len.
+ * A final line without '\n' counts; an empty buffer has 0 lines. */
+struct wap_lines {
+	size_t n;
+	size_t *off;	/* n + 1 entries, owned */
+};
+int wap_lines_index(struct wap_lines *li, const char *buf, size_t len);
+void wap_lines_release(struct wap_lines *li);
+
+/* Count lines as wap_lines_index would, without an index. */
+size_t wap_text_count_lines(const char *buf, size_t len);
+
+/* Does BUF use CRLF line endings (first line ending is "\r\n")? */
+bool wap_text_is_crlf(const char *buf, size_t len);
+
+/* A MIME type from the name, then the first bytes; never NULL. */
+const char *wap_text_mime(const char *name, const char *buf, size_t len);
+
+#endif

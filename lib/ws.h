@@ -1,0 +1,116 @@
+/* ws.h - the workspace: its root, its sandbox, its policy and limits.
+ *
+ * The root is opened once (O_PATH|O_DIRECTORY).  Every path a caller gives
+ * is turned into a path relative to the root (wap_ws_rel) and opened with
+ * openat2(RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS) against the root fd, so the
+ * kernel refuses anything that leaves it: "..", absolute symlinks, symlinks
+ * pointing out.  Where openat2 is missing, a component-wise O_NOFOLLOW walk
+ * resolves symlinks by hand with the same rules.  There is no realpath() and
+ * string-prefix confinement anywhere.
+ *
+ * A struct wap_ws is read-only after wap_ws_init() and may be shared by
+ * threads.  Strings it holds belong to it.
+ */
+#ifndef WAP_WS_H
+#define WAP_WS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "err.h"
+#include "glob.h"
+
+struct wap_limits {
+	size_t max_file_size;		/* read without a range: 1 MiB */
+	size_t max_dir_entries;		/* 500 */
+	size_t max_search_results;	/* 100 */
+	size_t max_output_size;		/* exec, per stream: 50 KiB */
+	long max_exec_ms;		/* default timeout: 30000 */
+	long max_exec_ms_cap;		/* the most a caller may ask: 600000 */
+	size_t max_line_len;		/* 2000 */
+};
+
+struct wap_policy {
+	struct wap_globset restricted;	/* security.restrictedPaths */
+	char **restricted_paths;	/* the globs as given (NULL-terminated) */
+	bool read_only;			/* security.readOnly */
+	bool allow_fs;			/* security.allowFileSystemAccess */
+	bool allow_terminal;		/* security.allowTerminalAccess */
+	bool allow_exec;		/* security.allowCommandExecution */
+	bool require_approval;		/* security.requireApproval */
+	bool sandbox;			/* security.sandbox: Landlock for exec */
+	char **restricted_cmds;		/* security.restrictedCommands */
+	char **allowed_cmds;		/* security.allowedCommands */
+	char **allowed_categories;	/* security.allowedMethodCategories */
+};
+
+struct wap_ws {
+	int rootfd;		/* O_PATH|O_DIRECTORY */
+	char *root;		/* absolute path of the root, as opened */
+	size_t rootlen;
+	bool confined;		/* false for --root / */
+	struct wap_limits lim;
+	struct wap_policy pol;
+	json_t *config;		/* the config document ({} if none); owned */
+};
+
+extern const char *const wap_default_excludes[];	/* NULL-terminated */
+
+/* Open ROOT (NULL: $WAP_ROOT, else ".") and load the config: CONFIG_PATH,
+ * else $WAP_CONFIG, else ROOT/.wap/config.json when present. */
+int wap_ws_init(struct wap_ws *ws, const char *root, const char *config_path,
+		struct wap_err *err);
+void wap_ws_release(struct wap_ws *ws);
+
+/* Apply a config document ({"security": {...}} or dotted keys) on top of
+ * the current policy and limits.  Used for the config file and by tests. */
+int wap_ws_apply_config(struct wap_ws *ws, const json_t *config, struct wap_err *err);
+
+/* Turn a caller's PATH into a normalised path relative to the root
+ * ("." for the root itself), in a new malloc'd string.  Absolute paths must
+ * name something under the root (compared component by component).
+ * Refuses embedded NULs (pass the JSON length), empty and overlong paths.
+ * ".." stays in the result when it does not lexically escape; a lexical
+ * escape is ACCESS_DENIED. */
+int wap_ws_rel(const struct wap_ws *ws, const char *path, size_t len, char **rel,
+	       struct wap_err *err);
+
+/* Kinds of access, for policy checks. */
+#define WAP_ACC_READ	0
+#define WAP_ACC_WRITE	1
+
+/* restrictedPaths, read-only mode and allowFileSystemAccess for REL;
+ * PATH (the caller's spelling) is used in messages. */
+int wap_ws_check(const struct wap_ws *ws, const char *rel, int access,
+		 struct wap_err *err);
+
+/* Open REL (from wap_ws_rel) beneath the root.  FLAGS as for open(2);
+ * O_CLOEXEC is added.  O_NOFOLLOW applies to the last component only, as
+ * in open(2).  Returns an fd or -1 with err set (messages name REL).
+ * Policy is checked on the lexical path and on the path actually opened,
+ * so a symlink to a restricted file is refused too. */
+int wap_ws_open(const struct wap_ws *ws, const char *rel, int flags, mode_t mode,
+		int access, struct wap_err *err);
+
+/* Open the directory that will hold REL's last component (an O_RDONLY
+ * directory fd), creating missing parents when MKPARENTS.  *NAME points into
+ * REL at the last component, which is never "", "." or "..". */
+int wap_ws_open_parent(const struct wap_ws *ws, const char *rel, bool mkparents,
+		       const char **name, struct wap_err *err);
+
+/* The path of an open fd relative to the root (malloc'd), from
+ * /proc/self/fd.  NULL if it is not beneath the root. */
+char *wap_ws_fd_rel(const struct wap_ws *ws, int fd);
+
+/* Absolute path for display: root + "/" + rel (malloc'd). */
+char *wap_ws_abs(const struct wap_ws *ws, const char *rel);
+
+/* Is the default-exclusion list matching REL (a directory or file)? */
+bool wap_ws_default_excluded(const char *rel);
+
+/* Force the component-wise fallback (tests; also $WAP_NO_OPENAT2=1). */
+extern bool wap_ws_no_openat2;
+
+#endif

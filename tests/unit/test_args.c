@@ -1,0 +1,145 @@
+/* test_args.c - option tables, usage texts and argv parsing agree. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "applet.h"
+
+/* every option in a table is described in the usage text */
+static void test_opts_documented(void **state)
+{
+	(void)state;
+	for (int i = 0; wap_applets[i]; i++) {
+		const struct wap_applet *a = wap_applets[i];
+		for (const struct wap_opt *o = a->opts; o->name; o++) {
+			char *h = wap_opt_help(a, o);
+			if (!h)
+				fail_msg("applet %s: option %s is not in its usage text", a->name, o->name);
+			free(h);
+		}
+	}
+}
+
+/* every --flag in a usage text is in the option table or global */
+static void test_usage_flags_exist(void **state)
+{
+	static const char *const global[] = { "root", "config", "json", "read-only",
+					      "restrict", "help", NULL };
+	(void)state;
+	for (int i = 0; wap_applets[i]; i++) {
+		const struct wap_applet *a = wap_applets[i];
+		const char *p = a->usage;
+		while ((p = strstr(p, "--"))) {
+			char name[64];
+			size_t n = 0;
+			bool found = false;
+			p += 2;
+			while (n + 1 < sizeof(name) && (p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z') ||
+							(p[n] >= '0' && p[n] <= '9')))
+				n++;
+			memcpy(name, p, n);
+			name[n] = 0;
+			if (!n)
+				continue;
+			for (const struct wap_opt *o = a->opts; o->name; o++)
+				if (!(o->flags & WAP_OPT_POS) && !strcmp(o->name, name))
+					found = true;
+			for (int g = 0; global[g]; g++)
+				if (!strcmp(global[g], name))
+					found = true;
+			if (!found)
+				fail_msg("applet %s: usage mentions --%s, which it does not take", a->name, name);
+		}
+	}
+}
+
+static const struct wap_opt t_opts[] = {
+	{ "limit", 'n', WAP_OPT_INT, 0, NULL },
+	{ "all", 'a', WAP_OPT_BOOL, 0, NULL },
+	{ "include", 0, WAP_OPT_STRS, 0, NULL },
+	{ "max-results", 0, WAP_OPT_INT, 0, NULL },
+	{ "pattern", 0, WAP_OPT_STR, WAP_OPT_POS | WAP_OPT_REQ, NULL },
+	{ "paths", 0, WAP_OPT_STRS, WAP_OPT_POS, NULL },
+	{ NULL }
+};
+static const struct wap_applet t_applet = {
+	.name = "t", .usage = "usage: wap t\n  -n, --limit N  lines\n", .opts = t_opts,
+};
+
+static void test_parse(void **state)
+{
+	char *argv[] = { "-an5", "--include", "*.c", "--include=*.h", "pat", "a", "b",
+			 "--max-results", "7", "--", "-x" };
+	struct wap_err err = { 0 };
+	json_t *r = wap_args_parse(&t_applet, 11, argv, &err);
+
+	(void)state;
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "all")));
+	assert_int_equal(json_integer_value(json_object_get(r, "limit")), 5);
+	assert_int_equal(json_integer_value(json_object_get(r, "max_results")), 7);
+	assert_int_equal(json_array_size(json_object_get(r, "include")), 2);
+	assert_string_equal(json_string_value(json_object_get(r, "pattern")), "pat");
+	assert_int_equal(json_array_size(json_object_get(r, "paths")), 3);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(r, "paths"), 2)), "-x");
+	json_decref(r);
+}
+
+static void test_parse_errors(void **state)
+{
+	char *bad_int[] = { "--limit", "x", "p" };
+	char *unknown[] = { "--nope", "p" };
+	char *missing[] = { "-a" };
+	char *noval[] = { "p", "--limit" };
+	struct wap_err err = { 0 };
+
+	(void)state;
+	assert_null(wap_args_parse(&t_applet, 3, bad_int, &err));
+	assert_int_equal(err.kind, WAP_E_INVALID);
+	assert_null(wap_args_parse(&t_applet, 2, unknown, &err));
+	assert_non_null(strstr(err.msg, "--nope"));
+	assert_null(wap_args_parse(&t_applet, 1, missing, &err));
+	assert_non_null(strstr(err.msg, "PATTERN"));
+	assert_null(wap_args_parse(&t_applet, 2, noval, &err));
+	assert_non_null(strstr(err.msg, "needs a value"));
+}
+
+static void test_check_and_schema(void **state)
+{
+	struct wap_err err = { 0 };
+	json_t *ok = json_pack("{s:s, s:i, s:[s]}", "pattern", "x", "limit", 3, "include", "*.c");
+	json_t *badtype = json_pack("{s:s, s:s}", "pattern", "x", "limit", "3");
+	json_t *unknown = json_pack("{s:s, s:b}", "pattern", "x", "bogus", 1);
+	json_t *missing = json_pack("{s:i}", "limit", 3);
+	json_t *schema = wap_applet_input_schema(&t_applet);
+
+	(void)state;
+	assert_int_equal(wap_args_check(&t_applet, ok, &err), 0);
+	assert_int_equal(wap_args_check(&t_applet, badtype, &err), -1);
+	assert_int_equal(wap_args_check(&t_applet, unknown, &err), -1);
+	assert_int_equal(wap_args_check(&t_applet, missing, &err), -1);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+		json_object_get(schema, "properties"), "limit"), "description")), "lines");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(schema, "required"), 0)),
+			    "pattern");
+	json_decref(ok);
+	json_decref(badtype);
+	json_decref(unknown);
+	json_decref(missing);
+	json_decref(schema);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_opts_documented),
+		cmocka_unit_test(test_usage_flags_exist),
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_check_and_schema),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
