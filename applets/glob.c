@@ -228,6 +228,7 @@ static int glob_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		return wap_err_set(err, WAP_E_INVALID, "Invalid type '%s' (f or d)", type);
 	wo.threads = threads > 256 ? 256 : (int)threads;
 	wo.dirs = true;
+	wo.links = true;
 	wo.cancelled = call->cancelled;
 
 	if (!strncmp(pattern, "./", 2))
@@ -370,5 +371,5 @@ const struct wap_applet wap_applet_glob = {
 	.opts = glob_opts,
 	.op = glob_op,
 	.render = glob_render,
-	.flags = WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT,
+	.flags = WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT | WAP_APPLET_EXIT2,
 };

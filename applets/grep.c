@@ -1338,9 +1338,24 @@ static int grep_render(const json_t *res, const json_t *req, FILE *out)
 				fprintf(out, "%s-%lld-%s\n", path, ln, json_string_value(c));
 				last = ln;
 			}
-			if (line > last || jbool(req, "only_matching"))
-				fprintf(out, "%s:%lld:%s\n", path, line,
-					json_string_value(json_object_get(v, "matchText")));
+			if (line > last || jbool(req, "only_matching")) {
+				/* a multiline match: one output line per line */
+				const char *t = json_string_value(json_object_get(v, "matchText"));
+				long long ln = line;
+				for (;;) {
+					const char *nl = strchr(t, '\n');
+					int n = nl ? (int)(nl - t) : (int)strlen(t);
+					if (n && t[n - 1] == '\r')
+						n--;
+					fprintf(out, "%s:%lld:%.*s\n", path, ln, n, t);
+					if (!nl)
+						break;
+					t = nl + 1;
+					ln++;
+				}
+				if (ln > line && ln > last)
+					last = ln;
+			}
 			last = line > last ? line : last;
 			json_array_foreach(ca, k, c) {
 				long long ln = line + 1 + (long long)k;
@@ -1374,5 +1389,5 @@ const struct wap_applet wap_applet_grep = {
 	.op = grep_op,
 	.render = grep_render,
 	.cli_prep = grep_prep,
-	.flags = 0,	/* --write rewrites files */
+	.flags = WAP_APPLET_EXIT2,	/* not read-only: --write rewrites files */
 };

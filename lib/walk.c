@@ -15,18 +15,20 @@
 #include "strbuf.h"
 #include "walk.h"
 
+struct devino {
+	dev_t dev;
+	ino_t ino;
+};
+
 struct job {
 	struct job *next;
 	int fd;			/* O_RDONLY|O_DIRECTORY, or -1: open by path */
 	int depth;
 	struct wap_ign *ign;	/* owned reference */
+	struct devino *anc;	/* follow: this directory and its ancestors */
+	size_t nanc;
 	size_t pathlen;
 	char path[];		/* root-relative, "." for the root */
-};
-
-struct devino {
-	dev_t dev;
-	ino_t ino;
 };
 
 struct walker {
@@ -43,10 +45,6 @@ struct walker {
 	bool stop;
 	struct wap_err err;
 	bool errset;
-
-	pthread_mutex_t vmu;	/* follow: directories seen */
-	struct devino *vis;
-	size_t nvis, vcap;
 };
 
 struct worker {
@@ -97,6 +95,7 @@ static void job_free(struct job *j)
 	if (j->fd >= 0)
 		close(j->fd);
 	wap_ign_unref(j->ign);
+	free(j->anc);
 	free(j);
 }
 
@@ -107,6 +106,8 @@ static struct job *job_new(const char *path, size_t len, int fd, int depth, stru
 	if (!j)
 		return NULL;
 	j->next = NULL;
+	j->anc = NULL;
+	j->nanc = 0;
 	j->fd = fd;
 	j->depth = depth;
 	j->ign = wap_ign_ref(ign);
@@ -153,33 +154,20 @@ static struct job *pop(struct walker *w)
 	return NULL;
 }
 
-static bool seen(struct walker *w, int fd)
+/* follow: is directory FD one of J's ancestors (a loop)?  If not, its
+ * identity is stored in *DI. */
+static bool is_loop(const struct job *j, int fd, struct devino *di)
 {
 	struct stat st;
-	bool dup = false;
 
 	if (fstat(fd, &st))
 		return true;
-	pthread_mutex_lock(&w->vmu);
-	for (size_t i = 0; i < w->nvis; i++)
-		if (w->vis[i].dev == st.st_dev && w->vis[i].ino == st.st_ino) {
-			dup = true;
-			break;
-		}
-	if (!dup) {
-		if (w->nvis == w->vcap) {
-			size_t nc = w->vcap ? w->vcap * 2 : 64;
-			struct devino *n = realloc(w->vis, nc * sizeof(*n));
-			if (n) {
-				w->vis = n;
-				w->vcap = nc;
-			}
-		}
-		if (w->nvis < w->vcap)
-			w->vis[w->nvis++] = (struct devino){ st.st_dev, st.st_ino };
-	}
-	pthread_mutex_unlock(&w->vmu);
-	return dup;
+	di->dev = st.st_dev;
+	di->ino = st.st_ino;
+	for (size_t i = 0; i < j->nanc; i++)
+		if (j->anc[i].dev == st.st_dev && j->anc[i].ino == st.st_ino)
+			return true;
+	return false;
 }
 
 static struct wap_ign_list *load_list(int dirfd, const char *name)
@@ -314,8 +302,11 @@ static void do_dir(struct worker *wk, struct job *j)
 			struct stat st;
 			struct wap_err er = { 0 };
 			int lfd;
-			if (!o->follow)
-				continue;
+			if (!o->follow) {
+				if (!o->links)
+					continue;
+				goto report;
+			}
 			lfd = wap_ws_open(ws, path.buf, O_PATH, 0, WAP_ACC_READ, &er);
 			wap_err_release(&er);
 			if (lfd < 0)
@@ -328,7 +319,8 @@ static void do_dir(struct worker *wk, struct job *j)
 			t = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
 			link = true;
 		}
-		if (t != DT_DIR && t != DT_REG)
+report:
+		if (t != DT_DIR && t != DT_REG && t != DT_LNK)
 			continue;
 		if (t == DT_DIR && !o->no_default_excludes) {
 			bool skip = false;
@@ -356,10 +348,10 @@ static void do_dir(struct worker *wk, struct job *j)
 		ent.depth = depth;
 		ent.worker = wk->id;
 		ent.link = link;
-		if (t == DT_REG) {
+		if (t == DT_REG || t == DT_LNK) {
 			if (o->max_depth >= 0 && depth > o->max_depth)
 				continue;
-			ent.type = WAP_WALK_FILE;
+			ent.type = t == DT_LNK ? WAP_WALK_LINK : WAP_WALK_FILE;
 			rc = w->fn(w->arg, &ent, &cerr);
 		} else {
 			int cfd;
@@ -386,15 +378,26 @@ static void do_dir(struct worker *wk, struct job *j)
 				if (cfd < 0 && errno != EMFILE && errno != ENFILE)
 					continue;
 			}
-			if (o->follow && cfd >= 0 && seen(w, cfd)) {
-				close(cfd);
-				continue;
-			}
-			nj = job_new(path.buf, path.len, cfd, depth, ign);
-			if (!nj) {
-				if (cfd >= 0)
+			{
+				struct devino di;
+				if (o->follow && cfd >= 0 && is_loop(j, cfd, &di)) {
 					close(cfd);
-				continue;
+					continue;
+				}
+				nj = job_new(path.buf, path.len, cfd, depth, ign);
+				if (!nj) {
+					if (cfd >= 0)
+						close(cfd);
+					continue;
+				}
+				if (o->follow && cfd >= 0) {
+					nj->anc = malloc((j->nanc + 1) * sizeof(*nj->anc));
+					if (nj->anc) {
+						memcpy(nj->anc, j->anc, j->nanc * sizeof(*nj->anc));
+						nj->anc[j->nanc] = di;
+						nj->nanc = j->nanc + 1;
+					}
+				}
 			}
 			push(w, nj);
 			continue;
@@ -558,18 +561,20 @@ int wap_walk(const struct wap_ws *ws, const char *rel, const struct wap_walk_opt
 	w.arg = arg;
 	pthread_mutex_init(&w.mu, NULL);
 	pthread_cond_init(&w.cv, NULL);
-	pthread_mutex_init(&w.vmu, NULL);
 	if (!o->no_ignore)
 		ign = start_frames(&w, rel);
-	if (o->follow)
-		seen(&w, fd);
 	{
 		struct job *j = job_new(rel, strlen(rel), fd, 0, ign);
+		struct devino di;
 		wap_ign_unref(ign);
 		if (!j) {
 			close(fd);
 			rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
 			goto out;
+		}
+		if (o->follow && !is_loop(j, fd, &di) && (j->anc = malloc(sizeof(*j->anc)))) {
+			j->anc[0] = di;
+			j->nanc = 1;
 		}
 		w.stack = j;
 	}
@@ -614,9 +619,7 @@ out:
 	}
 	free(wks);
 	free(tids);
-	free(w.vis);
 	pthread_mutex_destroy(&w.mu);
 	pthread_cond_destroy(&w.cv);
-	pthread_mutex_destroy(&w.vmu);
 	return rc;
 }

@@ -28,13 +28,14 @@
 
 #define WAP_WALK_FILE	1
 #define WAP_WALK_DIR	2
+#define WAP_WALK_LINK	3	/* a symlink not followed (opts.links) */
 
 struct wap_walk_ent {
 	int dirfd;		/* the directory holding it, open during the call */
 	const char *name;	/* its name in dirfd ("." for a start directory) */
 	const char *path;	/* root-relative path ("src/a.c"), NUL-terminated */
 	size_t pathlen;
-	int type;		/* WAP_WALK_FILE or WAP_WALK_DIR */
+	int type;		/* WAP_WALK_FILE, _DIR or _LINK */
 	int depth;		/* 0: the start path itself, 1: its entries ... */
 	int worker;		/* 0 .. threads-1 */
 	bool link;		/* reached through a symlink (follow) */
@@ -51,6 +52,7 @@ struct wap_walk_opts {
 	bool no_default_excludes;
 	bool follow;
 	bool dirs;		/* call back for directories (not the start) too */
+	bool links;		/* without follow: call back for symlinks too */
 	const struct wap_globset *exclude;	/* root-relative globs to prune */
 	volatile sig_atomic_t *cancelled;	/* may be NULL */
 };
