@@ -265,10 +265,13 @@ static int glob_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		}
 		close(fd);
 		if (pre) {
-			struct stat st;
-			if (fstatat(ws->rootfd, start, &st, 0) || !S_ISDIR(st.st_mode)) {
+			/* beneath the root and a directory, else nothing matches */
+			fd = wap_ws_open(ws, start, O_PATH | O_DIRECTORY, 0, WAP_ACC_READ, NULL);
+			if (fd < 0) {
 				free(start);
 				start = NULL;
+			} else {
+				close(fd);
 			}
 		}
 	}

@@ -309,8 +309,12 @@ static void do_dir(struct worker *wk, struct job *j)
 			}
 			lfd = wap_ws_open(ws, path.buf, O_PATH, 0, WAP_ACC_READ, &er);
 			wap_err_release(&er);
-			if (lfd < 0)
-				continue;	/* dangling, or leaves the root */
+			if (lfd < 0) {
+				/* dangling, or leaves the root: not followed */
+				if (o->links)
+					goto report;
+				continue;
+			}
 			if (fstat(lfd, &st)) {
 				close(lfd);
 				continue;
