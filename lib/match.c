@@ -695,8 +695,13 @@ struct wap_matcher *wap_matcher_new(const struct wap_match_opts *o, struct wap_e
 			if (x.bail || x.p != x.e) {
 				ls_release(&one);
 				exact = false;
-			} else if (!x.pure || one.n != 1 || one.s[0].len != strlen(p)) {
-				exact = false;
+			} else {
+				/* pure literals: the alternatives spell the pattern */
+				size_t sum = one.n - 1;
+				for (size_t k = 0; k < one.n; k++)
+					sum += one.s[k].len;
+				if (!x.pure || sum != strlen(p))
+					exact = false;
 			}
 		}
 		if (!one.valid || all.n + one.n > MAXLIT) {
