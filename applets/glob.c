@@ -12,6 +12,8 @@
  * (--max-results), the result says when it was truncated and how many
  * were found.  No match is an empty list (exit status 1).
  *
+ *   PATTERN                   the glob, relative to PATH
+ *   PATH                      the directory to search (default: the root)
  *   -m, --max-results N       return at most N paths (default 100; 0: all)
  *   --sort ORDER              mtime (default: newest first), path or none
  *   -t, --type KIND           f: files only, d: directories only

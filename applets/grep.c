@@ -13,6 +13,8 @@
  * result says when it was truncated and the true total.  Exit status: 0
  * found, 1 nothing found, 2 error.
  *
+ *   PATTERN                   a PCRE2 regular expression (a literal string with -F)
+ *   PATHS                     files and directories to search (default: the root)
  *   -F, --fixed-strings       PATTERN is a literal string, not a regex
  *   -i, --ignore-case         match case-insensitively (Unicode)
  *   -w, --word-regexp         match whole words only
