@@ -308,7 +308,8 @@ static int glob_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		total += g.per[i].n;
 		g.per[i].n = 0;
 	}
-	qsort(all, total, sizeof(*all), sortby == SORT_PATH ? cmp_path :
+	if (total)
+		qsort(all, total, sizeof(*all), sortby == SORT_PATH ? cmp_path :
 	      sortby == SORT_MTIME ? cmp_mtime : cmp_seq);
 	files = json_array();
 	for (size_t i = 0; i < total && (!max || i < (size_t)max); i++) {
