@@ -115,6 +115,18 @@ python3 -c 'print("x" * 3000 + " NEEDLE")' > long.txt
 expect "long line" 0 wap grep NEEDLE long.txt --json
 jcheck "line cut at 2000" "$OUT" 'j["matches"][0]["matchText"].startswith("x" * 2000) and "cut" in j["matches"][0]["matchText"] and len(j["matches"][0]["matchText"]) < 2100'
 rm -f many.txt many2.txt long.txt
+python3 -c '
+import sys
+with open("big.log", "w") as f:
+    for i in range(500000):
+        f.write("line %d of a file bigger than the read buffer\n" % i)
+    f.write("NEEDLE at the end\n")
+'
+expect "a file over 16 MiB" 0 wap grep NEEDLE big.log
+same "found at its end" "$OUT" "big.log:500001:NEEDLE at the end"
+expect "big file count" 0 wap grep -c 'line \d+ of' big.log
+same "every line counted" "$OUT" "big.log:500000"
+rm -f big.log
 
 # --- filters
 expect "--include" 0 wap grep PM_ --include '*.py'
