@@ -7,8 +7,9 @@
  * (any number of directories), `?`, `[abc]`, `[!a]`, `{a,b}` (nested
  * braces too).  A pattern without a slash matches names at the top of PATH
  * only; '**'/config finds what is named config at any depth.  The
- * walk skips what grep skips (default exclusions, ignore files in a git
- * work tree, never .git).  Newest first by default; at most 100 results
+ * walk skips what grep skips (default exclusions, .ignore files, and
+ * .gitignore in a git work tree; never .git); symbolic links are listed,
+ * not followed.  Newest first by default; at most 100 results
  * (--max-results), the result says when it was truncated and how many
  * were found.  No match is an empty list (exit status 1).
  *

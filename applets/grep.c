@@ -6,9 +6,9 @@
  * Search the files under PATH (default: the workspace root) for PATTERN, a
  * PCRE2 regular expression, as ripgrep does: in parallel, skipping binary
  * files, the default exclusions (node_modules, .git, dist, build, .venv,
- * target, __pycache__, vendor) and, inside a git work tree, what
- * .gitignore, .git/info/exclude and .ignore files exclude.  Hidden files
- * are searched.  Output is sorted by path: `path:line:text`, lines cut at
+ * target, __pycache__, vendor), what .ignore files exclude and, inside a
+ * git work tree, what .gitignore and .git/info/exclude exclude (as git
+ * decides).  Hidden files are searched; symbolic links are not followed.  Output is sorted by path: `path:line:text`, lines cut at
  * 2000 characters.  At most 100 matches are returned (--max-results); the
  * result says when it was truncated and the true total.  Exit status: 0
  * found, 1 nothing found, 2 error.
