@@ -87,8 +87,9 @@ EOF
 cat > nested/.gitignore <<'EOF'
 logs/
 EOF
-mkdir -p .git/info
+mkdir -p .git/info "$XDG_CONFIG_HOME/git"
 printf 'top.c\n' > .git/info/exclude
+printf '*.d\n!keep.log\n' > "$XDG_CONFIG_HOME/git/ignore"
 
 # every path (files and directories), as wap lists them and as git decides
 find . -path ./.git -prune -o -mindepth 1 -print | sed 's|^\./||' | LC_ALL=C sort > "$T/all"
