@@ -98,10 +98,15 @@ static int lit_init(struct lit *l, const unsigned char *s, size_t n, bool icase)
 	for (size_t i = 1; i < n; i++)
 		if (rank_ci(s[i], icase) < rank_ci(s[best1], icase))
 			best1 = i;
+	/* the second: as rare, and far from the first (neighbours go together) */
 	for (size_t i = 0; i < n; i++) {
+		size_t d, d2;
 		if (i == best1 || (l->low[i] == l->low[best1]))
 			continue;
-		if (best2 == NONE || rank_ci(s[i], icase) < rank_ci(s[best2], icase))
+		d = i > best1 ? i - best1 : best1 - i;
+		d2 = best2 == NONE ? 0 : best2 > best1 ? best2 - best1 : best1 - best2;
+		if (best2 == NONE || rank_ci(s[i], icase) < rank_ci(s[best2], icase) ||
+		    (rank_ci(s[i], icase) == rank_ci(s[best2], icase) && d > d2))
 			best2 = i;
 	}
 	if (best2 == NONE)
@@ -155,6 +160,31 @@ static size_t find_avx2(const struct lit *l, const unsigned char *h, size_t from
 	b2 = _mm256_set1_epi8((char)l->low[l->i2]);
 	f1 = _mm256_set1_epi8((char)l->fold[l->i1]);
 	f2 = _mm256_set1_epi8((char)l->fold[l->i2]);
+	while (p + 63 <= last) {
+		const unsigned char *q1 = h + p + l->i1, *q2 = h + p + l->i2;
+		__m256i a0 = _mm256_loadu_si256((const __m256i *)q1);
+		__m256i a1 = _mm256_loadu_si256((const __m256i *)(q1 + 32));
+		__m256i c0 = _mm256_loadu_si256((const __m256i *)q2);
+		__m256i c1 = _mm256_loadu_si256((const __m256i *)(q2 + 32));
+		__m256i m0 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_or_si256(a0, f1), b1),
+					      _mm256_cmpeq_epi8(_mm256_or_si256(c0, f2), b2));
+		__m256i m1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_or_si256(a1, f1), b1),
+					      _mm256_cmpeq_epi8(_mm256_or_si256(c1, f2), b2));
+		uint64_t m;
+		if (_mm256_testz_si256(_mm256_or_si256(m0, m1), _mm256_or_si256(m0, m1))) {
+			p += 64;
+			continue;
+		}
+		m = (uint32_t)_mm256_movemask_epi8(m0) |
+		    ((uint64_t)(uint32_t)_mm256_movemask_epi8(m1) << 32);
+		while (m) {
+			unsigned k = __builtin_ctzll(m);
+			if (lit_at(l, h + p + k))
+				return p + k;
+			m &= m - 1;
+		}
+		p += 64;
+	}
 	while (p + 31 <= last) {
 		__m256i a = _mm256_loadu_si256((const __m256i *)(h + p + l->i1));
 		__m256i b = _mm256_loadu_si256((const __m256i *)(h + p + l->i2));
