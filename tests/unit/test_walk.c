@@ -171,6 +171,43 @@ static void test_matcher(void **state)
 	}
 }
 
+/* the SIMD scan: a literal at every offset of buffers of every length up
+ * to a few blocks finds exactly that line, in both cases */
+static void test_scan_edges(void **state)
+{
+	const char *pats[1] = { "PM_RESUME" };
+	struct wap_match_opts o = { .patterns = pats, .n = 1 };
+	struct wap_err err = { 0 };
+	char buf[300];
+
+	(void)state;
+	for (int icase = 0; icase < 2; icase++) {
+		struct wap_matcher *m;
+		struct wap_mstate *s;
+		o.icase = icase;
+		pats[0] = icase ? "pM_rEUME" : "PM_RESUME";
+		m = wap_matcher_new(&o, &err);
+		assert_non_null(m);
+		s = wap_mstate_new(m);
+		for (size_t len = 0; len < 200; len += 7) {
+			for (size_t at = 0; at + 9 <= len; at++) {
+				size_t ls, le;
+				memset(buf, 'P', len);	/* half-matches everywhere */
+				memcpy(buf + at, icase ? "Pm_ReumE" : "PM_RESUME", icase ? 8 : 9);
+				wap_match_begin(s);
+				if (!wap_match_line(m, s, buf, len, 0, &ls, &le) || ls != 0 || le != len)
+					fail_msg("icase %d len %zu at %zu: not found", icase, len, at);
+				memset(buf + at, 'M', 1);
+				wap_match_begin(s);
+				if (wap_match_line(m, s, buf, len, 0, &ls, &le))
+					fail_msg("icase %d len %zu at %zu: false match", icase, len, at);
+			}
+		}
+		wap_mstate_free(s);
+		wap_matcher_free(m);
+	}
+}
+
 /* the walker on a scratch tree */
 struct seen {
 	pthread_mutex_t mu;
@@ -292,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_wildmatch),
 		cmocka_unit_test(test_ignore_rules),
 		cmocka_unit_test(test_matcher),
+		cmocka_unit_test(test_scan_edges),
 		cmocka_unit_test(test_walk),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
