@@ -367,17 +367,32 @@ static json_t *rgdata(const char *buf, size_t n)
 	return j;
 }
 
-/* the line's text for the result: no line end, cut at maxline */
+/* Where MAX characters (UTF-8 sequences; other bytes count one each) of
+ * S end; N when it has no more. */
+static size_t char_cut(const char *s, size_t n, size_t max)
+{
+	size_t chars = 0;
+
+	if (n <= max)
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && chars++ == max)
+			return i;
+	}
+	return n;
+}
+
+/* the line's text for the result: no line end, cut at maxline characters */
 static json_t *line_text(const struct gctx *g, const char *s, size_t n)
 {
 	if (n && s[n - 1] == '\r')
 		n--;
-	if (g->maxline && n > g->maxline) {
-		size_t k = wap_text_utf8_cut(s, n, g->maxline);
+	if (g->maxline && n > g->maxline && char_cut(s, n, g->maxline) < n) {
+		size_t k = char_cut(s, n, g->maxline);
 		struct wap_sb sb = WAP_SB_INIT;
 		json_t *j;
 		wap_sb_add(&sb, s, k);
-		wap_sb_addf(&sb, " [... line cut at %zu of %zu bytes]", k, n);
+		wap_sb_addf(&sb, " [... line cut at %zu characters; %zu bytes in all]", g->maxline, n);
 		j = jtext(sb.buf, sb.len);
 		wap_sb_release(&sb);
 		return j;
@@ -612,10 +627,10 @@ static void add_text(struct emit *em, struct wap_sb *sb, const char *s, size_t n
 {
 	if (n && s[n - 1] == '\r')
 		n--;
-	if (em->g->maxline && n > em->g->maxline) {
-		size_t k = wap_text_utf8_cut(s, n, em->g->maxline);
+	if (em->g->maxline && n > em->g->maxline && char_cut(s, n, em->g->maxline) < n) {
+		size_t k = char_cut(s, n, em->g->maxline);
 		wap_sb_add(sb, s, k);
-		wap_sb_addf(sb, " [... line cut at %zu of %zu bytes]", k, n);
+		wap_sb_addf(sb, " [... line cut at %zu characters; %zu bytes in all]", em->g->maxline, n);
 	} else {
 		wap_sb_add(sb, s, n);
 	}

@@ -114,7 +114,14 @@ jcheck "default 100" "$(for i in $(seq 1 150); do echo "hit $i"; done > many2.tx
 python3 -c 'print("x" * 3000 + " NEEDLE")' > long.txt
 expect "long line" 0 wap grep NEEDLE long.txt --json
 jcheck "line cut at 2000" "$OUT" 'j["matches"][0]["matchText"].startswith("x" * 2000) and "cut" in j["matches"][0]["matchText"] and len(j["matches"][0]["matchText"]) < 2100'
-rm -f many.txt many2.txt long.txt
+python3 -c 'print("é" * 2500 + " NEEDLE")' > long2.txt
+expect "long line of 2-byte characters" 0 wap grep NEEDLE long2.txt --json
+jcheck "cut at 2000 characters, not bytes" "$OUT" 'j["matches"][0]["matchText"].startswith("é" * 2000 + " [") and "2000 characters" in j["matches"][0]["matchText"]'
+expect "cut in text too" 0 wap grep NEEDLE long2.txt
+has "text cut note" "$OUT" "line cut at 2000 characters"
+python3 -c 'print("é" * 1500 + " NEEDLE")' > long3.txt
+jcheck "2000 bytes but fewer characters: not cut" "$(wap grep NEEDLE long3.txt --json)" 'j["matches"][0]["matchText"].endswith("NEEDLE")'
+rm -f many.txt many2.txt long.txt long2.txt long3.txt
 python3 -c '
 import sys
 with open("big.log", "w") as f:
