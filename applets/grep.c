@@ -622,11 +622,10 @@ static void put_prefix(struct emit *em, struct wap_sb *sb, char sep, long long l
 	sb->buf[sb->len] = 0;
 }
 
-/* text of [S, E) as the output shows it: no '\r', cut at maxline */
+/* text of [S, E) as the output shows it: raw bytes, a CR kept (as grep
+ * and rg print lines), cut at maxline characters */
 static void add_text(struct emit *em, struct wap_sb *sb, const char *s, size_t n)
 {
-	if (n && s[n - 1] == '\r')
-		n--;
 	if (em->g->maxline && n > em->g->maxline && char_cut(s, n, em->g->maxline) < n) {
 		size_t k = char_cut(s, n, em->g->maxline);
 		wap_sb_add(sb, s, k);

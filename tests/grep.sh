@@ -319,6 +319,15 @@ EOF
 		rg -o -n --no-heading -uu --no-config -- "$p" . | sed 's|^\./||' | sort > "$T/r.out"
 		if cmp -s "$T/w.out" "$T/r.out"; then ok "same -o as rg: '$p'"; else fail "-o differs: '$p': $(diff "$T/w.out" "$T/r.out" | head -3)"; fi
 	done
+	# byte for byte, in order, with context and separators
+	for p in PM_RESUME 'end;$' '\bint\b'; do
+		for c in -C2 -A1 -B3 "-v -A1" -o "-w -C1" "-i -B1" -c -l; do
+			WAP_ROOT=$G wap grep -m 0 --no-ignore $c -- "$p" > "$T/w.out" 2>&1
+			rg --sort path -n --no-heading -uu --no-config $c -- "$p" > "$T/r.out" 2>&1
+			if cmp -s "$T/w.out" "$T/r.out"; then ok "output as rg --sort path: $c '$p'"
+			else fail "output as rg --sort path: $c '$p': $(diff "$T/w.out" "$T/r.out" | head -5)"; fi
+		done
+	done
 	cd "$W"
 else
 	ok "same lines as rg # SKIP rg not installed"
