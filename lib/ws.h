@@ -72,8 +72,9 @@ int wap_ws_apply_config(struct wap_ws *ws, const json_t *config, struct wap_err 
  * ("." for the root itself), in a new malloc'd string.  Absolute paths must
  * name something under the root (compared component by component).
  * Refuses embedded NULs (pass the JSON length), empty and overlong paths.
- * ".." stays in the result when it does not lexically escape; a lexical
- * escape is ACCESS_DENIED. */
+ * "." and ".." are resolved lexically ("a/../b" is "b"); a ".." that
+ * climbs above the root is ACCESS_DENIED.  Symlinks are left to the
+ * kernel at open time. */
 int wap_ws_rel(const struct wap_ws *ws, const char *path, size_t len, char **rel,
 	       struct wap_err *err);
 
