@@ -71,3 +71,8 @@ expect "restricted directory" 5 wap ls src --restrict 'src'
 same "restricted message" "$ERR" "wap ls: Path restricted: src is denied by restrictedPaths"
 expect "unknown option" 2 wap ls --bogus
 same "unknown option message" "$ERR" "wap ls: unknown option '--bogus' (see 'wap ls --help')"
+printf '{"security":{"allowFileSystemAccess":false}}' > "$T/nofs.json"
+expect "file system access disabled" 15 wap ls --config "$T/nofs.json"
+same "FEATURE_DISABLED message" "$ERR" "wap ls: File system access is disabled by policy (security.allowFileSystemAccess)"
+expect "file system access disabled --json" 15 wap ls --config "$T/nofs.json" --json
+jcheck "FEATURE_DISABLED code" "$OUT" 'j["code"] == "FEATURE_DISABLED"'

@@ -166,3 +166,11 @@ elif [ "$(id -u)" != 0 ]; then
 	expect "permission denied" 6 wap read private.txt
 	same "permission message" "$ERR" "wap read: Permission denied: private.txt"
 fi
+printf '{"security":{"allowFileSystemAccess":false}}' > "$T/nofs.json"
+expect "file system access disabled" 15 wap read f.txt --config "$T/nofs.json"
+same "FEATURE_DISABLED message" "$ERR" "wap read: File system access is disabled by policy (security.allowFileSystemAccess)"
+expect "file system access disabled --json" 15 wap read f.txt --config "$T/nofs.json" --json
+jcheck "FEATURE_DISABLED code" "$OUT" 'j["code"] == "FEATURE_DISABLED"'
+printf '\037\213\010\000garbage, not deflate at all' > "$W/bad.tar.gz"
+expect "a damaged archive" 125 wap read bad.tar.gz
+has "EXECUTION_FAILED message" "$ERR" "wap read: Cannot read archive bad.tar.gz: "
