@@ -7,9 +7,10 @@
  * bytes); when there is more, a last line says how to read on.  Lines
  * longer than 2000 characters are cut and marked as cut.  A huge file is
  * never loaded whole: lines are read up to the range, and --tail reads
- * from the end.  The result carries the file's version (its git blob id)
- * for the expected version of `wap write` and `wap edit`; files over 64 MiB get
- * no version and their lines are not counted to the end.
+ * from the end.  The result carries the file's version (its git blob
+ * id), which `wap write` and `wap edit` take as the expected version;
+ * files over 64 MiB get no version and their lines are not counted to
+ * the end.
  *
  * A directory gives its entries, one a line, with "/" after
  * subdirectories.  A binary file (a NUL byte in its first 8 KiB) gives its
