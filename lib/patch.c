@@ -757,6 +757,11 @@ int wap_patch_apply_file(const struct wap_pfile *f, const char *old, size_t oldl
 				goto out;
 			}
 			start = (size_t)c + 1;
+			/* a context line that is also the chunk's first line (a
+			 * common slip): search from the context line itself */
+			if (k && start + k - 1 <= (size_t)n &&
+			    wap_seek_lines(L, n, pat, k, start, h->eof, -1, &level) < 0)
+				start = (size_t)c;
 		}
 		take = k;
 		if (k == 0) {
@@ -1121,6 +1126,31 @@ out:
 	return rc;
 }
 
+/* After a deletion, remove the directories it left empty (as git does). */
+static void prune_dirs(const struct wap_ws *ws, const char *rel)
+{
+	char *d = strdup(rel), *slash;
+
+	while (d && (slash = strrchr(d, '/'))) {
+		const char *name;
+		int dfd;
+		struct wap_err tmp = { 0 };
+		*slash = 0;
+		if (!*d || !strcmp(d, "."))
+			break;
+		dfd = wap_ws_open_parent(ws, d, false, &name, &tmp);
+		wap_err_release(&tmp);
+		if (dfd < 0)
+			break;
+		if (unlinkat(dfd, name, AT_REMOVEDIR)) {
+			close(dfd);
+			break;
+		}
+		close(dfd);
+	}
+	free(d);
+}
+
 enum step_kind { ST_OVERWRITE, ST_CREATE, ST_DELETE };
 
 static bool changed(const struct ent *e)
@@ -1138,8 +1168,12 @@ static int do_step(const struct wap_ws *ws, struct ent *e, enum step_kind k, int
 
 	if (stepno == wap_patch_fail_at)
 		return wap_err_set(err, WAP_E_FAILED, "cannot write %s: injected failure (test)", e->rel);
-	if (k == ST_DELETE)
-		return delete_file(ws, e->rel, e->ver, err);
+	if (k == ST_DELETE) {
+		if (delete_file(ws, e->rel, e->ver, err))
+			return -1;
+		prune_dirs(ws, e->rel);
+		return 0;
+	}
 	o.mode = k == ST_CREATE ? WAP_W_CREATE : WAP_W_OVERWRITE;
 	o.mkparents = k == ST_CREATE;
 	o.expected_version = k == ST_OVERWRITE ? e->ver : NULL;
@@ -1165,6 +1199,7 @@ static int undo_step(const struct wap_ws *ws, struct ent *e, enum step_kind k,
 		return delete_file(ws, e->rel, e->newver, err);
 	case ST_DELETE:
 		o.mode = WAP_W_CREATE;
+		o.mkparents = true;
 		o.newmode = e->mode;
 		return wap_write_file(ws, e->rel, e->orig, e->olen, &o, NULL, err);
 	}
