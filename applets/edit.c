@@ -332,7 +332,7 @@ static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struc
 						      x.diff.additions : x.diff.deletions),
 			 "additions", (json_int_t)x.diff.additions,
 			 "deletions", (json_int_t)x.diff.deletions,
-			 "diff", x.diff.text ? x.diff.text : "",
+			 "diff", "",
 			 "strategy", wap_strategy_name(x.info.strategy),
 			 "created", created,
 			 "dryRun", dry);
@@ -340,6 +340,7 @@ static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		wap_err_set(err, WAP_E_FAILED, "out of memory");
 		goto out;
 	}
+	json_object_set_new(*res, "diff", wap_diff_json(&x.diff));
 	json_object_set_new(*res, "version", *version ? json_string(version) : json_null());
 	if (x.info.strategies)
 		json_object_set(*res, "strategies", x.info.strategies);

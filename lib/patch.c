@@ -1303,10 +1303,14 @@ int wap_patch_run(const struct wap_ws *ws, const struct wap_patch *p,
 		json_t *j;
 		if (wap_diff_make(o->before, o->blen, o->after, o->alen, from, o->e->rel, &d, err))
 			goto out;
-		j = json_pack("{s:s#, s:s, s:s, s:I, s:I}", "status", &o->status, (int)1,
-			      "path", o->e->rel, "diff", d.text, "additions", (json_int_t)d.additions,
-			      "deletions", (json_int_t)d.deletions);
+		j = json_pack("{s:s#, s:s, s:o, s:I, s:I}", "status", &o->status, (int)1,
+			      "path", o->e->rel, "diff", wap_diff_json(&d),
+			      "additions", (json_int_t)d.additions, "deletions", (json_int_t)d.deletions);
 		wap_diff_release(&d);
+		if (!j) {
+			oom(err);
+			goto out;
+		}
 		if (o->from)
 			json_object_set_new(j, "from", json_string(o->from->rel));
 		json_array_append_new(arr, j);

@@ -243,3 +243,19 @@ expect "stale version: CONFLICT" 13 wap edit ver.txt --old v2 --new v3 --expecte
 same "conflict message" "$ERR" "wap edit: Conflict: ver.txt changed since version $v (now $v2); read it again"
 same "conflict left the file" "$(cat ver.txt)" "v2"
 expect "stale version in a dry run: CONFLICT" 13 wap edit ver.txt --old v2 --new v3 --expected-version "$v" --dry-run
+
+# ---- bytes that are not UTF-8 are edited as bytes; the JSON diff shows U+FFFD ----
+printf 'caf\xe9 ol\xe9\n' > latin1.txt
+expect "edit a Latin-1 file" 0 wap edit latin1.txt --old ol --new OL --json
+same "Latin-1 bytes kept" "$(bytes latin1.txt)" "$(printf 'caf\xe9 OL\xe9\n' > l.exp; bytes l.exp)"
+jcheck "JSON diff readable" "$OUT" '"+caf\ufffd OL\ufffd" in j["diff"]'
+# ---- a file with mixed endings is edited as it is ----
+printf 'a\r\nb\nc\r\n' > mixed.txt
+expect "edit a mixed-ending file" 0 wap edit mixed.txt --old 'b' --new 'B'
+same "mixed endings kept" "$(bytes mixed.txt)" "$(printf 'a\r\nB\nc\r\n' > mx.exp; bytes mx.exp)"
+# ---- request keys as a server passes them ----
+printf 'k = 1\n' > keys.txt
+expect "text_edits with text (ACP editor.* spelling)" 0 wap edit keys.txt --text-edits '[{"range":{"start":{"line":0,"character":4},"end":{"line":0,"character":5}},"text":"2"}]'
+same "ACP spelling applied" "$(cat keys.txt)" "k = 2"
+expect "edits with oldString/newString spellings" 0 wap edit keys.txt --edits '[{"oldString":"k = 2","newString":"k = 3"}]'
+same "alternate spelling applied" "$(cat keys.txt)" "k = 3"
