@@ -387,6 +387,18 @@ static int ufile_finish(struct ufile *u, struct wap_err *err)
 	}
 	strip = u->git || ((!strncmp(o, "a/", 2) || !strcmp(o, "/dev/null")) &&
 			   (!strncmp(nw, "b/", 2) || !strcmp(nw, "/dev/null")));
+	if (!strip && strcmp(o, nw) && strchr(o, '/') && strchr(nw, '/') &&
+	    !strcmp(strchr(o, '/'), strchr(nw, '/'))) {
+		/* `diff -ur old new`: same path under two top directories */
+		char *a = strdup(strchr(o, '/') + 1), *b = strdup(strchr(nw, '/') + 1);
+		free(o);
+		free(nw);
+		o = a, nw = b;
+		if (!o || !nw) {
+			oom(err);
+			goto out;
+		}
+	}
 	if (strip) {
 		char *a = strip_pfx(o, "a/"), *b = strip_pfx(nw, "b/");
 		free(o);
@@ -447,7 +459,7 @@ static int ufile_finish(struct ufile *u, struct wap_err *err)
 		f->clen = sb.len;
 		f->content = wap_sb_detach(&sb);
 	}
-	if (f->kind == WAP_P_UPDATE && !f->nh && !f->move_to) {
+	if (f->kind == WAP_P_UPDATE && !f->nh && !f->move_to && !f->chmod) {
 		wap_err_set(err, WAP_E_INVALID, "%s: the patch has no hunks for it", f->path);
 		goto out;
 	}
@@ -512,6 +524,10 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 			if (starts(l, "new file mode ")) {
 				u.added = true;
 				u.f->mode = (mode_t)strtol(l.p + 14, NULL, 8) & 07777;
+				continue;
+			}
+			if (starts(l, "new mode ")) {
+				u.f->chmod = (mode_t)strtol(l.p + 9, NULL, 8) & 07777;
 				continue;
 			}
 			if (starts(l, "deleted file mode ")) {
@@ -854,6 +870,7 @@ struct ent {
 	size_t olen, clen;
 	char ver[WAP_VERSION_LEN + 1];
 	mode_t mode;		/* of the original, or for a new file (0: default) */
+	mode_t want_mode;	/* a mode change asked for an existing file, or 0 */
 	char newver[WAP_VERSION_LEN + 1];
 };
 
@@ -1042,6 +1059,8 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 		if (wap_patch_apply_file(f, e->cur, e->clen, &nw, &nl, err))
 			return -1;
 		if (!f->move_to) {
+			if (f->chmod)
+				e->want_mode = f->chmod;
 			if (add_op(pl, 'M', e, NULL, e->cur, e->clen, nw, nl, err)) {
 				free(nw);
 				return -1;
@@ -1062,9 +1081,11 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 			free(nw);
 			return -1;
 		}
+		if (f->chmod)
+			d->want_mode = f->chmod;
 		if (d != e) {
 			if (!d->orig_exists)
-				d->mode = e->mode;
+				d->mode = f->chmod ? f->chmod : e->mode;
 			set_cur(e, NULL, 0);
 		}
 		set_cur(d, nw, nl);
@@ -1151,13 +1172,31 @@ static void prune_dirs(const struct wap_ws *ws, const char *rel)
 	free(d);
 }
 
-enum step_kind { ST_OVERWRITE, ST_CREATE, ST_DELETE };
+enum step_kind { ST_OVERWRITE, ST_CREATE, ST_DELETE, ST_CHMOD };
 
-static bool changed(const struct ent *e)
+static bool content_changed(const struct ent *e)
 {
 	if (e->orig_exists != e->cur_exists)
 		return true;
 	return e->cur_exists && (e->olen != e->clen || memcmp(e->orig, e->cur, e->clen));
+}
+
+static bool mode_changed(const struct ent *e)
+{
+	return e->orig_exists && e->cur_exists && e->want_mode && e->want_mode != e->mode;
+}
+
+static int set_mode(const struct wap_ws *ws, const char *rel, mode_t mode, struct wap_err *err)
+{
+	int fd = wap_ws_open(ws, rel, O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0, WAP_ACC_WRITE, err);
+	int rc = 0;
+
+	if (fd < 0)
+		return -1;
+	if (fchmod(fd, mode))
+		rc = wap_err_errno(err, errno, rel);
+	close(fd);
+	return rc;
 }
 
 static int do_step(const struct wap_ws *ws, struct ent *e, enum step_kind k, int stepno,
@@ -1168,6 +1207,8 @@ static int do_step(const struct wap_ws *ws, struct ent *e, enum step_kind k, int
 
 	if (stepno == wap_patch_fail_at)
 		return wap_err_set(err, WAP_E_FAILED, "cannot write %s: injected failure (test)", e->rel);
+	if (k == ST_CHMOD)
+		return set_mode(ws, e->rel, e->want_mode, err);
 	if (k == ST_DELETE) {
 		if (delete_file(ws, e->rel, e->ver, err))
 			return -1;
@@ -1191,6 +1232,8 @@ static int undo_step(const struct wap_ws *ws, struct ent *e, enum step_kind k,
 	struct wap_wopts o = { 0 };
 
 	switch (k) {
+	case ST_CHMOD:
+		return set_mode(ws, e->rel, e->mode, err);
 	case ST_OVERWRITE:
 		o.mode = WAP_W_OVERWRITE;
 		o.expected_version = e->newver;
@@ -1208,7 +1251,7 @@ static int undo_step(const struct wap_ws *ws, struct ent *e, enum step_kind k,
 
 static int commit(const struct wap_ws *ws, struct plan *pl, struct wap_err *err)
 {
-	struct { struct ent *e; enum step_kind k; } *done = calloc(pl->ne + 1, sizeof(*done));
+	struct { struct ent *e; enum step_kind k; } *done = calloc(2 * pl->ne + 1, sizeof(*done));
 	size_t nd = 0;
 	int stepno = 0;
 	const char *env = getenv("WAP_TEST_PATCH_FAIL_AT");
@@ -1217,16 +1260,16 @@ static int commit(const struct wap_ws *ws, struct plan *pl, struct wap_err *err)
 		return oom(err);
 	if (env && *env)
 		wap_patch_fail_at = atoi(env);
-	/* writes first, deletions last */
-	for (int pass = 0; pass < 2; pass++)
+	/* writes first, then mode changes, deletions last */
+	for (int pass = 0; pass < 3; pass++)
 		for (size_t i = 0; i < pl->ne; i++) {
 			struct ent *e = pl->e[i];
 			enum step_kind k;
-			if (!changed(e))
-				continue;
-			if (pass == 0 && e->cur_exists)
+			if (pass == 0 && e->cur_exists && content_changed(e))
 				k = e->orig_exists ? ST_OVERWRITE : ST_CREATE;
-			else if (pass == 1 && !e->cur_exists)
+			else if (pass == 1 && mode_changed(e))
+				k = ST_CHMOD;
+			else if (pass == 2 && !e->cur_exists && e->orig_exists)
 				k = ST_DELETE;
 			else
 				continue;

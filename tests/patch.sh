@@ -111,7 +111,9 @@ printf 'no newline' > docs/nonl.txt
 printf '#!/bin/sh\necho old\n' > run.sh; chmod 755 run.sh
 seq 1 50 > nums.txt
 printf 'doomed\n' > doomed.txt
+printf 'echo tool\n' > tool.sh
 git add -A && git commit -qm base
+chmod 755 tool.sh
 sed -i 's/"hi"/"hello, world"/' src/main.go
 printf '\n// extra\n' >> src/main.go
 printf 'a\r\nB\r\nc\r\nd\r\n' > docs/win.txt
@@ -128,4 +130,5 @@ expect "round trip: re-apply git diff" 0 wap edit --patch "$T/rt.patch"
 git add -A
 same "round trip: the tree equals the changed one" "$(git write-tree)" "$want_tree"
 same "round trip: mode kept" "$(stat -c %a run.sh)" "755"
+same "round trip: mode change applied" "$(stat -c %a tool.sh)" "755"
 cd - >/dev/null
