@@ -394,6 +394,22 @@ static int edit_render(const json_t *res, const json_t *req, FILE *out)
 	return 0;
 }
 
+static const char edit_schema[] =
+"{\"type\":\"object\",\"properties\":{"
+"\"path\":{\"type\":\"string\"},\"replacements\":{\"type\":\"integer\"},"
+"\"linesChanged\":{\"type\":\"integer\"},\"additions\":{\"type\":\"integer\"},"
+"\"deletions\":{\"type\":\"integer\"},\"diff\":{\"type\":\"string\"},"
+"\"version\":{\"type\":[\"string\",\"null\"]},\"strategy\":{\"type\":\"string\"},"
+"\"strategies\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+"\"created\":{\"type\":\"boolean\"},\"dryRun\":{\"type\":\"boolean\"},"
+"\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+"\"status\":{\"type\":\"string\",\"enum\":[\"A\",\"M\",\"D\",\"R\"]},"
+"\"path\":{\"type\":\"string\"},\"from\":{\"type\":\"string\"},"
+"\"diff\":{\"type\":\"string\"},\"additions\":{\"type\":\"integer\"},"
+"\"deletions\":{\"type\":\"integer\"},\"version\":{\"type\":\"string\"}},"
+"\"required\":[\"status\",\"path\",\"diff\"]}}},"
+"\"required\":[\"diff\",\"dryRun\"]}";
+
 const struct wap_applet wap_applet_edit = {
 	.name = "edit",
 	.summary = wap_summary_edit,
@@ -404,4 +420,5 @@ const struct wap_applet wap_applet_edit = {
 	.render = edit_render,
 	.flags = WAP_APPLET_DESTRUCTIVE,
 	.cli_prep = edit_prep,
+	.output_schema = edit_schema,
 };

@@ -977,12 +977,13 @@ static int do_replace(const struct wap_edit_spec *s, bool exists, const char *te
 		goto out;
 	}
 	if (!o.len) {
-		if (exists && len)
-			return free(o.p), free(n.p),
-			       wap_err_set(err, WAP_E_INVALID,
-					   "old is empty but %s is not empty: give the text to replace "
-					   "(an empty old only creates a file or fills an empty one)",
-					   s->path ? s->path : "the file");
+		if (exists && len) {
+			wap_err_set(err, WAP_E_INVALID,
+				    "old is empty but %s is not empty: give the text to replace "
+				    "(an empty old only creates a file or fills an empty one)",
+				    s->path ? s->path : "the file");
+			goto out;
+		}
 		*out = n.p;
 		*outlen = n.len;
 		n.p = NULL;
@@ -1204,6 +1205,7 @@ static int do_ops(const struct wap_edit_spec *s, const char *text, size_t len, b
 		uint32_t copt = 0, sopt = PCRE2_SUBSTITUTE_OVERFLOW_LENGTH;
 		struct wap_sb rep = WAP_SB_INIT;
 		pcre2_code *re;
+		pcre2_match_context *mctx;
 		int ecode, nsub;
 		PCRE2_SIZE eoff, olen;
 		char *obuf;
@@ -1258,19 +1260,26 @@ static int do_ops(const struct wap_edit_spec *s, const char *text, size_t len, b
 			}
 			wap_sb_grow(&rep, 1);
 		}
+		mctx = pcre2_match_context_create(NULL);
+		if (mctx) {
+			/* a pathological pattern fails instead of hanging a server */
+			pcre2_set_match_limit(mctx, 10000000);
+			pcre2_set_heap_limit(mctx, 256 * 1024);
+		}
 		olen = curlen * 2 + 256;
 		obuf = rep.oom ? NULL : malloc(olen);
-		nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)cur, curlen, 0, sopt, NULL, NULL,
+		nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)cur, curlen, 0, sopt, NULL, mctx,
 					       (PCRE2_SPTR)(rep.buf ? rep.buf : ""), rep.len,
 					       (PCRE2_UCHAR *)obuf, &olen) : PCRE2_ERROR_NOMEMORY;
 		if (nsub == PCRE2_ERROR_NOMEMORY && obuf) {
 			free(obuf);
 			obuf = malloc(olen + 1);
-			nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)cur, curlen, 0, sopt, NULL, NULL,
+			nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)cur, curlen, 0, sopt, NULL, mctx,
 						       (PCRE2_SPTR)(rep.buf ? rep.buf : ""), rep.len,
 						       (PCRE2_UCHAR *)obuf, &olen) : PCRE2_ERROR_NOMEMORY;
 		}
 		pcre2_code_free(re);
+		pcre2_match_context_free(mctx);
 		wap_sb_release(&rep);
 		if (nsub < 0) {
 			PCRE2_UCHAR msg[256];

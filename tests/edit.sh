@@ -259,3 +259,7 @@ expect "text_edits with text (ACP editor.* spelling)" 0 wap edit keys.txt --text
 same "ACP spelling applied" "$(cat keys.txt)" "k = 2"
 expect "edits with oldString/newString spellings" 0 wap edit keys.txt --edits '[{"oldString":"k = 2","newString":"k = 3"}]'
 same "alternate spelling applied" "$(cat keys.txt)" "k = 3"
+# ---- a pathological regex fails instead of hanging ----
+python3 -c "print('a'*40+'!')" > re.txt
+expect "catastrophic backtracking is cut off" 2 timeout 20 wap edit re.txt --ops '[{"type":"regexReplace","pattern":"(a+)+$","replacement":"x"}]'
+same "match limit message" "$ERR" "wap edit: operation 1 (regexReplace): match limit exceeded"

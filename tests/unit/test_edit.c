@@ -15,6 +15,7 @@
 #include "edit.h"
 #include "patch.h"
 #include "ws.h"
+#include "applet.h"
 
 /* replace OLD by NEW in TEXT; returns the result (static) or NULL */
 static char res_buf[4096];
@@ -374,6 +375,19 @@ static void test_patch_run_rollback(void **state)
 	}
 }
 
+static void test_schema(void **state)
+{
+	const struct wap_applet *a = wap_applet_find("edit");
+	json_t *j;
+
+	(void)state;
+	assert_non_null(a);
+	j = json_loads(a->output_schema, 0, NULL);
+	assert_non_null(j);
+	assert_non_null(json_object_get(json_object_get(j, "properties"), "files"));
+	json_decref(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -386,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_fold),
 		cmocka_unit_test(test_patch_run_rollback),
+		cmocka_unit_test(test_schema),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
