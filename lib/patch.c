@@ -1200,12 +1200,12 @@ static int set_mode(const struct wap_ws *ws, const char *rel, mode_t mode, struc
 }
 
 static int do_step(const struct wap_ws *ws, struct ent *e, enum step_kind k, int stepno,
-		   struct wap_err *err)
+		   int fail_at, struct wap_err *err)
 {
 	struct wap_wopts o = { 0 };
 	struct wap_wres r;
 
-	if (stepno == wap_patch_fail_at)
+	if (stepno == fail_at)
 		return wap_err_set(err, WAP_E_FAILED, "cannot write %s: injected failure (test)", e->rel);
 	if (k == ST_CHMOD)
 		return set_mode(ws, e->rel, e->want_mode, err);
@@ -1249,40 +1249,16 @@ static int undo_step(const struct wap_ws *ws, struct ent *e, enum step_kind k,
 	return 0;
 }
 
-static int commit(const struct wap_ws *ws, struct plan *pl, struct wap_err *err)
-{
-	struct { struct ent *e; enum step_kind k; } *done = calloc(2 * pl->ne + 1, sizeof(*done));
-	size_t nd = 0;
-	int stepno = 0;
-	const char *env = getenv("WAP_TEST_PATCH_FAIL_AT");
+struct done {
+	struct ent *e;
+	enum step_kind k;
+};
 
-	if (!done)
-		return oom(err);
-	if (env && *env)
-		wap_patch_fail_at = atoi(env);
-	/* writes first, then mode changes, deletions last */
-	for (int pass = 0; pass < 3; pass++)
-		for (size_t i = 0; i < pl->ne; i++) {
-			struct ent *e = pl->e[i];
-			enum step_kind k;
-			if (pass == 0 && e->cur_exists && content_changed(e))
-				k = e->orig_exists ? ST_OVERWRITE : ST_CREATE;
-			else if (pass == 1 && mode_changed(e))
-				k = ST_CHMOD;
-			else if (pass == 2 && !e->cur_exists && e->orig_exists)
-				k = ST_DELETE;
-			else
-				continue;
-			if (do_step(ws, e, k, stepno++, err))
-				goto rollback;
-			done[nd].e = e;
-			done[nd].k = k;
-			nd++;
-		}
-	free(done);
-	return 0;
-rollback: {
+/* Undo the ND steps done, newest first, and say so in ERR's message. */
+static void rollback(const struct wap_ws *ws, struct done *done, size_t nd, struct wap_err *err)
+{
 	struct wap_sb bad = WAP_SB_INIT;
+
 	while (nd--) {
 		struct wap_err uerr = { 0 };
 		if (undo_step(ws, done[nd].e, done[nd].k, &uerr))
@@ -1299,9 +1275,41 @@ rollback: {
 				 "; the patch was not applied (files already written were restored)");
 	}
 	wap_sb_release(&bad);
-	free(done);
-	return -1;
 }
+
+static int commit(const struct wap_ws *ws, struct plan *pl, struct wap_err *err)
+{
+	struct done *done = calloc(2 * pl->ne + 1, sizeof(*done));
+	const char *env = getenv("WAP_TEST_PATCH_FAIL_AT");
+	int fail_at = env && *env ? atoi(env) : wap_patch_fail_at, stepno = 0;
+	size_t nd = 0;
+
+	if (!done)
+		return oom(err);
+	/* writes first, then mode changes, deletions last */
+	for (int pass = 0; pass < 3; pass++)
+		for (size_t i = 0; i < pl->ne; i++) {
+			struct ent *e = pl->e[i];
+			enum step_kind k;
+			if (pass == 0 && e->cur_exists && content_changed(e))
+				k = e->orig_exists ? ST_OVERWRITE : ST_CREATE;
+			else if (pass == 1 && mode_changed(e))
+				k = ST_CHMOD;
+			else if (pass == 2 && !e->cur_exists && e->orig_exists)
+				k = ST_DELETE;
+			else
+				continue;
+			if (do_step(ws, e, k, stepno++, fail_at, err)) {
+				rollback(ws, done, nd, err);
+				free(done);
+				return -1;
+			}
+			done[nd].e = e;
+			done[nd].k = k;
+			nd++;
+		}
+	free(done);
+	return 0;
 }
 
 int wap_patch_run(const struct wap_ws *ws, const struct wap_patch *p,
