@@ -456,6 +456,65 @@ out:
 	return rc;
 }
 
+/* Levenshtein distance of two short strings (each cut at 200 bytes). */
+static size_t lev(struct wap_span a, struct wap_span b)
+{
+	size_t row[201], n = a.len > 200 ? 200 : a.len, m = b.len > 200 ? 200 : b.len;
+
+	for (size_t j = 0; j <= m; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= n; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= m; j++) {
+			size_t up = row[j], best = diag + (a.p[i - 1] != b.p[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[m];
+}
+
+/* Where the old text was probably meant: the file line closest to old's
+ * first non-blank line, for the NO_MATCH details (a hint, never applied). */
+static json_t *closest_hint(const char *text, size_t len, const char *old, size_t oldlen)
+{
+	struct wap_span *fl = NULL, *ol = NULL, want = { NULL, 0 };
+	long n = split_lines(text, len, &fl), k = split_lines(old, oldlen, &ol);
+	size_t best = (size_t)-1, bestline = 0;
+	json_t *j = NULL;
+
+	for (long i = 0; i < k && !want.len; i++)
+		want = trim(ol[i]);
+	if (n > 0 && want.len) {
+		for (long i = 0; i < n && i < 20000; i++) {
+			struct wap_span t = trim(fl[i]);
+			size_t d;
+			if (!t.len)
+				continue;
+			d = lev(want, t);
+			if (d < best) {
+				best = d;
+				bestline = (size_t)i;
+			}
+		}
+		if (best != (size_t)-1 && best * 10 <= (want.len > 200 ? 200 : want.len) * 4) {
+			struct wap_span t = fl[bestline];
+			size_t cut = t.len > 300 ? wap_text_utf8_cut(t.p, t.len, 300) : t.len;
+			if (wap_text_utf8_valid(t.p, cut, NULL))
+				j = json_pack("{s:I, s:s%}", "closestLine", (json_int_t)bestline + 1,
+					      "closestText", t.p, cut);
+		}
+	}
+	free(fl);
+	free(ol);
+	return j;
+}
+
 /* line number (1-based) of byte OFF */
 static size_t line_of(const char *text, size_t off)
 {
@@ -563,8 +622,16 @@ int wap_edit_replace(const char *text, size_t len, const char *old, size_t oldle
 			wap_err_set(err, WAP_E_NO_MATCH, "oldString not found in content (edit %d)", editno);
 		else
 			wap_err_set(err, WAP_E_NO_MATCH, "oldString not found in content");
-		if (editno > 0)
-			wap_err_details(err, json_pack("{s:i}", "edit", editno));
+		if (err) {
+			json_t *d = closest_hint(text, len, old, oldlen);
+			if (editno > 0) {
+				if (!d)
+					d = json_object();
+				json_object_set_new(d, "edit", json_integer(editno));
+			}
+			if (d)
+				wap_err_details(err, d);
+		}
 		goto out;
 	}
 	if (st == WAP_S_WHITESPACE) {

@@ -33,6 +33,9 @@ expect "not found: NO_MATCH" 11 wap edit dup.txt --old 'zzz' --new 'q'
 same "not found message" "$ERR" "wap edit: oldString not found in content"
 expect "not found --json" 11 wap edit dup.txt --old 'zzz' --new 'q' --json
 jcheck "not found json" "$OUT" 'j["code"]=="NO_MATCH" and j["error"]=="oldString not found in content"'
+printf 'int main() {\n    int count = 0;\n    return count;\n}\n' > hint.c
+expect "near miss --json" 11 wap edit hint.c --old 'int cnt = 0;' --new 'x' --json
+jcheck "NO_MATCH details point at the closest line" "$OUT" 'j["details"]=={"closestLine":2,"closestText":"    int count = 0;"}'
 expect "old == new: INVALID_ARGUMENT" 2 wap edit dup.txt --old 'y' --new 'y'
 same "old == new message" "$ERR" "wap edit: oldString and newString must be different"
 expect "missing file: FILE_NOT_FOUND" 3 wap edit nope.txt --old a --new b
