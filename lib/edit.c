@@ -494,7 +494,10 @@ static json_t *closest_hint(const char *text, size_t len, const char *old, size_
 		for (long i = 0; i < n && i < 20000; i++) {
 			struct wap_span t = trim(fl[i]);
 			size_t d;
-			if (!t.len)
+			size_t wl = want.len > 200 ? 200 : want.len, tl = t.len > 200 ? 200 : t.len;
+			size_t diff = wl > tl ? wl - tl : tl - wl;
+			/* the distance is at least the length difference */
+			if (!t.len || diff * 10 > wl * 4 || diff >= best)
 				continue;
 			d = lev(want, t);
 			if (d < best) {
