@@ -871,6 +871,7 @@ struct ent {
 	char ver[WAP_VERSION_LEN + 1];
 	mode_t mode;		/* of the original, or for a new file (0: default) */
 	mode_t want_mode;	/* a mode change asked for an existing file, or 0 */
+	size_t keep_dirs;	/* length of the longest existing parent of rel */
 	char newver[WAP_VERSION_LEN + 1];
 };
 
@@ -977,6 +978,24 @@ static struct ent *get_ent(const struct wap_ws *ws, struct plan *pl, const char 
 		return NULL;
 	}
 	e->clen = e->olen;
+	if (!e->orig_exists) {
+		/* how much of the path exists, so that undoing a creation
+		 * removes only the directories it made */
+		char *d = strdup(rel), *slash;
+		while (d && (slash = strrchr(d, '/'))) {
+			struct wap_err t2 = { 0 };
+			int fd;
+			*slash = 0;
+			fd = wap_ws_open(ws, d, O_PATH | O_DIRECTORY, 0, WAP_ACC_READ, &t2);
+			wap_err_release(&t2);
+			if (fd >= 0) {
+				close(fd);
+				e->keep_dirs = strlen(d);
+				break;
+			}
+		}
+		free(d);
+	}
 	pl->e[pl->ne++] = e;
 	return e;
 }
@@ -1147,8 +1166,9 @@ out:
 	return rc;
 }
 
-/* After a deletion, remove the directories it left empty (as git does). */
-static void prune_dirs(const struct wap_ws *ws, const char *rel)
+/* After a deletion, remove the directories it left empty (as git does),
+ * keeping the first KEEP bytes of the path. */
+static void prune_dirs(const struct wap_ws *ws, const char *rel, size_t keep)
 {
 	char *d = strdup(rel), *slash;
 
@@ -1157,7 +1177,7 @@ static void prune_dirs(const struct wap_ws *ws, const char *rel)
 		int dfd;
 		struct wap_err tmp = { 0 };
 		*slash = 0;
-		if (!*d || !strcmp(d, "."))
+		if (!*d || !strcmp(d, ".") || strlen(d) <= keep)
 			break;
 		dfd = wap_ws_open_parent(ws, d, false, &name, &tmp);
 		wap_err_release(&tmp);
@@ -1212,7 +1232,7 @@ static int do_step(const struct wap_ws *ws, struct ent *e, enum step_kind k, int
 	if (k == ST_DELETE) {
 		if (delete_file(ws, e->rel, e->ver, err))
 			return -1;
-		prune_dirs(ws, e->rel);
+		prune_dirs(ws, e->rel, 0);
 		return 0;
 	}
 	o.mode = k == ST_CREATE ? WAP_W_CREATE : WAP_W_OVERWRITE;
@@ -1239,7 +1259,10 @@ static int undo_step(const struct wap_ws *ws, struct ent *e, enum step_kind k,
 		o.expected_version = e->newver;
 		return wap_write_file(ws, e->rel, e->orig, e->olen, &o, NULL, err);
 	case ST_CREATE:
-		return delete_file(ws, e->rel, e->newver, err);
+		if (delete_file(ws, e->rel, e->newver, err))
+			return -1;
+		prune_dirs(ws, e->rel, e->keep_dirs);
+		return 0;
 	case ST_DELETE:
 		o.mode = WAP_W_CREATE;
 		o.mkparents = true;
