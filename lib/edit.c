@@ -878,6 +878,8 @@ int wap_edit_validate(const struct wap_edit_spec *s, struct wap_err *err)
 			size_t ol, nl;
 			const char *o = jstr(e, k_old, &ol), *nw = jstr(e, k_new, &nl);
 			json_t *ra = json_object_get(e, "replace_all");
+			if (!ra)
+				ra = json_object_get(e, "replaceAll");
 			if (!json_is_object(e) || !o || !nw)
 				return wap_err_set(err, WAP_E_INVALID,
 						   "edit %zu: needs string fields old and new", i + 1);
@@ -1106,7 +1108,8 @@ static int do_multi(const struct wap_edit_spec *s, const char *text, size_t len,
 			nx = sn.p, nxl = sn.len, sn.p = NULL, cnt = 1, r = 0;
 		} else {
 			r = wap_edit_replace(cur, curlen, so.p, so.len, sn.p, sn.len,
-					     json_is_true(json_object_get(e, "replace_all")), s->exact,
+					     json_is_true(json_object_get(e, "replace_all")) ||
+					     json_is_true(json_object_get(e, "replaceAll")), s->exact,
 					     (int)i + 1, &nx, &nxl, &cnt, &st, err);
 		}
 		free(so.p);

@@ -266,3 +266,10 @@ same "alternate spelling applied" "$(cat keys.txt)" "k = 3"
 python3 -c "print('a'*40+'!')" > re.txt
 expect "catastrophic backtracking is cut off" 2 timeout 20 wap edit re.txt --ops '[{"type":"regexReplace","pattern":"(a+)+$","replacement":"x"}]'
 same "match limit message" "$ERR" "wap edit: operation 1 (regexReplace): match limit exceeded"
+expect "edits sent as a JSON string (some clients stringify)" 0 wap edit keys.txt --edits '"[{\"old\":\"k = 3\",\"new\":\"k = 4\"}]"'
+same "stringified edits applied" "$(cat keys.txt)" "k = 4"
+printf 'q q\n' > ra.txt
+expect "replaceAll spelling" 0 wap edit ra.txt --edits '[{"old":"q","new":"r","replaceAll":true}]'
+same "replaceAll applied" "$(cat ra.txt)" "r r"
+expect "a string that is not JSON" 2 wap edit ra.txt --ops '"[nope"'
+has "not JSON message" "$ERR" "argument 'ops' is a string but not JSON"
