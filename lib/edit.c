@@ -425,8 +425,23 @@ out:
 	return rc;
 }
 
+/* Does S hold any character the fold changes? */
+static bool foldable(const char *s, size_t len)
+{
+	size_t fl;
+	char *f;
+	bool r;
+
+	if (!has_high(s, len))
+		return false;
+	f = fold_map(s, len, &fl, NULL);
+	r = !f || fl != len || memcmp(f, s, len);
+	free(f);
+	return r;
+}
+
 static int find_unicode(const char *text, size_t len, const char *old, size_t oldlen,
-			struct mvec *mv)
+			const char *new, size_t newlen, struct mvec *mv)
 {
 	size_t ftl, fol, *map = NULL;
 	char *ft = NULL, *fo = NULL;
@@ -446,6 +461,14 @@ static int find_unicode(const char *text, size_t len, const char *old, size_t ol
 			continue;
 		if (mpush(mv, map[ns], map[ne]))
 			goto out;
+		/* the file has plain ASCII there and the model typed typographic
+		 * punctuation: write the new text in the file's style too */
+		if (!foldable(text + map[ns], map[ne] - map[ns]) && foldable(new, newlen)) {
+			struct match *m = &mv->v[mv->n - 1];
+			m->repl = fold_map(new, newlen, &m->rlen, NULL);
+			if (!m->repl)
+				goto out;
+		}
 	}
 	rc = 0;
 out:
@@ -590,7 +613,7 @@ int wap_edit_replace(const char *text, size_t len, const char *old, size_t oldle
 		case WAP_S_INDENT:
 			continue;	/* decided with WHITESPACE, see below */
 		case WAP_S_UNICODE:
-			r = find_unicode(text, len, old, oldlen, &mv);
+			r = find_unicode(text, len, old, oldlen, new, newlen, &mv);
 			break;
 		case WAP_S_ESCAPES: {
 			size_t ul;

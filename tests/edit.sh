@@ -273,3 +273,8 @@ expect "replaceAll spelling" 0 wap edit ra.txt --edits '[{"old":"q","new":"r","r
 same "replaceAll applied" "$(cat ra.txt)" "r r"
 expect "a string that is not JSON" 2 wap edit ra.txt --ops '"[nope"'
 has "not JSON message" "$ERR" "argument 'ops' is a string but not JSON"
+# typographic punctuation typed by a model into an ASCII file stays ASCII
+printf 'msg = "don'"'"'t panic"\n' > ascii.py
+expect "unicode: model typed curly quotes" 0 wap edit ascii.py --old $'msg = \xe2\x80\x9cdon\xe2\x80\x99t panic\xe2\x80\x9d' --new $'msg = \xe2\x80\x9cdon\xe2\x80\x99t worry\xe2\x80\x9d' --json
+jcheck "unicode strategy (reverse)" "$OUT" 'j["strategy"]=="unicode"'
+same "new text in the file's ASCII style" "$(cat ascii.py)" 'msg = "don'"'"'t worry"'
