@@ -962,11 +962,15 @@ int wap_edit_validate(const struct wap_edit_spec *s, struct wap_err *err)
 			if (!json_is_object(e) || get_range(e, r))
 				return wap_err_set(err, WAP_E_INVALID,
 						   "text edit %zu: needs range {start:{line,character}, end:{line,character}} with integers >= 0", i + 1);
+			for (const char *const *k = k_text; *k; k++) {
+				json_t *t = json_object_get(e, *k);
+				if (t && !json_is_string(t))
+					return wap_err_set(err, WAP_E_INVALID,
+							   "text edit %zu: %s must be a string", i + 1, *k);
+			}
+			/* a range without text deletes it; a position needs text */
 			if (!jstr(e, k_text, &tl) && json_object_get(e, "position"))
 				return wap_err_set(err, WAP_E_INVALID, "text edit %zu: needs text", i + 1);
-			if (!jstr(e, k_text, &tl) && !json_is_string(json_object_get(e, "newText")) &&
-			    json_object_get(e, "newText"))
-				return wap_err_set(err, WAP_E_INVALID, "text edit %zu: newText must be a string", i + 1);
 		}
 		(void)n;
 		return 0;

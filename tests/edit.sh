@@ -278,3 +278,8 @@ printf 'msg = "don'"'"'t panic"\n' > ascii.py
 expect "unicode: model typed curly quotes" 0 wap edit ascii.py --old $'msg = \xe2\x80\x9cdon\xe2\x80\x99t panic\xe2\x80\x9d' --new $'msg = \xe2\x80\x9cdon\xe2\x80\x99t worry\xe2\x80\x9d' --json
 jcheck "unicode strategy (reverse)" "$OUT" 'j["strategy"]=="unicode"'
 same "new text in the file's ASCII style" "$(cat ascii.py)" 'msg = "don'"'"'t worry"'
+printf 'abc\n' > te.txt
+expect "text edit with a non-string text refused" 2 wap edit te.txt --text-edits '[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"text":5}]'
+same "non-string text message" "$ERR" "wap edit: text edit 1: text must be a string"
+expect "a range without text deletes it (deleteRange)" 0 wap edit te.txt --text-edits '[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}}]'
+same "deleted" "$(cat te.txt)" "bc"
