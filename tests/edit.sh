@@ -283,3 +283,14 @@ expect "text edit with a non-string text refused" 2 wap edit te.txt --text-edits
 same "non-string text message" "$ERR" "wap edit: text edit 1: text must be a string"
 expect "a range without text deletes it (deleteRange)" 0 wap edit te.txt --text-edits '[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}}]'
 same "deleted" "$(cat te.txt)" "bc"
+# ---- symlinks inside the root: the target is edited, the link stays ----
+printf 'target text\n' > real.txt; ln -s real.txt link.txt
+expect "edit through a symlink" 0 wap edit link.txt --old target --new linked
+same "target edited" "$(cat real.txt)" "linked text"
+check "the link is still a link" test -L link.txt
+ln -s ../../etc/passwd out.txt 2>/dev/null
+expect "a symlink leaving the root is refused" 4 wap edit out.txt --old root --new x
+# ---- expected_version "" means: must not exist yet ----
+expect "create with expected version empty" 0 wap edit fresh.txt --old '' --new 'x
+' --expected-version ''
+expect "create again with expected version empty: CONFLICT" 13 wap edit fresh.txt --old '' --new 'y' --expected-version ''
