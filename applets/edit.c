@@ -38,7 +38,8 @@
  *                            overlaps refused; regexReplace runs after the
  *                            line operations
  *   --text-edits FILE.json   LSP TextEdits [{range:{start:{line,character},
- *                            end:{...}},newText}]: 0-based, characters in
+ *                            end:{...}},newText}] (or {position,text}; no
+ *                            text deletes the range): 0-based, characters in
  *                            UTF-16 code units, no overlaps, all or nothing
  *   --patch FILE|-           apply a patch: '*** Begin Patch' (Add File, Delete
  *                            File, Update File, Move to, @@ context, End of
