@@ -16,8 +16,9 @@
  * whitespace (leading and trailing, per line; new text re-indented),
  * indentation (common indent removed on both sides), unicode (typographic
  * quotes, dashes, non-breaking spaces), escapes (a model's literal
- * backslash-n, backslash-t and backslash-quote).
- * The result names the strategy that matched.
+ * backslash-n, backslash-t and backslash-quote), trimmed (old and new
+ * taken without the blank lines and spaces around them).  The result
+ * names the strategy that matched.
  *
  *   PATH                     the file to edit (with --patch: the file a
  *                            patch without file headers applies to)

@@ -12,7 +12,24 @@
 
 static const char *const strategy_names[WAP_S_COUNT] = {
 	"exact", "trailing_whitespace", "whitespace", "indentation", "unicode", "escapes",
+	"trimmed",
 };
+
+static bool ws_nl(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* S without the whitespace and newlines around it */
+static struct wap_span trim_all(const char *s, size_t len)
+{
+	struct wap_span t = { s, len };
+	while (t.len && ws_nl(*t.p))
+		t.p++, t.len--;
+	while (t.len && ws_nl(t.p[t.len - 1]))
+		t.len--;
+	return t;
+}
 
 const char *wap_strategy_name(enum wap_strategy s)
 {
@@ -630,6 +647,22 @@ int wap_edit_replace(const char *text, size_t len, const char *old, size_t oldle
 				unew = unescape(new, newlen, &unewlen, &ch);
 				if (!unew)
 					r = -1;
+			}
+			break;
+		}
+		case WAP_S_TRIMMED: {
+			struct wap_span to = trim_all(old, oldlen), tn = trim_all(new, newlen);
+			if (to.len && to.len != oldlen)
+				r = find_all(text, len, to.p, to.len, &mv);
+			if (!r && mv.n) {
+				unew = malloc(tn.len + 1);
+				if (!unew) {
+					r = -1;
+					break;
+				}
+				memcpy(unew, tn.p, tn.len);
+				unew[tn.len] = 0;
+				unewlen = tn.len;
 			}
 			break;
 		}

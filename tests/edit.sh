@@ -294,3 +294,15 @@ expect "a symlink leaving the root is refused" 4 wap edit out.txt --old root --n
 expect "create with expected version empty" 0 wap edit fresh.txt --old '' --new 'x
 ' --expected-version ''
 expect "create again with expected version empty: CONFLICT" 13 wap edit fresh.txt --old '' --new 'y' --expected-version ''
+# ---- trimmed: old with stray blank lines and spaces around it ----
+printf 'x = compute(1) + 2\n' > tr.py
+expect "trimmed accepted" 0 wap edit tr.py --old '
+   compute(1)  
+' --new '
+  compute(3)
+' --json
+jcheck "trimmed strategy" "$OUT" 'j["strategy"]=="trimmed"'
+same "trimmed result" "$(cat tr.py)" "x = compute(3) + 2"
+printf 'f(a) + f(a)\n' > tr2.py
+expect "trimmed ambiguous: MULTIPLE" 12 wap edit tr2.py --old ' f(a) ' --new 'g'
+expect "trimmed near miss refused" 11 wap edit tr2.py --old ' f(b) ' --new 'g'
