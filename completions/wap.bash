@@ -4,11 +4,12 @@ _wap() {
 	case ${COMP_WORDS[0]##*/} in
 	wap-*) applet=${COMP_WORDS[0]##*/wap-}; applet=${applet#wap-} ;;
 	*) if [ "$COMP_CWORD" = 1 ]; then
-		COMPREPLY=($(compgen -W "cp info ls mkdir mv read rm stat write --list --help --version --install" -- "$cur")); return
+		COMPREPLY=($(compgen -W "cp edit info ls mkdir mv read rm stat write --list --help --version --install" -- "$cur")); return
 	   fi; applet=${COMP_WORDS[1]} ;;
 	esac
 	case $applet in
 	cp) opts="--force --recursive -f -r" ;;
+	edit) opts="--dry-run --edits --exact --expected-version --new --new-file --old --old-file --ops --patch --replace-all --text-edits" ;;
 	info) opts="" ;;
 	ls) opts="--exclude --max-depth --metadata --no-default-excludes --recursive -l -r" ;;
 	mkdir) opts="" ;;
@@ -25,4 +26,4 @@ _wap() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 }
-complete -o filenames -F _wap wap wap-cp wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-stat wap-write 
+complete -o filenames -F _wap wap wap-cp wap-edit wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-stat wap-write 
