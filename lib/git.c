@@ -718,18 +718,125 @@ static void pprint_rename(struct wap_sb *sb, const char *a, const char *b)
 	}
 }
 
+/* git's rename score (diffcore-rename.c estimate_similarity over the span
+ * hashes of diffcore-delta.c), so that "similarity index N%" is git's
+ * number rather than libgit2's own estimate. */
+struct span {
+	unsigned h, cnt;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	unsigned x = ((const struct span *)a)->h, y = ((const struct span *)b)->h;
+	return x < y ? -1 : x > y;
+}
+
+static struct span *spans(const unsigned char *buf, size_t sz, size_t *nout)
+{
+	struct span *v = malloc((sz + 1) * sizeof(*v));
+	bool text = !memchr(buf, 0, sz < 8000 ? sz : 8000);
+	unsigned a1 = 0, a2 = 0, n = 0;
+	size_t k = 0, m = 0;
+
+	if (!v)
+		return NULL;
+	while (sz) {
+		unsigned c = *buf++, old1 = a1;
+		sz--;
+		if (text && c == '\r' && sz && *buf == '\n')
+			continue;
+		a1 = (a1 << 7) ^ (a2 >> 25);
+		a2 = (a2 << 7) ^ (old1 >> 25);
+		a1 += c;
+		if (++n < 64 && c != '\n')
+			continue;
+		v[k].h = (a1 + a2 * 0x61) % 107927;
+		v[k++].cnt = n;
+		n = a1 = a2 = 0;
+	}
+	if (n > 0) {
+		v[k].h = (a1 + a2 * 0x61) % 107927;
+		v[k++].cnt = n;
+	}
+	qsort(v, k, sizeof(*v), span_cmp);
+	for (size_t i = 0; i < k; i++) {
+		if (m && v[m - 1].h == v[i].h)
+			v[m - 1].cnt += v[i].cnt;
+		else
+			v[m++] = v[i];
+	}
+	*nout = m;
+	return v;
+}
+
+/* -1 when a side is not in the object database (a work tree file). */
+static int git_similarity(struct g *g, const git_oid *a, const git_oid *b)
+{
+	git_blob *ba = NULL, *bb = NULL;
+	struct span *sa = NULL, *sb = NULL;
+	size_t na = 0, nb = 0, la, lb, max, base, copied = 0, i = 0, j = 0;
+	int score = -1;
+
+	if (git_oid_equal(a, b))
+		return 100;
+	if (git_blob_lookup(&ba, g->repo, a) || git_blob_lookup(&bb, g->repo, b))
+		goto out;
+	la = git_blob_rawsize(ba);
+	lb = git_blob_rawsize(bb);
+	max = la > lb ? la : lb;
+	base = la < lb ? la : lb;
+	score = 0;
+	if (!lb || max * (60000 - 30000) < (max - base) * 60000)
+		goto out;
+	sa = spans(git_blob_rawcontent(ba), la, &na);
+	sb = spans(git_blob_rawcontent(bb), lb, &nb);
+	if (!sa || !sb) {
+		score = -1;
+		goto out;
+	}
+	for (; i < na; i++) {
+		while (j < nb && sb[j].h < sa[i].h)
+			j++;
+		if (j < nb && sb[j].h == sa[i].h) {
+			copied += sa[i].cnt < sb[j].cnt ? sa[i].cnt : sb[j].cnt;
+			j++;
+		}
+	}
+	score = (int)(copied * 60000 / max) * 100 / 60000;
+out:
+	git_error_clear();
+	free(sa);
+	free(sb);
+	git_blob_free(ba);
+	git_blob_free(bb);
+	return score;
+}
+
+struct pctx {
+	struct wap_sb *sb;
+	struct g *g;
+};
+
 static int print_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l, void *p)
 {
-	struct wap_sb *sb = p;
+	struct pctx *pc = p;
+	struct wap_sb *sb = pc->sb;
+	int sim = -1;
 
-	(void)d, (void)h;
+	(void)h;
+	if (l->origin == GIT_DIFF_LINE_FILE_HDR &&
+	    (d->status == GIT_DELTA_RENAMED || d->status == GIT_DELTA_COPIED))
+		sim = git_similarity(pc->g, &d->old_file.id, &d->new_file.id);
 	if (l->origin == GIT_DIFF_LINE_FILE_HDR) {
 		/* git ends "--- a/x y" with a tab when the name holds a space */
 		const char *q = l->content, *end = l->content + l->content_len;
 		while (q < end) {
 			const char *nl = memchr(q, '\n', end - q);
 			size_t n = nl ? (size_t)(nl - q) : (size_t)(end - q);
-			wap_sb_add(sb, q, n);
+			if (sim >= 0 && !strncmp(q, "similarity index ", 17))
+				wap_sb_addf(sb, "similarity index %d%%", sim);
+			else
+				wap_sb_add(sb, q, n);
 			if (n > 4 && (!strncmp(q, "--- ", 4) || !strncmp(q, "+++ ", 4)) &&
 			    memchr(q + 4, ' ', n - 4))
 				wap_sb_addc(sb, '\t');
@@ -952,7 +1059,8 @@ static int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool name
 			      "deletions", (int)dl, "binary", fs[i].binary);
 		if (dd->status == GIT_DELTA_RENAMED || dd->status == GIT_DELTA_COPIED) {
 			json_object_set_new(f, "oldPath", json_string(dd->old_file.path));
-			json_object_set_new(f, "similarity", json_integer(dd->similarity));
+			int sim = git_similarity(g, &dd->old_file.id, &dd->new_file.id);
+			json_object_set_new(f, "similarity", json_integer(sim >= 0 ? sim : (int)dd->similarity));
 		}
 		json_array_append_new(files, f);
 	}
@@ -963,7 +1071,7 @@ static int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool name
 			quote_c(&sb, git_diff_get_delta(d, i)->new_file.path);
 			wap_sb_addc(&sb, '\n');
 		}
-	} else if ((e = git_diff_print(d, GIT_DIFF_FORMAT_PATCH, print_cb, &sb))) {
+	} else if ((e = git_diff_print(d, GIT_DIFF_FORMAT_PATCH, print_cb, &(struct pctx){ &sb, g }))) {
 		lg(g, e, "cannot print the diff");
 		goto out;
 	}
@@ -1258,7 +1366,7 @@ static int parse_when(struct g *g, const char *s, const char *opt, git_time_t *o
 		{ "week", 604800 }, { "month", 2592000 }, { "year", 31536000 }, { NULL, 0 } };
 	time_t now = time(NULL);
 	long long n;
-	char unit[32], rest[8];
+	char unit[32], rest[8], rel[128];
 	int y, mo, d, H = 0, M = 0, S = 0, used = 0, k;
 	struct tm tm = { 0 };
 	const char *p;
@@ -1275,7 +1383,11 @@ static int parse_when(struct g *g, const char *s, const char *opt, git_time_t *o
 		*out = now - 86400;
 		return 0;
 	}
-	if (sscanf(s, "%lld %31[a-z] %7s", &n, unit, rest) == 3 && !strcmp(rest, "ago") && n >= 0) {
+	snprintf(rel, sizeof(rel), "%s", s);
+	for (char *q = rel; *q; q++)
+		if (*q == '.' || *q == '_')
+			*q = ' ';
+	if (sscanf(rel, "%lld %31[a-z] %7s", &n, unit, rest) == 3 && !strcmp(rest, "ago") && n >= 0) {
 		size_t ul = strlen(unit);
 		if (ul > 1 && unit[ul - 1] == 's')
 			unit[ul - 1] = 0;
@@ -1394,7 +1506,7 @@ static int op_log(struct g *g, json_t **res)
 		lg(g, e, "cannot walk the history");
 		goto out;
 	}
-	git_revwalk_sorting(w, GIT_SORT_TIME);
+	git_revwalk_sorting(w, GIT_SORT_NONE);	/* git's default order */
 	entries = json_array();
 	if (!revs.n) {
 		git_commit *h = NULL;
@@ -2179,8 +2291,16 @@ static int url_kind(const char *url)
 	}
 	colon = strchr(url, ':');
 	slash = strchr(url, '/');
-	if (colon && (!slash || colon < slash))
-		return colon == url ? URL_BAD : URL_NET;	/* scp-like host:path */
+	if (colon && (!slash || colon < slash)) {
+		/* scp-like [user@]host:path; anything else with a colon
+		 * (ext::cmd, transport::address) is refused */
+		if (colon == url || colon[1] == ':')
+			return URL_BAD;
+		for (const char *p = url; p < colon; p++)
+			if (!isalnum((unsigned char)*p) && !strchr("._-@[]", *p))
+				return URL_BAD;
+		return URL_NET;
+	}
 	return URL_LOCAL;
 }
 
