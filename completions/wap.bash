@@ -4,10 +4,11 @@ _wap() {
 	case ${COMP_WORDS[0]##*/} in
 	wap-*) applet=${COMP_WORDS[0]##*/wap-}; applet=${applet#wap-} ;;
 	*) if [ "$COMP_CWORD" = 1 ]; then
-		COMPREPLY=($(compgen -W "info --list --help --version --install" -- "$cur")); return
+		COMPREPLY=($(compgen -W "git info --list --help --version --install" -- "$cur")); return
 	   fi; applet=${COMP_WORDS[1]} ;;
 	esac
 	case $applet in
+	git) opts="--all --branch --context --create --delete --dir --file --force --from --max-count --message --name-only --path --remote --rev --since --staged --stat --token-file --until --url -U -a -f -m -n" ;;
 	info) opts="" ;;
 	*) opts= ;;
 	esac
@@ -17,4 +18,4 @@ _wap() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 }
-complete -o filenames -F _wap wap wap-info 
+complete -o filenames -F _wap wap wap-git wap-info 
