@@ -1430,6 +1430,10 @@ static int op_diff(struct g *g, json_t **res)
 
 	if (split_revs_paths(g, &revs, &paths, WAP_ACC_READ))
 		goto out;
+	if (str_key(g, "rev") && strv_add(&revs, strdup(str_key(g, "rev")))) {
+		oom(g);
+		goto out;
+	}
 	if (build_diff(g, &revs, &paths, bool_key(g, "staged"), &d))
 		goto out;
 	r = json_object();
