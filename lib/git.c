@@ -1275,17 +1275,17 @@ static int rev_tree(struct g *g, const char *rev, git_tree **out)
 /* Does ARG name a revision (or a range of them)? */
 static bool is_rev(struct g *g, const char *arg)
 {
-	git_revspec spec;
+	git_revspec spec = { 0 };
+	bool ok;
 
 	if (arg[0] == '-' || !*arg)
 		return false;
-	if (git_revparse(&spec, g->repo, arg)) {
-		git_error_clear();
-		return false;
-	}
+	/* a failed range leaves its left side set: free both always */
+	ok = !git_revparse(&spec, g->repo, arg);
 	git_object_free(spec.from);
 	git_object_free(spec.to);
-	return true;
+	git_error_clear();
+	return ok;
 }
 
 /* Split the positional arguments of diff/log into revisions and paths, as
@@ -2558,6 +2558,13 @@ static bool stop(struct g *g)
 	return g->cancelled;
 }
 
+static int cancelled(struct g *g)
+{
+	if (stop(g))
+		return wap_err_set(g->err, WAP_E_FAILED, "cancelled");
+	return 0;
+}
+
 static void report(struct g *g, double done, double total, const char *what)
 {
 	int pct;
@@ -2707,7 +2714,7 @@ static int do_fetch(struct g *g, const char *name)
 	git_fetch_options fo;
 	int e, rc = -1;
 
-	if (open_remote(g, name, false, &r) || load_token(g))
+	if (cancelled(g) || open_remote(g, name, false, &r) || load_token(g))
 		goto out;
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
 	callbacks(g, &fo.callbacks);
@@ -2806,7 +2813,7 @@ static int op_push(struct g *g, json_t **res)
 		oom(g);
 		goto out;
 	}
-	if (open_remote(g, rname, true, &r) || load_token(g))
+	if (cancelled(g) || open_remote(g, rname, true, &r) || load_token(g))
 		goto out;
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
 	callbacks(g, &po.callbacks);
@@ -3139,7 +3146,7 @@ static int op_clone(struct g *g, json_t **res)
 			goto out;
 		}
 	}
-	if (load_token(g))
+	if (cancelled(g) || load_token(g))
 		goto fail;
 	git_clone_options_init(&co, GIT_CLONE_OPTIONS_VERSION);
 	callbacks(g, &co.fetch_opts.callbacks);
