@@ -195,6 +195,13 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 	}
 	if (!strcmp(action, "diff")) {
 		fputs(sget(res, "diff"), out);
+		a = json_object_get(res, "restricted");
+		if (json_array_size(a)) {
+			fputs("(left out, denied by restrictedPaths:", out);
+			json_array_foreach(a, i, v)
+				fprintf(out, " %s", json_string_value(v));
+			fputs(")\n", out);
+		}
 		return 0;
 	}
 	if (!strcmp(action, "log")) {

@@ -211,6 +211,15 @@ static int open_repo(struct g *g, bool write)
 		e = git_repository_open_ext(&g->repo, abs, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 		if (!e)
 			break;
+		if (e == GIT_EOWNER || (git_error_last() && git_error_last()->message &&
+					strstr(git_error_last()->message, "safe.directory"))) {
+			/* libgit2 1.5 reports a failed ownership check as a
+			 * missing safe.directory setting */
+			wap_err_set(g->err, WAP_E_PERMISSION,
+				    "Permission denied: the repository at %s is not owned by the current user "
+				    "(git's safe.directory)", real);
+			goto out;
+		}
 		if (e != GIT_ENOTFOUND) {
 			lg(g, e, "cannot open the repository at %s", real);
 			goto out;
@@ -1132,26 +1141,47 @@ static size_t side_size(struct g *g, const git_diff_file *f)
 	return n;
 }
 
+/* Is repository path RP denied by restrictedPaths?  Diffs leave such files
+ * out (they would print their contents), and say so. */
+static bool restricted_rp(struct g *g, const char *rp)
+{
+	struct wap_err e2 = { 0 };
+	char *rel;
+	bool bad;
+
+	if (!g->ws->pol.restricted.n || !rp || !g->wd_rel)
+		return false;
+	rel = ws_path(g, rp);
+	bad = !rel || wap_ws_check(g->ws, rel, WAP_ACC_READ, &e2) < 0;
+	wap_err_release(&e2);
+	free(rel);
+	return bad;
+}
+
 /* Fill R with "files" and "diff" (the text git would print: the patch,
  * or --stat, or --name-only). */
 static int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
 {
-	size_t n = git_diff_num_deltas(d);
+	size_t n = git_diff_num_deltas(d), nf = 0;
 	struct fst *fs = calloc(n + 1, sizeof(*fs));
 	struct wap_sb sb = WAP_SB_INIT;
-	json_t *files = json_array();
+	json_t *files = json_array(), *hidden = json_array();
 	size_t adds = 0, dels = 0;
 	int rc = -1, e;
 
-	if (!fs || !files)
+	if (!fs || !files || !hidden)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		git_patch *p = NULL;
-		const git_diff_delta *dd;
+		const git_diff_delta *dd = git_diff_get_delta(d, i);
 		size_t a = 0, dl = 0;
 		struct wap_sb nm = WAP_SB_INIT;
 		json_t *f;
 
+		if (restricted_rp(g, dd->old_file.path) || restricted_rp(g, dd->new_file.path)) {
+			json_array_append_new(hidden, json_string(dd->new_file.path));
+			continue;
+		}
 		if ((e = git_patch_from_diff(&p, d, i))) {
 			lg(g, e, "cannot compute the diff");
 			goto out;
@@ -1159,8 +1189,8 @@ static int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool name
 		dd = p ? git_patch_get_delta(p) : git_diff_get_delta(d, i);
 		if (p)
 			git_patch_line_stats(NULL, &a, &dl, p);
-		fs[i].binary = dd->flags & GIT_DIFF_FLAG_BINARY;
-		if (fs[i].binary) {
+		fs[nf].binary = dd->flags & GIT_DIFF_FLAG_BINARY;
+		if (fs[nf].binary) {
 			if (!git_oid_equal(&dd->old_file.id, &dd->new_file.id) ||
 			    git_oid_is_zero(&dd->new_file.id)) {
 				a = side_size(g, &dd->new_file);
@@ -1170,36 +1200,56 @@ static int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool name
 			adds += a;
 			dels += dl;
 		}
-		fs[i].add = a;
-		fs[i].del = dl;
+		fs[nf].add = a;
+		fs[nf].del = dl;
 		if (dd->status == GIT_DELTA_RENAMED || dd->status == GIT_DELTA_COPIED)
 			pprint_rename(&nm, dd->old_file.path, dd->new_file.path);
 		else
 			quote_c(&nm, dd->new_file.path);
-		fs[i].name = wap_sb_detach(&nm);
+		fs[nf].name = wap_sb_detach(&nm);
 		git_patch_free(p);
-		if (!fs[i].name)
+		if (!fs[nf].name)
 			goto out;
 		f = json_pack("{s:s, s:s, s:i, s:i, s:b}", "path", dd->new_file.path,
 			      "status", status_word(dd->status), "additions", (int)a,
-			      "deletions", (int)dl, "binary", fs[i].binary);
+			      "deletions", (int)dl, "binary", fs[nf].binary);
 		if (dd->status == GIT_DELTA_RENAMED || dd->status == GIT_DELTA_COPIED) {
 			json_object_set_new(f, "oldPath", json_string(dd->old_file.path));
 			int sim = git_similarity(g, &dd->old_file.id, &dd->new_file.id);
 			json_object_set_new(f, "similarity", json_integer(sim >= 0 ? sim : (int)dd->similarity));
 		}
 		json_array_append_new(files, f);
+		nf++;
 	}
 	if (stat) {
-		stat_text(&sb, fs, n);
+		stat_text(&sb, fs, nf);
 	} else if (names) {
 		for (size_t i = 0; i < n; i++) {
-			quote_c(&sb, git_diff_get_delta(d, i)->new_file.path);
+			const git_diff_delta *dd = git_diff_get_delta(d, i);
+			if (restricted_rp(g, dd->old_file.path) || restricted_rp(g, dd->new_file.path))
+				continue;
+			quote_c(&sb, dd->new_file.path);
 			wap_sb_addc(&sb, '\n');
 		}
-	} else if ((e = git_diff_print(d, GIT_DIFF_FORMAT_PATCH, print_cb, &(struct pctx){ &sb, g }))) {
-		lg(g, e, "cannot print the diff");
-		goto out;
+	} else if (!json_array_size(hidden)) {
+		if ((e = git_diff_print(d, GIT_DIFF_FORMAT_PATCH, print_cb, &(struct pctx){ &sb, g }))) {
+			lg(g, e, "cannot print the diff");
+			goto out;
+		}
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			const git_diff_delta *dd = git_diff_get_delta(d, i);
+			git_patch *p = NULL;
+			if (restricted_rp(g, dd->old_file.path) || restricted_rp(g, dd->new_file.path))
+				continue;
+			if ((e = git_patch_from_diff(&p, d, i)) ||
+			    (p && (e = git_patch_print(p, print_cb, &(struct pctx){ &sb, g })))) {
+				git_patch_free(p);
+				lg(g, e, "cannot print the diff");
+				goto out;
+			}
+			git_patch_free(p);
+		}
 	}
 	if (sb.oom)
 		goto out;
@@ -1207,6 +1257,8 @@ static int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool name
 	json_object_set_new(r, "files", files);
 	json_object_set_new(r, "additions", json_integer(adds));
 	json_object_set_new(r, "deletions", json_integer(dels));
+	if (json_array_size(hidden))
+		json_object_set_new(r, "restricted", json_incref(hidden));
 	files = NULL;
 	rc = 0;
 out:
@@ -1216,6 +1268,7 @@ out:
 		free(fs[i].name);
 	free(fs);
 	json_decref(files);
+	json_decref(hidden);
 	wap_sb_release(&sb);
 	return rc;
 }
@@ -1304,7 +1357,7 @@ static int split_revs_paths(struct g *g, struct strv *revs, struct strv *paths, 
 	for (i = 0; i < dd; i++) {
 		const char *a = g->args[i];
 		char *rp = NULL;
-		if (is_rev(g, a) || strstr(a, "..")) {
+		if (is_rev(g, a) || (strstr(a, "..") && a[0] != '.' && a[0] != '/' && !strstr(a, "/.."))) {
 			if (strv_add(revs, strdup(a)))
 				return oom(g);
 			continue;
@@ -1313,8 +1366,12 @@ static int split_revs_paths(struct g *g, struct strv *revs, struct strv *paths, 
 			struct wap_err e2 = { 0 };
 			char *rel = NULL;
 			int fd = -1;
-			if (!wap_ws_rel(g->ws, a, strlen(a), &rel, &e2))
-				fd = wap_ws_open(g->ws, rel, O_PATH | O_NOFOLLOW, 0, WAP_ACC_READ, &e2);
+			if (wap_ws_rel(g->ws, a, strlen(a), &rel, &e2)) {
+				/* not a revision, and a path outside the root */
+				*g->err = e2;
+				return -1;
+			}
+			fd = wap_ws_open(g->ws, rel, O_PATH | O_NOFOLLOW, 0, WAP_ACC_READ, &e2);
 			free(rel);
 			wap_err_release(&e2);
 			if (fd >= 0) {
@@ -1946,6 +2003,20 @@ static int signature(struct g *g, git_signature **sig)
 			   "or WAP_GIT_AUTHOR_NAME and WAP_GIT_AUTHOR_EMAIL");
 }
 
+struct mergeheads {
+	git_oid ids[15];
+	size_t n;
+};
+
+static int mergehead_cb(const git_oid *id, void *p)
+{
+	struct mergeheads *m = p;
+
+	if (m->n < 15)
+		git_oid_cpy(&m->ids[m->n++], id);
+	return 0;
+}
+
 static int op_commit(struct g *g, json_t **res)
 {
 	const char *msg = str_key(g, "message");
@@ -1957,6 +2028,9 @@ static int op_commit(struct g *g, json_t **res)
 	git_signature *sig = NULL;
 	git_oid tid, cid;
 	char hex[GIT_OID_HEXSZ + 1], *branch = NULL;
+	git_commit *parents[16];
+	size_t np = 0;
+	struct mergeheads mh = { { { { 0 } } }, 0 };
 	bool detached;
 	int rc = -1, e;
 
@@ -1998,12 +2072,25 @@ static int op_commit(struct g *g, json_t **res)
 	}
 	if (signature(g, &sig))
 		goto out;
+	/* a merge in progress (MERGE_HEAD) gives the commit its other parents */
+	if (h) {
+		parents[np++] = h;
+		if (git_repository_state(g->repo) == GIT_REPOSITORY_STATE_MERGE)
+			git_repository_mergehead_foreach(g->repo, mergehead_cb, &mh);
+		git_error_clear();
+		for (size_t i = 0; i < mh.n && np < 16; i++)
+			if (!git_commit_lookup(&parents[np], g->repo, &mh.ids[i]))
+				np++;
+		git_error_clear();
+	}
 	if ((e = git_tree_lookup(&tree, g->repo, &tid)) ||
-	    (e = git_commit_create(&cid, g->repo, "HEAD", sig, sig, NULL, buf.ptr, tree, h ? 1 : 0,
-				   (const git_commit **)&h))) {
+	    (e = git_commit_create(&cid, g->repo, "HEAD", sig, sig, NULL, buf.ptr, tree, np,
+				   (const git_commit **)parents))) {
 		lg(g, e, "cannot commit");
 		goto out;
 	}
+	if (np > 1)
+		git_repository_state_cleanup(g->repo);
 	oid_hex(&cid, hex);
 	branch = head_branch(g->repo, &detached);
 	{
@@ -2018,6 +2105,8 @@ out:
 	free(branch);
 	git_signature_free(sig);
 	git_tree_free(tree);
+	for (size_t i = 1; i < np; i++)
+		git_commit_free(parents[i]);
 	git_commit_free(h);
 	git_index_free(idx);
 	git_buf_dispose(&buf);

@@ -122,6 +122,16 @@ diff_same v1 HEAD --stat
 diff_same HEAD~2 HEAD --name-only
 diff_same HEAD~1 HEAD -U7
 diff_same v1 -- m.c
+echo "password=hunter2" > "$W/secret.env" && G add secret.env && echo "password=changed" > "$W/secret.env"
+expect "diff with a restricted path" 0 wap git diff --restrict '*.env' --json
+jcheck "restricted file left out and named" "$OUT" '(j["restricted"] == ["secret.env"] and "hunter2" not in j["diff"] and "changed" not in j["diff"])'
+expect "diff text with a restricted path" 0 wap git diff --restrict '*.env'
+lacks "restricted content not shown" "$OUT" "hunter2"
+has "restricted file named" "$OUT" "left out, denied by restrictedPaths: secret.env"
+expect "name-only with a restricted path" 0 wap git diff --staged --name-only --restrict '*.env'
+same "restricted name left out of --name-only" "$(printf '%s\n' "$OUT" | grep -cx 'secret.env')" "0"
+G reset -q -- secret.env && rm "$W/secret.env"
+expect "diff of a path outside the root: exit 4" 4 wap git diff ../outside
 expect "unknown revision: exit 2" 2 wap git diff no-such-rev
 has "unknown revision message" "$ERR" "no-such-rev"
 expect "three revisions: exit 2" 2 wap git diff HEAD HEAD~1 HEAD~2
@@ -422,3 +432,18 @@ cd - >/dev/null
 WAP_ROOT=$C W=$C status_agrees "merge conflicts"
 jcheck "conflicted paths listed" "$OUT" 'sorted(j["conflicted"]) == ["added", "both", "f"]'
 expect "commit with unmerged paths: exit 13" 13 wap git --root "$C" commit -m x
+echo resolved > "$C/f" && echo resolved > "$C/added"
+expect "stage the resolutions" 0 wap git --root "$C" add f added
+expect "stage a deletion of a conflicted path" 0 wap git --root "$C" add both
+expect "commit the merge" 0 wap git --root "$C" commit -m "merge other"
+same "merge commit has two parents" "$(git -C "$C" log -1 --format=%P | wc -w)" "2"
+same "second parent is the merged branch" "$(git -C "$C" rev-parse HEAD^2)" "$(git -C "$C" rev-parse other)"
+check "merge state cleaned up" test ! -e "$C/.git/MERGE_HEAD"
+check "fsck after the merge commit" git -C "$C" fsck --strict
+mkdir -p "$T/own" && git -C "$T/own" init -q && chown -R nobody "$T/own" 2>/dev/null
+if [ "$(id -u)" = 0 ] && [ "$(stat -c %U "$T/own")" = nobody ]; then
+	expect "a repository owned by someone else: exit 6" 6 wap git --root "$T/own" status
+	has "ownership message" "$ERR" "not owned by the current user"
+else
+	ok "a repository owned by someone else # SKIP needs root"
+fi
