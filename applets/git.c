@@ -6,7 +6,8 @@
  * the repository is the one at --dir (default: the root) or the nearest one
  * above it, never above the root; its .git and work tree, every path and
  * every local remote must be beneath the root.  Paths are relative to the
- * root.  Text output by default; --json gives the structured result.
+ * root.  Files denied by restrictedPaths are left out of diffs (and named).
+ * Text output by default; --json gives the structured result.
  *
  * actions:
  *   status                     branch, upstream, ahead/behind, staged,

@@ -1401,7 +1401,7 @@ static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool s
 	if (revs->n > 2)
 		return wap_err_set(g->err, WAP_E_INVALID, "Too many revisions: give at most two");
 	if (revs->n == 0) {
-		if (need_workdir(g) && !staged)
+		if (!staged && need_workdir(g))
 			return -1;
 		if (staged) {
 			if (head_commit(g, &head))
