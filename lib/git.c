@@ -1158,48 +1158,89 @@ static bool restricted_rp(struct g *g, const char *rp)
 	return bad;
 }
 
+/* A type change (file <-> symlink) comes from libgit2 as an added and a
+ * deleted delta for one path, the added one first in some diffs; git
+ * prints the deletion first and counts the pair as one file. */
+static bool same_path_pair(git_diff *d, size_t i, size_t j, git_delta_t first, git_delta_t second)
+{
+	const git_diff_delta *a = git_diff_get_delta(d, i), *b = git_diff_get_delta(d, j);
+
+	return a && b && a->status == first && b->status == second &&
+	       !strcmp(a->new_file.path, b->old_file.path);
+}
+
 /* Fill R with "files" and "diff" (the text git would print: the patch,
  * or --stat, or --name-only). */
 static int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
 {
 	size_t n = git_diff_num_deltas(d), nf = 0;
+	size_t *ord = malloc((n + 1) * sizeof(*ord));
 	struct fst *fs = calloc(n + 1, sizeof(*fs));
 	struct wap_sb sb = WAP_SB_INIT;
 	json_t *files = json_array(), *hidden = json_array();
 	size_t adds = 0, dels = 0;
 	int rc = -1, e;
 
-	if (!fs || !files || !hidden)
+	if (!fs || !files || !hidden || !ord)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		git_patch *p = NULL;
-		const git_diff_delta *dd = git_diff_get_delta(d, i);
+	for (size_t i = 0; i < n; i++)
+		ord[i] = i;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (same_path_pair(d, ord[i], ord[i + 1], GIT_DELTA_ADDED, GIT_DELTA_DELETED)) {
+			size_t t = ord[i];
+			ord[i] = ord[i + 1];
+			ord[i + 1] = t;
+			i++;
+		}
+	for (size_t k = 0; k < n; k++) {
+		const git_diff_delta *dd = git_diff_get_delta(d, ord[k]);
+		bool pair = k + 1 < n && same_path_pair(d, ord[k], ord[k + 1], GIT_DELTA_DELETED, GIT_DELTA_ADDED);
 		size_t a = 0, dl = 0;
+		bool binary = false;
 		struct wap_sb nm = WAP_SB_INIT;
 		json_t *f;
 
 		if (restricted_rp(g, dd->old_file.path) || restricted_rp(g, dd->new_file.path)) {
 			json_array_append_new(hidden, json_string(dd->new_file.path));
+			k += pair;
 			continue;
 		}
-		if ((e = git_patch_from_diff(&p, d, i))) {
-			lg(g, e, "cannot compute the diff");
-			goto out;
-		}
-		dd = p ? git_patch_get_delta(p) : git_diff_get_delta(d, i);
-		if (p)
-			git_patch_line_stats(NULL, &a, &dl, p);
-		fs[nf].binary = dd->flags & GIT_DIFF_FLAG_BINARY;
-		if (fs[nf].binary) {
-			if (!git_oid_equal(&dd->old_file.id, &dd->new_file.id) ||
-			    git_oid_is_zero(&dd->new_file.id)) {
-				a = side_size(g, &dd->new_file);
-				dl = side_size(g, &dd->old_file);
+		for (size_t part = 0; part <= (size_t)pair; part++) {
+			git_patch *p = NULL;
+			const git_diff_delta *pd;
+			size_t pa = 0, pdl = 0;
+
+			if ((e = git_patch_from_diff(&p, d, ord[k + part]))) {
+				lg(g, e, "cannot compute the diff");
+				goto out;
 			}
-		} else {
+			pd = p ? git_patch_get_delta(p) : git_diff_get_delta(d, ord[k + part]);
+			if (p)
+				git_patch_line_stats(NULL, &pa, &pdl, p);
+			if (pd->flags & GIT_DIFF_FLAG_BINARY) {
+				binary = true;
+				pa = pdl = 0;
+				if (!git_oid_equal(&pd->old_file.id, &pd->new_file.id) ||
+				    git_oid_is_zero(&pd->new_file.id)) {
+					pa = side_size(g, &pd->new_file);
+					pdl = side_size(g, &pd->old_file);
+				}
+			}
+			a += pa;
+			dl += pdl;
+			if (!stat && !names && p &&
+			    (e = git_patch_print(p, print_cb, &(struct pctx){ &sb, g }))) {
+				git_patch_free(p);
+				lg(g, e, "cannot print the diff");
+				goto out;
+			}
+			git_patch_free(p);
+		}
+		if (!binary) {
 			adds += a;
 			dels += dl;
 		}
+		fs[nf].binary = binary;
 		fs[nf].add = a;
 		fs[nf].del = dl;
 		if (dd->status == GIT_DELTA_RENAMED || dd->status == GIT_DELTA_COPIED)
@@ -1207,50 +1248,26 @@ static int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool name
 		else
 			quote_c(&nm, dd->new_file.path);
 		fs[nf].name = wap_sb_detach(&nm);
-		git_patch_free(p);
 		if (!fs[nf].name)
 			goto out;
+		if (names) {
+			quote_c(&sb, dd->new_file.path);
+			wap_sb_addc(&sb, '\n');
+		}
 		f = json_pack("{s:s, s:s, s:i, s:i, s:b}", "path", dd->new_file.path,
-			      "status", status_word(dd->status), "additions", (int)a,
-			      "deletions", (int)dl, "binary", fs[nf].binary);
+			      "status", pair ? "typechange" : status_word(dd->status), "additions", (int)a,
+			      "deletions", (int)dl, "binary", binary);
 		if (dd->status == GIT_DELTA_RENAMED || dd->status == GIT_DELTA_COPIED) {
-			json_object_set_new(f, "oldPath", json_string(dd->old_file.path));
 			int sim = git_similarity(g, &dd->old_file.id, &dd->new_file.id);
+			json_object_set_new(f, "oldPath", json_string(dd->old_file.path));
 			json_object_set_new(f, "similarity", json_integer(sim >= 0 ? sim : (int)dd->similarity));
 		}
 		json_array_append_new(files, f);
 		nf++;
+		k += pair;
 	}
-	if (stat) {
+	if (stat)
 		stat_text(&sb, fs, nf);
-	} else if (names) {
-		for (size_t i = 0; i < n; i++) {
-			const git_diff_delta *dd = git_diff_get_delta(d, i);
-			if (restricted_rp(g, dd->old_file.path) || restricted_rp(g, dd->new_file.path))
-				continue;
-			quote_c(&sb, dd->new_file.path);
-			wap_sb_addc(&sb, '\n');
-		}
-	} else if (!json_array_size(hidden)) {
-		if ((e = git_diff_print(d, GIT_DIFF_FORMAT_PATCH, print_cb, &(struct pctx){ &sb, g }))) {
-			lg(g, e, "cannot print the diff");
-			goto out;
-		}
-	} else {
-		for (size_t i = 0; i < n; i++) {
-			const git_diff_delta *dd = git_diff_get_delta(d, i);
-			git_patch *p = NULL;
-			if (restricted_rp(g, dd->old_file.path) || restricted_rp(g, dd->new_file.path))
-				continue;
-			if ((e = git_patch_from_diff(&p, d, i)) ||
-			    (p && (e = git_patch_print(p, print_cb, &(struct pctx){ &sb, g })))) {
-				git_patch_free(p);
-				lg(g, e, "cannot print the diff");
-				goto out;
-			}
-			git_patch_free(p);
-		}
-	}
 	if (sb.oom)
 		goto out;
 	json_object_set_new(r, "diff", json_stringn(sb.buf ? sb.buf : "", sb.len));
@@ -1267,6 +1284,7 @@ out:
 	for (size_t i = 0; fs && i < n; i++)
 		free(fs[i].name);
 	free(fs);
+	free(ord);
 	json_decref(files);
 	json_decref(hidden);
 	wap_sb_release(&sb);

@@ -50,6 +50,8 @@ printf 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n' > "$W/ren.t
 printf 'bin\000ary\001' > "$W/b.bin"
 echo keep > "$W/del.txt"
 echo "spaced" > "$W/sp ace.txt"
+echo "will be a link" > "$W/tc.txt"
+ln -s a.txt "$W/link"
 G add -A && G commit -qm "base commit" && G tag v1
 printf 'alpha\nBETA\ngamma\n' > "$W/a.txt"			# unstaged change
 printf 'int main(void)\n{\n\treturn 1;\n}\n' > "$W/m.c"
@@ -63,6 +65,8 @@ echo new > "$W/new.txt" && G add new.txt			# staged new file
 echo untracked > "$W/u.txt"
 mkdir -p "$W/udir" && echo x > "$W/udir/f"
 echo "spaced 2" > "$W/sp ace.txt"
+rm "$W/tc.txt" && ln -s m.c "$W/tc.txt"			# typechange
+ln -sf renamed.txt "$W/link"					# symlink retargeted
 status_agrees "mixed changes"
 jcheck "status: branch, staged/unstaged/untracked lists" "$OUT" \
 	'(j["branch"] == "main" and "u.txt" in j["untracked"] and "udir/" in j["untracked"] and
