@@ -950,6 +950,7 @@ out:
 struct pctx {
 	struct wap_sb *sb;
 	struct g *g;
+	bool no_hunks;	/* git prints no ---/+++ lines then (empty files) */
 };
 
 static int print_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l, void *p)
@@ -968,6 +969,10 @@ static int print_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_d
 		while (q < end) {
 			const char *nl = memchr(q, '\n', end - q);
 			size_t n = nl ? (size_t)(nl - q) : (size_t)(end - q);
+			if (pc->no_hunks && n >= 4 && (!strncmp(q, "--- ", 4) || !strncmp(q, "+++ ", 4))) {
+				q += n + (nl != NULL);
+				continue;
+			}
 			if (sim >= 0 && !strncmp(q, "similarity index ", 17))
 				wap_sb_addf(sb, "similarity index %d%%", sim);
 			else
@@ -1229,7 +1234,8 @@ static int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool name
 			a += pa;
 			dl += pdl;
 			if (!stat && !names && p &&
-			    (e = git_patch_print(p, print_cb, &(struct pctx){ &sb, g }))) {
+			    (e = git_patch_print(p, print_cb, &(struct pctx){ &sb, g,
+					!git_patch_num_hunks(p) && !(pd->flags & GIT_DIFF_FLAG_BINARY) }))) {
 				git_patch_free(p);
 				lg(g, e, "cannot print the diff");
 				goto out;

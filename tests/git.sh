@@ -51,6 +51,8 @@ printf 'bin\000ary\001' > "$W/b.bin"
 echo keep > "$W/del.txt"
 echo "spaced" > "$W/sp ace.txt"
 echo "will be a link" > "$W/tc.txt"
+seq 1 600 > "$W/huge.txt"
+printf 'a\r\nb\r\n' > "$W/crlf.txt"
 ln -s a.txt "$W/link"
 G add -A && G commit -qm "base commit" && G tag v1
 printf 'alpha\nBETA\ngamma\n' > "$W/a.txt"			# unstaged change
@@ -116,6 +118,9 @@ echo 1 > "$W/deep/directory/structure/for/a/very/long/path/name/file_with_a_long
 G mv a.txt a-moved.txt
 printf '\001\002\003' > "$W/b.bin"
 echo tést > "$W/tést.txt"
+seq 1 600 | sed 's/5/X/' > "$W/huge.txt"			# a --stat graph that must scale
+printf 'a\r\nB\r\n' > "$W/crlf.txt"
+: > "$W/empty.txt"						# no ---/+++ lines for it
 G add -A && G commit -qm "third commit"
 diff_same HEAD~2 HEAD
 diff_same HEAD~1..HEAD
