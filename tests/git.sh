@@ -314,6 +314,8 @@ mkdir -p "$T/outer/inner" && git -C "$T/outer" init -q
 expect "no search above the root: exit 3" 3 wap git --root "$T/outer/inner" status
 mkdir -p "$T/gf" && echo "gitdir: $T/outer/.git" > "$T/gf/.git"
 expect "a .git file pointing outside the root: exit 4" 4 wap git --root "$T/gf" status
+mkdir -p "$T/wt/repo" && git -C "$T/wt/repo" init -q && git -C "$T/wt/repo" config core.worktree "$T"
+expect "core.worktree outside the root: exit 4" 4 wap git --root "$T/wt" status --dir repo
 mkdir -p "$W/nested" && git -C "$W/nested" init -q
 expect "--dir picks a nested repository" 0 wap git status --dir nested --json
 jcheck "nested repository" "$OUT" 'j["repository"] == "nested" and j["head"] is None'
