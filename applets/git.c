@@ -44,7 +44,7 @@
  *   -m, --message MSG   commit: the message
  *   --path PATH         a path (repeatable; same as PATH arguments)
  *   --file PATH         a path (repeatable; same as PATH arguments)
- *   --create            branch: create NAME; checkout: create BRANCH first
+ *   --create            branch: create NAME; checkout: create BRANCH if missing
  *   --from REV          branch --create, checkout --create: start at REV
  *   --delete            branch: delete NAME (unmerged only with --force)
  *   -a, --all           branch: remote-tracking branches too

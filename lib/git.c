@@ -2408,7 +2408,7 @@ static int dwim_remote(struct g *g, const char *name, git_reference **out, char 
 static int op_checkout(struct g *g, json_t **res)
 {
 	const char *name = name_arg(g, 0);
-	bool force = bool_key(g, "force"), created = false, detached = false;
+	bool force = bool_key(g, "force"), created = false, detached = false, exists;
 	git_reference *ref = NULL, *rref = NULL;
 	git_commit *c = NULL;
 	git_object *peeled = NULL;
@@ -2423,15 +2423,18 @@ static int op_checkout(struct g *g, json_t **res)
 	if (g->nargs > (str_key(g, "branch") ? 0 : 1))
 		return wap_err_set(g->err, WAP_E_INVALID, "unexpected argument '%s' (checkout takes one branch)",
 				   g->args[g->nargs - 1]);
-	if (bool_key(g, "create")) {
+	/* --create makes the branch if it is missing (the Agent Control
+	 * Protocol's "create branch if missing"); an existing one is switched
+	 * to, unless --from asks for a new start */
+	exists = !git_branch_lookup(&ref, g->repo, name, GIT_BRANCH_LOCAL);
+	git_error_clear();
+	git_reference_free(ref);
+	ref = NULL;
+	if (bool_key(g, "create") && exists && str_key(g, "from"))
+		return wap_err_set(g->err, WAP_E_EXISTS, "A branch named '%s' already exists", name);
+	if (bool_key(g, "create") && !exists) {
 		if (valid_branch_name(g, name))
 			return -1;
-		if (!git_branch_lookup(&ref, g->repo, name, GIT_BRANCH_LOCAL)) {
-			git_reference_free(ref);
-			return wap_err_set(g->err, WAP_E_EXISTS, "A branch named '%s' already exists", name);
-		}
-		git_error_clear();
-		ref = NULL;
 		if (!str_key(g, "from")) {
 			if (head_commit(g, &c))
 				goto out;

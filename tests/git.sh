@@ -295,7 +295,10 @@ check "local change gone" test "$(cat "$W/add1.txt" 2>/dev/null)" != "conflictin
 expect "checkout --create" 0 wap git checkout topic --create --json
 jcheck "checkout json" "$OUT" 'j["success"] and j["created"] and j["branch"] == "topic"'
 same "on topic" "$(G symbolic-ref --short HEAD)" "topic"
-expect "checkout --create an existing branch: exit 10" 10 wap git checkout main --create
+expect "checkout --create --from of an existing branch: exit 10" 10 wap git checkout main --create --from v1
+expect "checkout --create of an existing branch switches to it" 0 wap git checkout main --create --json
+jcheck "not created" "$OUT" '(not j["created"]) and j["branch"] == "main"'
+expect "back to topic" 0 wap git checkout topic
 expect "checkout unknown: exit 3" 3 wap git checkout no-such-branch
 expect "checkout a revision: detached" 0 wap git checkout v1 --json
 jcheck "detached" "$OUT" 'j["detached"]'
