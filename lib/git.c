@@ -385,8 +385,14 @@ static int collect_paths(struct g *g, const char **args, size_t nargs, int acces
 				return g->err->kind ? -1 : oom(g);
 		}
 	}
+	bool sep = args == g->args;	/* the whole list: "--" is a separator */
+
 	for (size_t i = 0; i < nargs; i++) {
 		char *rp;
+		if (sep && !strcmp(args[i], "--")) {
+			sep = false;	/* "add -- -file" */
+			continue;
+		}
 		if (repo_path(g, args[i], access, &rp) || strv_add(out, rp))
 			return g->err->kind ? -1 : oom(g);
 	}

@@ -219,6 +219,11 @@ same "reset unstaged" "$(G diff --cached --name-only | tr '\n' ' ')" "sub/s1.txt
 rm "$W/dated.txt"
 expect "add a deleted file stages the deletion" 0 wap git add dated.txt
 same "deletion staged" "$(G status --porcelain -- dated.txt)" "D  dated.txt"
+echo dash > "$W/-dash.txt"
+expect "add -- -dash.txt" 0 wap git add -- -dash.txt
+same "a path that looks like an option staged" "$(G diff --cached --name-only -- -dash.txt)" "-dash.txt"
+expect "unstage -- -dash.txt" 0 wap git unstage -- -dash.txt
+rm "$W/-dash.txt"
 expect "add a missing path: exit 3" 3 wap git add nope.txt
 has "missing path message" "$ERR" "did not match any files"
 echo ign > "$W/junk.log" && echo '*.log' > "$W/.gitignore"
