@@ -1649,55 +1649,160 @@ static int parse_when(struct g *g, const char *s, const char *opt, git_time_t *o
 			   opt, s);
 }
 
-/* Does commit C change PATHS against every parent (git's default history
- * simplification: a merge TREESAME to a parent is left out)? */
-static int touches(struct g *g, git_commit *c, struct strv *paths, bool *yes)
+/* ---- the history walk, as git log does it ----
+ * Commits come out of a queue ordered by committer date, newest first
+ * (equal dates in the order they were queued: git's
+ * commit_list_insert_by_date); a commit older than --since ends its line
+ * of history; with paths, a commit that changes none of them is not shown,
+ * and a merge that is TREESAME to a parent follows that parent only (git's
+ * default history simplification). */
+struct oidset {
+	git_oid *v;
+	size_t cap, n;
+};
+
+static size_t oid_hash(const git_oid *id)
+{
+	size_t h;
+
+	memcpy(&h, id->id, sizeof(h));
+	return h;
+}
+
+static bool oidset_has(const struct oidset *s, const git_oid *id)
+{
+	if (!s->cap)
+		return false;
+	for (size_t i = oid_hash(id) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+		if (git_oid_is_zero(&s->v[i]))
+			return false;
+		if (git_oid_equal(&s->v[i], id))
+			return true;
+	}
+}
+
+/* 1 if added, 0 if present, -1 out of memory */
+static int oidset_add(struct oidset *s, const git_oid *id)
+{
+	size_t i;
+
+	if (oidset_has(s, id))
+		return 0;
+	if ((s->n + 1) * 2 > s->cap) {
+		struct oidset b = { calloc(s->cap ? s->cap * 2 : 64, sizeof(git_oid)), s->cap ? s->cap * 2 : 64, 0 };
+		if (!b.v)
+			return -1;
+		for (size_t k = 0; k < s->cap; k++)
+			if (!git_oid_is_zero(&s->v[k]))
+				oidset_add(&b, &s->v[k]);
+		free(s->v);
+		*s = b;
+	}
+	for (i = oid_hash(id) & (s->cap - 1); !git_oid_is_zero(&s->v[i]); i = (i + 1) & (s->cap - 1))
+		;
+	git_oid_cpy(&s->v[i], id);
+	s->n++;
+	return 1;
+}
+
+struct cqueue {
+	git_commit **v;
+	size_t n, cap;
+};
+
+static int cq_insert(struct cqueue *q, git_commit *c)
+{
+	git_time_t t = git_commit_time(c);
+	size_t i = 0;
+
+	if (q->n == q->cap) {
+		size_t nc = q->cap ? q->cap * 2 : 16;
+		git_commit **nv = realloc(q->v, nc * sizeof(*nv));
+		if (!nv)
+			return -1;
+		q->v = nv;
+		q->cap = nc;
+	}
+	while (i < q->n && git_commit_time(q->v[i]) >= t)
+		i++;
+	memmove(q->v + i + 1, q->v + i, (q->n - i) * sizeof(*q->v));
+	q->v[i] = c;
+	q->n++;
+	return 0;
+}
+
+static git_commit *cq_pop(struct cqueue *q)
+{
+	git_commit *c;
+
+	if (!q->n)
+		return NULL;
+	c = q->v[0];
+	memmove(q->v, q->v + 1, --q->n * sizeof(*q->v));
+	return c;
+}
+
+/* Is C's tree the same as its parent I's (or, for I < 0, the empty tree's)
+ * at PATHS? */
+static int treesame(struct g *g, git_commit *c, int i, struct strv *paths, bool *same)
 {
 	git_diff_options o;
-	git_tree *t = NULL;
-	unsigned np = git_commit_parentcount(c);
+	git_commit *p = NULL;
+	git_tree *t = NULL, *pt = NULL;
+	git_diff *d = NULL;
 	int e;
 
-	*yes = true;
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 	o.pathspec = strv_arr(paths);
-	if ((e = git_commit_tree(&t, c)))
-		return lg(g, e, "cannot read a commit's tree");
-	for (unsigned i = 0; i < (np ? np : 1) && *yes; i++) {
-		git_commit *p = NULL;
-		git_tree *pt = NULL;
-		git_diff *d = NULL;
-		if (np && ((e = git_commit_parent(&p, c, i)) || (e = git_commit_tree(&pt, p)))) {
-			git_commit_free(p);
-			git_tree_free(t);
-			return lg(g, e, "cannot read a parent commit");
-		}
+	if (!(e = git_commit_tree(&t, c)) &&
+	    (i < 0 || (!(e = git_commit_parent(&p, c, i)) && !(e = git_commit_tree(&pt, p)))))
 		e = git_diff_tree_to_tree(&d, g->repo, pt, t, &o);
-		if (!e && git_diff_num_deltas(d) == 0)
-			*yes = false;
-		git_diff_free(d);
-		git_tree_free(pt);
-		git_commit_free(p);
-		if (e) {
-			git_tree_free(t);
-			return lg(g, e, "cannot compare commits");
-		}
-	}
+	if (!e)
+		*same = git_diff_num_deltas(d) == 0;
+	git_diff_free(d);
+	git_tree_free(pt);
 	git_tree_free(t);
+	git_commit_free(p);
+	return e ? lg(g, e, "cannot compare commits") : 0;
+}
+
+/* Mark every commit reachable from REV as hidden (the A of A..B). */
+static int hide_from(struct g *g, const char *rev, struct oidset *hidden)
+{
+	git_revwalk *w = NULL;
+	git_commit *c = NULL;
+	git_oid id;
+	int e;
+
+	if (resolve_commit(g, rev, &c))
+		return -1;
+	if (!(e = git_revwalk_new(&w, g->repo)) && !(e = git_revwalk_push(w, git_commit_id(c)))) {
+		while (!(e = git_revwalk_next(&id, w)))
+			if (oidset_add(hidden, &id) < 0) {
+				e = -1;
+				break;
+			}
+	}
+	git_revwalk_free(w);
+	git_commit_free(c);
+	if (e && e != GIT_ITEROVER)
+		return lg(g, e, "cannot walk the history");
+	git_error_clear();
 	return 0;
 }
 
 static int op_log(struct g *g, json_t **res)
 {
-	struct strv revs = { 0 }, paths = { 0 };
-	git_revwalk *w = NULL;
-	git_oid id;
+	struct strv revs = { 0 }, paths = { 0 }, starts = { 0 };
+	struct oidset seen = { 0 }, hidden = { 0 };
+	struct cqueue q = { 0 };
 	long long max = 50;
 	git_time_t since = 0, until = 0;
-	bool has_since = false, has_until = false, truncated = false;
+	bool has_since = false, has_until = false, truncated = false, filter;
 	const char *s;
 	json_t *entries = NULL;
-	int rc = -1, e, k;
+	git_commit *c = NULL;
+	int rc = -1, k;
 
 	if ((k = wap_req_int(g->req, "max_count", &max, g->err)) < 0)
 		return -1;
@@ -1719,83 +1824,119 @@ static int op_log(struct g *g, json_t **res)
 		oom(g);
 		goto out;
 	}
-	if ((e = git_revwalk_new(&w, g->repo))) {
-		lg(g, e, "cannot walk the history");
-		goto out;
-	}
-	git_revwalk_sorting(w, GIT_SORT_NONE);	/* git's default order */
+	filter = paths.n && !strv_has_root(&paths);
 	entries = json_array();
-	if (!revs.n) {
-		git_commit *h = NULL;
-		if (head_commit(g, &h))
-			goto out;
-		if (!h)
-			goto done;	/* no commits yet */
-		e = git_revwalk_push(w, git_commit_id(h));
-		git_commit_free(h);
-		if (e) {
-			lg(g, e, "cannot walk the history");
-			goto out;
-		}
-	}
+	/* the starting points; A..B hides what A reaches */
 	for (size_t i = 0; i < revs.n; i++) {
-		if (strstr(revs.v[i], "..")) {
-			if (strstr(revs.v[i], "...") || (e = git_revwalk_push_range(w, revs.v[i]))) {
-				git_error_clear();
-				wap_err_set(g->err, WAP_E_INVALID, "Unknown revision range: '%s'", revs.v[i]);
-				goto out;
-			}
-		} else {
-			git_commit *c = NULL;
-			if (resolve_commit(g, revs.v[i], &c))
-				goto out;
-			e = git_revwalk_push(w, git_commit_id(c));
-			git_commit_free(c);
-			if (e) {
-				lg(g, e, "cannot walk the history");
-				goto out;
-			}
+		char *dots = strstr(revs.v[i], "..");
+		if (!dots) {
+			if (strv_add(&starts, strdup(revs.v[i])))
+				goto nomem;
+			continue;
 		}
-	}
-	while (!(e = git_revwalk_next(&id, w))) {
-		git_commit *c = NULL;
-		git_time_t t;
-		bool yes = true;
-
-		if ((e = git_commit_lookup(&c, g->repo, &id))) {
-			lg(g, e, "cannot read a commit");
+		if (dots[2] == '.') {
+			wap_err_set(g->err, WAP_E_INVALID, "Unsupported revision range for log: '%s' (use A..B)",
+				    revs.v[i]);
 			goto out;
 		}
-		t = git_commit_time(c);
-		if ((has_since && t < since) || (has_until && t > until) ||
-		    (paths.n && !strv_has_root(&paths) && (touches(g, c, &paths, &yes) || !yes))) {
+		*dots = 0;
+		if (hide_from(g, *revs.v[i] ? revs.v[i] : "HEAD", &hidden))
+			goto out;
+		if (strv_add(&starts, strdup(dots[2] ? dots + 2 : "HEAD")))
+			goto nomem;
+	}
+	if (!revs.n) {
+		if (head_commit(g, &c))
+			goto out;
+		if (!c)
+			goto done;	/* no commits yet */
+	}
+	for (size_t i = 0; i <= starts.n; i++) {
+		if (i < starts.n && resolve_commit(g, starts.v[i], &c))
+			goto out;
+		if (!c)
+			continue;
+		if (oidset_add(&seen, git_commit_id(c)) != 1 || cq_insert(&q, c)) {
 			git_commit_free(c);
+			c = NULL;
 			if (g->err->kind)
 				goto out;
 			continue;
 		}
-		if ((long long)json_array_size(entries) >= max) {
-			git_commit_free(c);
-			truncated = true;
-			break;
-		}
-		json_array_append_new(entries, commit_json(c));
-		git_commit_free(c);
+		c = NULL;
 	}
-	if (e && e != GIT_ITEROVER) {
-		lg(g, e, "cannot walk the history");
-		goto out;
+	while ((c = cq_pop(&q))) {
+		git_time_t t = git_commit_time(c);
+		unsigned np = git_commit_parentcount(c);
+		int follow = -1;	/* -1: every parent */
+		bool show = true, same;
+
+		if (oidset_has(&hidden, git_commit_id(c)) || (has_since && t < since)) {
+			git_commit_free(c);
+			continue;
+		}
+		if (filter) {
+			if (np <= 1) {
+				if (treesame(g, c, np ? 0 : -1, &paths, &same))
+					goto out;
+				show = !same;
+			} else {
+				for (unsigned i = 0; i < np && follow < 0; i++) {
+					if (treesame(g, c, i, &paths, &same))
+						goto out;
+					if (same)
+						follow = i;
+				}
+				show = follow < 0;
+			}
+		}
+		for (unsigned i = 0; i < np; i++) {
+			git_commit *p = NULL;
+			int added;
+			if (follow >= 0 && (int)i != follow)
+				continue;
+			added = oidset_add(&seen, git_commit_parent_id(c, i));
+			if (added < 0)
+				goto nomem;
+			if (!added)
+				continue;
+			if (git_commit_parent(&p, c, i)) {
+				lg(g, -1, "cannot read a parent commit");
+				goto out;
+			}
+			if (cq_insert(&q, p)) {
+				git_commit_free(p);
+				goto nomem;
+			}
+		}
+		if (show && !(has_until && t > until)) {
+			if ((long long)json_array_size(entries) >= max) {
+				truncated = true;
+				break;
+			}
+			json_array_append_new(entries, commit_json(c));
+		}
+		git_commit_free(c);
 	}
 done:
 	git_error_clear();
 	*res = json_pack("{s:o, s:b}", "entries", entries, "isTruncated", truncated);
 	entries = NULL;
 	rc = 0;
+	goto out;
+nomem:
+	oom(g);
 out:
+	git_commit_free(c);
+	while ((c = cq_pop(&q)))
+		git_commit_free(c);
+	free(q.v);
+	free(seen.v);
+	free(hidden.v);
 	json_decref(entries);
-	git_revwalk_free(w);
 	strv_free(&revs);
 	strv_free(&paths);
+	strv_free(&starts);
 	return rc;
 }
 

@@ -194,6 +194,30 @@ logs_same "relative --since" "--since 3.days.ago" --since=3.days.ago
 logs_same "range" "HEAD~3..HEAD" HEAD~3..HEAD
 logs_same "a path deleted since (--path)" "--path del.txt" -- del.txt
 logs_same "--since @EPOCH" "--since @1900000000" --since=@1900000000
+# history simplification: a merge TREESAME to its first parent hides the side
+H=$T/hist
+git init -q "$H" && cd "$H"
+echo 1 > p && echo 1 > q && git add . && GIT_COMMITTER_DATE=2030-05-01T00:00:00Z git commit -qm A
+git checkout -qb side && echo 2 > p && git commit -qam C --date=2030-05-02T00:00:00Z
+git checkout -q main && echo 2 > p && GIT_COMMITTER_DATE=2030-05-03T00:00:00Z git commit -qam B
+echo 3 > q && GIT_COMMITTER_DATE=2030-05-04T00:00:00Z git commit -qam D
+GIT_COMMITTER_DATE=2030-05-05T00:00:00Z git merge -q --no-edit side >/dev/null 2>&1
+echo 4 > p && GIT_COMMITTER_DATE=2020-01-01T00:00:00Z git commit -qam "old-dated E"
+echo 5 > q && GIT_COMMITTER_DATE=2030-05-06T00:00:00Z git commit -qam F
+cd - >/dev/null
+hist_same() { # DESC "WAPARGS" GITARGS...
+	d=$1 wa=$2; shift 2
+	got=$(wap git --root "$H" log --json $wa | python3 -c 'import json,sys; print(" ".join(e["subject"] for e in json.load(sys.stdin)["entries"]))')
+	want=$(git -C "$H" log --format=%s "$@" | tr '\n' ' ' | sed 's/ $//')
+	same "log $d (merges, skewed dates)" "$got" "$want"
+}
+hist_same "all" ""
+hist_same "-- p" "-- p" -- p
+hist_same "-- q" "-- q" -- q
+hist_same "--since stops at an older commit" "--since 2030-05-02T12:00:00Z" --since=2030-05-02T12:00:00Z
+hist_same "--until" "--until 2030-05-03T12:00:00Z" --until=2030-05-03T12:00:00Z
+hist_same "range" "side..main" side..main
+hist_same "range -- p" "side..main -- p" side..main -- p
 expect "log --json" 0 wap git log -n 1 --json
 jcheck "log entry fields" "$OUT" \
 	'[(e["message"], e["author"], e["authorEmail"], e["date"]) for e in j["entries"]] == [("dated 4", "Test User", "test@example.com", "2030-04-15T12:00:00+00:00")] and j["isTruncated"]'
