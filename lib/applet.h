@@ -58,6 +58,8 @@ enum wap_opttype {
 #define WAP_OPT_REQ	2u	/* required */
 #define WAP_OPT_REST	4u	/* positional STRS taking the rest, "--" included */
 #define WAP_OPT_CLI	8u	/* CLI only: not in the tool schema */
+#define WAP_OPT_DASHDASH 16u	/* positional STRS: a "--" on the command line is kept
+				 * in it (options after it still parse before it) */
 
 struct wap_opt {
 	const char *name;	/* long option ("max-results") or positional name ("path") */

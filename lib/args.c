@@ -28,6 +28,15 @@ const char *wap_opt_key(const struct wap_opt *o, char *keybuf, size_t n)
 	return keybuf;
 }
 
+/* A JSON real that is a whole number a long long can hold (casting any
+ * other double to long long is undefined behaviour). */
+static bool real_is_int(const json_t *v)
+{
+	double d = json_real_value(v);
+
+	return json_is_real(v) && d >= -9.2e18 && d <= 9.2e18 && d == (double)(long long)d;
+}
+
 static int parse_int(const char *s, long long *v)
 {
 	char *end;
@@ -103,6 +112,9 @@ json_t *wap_args_parse(const struct wap_applet *a, int argc, char **argv,
 
 		if (!dashdash && !strcmp(arg, "--")) {
 			dashdash = true;
+			if (pos->name && (pos->flags & WAP_OPT_DASHDASH) &&
+			    set_value(req, pos, arg, pos->name, err))
+				goto fail;
 			continue;
 		}
 		if (!dashdash && arg[0] == '-' && arg[1] == '-') {
@@ -312,7 +324,7 @@ int wap_args_check(const struct wap_applet *a, const json_t *req, struct wap_err
 		switch (o->type) {
 		case WAP_OPT_BOOL: ok = json_is_boolean(v); break;
 		case WAP_OPT_INT: ok = json_is_integer(v) ||
-			(json_is_real(v) && json_real_value(v) == (double)(long long)json_real_value(v));
+			real_is_int(v);
 			break;
 		case WAP_OPT_STR: ok = json_is_string(v); break;
 		case WAP_OPT_STRS: {
@@ -361,7 +373,7 @@ int wap_req_int(const json_t *req, const char *key, long long *out, struct wap_e
 		*out = json_integer_value(v);
 		return 1;
 	}
-	if (json_is_real(v) && json_real_value(v) == (double)(long long)json_real_value(v)) {
+	if (real_is_int(v)) {
 		*out = (long long)json_real_value(v);
 		return 1;
 	}
