@@ -206,24 +206,22 @@ static int pathcmp(const char *a, const char *b)
 	}
 }
 
-static int g_sort;
-
-static int frcmp(const struct frec *a, const struct frec *b)
+static int frcmp(const struct frec *a, const struct frec *b, int sort)
 {
-	if (g_sort == SORT_MTIME) {
+	if (sort == SORT_MTIME) {
 		if (a->mtime.tv_sec != b->mtime.tv_sec)
 			return a->mtime.tv_sec > b->mtime.tv_sec ? -1 : 1;
 		if (a->mtime.tv_nsec != b->mtime.tv_nsec)
 			return a->mtime.tv_nsec > b->mtime.tv_nsec ? -1 : 1;
-	} else if (g_sort == SORT_NONE) {
+	} else if (sort == SORT_NONE) {
 		return a->seq < b->seq ? -1 : a->seq > b->seq;
 	}
 	return pathcmp(a->path, b->path);
 }
 
-static int frcmp_q(const void *a, const void *b)
+static int frcmp_q(const void *a, const void *b, void *sort)
 {
-	return frcmp(a, b);
+	return frcmp(a, b, *(const int *)sort);
 }
 
 static size_t weight(const struct gctx *g, const struct frec *f)
@@ -250,9 +248,8 @@ static void prune(struct gctx *g)
 {
 	size_t acc = 0;
 
-	g_sort = g->sort;
 	if (g->nfr)
-		qsort(g->fr, g->nfr, sizeof(*g->fr), frcmp_q);
+		qsort_r(g->fr, g->nfr, sizeof(*g->fr), frcmp_q, &g->sort);
 	for (size_t i = 0; i < g->nfr; i++) {
 		if (acc >= g->max) {
 			drop_entries(&g->fr[i]);
@@ -274,10 +271,9 @@ static void add_file(struct gctx *g, struct frec *f)
 {
 	pthread_mutex_lock(&g->mu);
 	f->seq = g->seq++;
-	g_sort = g->sort;
 	if (g->max && !g->write && !g->jsonl) {
 		if ((g->sort == SORT_NONE && g->kept >= g->max) ||
-		    (g->cut && frcmp(f, &g->cutkey) > 0))
+		    (g->cut && frcmp(f, &g->cutkey, g->sort) > 0))
 			drop_entries(f);
 	}
 	if (g->nfr == g->cfr) {
@@ -1236,9 +1232,8 @@ static json_t *build_result(struct gctx *g, size_t total_files, size_t total_mat
 	size_t shown = 0;
 	bool trunc = false;
 
-	g_sort = g->sort;
 	if (g->nfr)
-		qsort(g->fr, g->nfr, sizeof(*g->fr), frcmp_q);
+		qsort_r(g->fr, g->nfr, sizeof(*g->fr), frcmp_q, &g->sort);
 	for (size_t i = 0; i < g->nfr; i++) {
 		struct frec *f = &g->fr[i];
 		if (g->files || g->count) {
@@ -1446,9 +1441,8 @@ static int grep_exec(struct wap_call *call, const json_t *req, json_t **res, str
 	if (g.write) {
 		struct rewrite rw = { &g, wap_mstate_new(g.m), 0 };
 		json_t *files = json_array();
-		g_sort = SORT_PATH;
 		if (g.nfr)
-			qsort(g.fr, g.nfr, sizeof(*g.fr), frcmp_q);
+			qsort_r(g.fr, g.nfr, sizeof(*g.fr), frcmp_q, &(int){ SORT_PATH });
 		if (!rw.st) {
 			json_decref(files);
 			wap_err_set(err, WAP_E_FAILED, "out of memory");
@@ -1548,9 +1542,8 @@ static int print_direct(struct gctx *g, FILE *out, size_t searched, size_t bytes
 
 	for (size_t i = 0; i < g->nfr; i++)
 		total += g->fr[i].count;
-	g_sort = g->sort;
 	if (g->nfr)
-		qsort(g->fr, g->nfr, sizeof(*g->fr), frcmp_q);
+		qsort_r(g->fr, g->nfr, sizeof(*g->fr), frcmp_q, &g->sort);
 	for (size_t i = 0; i < g->nfr && !trunc; i++) {
 		struct frec *f = &g->fr[i];
 		size_t n = f->neoff, end = f->out.len;
