@@ -37,6 +37,7 @@ struct wap_mstate {
 	pcre2_jit_stack *js;
 	size_t next[MAXLIT];	/* cached next position of each literal */
 	size_t from[MAXLIT];	/* the position the cache was computed from */
+	bool bylines;		/* the whole buffer hit a PCRE2 limit: go line by line */
 };
 
 /* ---- how common a byte is in source text (higher: more common) ---- */
@@ -821,6 +822,7 @@ void wap_mstate_free(struct wap_mstate *s)
 
 void wap_match_begin(struct wap_mstate *s)
 {
+	s->bylines = false;
 	for (size_t i = 0; i < MAXLIT; i++) {
 		s->next[i] = 0;
 		s->from[i] = NONE;
@@ -873,7 +875,8 @@ bool wap_match_line(const struct wap_matcher *m, struct wap_mstate *s, const cha
 		ov = pcre2_get_ovector_pointer(s->md);
 		ms = ov[0];
 		me = ov[1];
-		if (ms >= len)
+		/* an empty match at the very end belongs to an unterminated last line */
+		if (ms > len || (ms == len && buf[len - 1] == '\n'))
 			return false;
 		*ls = line_start(buf, pos, ms);
 		*le = line_end(buf, len, me > ms ? me - 1 : ms);
@@ -887,11 +890,25 @@ bool wap_match_line(const struct wap_matcher *m, struct wap_mstate *s, const cha
 				return false;
 		} else {
 			PCRE2_SIZE *ov;
-			if (run(m, s, buf, len, pos) < 0)
+			int rc;
+			if (s->bylines) {
+				/* each line alone: bounded work however the pattern backtracks */
+				a = pos;
+				b = line_end(buf, len, pos);
+				goto verify;
+			}
+			rc = run(m, s, buf, len, pos);
+			if (rc == PCRE2_ERROR_NOMATCH)
 				return false;
+			if (rc < 0) {
+				/* a match or backtracking limit over the whole buffer:
+				 * the answer is still each line's own */
+				s->bylines = true;
+				continue;
+			}
 			ov = pcre2_get_ovector_pointer(s->md);
 			c = ov[0];
-			if (c >= len)
+			if (c > len || (c == len && buf[len - 1] == '\n'))
 				return false;
 			a = line_start(buf, pos, c);
 			b = line_end(buf, len, c);
