@@ -291,11 +291,16 @@ static void test_differential(void **state)
 				text[tl++] = '\n';
 		}
 		text[tl] = 0;
+		char pat2[256];
 		rand_pattern(pat, sizeof(pat), 0);
+		rand_pattern(pat2, sizeof(pat2), 0);
 		for (int icase = 0; icase < 2; icase++) {
-			const char *pats[1] = { pat };
-			struct wap_match_opts o = { .patterns = pats, .n = 1, .icase = icase,
-						    .word = rnd(5) == 0 };
+			const char *pats[2] = { pat, pat2 };
+			struct wap_match_opts o = { .patterns = pats, .n = 1 + (rnd(4) == 0), .icase = icase,
+						    .word = rnd(5) == 0, .line = rnd(6) == 0,
+						    .fixed = rnd(5) == 0 };
+			if (o.fixed)
+				pats[0] = words[rnd(sizeof(words) / sizeof(*words))];
 			struct wap_err err = { 0 };
 			struct wap_matcher *m = wap_matcher_new(&o, &err);
 			pcre2_code *re;
@@ -333,8 +338,8 @@ static void test_differential(void **state)
 						      (unsigned char)text[i] < 0x20 || (unsigned char)text[i] >= 0x7f ||
 						      text[i] == '\\' || text[i] == '\'' ? "\\x%02x" : "%c",
 						      (unsigned char)text[i]);
-				fail_msg("pattern '%s' (icase %d word %d) on $'%s': lines differ", pat, icase,
-					 o.word, esc);
+				fail_msg("patterns '%s' '%s' (n %zu icase %d word %d line %d fixed %d) on $'%s': "
+					 "lines differ", pats[0], pats[1], o.n, icase, o.word, o.line, o.fixed, esc);
 			}
 			pcre2_match_data_free(md);
 			wap_mstate_free(st);
