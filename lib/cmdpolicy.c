@@ -493,15 +493,13 @@ static void scan(struct parser *p, char term, bool arith, int depth)
 			addc(&l, c, false);
 			l.wflags |= WAP_CMDW_DYN;
 			break;
-		case '{':
-			if (l.inword)
-				l.brace_open = true;
-			else if (p->i < p->n && !strchr(" \t\n;&|", p->s[p->i]))
-				l.brace_open = true;	/* {a,b} starting a word */
+		case '{': {
+			bool alone = !l.inword && (p->i >= p->n || strchr(" \t\n;&|", p->s[p->i]));
 			addc(&l, c, false);
-			if (l.w.len > 1 || l.brace_open)
+			if (!alone)
 				l.brace_open = true;
 			break;
+		}
 		case ',':
 			if (l.brace_open)
 				l.brace_list = true;
