@@ -4,10 +4,11 @@ _wap() {
 	case ${COMP_WORDS[0]##*/} in
 	wap-*) applet=${COMP_WORDS[0]##*/wap-}; applet=${applet#wap-} ;;
 	*) if [ "$COMP_CWORD" = 1 ]; then
-		COMPREPLY=($(compgen -W "info --list --help --version --install" -- "$cur")); return
+		COMPREPLY=($(compgen -W "exec info --list --help --version --install" -- "$cur")); return
 	   fi; applet=${COMP_WORDS[1]} ;;
 	esac
 	case $applet in
+	exec) opts="--allow --clear-env --command --cwd --deny --env --kill-after --max-file-size --max-memory --max-output --max-procs --no-network --sandbox --save-output --stdin --stream --timeout -c" ;;
 	info) opts="" ;;
 	*) opts= ;;
 	esac
@@ -17,4 +18,4 @@ _wap() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 }
-complete -o filenames -F _wap wap wap-info 
+complete -o filenames -F _wap wap wap-exec wap-info 
