@@ -127,6 +127,13 @@ for s in TERM INT; do
 	same "SIG$s to wap: exit status" "$st" "$want"
 	if ! kill -0 "$pid" 2>/dev/null; then ok "SIG$s to wap: command killed"; else fail "SIG$s: command alive"; kill -9 "$pid"; fi
 done
+# wap itself killed outright: the reaper notices (parent-death signal)
+rm -f "$W/sig.pid"
+wap exec --kill-after 300 -c 'echo $$ > sig.pid; exec sleep 60' & wp=$!
+for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$W/sig.pid" ] && break; sleep 0.1; done
+kill -9 $wp; wait $wp 2>/dev/null
+pid=$(cat "$W/sig.pid"); sleep 0.5
+if ! kill -0 "$pid" 2>/dev/null; then ok "SIGKILL to wap: command killed"; else fail "SIGKILL to wap: command alive"; kill -9 "$pid"; fi
 mkdir -p "$W/.wap"
 echo '{"limits": {"maxExecutionTimeCap": 300}}' > "$W/.wap/config.json"
 expect "the configured maximum caps --timeout" 124 wap exec --timeout 100000 -- sleep 30
