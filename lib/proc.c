@@ -218,6 +218,33 @@ static __attribute__((noinline)) pid_t start_command(const struct wap_proc_opts 
 	return p;
 }
 
+/* Close every fd from 3 up but those in KEEP.  In a threaded server another
+ * call's pipes may have been open at our fork: holding their write ends
+ * would keep that call waiting for EOF until this one ends. */
+static void close_others(int *keep, int n)
+{
+	unsigned lo = 3;
+
+	for (int i = 1; i < n; i++)	/* insertion sort: n is tiny */
+		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (int i = 0; i <= n; i++) {
+		unsigned hi = i < n ? (unsigned)keep[i] : ~0U;
+		if (i < n && (keep[i] < 0 || (unsigned)keep[i] < lo))
+			continue;
+		if (hi > lo && syscall(SYS_close_range, lo, hi - 1, 0) < 0) {
+			unsigned end = hi == ~0U ? 65536 : hi;
+			for (unsigned fd = lo; fd < end; fd++)
+				close((int)fd);
+		}
+		if (i < n)
+			lo = hi + 1;
+	}
+}
+
 static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 					     const struct child_io *io, pid_t parent)
 {
@@ -234,6 +261,11 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	{
+		int keep[] = { io->in, io->out, io->err, io->status, o->cwdfd,
+			       o->sandbox ? o->sandbox->ruleset_fd : -1 };
+		close_others(keep, (int)(sizeof(keep) / sizeof(keep[0])));
+	}
 	signal(SIGCHLD, SIG_DFL);	/* SIG_IGN would reap behind our back */
 	/* wap going away counts as a cancel */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);

@@ -135,6 +135,45 @@ static void test_cancel(void **state)
 	wap_proc_result_release(&r);
 }
 
+/* calls side by side (as in a threaded server) must not hold each other's
+ * pipes: a quick command never waits for a slow one started beside it */
+static long slowest_quick;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *mixed(void *arg)
+{
+	char *slow[] = { "/bin/sleep", "0.4", NULL }, *quick[] = { "/bin/true", NULL };
+
+	(void)arg;
+	for (int i = 0; i < 6; i++) {
+		struct wap_proc_opts o = base(i % 2 ? quick : slow);
+		struct wap_proc_result r;
+		struct wap_err err = { 0 };
+		if (wap_proc_run(&o, &r, &err))
+			continue;
+		if (i % 2) {
+			pthread_mutex_lock(&mu);
+			if (r.duration_ms > slowest_quick)
+				slowest_quick = r.duration_ms;
+			pthread_mutex_unlock(&mu);
+		}
+		wap_proc_result_release(&r);
+	}
+	return NULL;
+}
+
+static void test_concurrent(void **state)
+{
+	pthread_t t[6];
+
+	(void)state;
+	for (int i = 0; i < 6; i++)
+		pthread_create(&t[i], NULL, mixed, NULL);
+	for (int i = 0; i < 6; i++)
+		pthread_join(t[i], NULL);
+	assert_true(slowest_quick < 300);
+}
+
 static void test_not_found(void **state)
 {
 	char *argv[] = { "no-such-program-wap", NULL };
@@ -200,6 +239,7 @@ int main(void)
 		cmocka_unit_test(test_stdin_not_read),
 		cmocka_unit_test(test_output_callback),
 		cmocka_unit_test(test_cancel),
+		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_not_found),
 		cmocka_unit_test(test_exec_op),
 	};
