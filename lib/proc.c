@@ -146,7 +146,7 @@ static void terminate_all(pid_t pgid, int sig)
 {
 	kill(-pgid, sig);
 	signal_children(sig);
-	if (sig == SIGTERM) {
+	if (sig != SIGKILL) {
 		kill(-pgid, SIGCONT);	/* a stopped process must run to die */
 		signal_children(SIGCONT);
 	}
@@ -336,7 +336,9 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 			done.cancelled = 1;
 			phase = TERM;
 			kill_at = now_ms() + o->kill_after_ms;
-			terminate_all(cmd, SIGTERM);
+			/* SIGINT is passed on as it is (an interactive program
+			 * may clean up on it); anything else becomes SIGTERM */
+			terminate_all(cmd, sig == SIGINT ? SIGINT : SIGTERM);
 		}
 	}
 	put_rec(io->status, &done);
@@ -594,7 +596,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 			break;
 		}
 		if (!sent_term && o->cancelled && *o->cancelled) {
-			kill(pid, SIGTERM);
+			kill(pid, *o->cancelled == SIGINT ? SIGINT : SIGTERM);
 			sent_term = true;
 			res->cancelled = true;
 		}
