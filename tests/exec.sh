@@ -192,6 +192,11 @@ deny "here-doc substitution" "$(printf 'cat <<EOF\n$(rm x)\nEOF')"
 deny "arithmetic substitution" 'echo $(( $(rm x) + 1 ))'
 deny "program with arguments" 'git push origin main'
 deny "function body" 'f() { rm x; }; f'
+deny "piped into a shell" 'echo "rm x" | sh'
+deny "here-doc into a shell" "$(printf 'bash <<EOF\nrm x\nEOF')"
+deny "alias" "$(printf 'shopt -s expand_aliases\nalias x=\"rm -f\"\nx y')"
+deny "trap action" "trap 'rm x' EXIT"
+deny "busybox" 'busybox rm x'
 expect "deny: names the offending command" 14 wap exec --json --deny rm -c 'ls; rm -rf x'
 jcheck "COMMAND_RESTRICTED JSON" "$OUT" 'j["code"]=="COMMAND_RESTRICTED" and j["error"]=="Command not allowed: rm -rf x (matches --deny entry '"'"'rm'"'"')" and j["details"]["program"]=="rm"'
 expect "deny: argv form" 14 wap exec --deny rm -- /usr/bin/rm x
