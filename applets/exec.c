@@ -25,7 +25,8 @@
  * a program name computed at run time ($X, globs) is refused while a list
  * is active.  This is a guardrail, not a boundary: --sandbox is.  It uses
  * Landlock: the command may write only inside the root and the temp dir
- * and read only those and the system directories; it refuses to run
+ * and read only those, the system directories and git's user config;
+ * it refuses to run
  * (FEATURE_DISABLED) where the kernel lacks Landlock.  security.readOnly
  * runs every command sandboxed with a read-only root.
  *

@@ -238,6 +238,9 @@ if [ "${abi:-0}" -ge 1 ]; then
 	expect "sandbox: /dev/null is writable" 0 wap exec --sandbox -c 'echo x > /dev/null'
 	expect "sandbox: system dirs readable" 0 wap exec --sandbox -- /bin/cat /etc/hostname
 	expect "sandbox: other dirs unreadable" 2 wap exec --sandbox -- /bin/ls "$T/outside"
+	git -C "$W" init -q 2>/dev/null
+	expect "sandbox: git works (its user config is readable)" 0 wap exec --sandbox -- git status --short
+	rm -rf "$W/.git"
 	expect "sandbox: through config" 1 wap exec --config /dev/stdin -c "echo out > $T/outside/y" <<-'EOF'
 	{"security": {"sandbox": true}}
 	EOF
