@@ -25,10 +25,9 @@
  * a program name computed at run time ($X, globs) is refused while a list
  * is active.  This is a guardrail, not a boundary: --sandbox is.  It uses
  * Landlock: the command may write only inside the root and the temp dir
- * and read only those, the system directories and git's user config;
- * it refuses to run
- * (FEATURE_DISABLED) where the kernel lacks Landlock.  security.readOnly
- * runs every command sandboxed with a read-only root.
+ * and read only those, the system directories and git's user config; it
+ * refuses to run (FEATURE_DISABLED) where the kernel lacks Landlock.
+ * security.readOnly runs every command sandboxed with a read-only root.
  *
  *   -c, --command LINE     run LINE with bash -c (sh -c without bash)
  *   ARGV                   the program and its arguments (after --)
