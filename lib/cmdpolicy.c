@@ -678,6 +678,9 @@ static const struct wrapper wrappers[] = {
 		   "--max-procs --max-chars --replace", 0 },
 	{ "watch", "-n -d --interval", 0 },
 	{ "busybox", "", 0 },
+	{ "parallel", "-j -S -a --jobs --sshlogin --arg-file", 0 },
+	{ "systemd-run", "-u -p -E --unit --property --setenv -M --machine", 0 },
+	{ "firejail", "", 0 },
 	{ NULL, NULL, 0 }
 };
 

@@ -167,6 +167,8 @@ static void test_check(void **state)
 	assert_int_equal(check(none, deny, "alias ll='ls -l'"), 0);
 	assert_int_equal(check(none, deny, "trap 'rm x' EXIT"), -1);
 	assert_int_equal(check(none, deny, "trap - EXIT"), 0);
+	assert_int_equal(check(none, deny, "parallel -j 2 rm ::: a b"), -1);
+	assert_int_equal(check(none, deny, "systemd-run --unit x rm y"), -1);
 	assert_int_equal(check(none, deny, "echo $CMD"), 0);
 	assert_int_equal(check(none, none, "$CMD x"), 0);	/* no list: nothing to verify */
 	assert_int_equal(check(allow, none, "ls && make -j2"), 0);
