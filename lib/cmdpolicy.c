@@ -159,6 +159,10 @@ static void end_cmd(struct parser *p, struct level *l)
 	size_t i = 0;
 
 	end_word(p, l);
+	/* a redirection without its target is a syntax error for the shell;
+	 * it must not swallow the next command's program */
+	l->redir_target = false;
+	l->heredoc_delim = false;
 	if (l->arith || !l->nw)
 		goto out;
 	for (;;) {
