@@ -32,9 +32,10 @@
  *   -c, --command LINE     run LINE with bash -c (sh -c without bash)
  *   ARGV                   the program and its arguments (after --)
  *   --cwd DIR              run in DIR, a directory inside the root
- *   --env K=V              set a variable (repeatable)
+ *   --env K=V              set a variable (repeatable; in JSON also {"K": "V"})
  *   --clear-env            start from an empty environment (then --env)
- *   --stdin FILE           feed FILE (inside the root; - for wap's stdin)
+ *   --stdin FILE           feed FILE (inside the root; - for wap's stdin); in
+ *                          JSON the text itself
  *   --timeout MS           time limit (default limits.maxExecutionTime, 30000;
  *                          capped by limits.maxExecutionTimeCap)
  *   --kill-after MS        grace between SIGTERM and SIGKILL (default 5000)
