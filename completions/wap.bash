@@ -4,12 +4,13 @@ _wap() {
 	case ${COMP_WORDS[0]##*/} in
 	wap-*) applet=${COMP_WORDS[0]##*/wap-}; applet=${applet#wap-} ;;
 	*) if [ "$COMP_CWORD" = 1 ]; then
-		COMPREPLY=($(compgen -W "cp edit git info ls mkdir mv read rm stat write --list --help --version --install" -- "$cur")); return
+		COMPREPLY=($(compgen -W "cp edit exec git info ls mkdir mv read rm stat write --list --help --version --install" -- "$cur")); return
 	   fi; applet=${COMP_WORDS[1]} ;;
 	esac
 	case $applet in
 	cp) opts="--force --recursive -f -r" ;;
 	edit) opts="--dry-run --edits --exact --expected-version --new --new-file --old --old-file --ops --patch --replace-all --text-edits" ;;
+	exec) opts="--allow --clear-env --command --cwd --deny --env --kill-after --max-file-size --max-memory --max-output --max-procs --no-network --sandbox --save-output --stdin --stream --timeout -c" ;;
 	git) opts="--all --branch --context --create --delete --dir --file --force --from --max-count --message --name-only --path --remote --rev --since --staged --stat --token-file --until --url -U -a -f -m -n" ;;
 	info) opts="" ;;
 	ls) opts="--exclude --max-depth --metadata --no-default-excludes --recursive -l -r" ;;
@@ -27,4 +28,4 @@ _wap() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 }
-complete -o filenames -F _wap wap wap-cp wap-edit wap-git wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-stat wap-write 
+complete -o filenames -F _wap wap wap-cp wap-edit wap-exec wap-git wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-stat wap-write 
