@@ -381,12 +381,12 @@ report:
 				continue;
 			ent.type = WAP_WALK_DIR;
 			rc = o->dirs ? w->fn(w->arg, &ent, &cerr) : 0;
-			if (rc == 1 || (o->max_depth >= 0 && depth >= o->max_depth))
-				continue;
 			if (rc < 0) {
 				fail_with(w, &cerr);
 				break;
 			}
+			if (rc == 1 || (o->max_depth >= 0 && depth >= o->max_depth))
+				continue;
 			if (link) {
 				struct wap_err er = { 0 };
 				cfd = wap_ws_open(ws, pathp->buf, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, &er);
