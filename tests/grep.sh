@@ -138,6 +138,15 @@ expect "big file count" 0 wap grep -c 'line \d+ of' big.log
 same "every line counted" "$OUT" "big.log:500000"
 rm -f big.log
 
+# --- a UTF-8 byte order mark is not text (as rg)
+printf '\357\273\277first BOMLINE\nsecond\n' > bom.txt
+expect "BOM: ^ at the first line's text" 0 wap grep '^first' bom.txt
+same "BOM not shown" "$OUT" "bom.txt:1:first BOMLINE"
+expect "BOM: --write keeps it" 0 wap grep BOMLINE -r X --write bom.txt
+printf '\357\273\277first X\nsecond\n' > "$T/bom.want"
+check "BOM kept, text replaced" cmp bom.txt "$T/bom.want"
+rm -f bom.txt
+
 # --- filters
 expect "--include" 0 wap grep PM_ --include '*.py'
 same "--include only" "$OUT" "src/c.py:1:x = PM_SUSPEND"
