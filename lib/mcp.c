@@ -203,20 +203,20 @@ struct progress {
 	void *arg;
 	const json_t *token;
 	double last;
-	bool any;
+	bool any;		/* something was sent */
+	bool from_op;		/* the op reports its own progress */
+	bool done;		/* the call is over: the heartbeat stops */
+	const char *op;
 	pthread_mutex_t mu;
+	pthread_cond_t cv;
 };
 
-static void progress_cb(void *arg, double done, double total, const char *msg)
+static void emit_progress(struct progress *p, double done, double total, const char *msg)
 {
-	struct progress *p = arg;
 	json_t *params;
 
-	pthread_mutex_lock(&p->mu);
-	if (p->any && done <= p->last) {	/* progress must increase */
-		pthread_mutex_unlock(&p->mu);
+	if (p->any && done <= p->last)	/* progress must increase */
 		return;
-	}
 	p->any = true;
 	p->last = done;
 	params = json_pack("{s:O, s:f}", "progressToken", p->token, "progress", done);
@@ -229,7 +229,43 @@ static void progress_cb(void *arg, double done, double total, const char *msg)
 		p->send(p->arg, n);
 		json_decref(n);
 	}
+}
+
+/* the op's own progress (grep's files searched, exec's output...) */
+static void progress_cb(void *arg, double done, double total, const char *msg)
+{
+	struct progress *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	if (!p->from_op) {	/* from now on the op's numbers, not seconds */
+		p->from_op = true;
+		p->any = false;
+	}
+	emit_progress(p, done, total, msg);
 	pthread_mutex_unlock(&p->mu);
+}
+
+/* Ops that do not report progress still show they are alive: one
+ * notification a second, the seconds elapsed, while the call runs. */
+static void *heartbeat(void *arg)
+{
+	struct progress *p = arg;
+	struct timespec until;
+	int secs = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	pthread_mutex_lock(&p->mu);
+	while (!p->done) {
+		until.tv_sec += 1;
+		if (pthread_cond_timedwait(&p->cv, &p->mu, &until) == ETIMEDOUT && !p->done && !p->from_op) {
+			char msg[96];
+			secs++;
+			snprintf(msg, sizeof(msg), "%s running for %d s", p->op, secs);
+			emit_progress(p, secs, 0, msg);
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
 }
 
 static const json_t *progress_token(const struct wap_rpc_msg *m)
@@ -516,6 +552,8 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 	struct wap_err err = { 0 };
 	json_t *res = NULL, *out;
 	char *text = NULL;
+	pthread_t hb;
+	bool hb_on = false;
 	int rc;
 
 	if (!c)
@@ -531,11 +569,21 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 		prog.send = send;
 		prog.arg = arg;
 		prog.token = progress_token(m);
+		prog.op = t->name;
 		pthread_mutex_init(&prog.mu, NULL);
+		pthread_cond_init(&prog.cv, NULL);
 		call.progress = progress_cb;
 		call.arg = &prog;
+		hb_on = !pthread_create(&hb, NULL, heartbeat, &prog);
 	}
 	rc = wap_ptool_run(&run, t, args, &res, &text, &err);
+	if (hb_on) {
+		pthread_mutex_lock(&prog.mu);
+		prog.done = true;
+		pthread_cond_signal(&prog.cv);
+		pthread_mutex_unlock(&prog.mu);
+		pthread_join(hb, NULL);
+	}
 	if (c->cancelled) {
 		out = NULL;
 	} else if (!as_tool) {
@@ -559,8 +607,10 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 			json_object_set(r, "structuredContent", res);
 		out = wap_rpc_result(m->id, r);
 	}
-	if (call.progress)
+	if (call.progress) {
 		pthread_mutex_destroy(&prog.mu);
+		pthread_cond_destroy(&prog.cv);
+	}
 	end_call(s, c);
 	json_decref(res);
 	free(text);
