@@ -765,8 +765,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			t->method = M_GET;
 		else if (lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0)
 			t->method = M_DELETE;
-		if (t->method == M_POST && (!strcmp(t->path, "/mcp") || !strcmp(t->path, "/mcp/")))
-			return 0;	/* wait for the body */
+		if (t->method == M_POST)
+			return 0;	/* answer once the body is in */
 		request(h, t);
 		lws_callback_on_writable(wsi);
 		return 0;
@@ -786,7 +786,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
 		if (!t)
 			return -1;
-		post_mcp(h, t);
+		if (!strcmp(t->path, "/mcp") || !strcmp(t->path, "/mcp/"))
+			post_mcp(h, t);
+		else
+			request(h, t);
 		lws_callback_on_writable(wsi);
 		return 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
