@@ -712,10 +712,11 @@ static int write_some(struct httpd *h, struct txn *t)
 			return -1;
 		}
 		t->headers_sent = true;
+		final = t->done && !t->out.len;
 		pthread_mutex_unlock(&h->mu);
 		if (lws_finalize_write_http_header(t->wsi, start, &p, end))
 			return -1;
-		if (!t->done || t->out.len) {
+		if (!final) {
 			lws_callback_on_writable(t->wsi);
 			return 0;
 		}
@@ -724,7 +725,8 @@ static int write_some(struct httpd *h, struct txn *t)
 	n = t->out.len - t->sent;
 	if (n > CHUNK)
 		n = CHUNK;
-	memcpy(start, t->out.buf + t->sent, n);
+	if (n)
+		memcpy(start, t->out.buf + t->sent, n);
 	t->sent += n;
 	final = t->done && t->sent == t->out.len;
 	pthread_mutex_unlock(&h->mu);
