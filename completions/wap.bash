@@ -4,21 +4,12 @@ _wap() {
 	case ${COMP_WORDS[0]##*/} in
 	wap-*) applet=${COMP_WORDS[0]##*/wap-}; applet=${applet#wap-} ;;
 	*) if [ "$COMP_CWORD" = 1 ]; then
-		COMPREPLY=($(compgen -W "cp exec info ls mkdir mv read rm serve stat write --list --help --version --install" -- "$cur")); return
+		COMPREPLY=($(compgen -W "edit info --list --help --version --install" -- "$cur")); return
 	   fi; applet=${COMP_WORDS[1]} ;;
 	esac
 	case $applet in
-	cp) opts="--force --recursive -f -r" ;;
-	exec) opts="--allow --clear-env --command --cwd --deny --env --kill-after --max-file-size --max-memory --max-output --max-procs --no-network --sandbox --save-output --stdin --stream --timeout -c" ;;
+	edit) opts="--dry-run --edits --exact --expected-version --new --new-file --old --old-file --ops --patch --replace-all --text-edits" ;;
 	info) opts="" ;;
-	ls) opts="--exclude --max-depth --metadata --no-default-excludes --recursive -l -r" ;;
-	mkdir) opts="" ;;
-	mv) opts="--force -f" ;;
-	read) opts="--head --limit --member --offset --tail -n" ;;
-	rm) opts="--force --recursive -f -r" ;;
-	serve) opts="--allowed-hosts --allowed-origins --audit --http --max-message --profile --roots-from-client --token --workers" ;;
-	stat) opts="--exists" ;;
-	write) opts="--content --expected-version --mode" ;;
 	*) opts= ;;
 	esac
 	if [[ $cur == -* ]]; then
@@ -27,4 +18,4 @@ _wap() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 }
-complete -o filenames -F _wap wap wap-cp wap-exec wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-serve wap-stat wap-write 
+complete -o filenames -F _wap wap wap-edit wap-info 
