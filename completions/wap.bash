@@ -4,11 +4,11 @@ _wap() {
 	case ${COMP_WORDS[0]##*/} in
 	wap-*) applet=${COMP_WORDS[0]##*/wap-}; applet=${applet#wap-} ;;
 	*) if [ "$COMP_CWORD" = 1 ]; then
-		COMPREPLY=($(compgen -W "edit info --list --help --version --install" -- "$cur")); return
+		COMPREPLY=($(compgen -W "exec info --list --help --version --install" -- "$cur")); return
 	   fi; applet=${COMP_WORDS[1]} ;;
 	esac
 	case $applet in
-	edit) opts="--dry-run --edits --exact --expected-version --new --new-file --old --old-file --ops --patch --replace-all --text-edits" ;;
+	exec) opts="--allow --clear-env --command --cwd --deny --env --kill-after --max-file-size --max-memory --max-output --max-procs --no-network --sandbox --save-output --stdin --stream --timeout -c" ;;
 	info) opts="" ;;
 	*) opts= ;;
 	esac
@@ -18,4 +18,4 @@ _wap() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 }
-complete -o filenames -F _wap wap wap-edit wap-info 
+complete -o filenames -F _wap wap wap-exec wap-info 
