@@ -60,6 +60,8 @@ enum wap_opttype {
 #define WAP_OPT_CLI	8u	/* CLI only: not in the tool schema */
 #define WAP_OPT_KV	16u	/* STRS of "K=V" that a JSON request may also give as
 				 * an object of strings ({"K": "V"}) */
+#define WAP_OPT_DASHDASH 32u	/* positional STRS: a "--" on the command line is kept
+				 * in it (options after it still parse before it) */
 
 struct wap_opt {
 	const char *name;	/* long option ("max-results") or positional name ("path") */
