@@ -52,7 +52,8 @@ struct wap_mcp_session {
 	json_t *roots_id;		/* id of the roots/list we sent */
 	const struct wap_ws *ws;	/* the workspace calls use now */
 	struct wsnode *narrowed;	/* every narrowed workspace made (owned) */
-	struct inflight *calls;
+	struct inflight *calls;		/* oldest first: queued calls start in order */
+	struct inflight **calls_tail;
 };
 
 struct wap_mcp_session *wap_mcp_session_new(struct wap_mcp_server *srv, const char *id)
@@ -65,6 +66,7 @@ struct wap_mcp_session *wap_mcp_session_new(struct wap_mcp_server *srv, const ch
 	s->id = id ? strdup(id) : NULL;
 	s->refs = 1;
 	s->ws = srv->ws;
+	s->calls_tail = &s->calls;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	return s;
@@ -148,8 +150,8 @@ void wap_mcp_expect(struct wap_mcp_session *s, const json_t *id)
 		return;
 	c->id = json_deep_copy(id);
 	pthread_mutex_lock(&s->mu);
-	c->next = s->calls;
-	s->calls = c;
+	*s->calls_tail = c;
+	s->calls_tail = &c->next;
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -163,8 +165,8 @@ static struct inflight *start_call(struct wap_mcp_session *s, const json_t *id)
 		c = calloc(1, sizeof(*c));
 		if (c) {
 			c->id = json_deep_copy(id);
-			c->next = s->calls;
-			s->calls = c;
+			*s->calls_tail = c;
+			s->calls_tail = &c->next;
 		}
 	}
 	if (c)
@@ -179,6 +181,8 @@ static void end_call(struct wap_mcp_session *s, struct inflight *c)
 	for (struct inflight **p = &s->calls; *p; p = &(*p)->next) {
 		if (*p == c) {
 			*p = c->next;
+			if (s->calls_tail == &c->next)
+				s->calls_tail = p;
 			break;
 		}
 	}
