@@ -713,6 +713,26 @@ static int write_some(struct httpd *h, struct txn *t)
 		}
 		t->headers_sent = true;
 		final = t->done && !t->out.len;
+		if (t->done && !sse && t->out.len <= (size_t)(end - p) - 16) {
+			/* small and complete: headers and body in one write, one packet */
+			if (lws_finalize_http_header(t->wsi, &p, end)) {
+				pthread_mutex_unlock(&h->mu);
+				return -1;
+			}
+			if ((size_t)(end - p) < t->out.len) {
+				pthread_mutex_unlock(&h->mu);
+				return -1;
+			}
+			if (t->out.len)
+				memcpy(p, t->out.buf, t->out.len);
+			p += t->out.len;
+			t->sent = t->out.len;
+			pthread_mutex_unlock(&h->mu);
+			if (lws_write(t->wsi, start, lws_ptr_diff(p, start), LWS_WRITE_HTTP_HEADERS) !=
+			    lws_ptr_diff(p, start))
+				return -1;
+			return 1;
+		}
 		pthread_mutex_unlock(&h->mu);
 		if (lws_finalize_write_http_header(t->wsi, start, &p, end))
 			return -1;
