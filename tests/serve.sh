@@ -74,3 +74,13 @@ out=$( { printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
 has "progress notifications while exec runs" "$out" '"method":"notifications/progress","params":{"progressToken":"tok","progress":1'
 has "the call still answers" "$out" '"id":1,"result"'
 lacks "a cancelled call gets no reply" "$out" '"id":2'
+
+# ---- roots from the client narrow the root ----
+python3 tests/serve/roots.py "$WAP" "$W" > "$T/roots" 2>&1
+while IFS= read -r line; do
+	case $line in
+	"ok "*) ok "roots: ${line#ok * - }" ;;
+	"not ok "*) fail "roots: ${line#not ok * - }" ;;
+	*) fail "roots: $line" ;;
+	esac
+done < "$T/roots"
