@@ -103,8 +103,8 @@ static int walk_dir(struct walk *w, int dfd, const char *rel, const char *shown,
 		/* restricted paths are not shown at all */
 		if (wap_ws_check(ws, r.buf, WAP_ACC_READ, &tmp))
 			goto next;
-		/* "**" + "/build/**" excludes what is under a directory named
-		 * build, not a script named build */
+		/* the default globs exclude directories named build and
+		 * what is under them, not a script named build */
 		if (w->recursive && w->defaults && isdir && wap_ws_default_excluded(s.buf))
 			goto next;
 		if (wap_globset_match(&w->excl, s.buf, s.len) ||
