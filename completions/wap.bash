@@ -4,12 +4,11 @@ _wap() {
 	case ${COMP_WORDS[0]##*/} in
 	wap-*) applet=${COMP_WORDS[0]##*/wap-}; applet=${applet#wap-} ;;
 	*) if [ "$COMP_CWORD" = 1 ]; then
-		COMPREPLY=($(compgen -W "glob grep info --list --help --version --install" -- "$cur")); return
+		COMPREPLY=($(compgen -W "git info --list --help --version --install" -- "$cur")); return
 	   fi; applet=${COMP_WORDS[1]} ;;
 	esac
 	case $applet in
-	glob) opts="--follow --max-results --no-default-excludes --no-ignore --sort --tagged --threads --type -L -j -m -t" ;;
-	grep) opts="--after-context --before-context --context --count --exclude --files-with-matches --fixed-strings --follow --ignore-case --include --invert-match --jsonl --line-regexp --max-depth --max-results --multiline --no-default-excludes --no-ignore --only-matching --regexp --replace --search-archives --sort --text --threads --type --word-regexp --write -A -B -C -F -L -U -a -c -e -i -j -l -m -o -r -t -v -w -x -z" ;;
+	git) opts="--all --branch --context --create --delete --dir --file --force --from --max-count --message --name-only --path --remote --rev --since --staged --stat --token-file --until --url -U -a -f -m -n" ;;
 	info) opts="" ;;
 	*) opts= ;;
 	esac
@@ -19,4 +18,4 @@ _wap() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 }
-complete -o filenames -F _wap wap wap-glob wap-grep wap-info 
+complete -o filenames -F _wap wap wap-git wap-info 
