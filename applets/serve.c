@@ -170,6 +170,8 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 			.workers = cfg.workers,
 			.lim.max_message = (size_t)cfg.max_message,
 		};
+		if (getenv("WAP_MCP_SESSION_IDLE"))	/* tests of expiry */
+			h.session_idle_s = atoi(getenv("WAP_MCP_SESSION_IDLE"));
 		srv.transport = "http";
 		if (wap_http_serve(&srv, &h, &err)) {
 			fprintf(stderr, "wap serve: %s\n", err.msg);
