@@ -134,6 +134,20 @@ static int serve_cfg_read(const json_t *req, struct serve_cfg *c)
 	return 0;
 }
 
+static void http_listening(const char *host, int port, const char *profile)
+{
+	bool v6 = strchr(host, ':') != NULL;
+
+	fprintf(stderr, "wap serve: MCP at http://%s%s%s:%d/mcp (profile %s)\n",
+		v6 ? "[" : "", host, v6 ? "]" : "", port, profile);
+	fflush(stderr);
+}
+
+static void http_log(const char *line)
+{
+	fprintf(stderr, "wap serve: libwebsockets: %s", line);
+}
+
 static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 {
 	struct serve_cfg cfg;
@@ -169,6 +183,8 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 			.allowed_origins = cfg.allowed_origins,
 			.workers = cfg.workers,
 			.lim.max_message = (size_t)cfg.max_message,
+			.on_listen = http_listening,
+			.log = http_log,
 		};
 		if (getenv("WAP_MCP_SESSION_IDLE"))	/* tests of expiry */
 			h.session_idle_s = atoi(getenv("WAP_MCP_SESSION_IDLE"));
