@@ -296,7 +296,7 @@ static void do_dir(struct worker *wk, struct job *j)
 		wap_sb_addc(pathp, '/');
 	}
 	plen = pathp->len;
-	for (size_t i = 0; i < n && !w->stop; i++) {
+	for (size_t i = 0; i < n && !__atomic_load_n(&w->stop, __ATOMIC_RELAXED); i++) {
 		struct dent *e = &ents[i];
 		unsigned char t = e->type;
 		struct wap_walk_ent ent;
