@@ -77,6 +77,7 @@ struct wap_opt {
 #define WAP_APPLET_IDEMPOTENT	4u	/* idempotentHint */
 #define WAP_APPLET_NOTOOL	8u	/* not offered as a tool (serve itself) */
 #define WAP_APPLET_NOWS		16u	/* needs no workspace opened */
+#define WAP_APPLET_EXIT2	32u	/* CLI: every error exits 2 (grep, glob: as grep and rg) */
 
 struct wap_applet {
 	const char *name;
