@@ -4,7 +4,7 @@ _wap() {
 	case ${COMP_WORDS[0]##*/} in
 	wap-*) applet=${COMP_WORDS[0]##*/wap-}; applet=${applet#wap-} ;;
 	*) if [ "$COMP_CWORD" = 1 ]; then
-		COMPREPLY=($(compgen -W "cp edit exec git glob grep info ls mkdir mv read rm stat write --list --help --version --install" -- "$cur")); return
+		COMPREPLY=($(compgen -W "cp edit exec git glob grep info ls mkdir mv read rm serve stat write --list --help --version --install" -- "$cur")); return
 	   fi; applet=${COMP_WORDS[1]} ;;
 	esac
 	case $applet in
@@ -20,6 +20,7 @@ _wap() {
 	mv) opts="--force -f" ;;
 	read) opts="--head --limit --member --offset --tail -n" ;;
 	rm) opts="--force --recursive -f -r" ;;
+	serve) opts="--allowed-hosts --allowed-origins --audit --http --max-message --profile --roots-from-client --token --workers" ;;
 	stat) opts="--exists" ;;
 	write) opts="--content --expected-version --mode" ;;
 	*) opts= ;;
@@ -30,4 +31,4 @@ _wap() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 }
-complete -o filenames -F _wap wap wap-cp wap-edit wap-exec wap-git wap-glob wap-grep wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-stat wap-write 
+complete -o filenames -F _wap wap wap-cp wap-edit wap-exec wap-git wap-glob wap-grep wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-serve wap-stat wap-write 
