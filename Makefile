@@ -41,7 +41,7 @@ $(B)/.deps-ok: scripts/deps
 	@scripts/deps
 	@mkdir -p $(B) && touch $@
 
-$(B)/applets.c $(B)/applets.h: $(APPLET_SRC) scripts/mkapplets | $(B)/.deps-ok
+$(B)/applets.c $(B)/applets.h &: $(APPLET_SRC) scripts/mkapplets | $(B)/.deps-ok
 	@scripts/mkapplets $(B) $(APPLET_SRC)
 
 $(B)/%.o: %.c $(B)/applets.h $(wildcard lib/*.h) | $(B)/.deps-ok

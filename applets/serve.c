@@ -1,0 +1,211 @@
+/* wap serve: offer the applets as MCP tools over stdio or Streamable HTTP
+ *
+ * usage: wap serve [--http HOST:PORT] [--profile NAME] [--audit FILE]
+ *                  [--token TOKEN] [--roots-from-client] [--root DIR]
+ *
+ * Without --http, speaks MCP on stdin/stdout: one JSON-RPC message a line,
+ * nothing else on stdout, logs on stderr.  With --http, serves MCP
+ * Streamable HTTP at /mcp (POST; JSON or SSE replies; Mcp-Session-Id;
+ * DELETE ends a session) and GET /health, on 127.0.0.1 unless told.
+ * Every tool is the applet of the same name, its arguments the applet's
+ * long options in snake_case; results carry structuredContent (what
+ * `wap APPLET --json` prints) and the text rendering.
+ *
+ * options:
+ *   --http HOST:PORT        serve Streamable HTTP at /mcp (e.g. 127.0.0.1:8765)
+ *   --profile NAME          tool set: wap (default), wap-1.0, langop, opencode, acp
+ *   --audit FILE            append one JSON line per operation to FILE (- for stderr)
+ *   --token TOKEN           HTTP: require Authorization: Bearer TOKEN (default $WAP_TOKEN)
+ *   --roots-from-client     narrow the root to the client's first root (roots/list)
+ *   --allowed-hosts HOST    HTTP: also accept this Host (repeatable, or comma-separated)
+ *   --allowed-origins ORIGIN  HTTP: also accept this Origin (repeatable, or comma-separated)
+ *   --workers N             threads running tool calls (default 4)
+ *   --max-message BYTES     largest JSON-RPC message accepted (default 16 MiB)
+ *
+ * Profiles: wap (tool names = applet names), wap-1.0 (exploreFiles,
+ * readFile, writeFile, modifyFile, searchFiles, executeCommand,
+ * getWorkspaceInfo), langop (read_file, write_file, list_directory,
+ * create_directory, get_file_info, search_files, with the Language
+ * Operator workspace tool's texts), opencode (bash, read, write, edit,
+ * glob, grep, git), acp (fs/read_text_file and fs/write_text_file of the
+ * Agent Client Protocol, as JSON-RPC methods).
+ *
+ * HTTP security: Host and Origin (when sent) must be localhost, 127.0.0.1
+ * or [::1] (any port) or on the --allowed-* lists, else 403; with a token,
+ * a request without the right Bearer token gets 401.
+ *
+ * examples:
+ *   wap serve --root ~/src/project
+ *   wap serve --http 127.0.0.1:8765 --audit audit.jsonl
+ *   WAP_TOKEN=s3cret wap serve --http 0.0.0.0:8765 --allowed-hosts myhost.lan
+ *   wap serve --profile langop --root /workspace
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "applet.h"
+#include "applets.h"
+#include "audit.h"
+#include "config.h"
+#include "http.h"
+#include "mcp.h"
+#include "stdio_rpc.h"
+
+static const struct wap_opt serve_opts[] = {
+	{ "http", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
+	{ "profile", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
+	{ "audit", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
+	{ "token", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
+	{ "roots-from-client", 0, WAP_OPT_BOOL, WAP_OPT_CLI, NULL },
+	{ "allowed-hosts", 0, WAP_OPT_STRS, WAP_OPT_CLI, NULL },
+	{ "allowed-origins", 0, WAP_OPT_STRS, WAP_OPT_CLI, NULL },
+	{ "workers", 0, WAP_OPT_INT, WAP_OPT_CLI, NULL },
+	{ "max-message", 0, WAP_OPT_INT, WAP_OPT_CLI, NULL },
+	{ NULL }
+};
+
+/* What the command line asked for.  A new transport adds its field here,
+ * reads it in serve_cfg_read() and starts in serve_main(). */
+struct serve_cfg {
+	const char *http;		/* HOST:PORT */
+	const char *profile;
+	const char *audit;
+	const char *token;
+	bool roots_from_client;
+	char **allowed_hosts;		/* NULL-terminated, owned */
+	char **allowed_origins;
+	int workers;
+	long long max_message;
+};
+
+static char **split_list(const json_t *arr)
+{
+	char **v = NULL;
+	json_t *s;
+	size_t i;
+
+	json_array_foreach(arr, i, s) {
+		char *copy = strdup(json_string_value(s)), *save = NULL, *tok;
+		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			if (*tok)
+				wap_strv_push(&v, tok);
+		free(copy);
+	}
+	return v;
+}
+
+static int serve_cfg_read(const json_t *req, struct serve_cfg *c)
+{
+	long long n;
+	bool b = false;
+
+	memset(c, 0, sizeof(*c));
+	wap_req_str(req, "http", &c->http, NULL);
+	c->profile = "wap";
+	wap_req_str(req, "profile", &c->profile, NULL);
+	wap_req_str(req, "audit", &c->audit, NULL);
+	c->token = getenv("WAP_TOKEN");
+	wap_req_str(req, "token", &c->token, NULL);
+	if (c->token && !*c->token)
+		c->token = NULL;
+	wap_req_bool(req, "roots_from_client", &b, NULL);
+	c->roots_from_client = b;
+	c->allowed_hosts = split_list(json_object_get(req, "allowed_hosts"));
+	c->allowed_origins = split_list(json_object_get(req, "allowed_origins"));
+	c->workers = 4;
+	if (wap_req_int(req, "workers", &n, NULL) == 1) {
+		if (n < 1 || n > 256) {
+			fprintf(stderr, "wap serve: --workers must be 1 to 256\n");
+			return -1;
+		}
+		c->workers = (int)n;
+	}
+	if (wap_req_int(req, "max_message", &n, NULL) == 1) {
+		if (n < 1024) {
+			fprintf(stderr, "wap serve: --max-message must be at least 1024\n");
+			return -1;
+		}
+		c->max_message = n;
+	}
+	return 0;
+}
+
+static int serve_main(struct wap_ws *ws, json_t *req, bool json)
+{
+	struct serve_cfg cfg;
+	struct wap_mcp_server srv = { 0 };
+	struct wap_err err = { 0 };
+	int rc = 0;
+
+	(void)json;
+	signal(SIGPIPE, SIG_IGN);
+	if (serve_cfg_read(req, &cfg))
+		return 2;
+	srv.ws = ws;
+	srv.profile = wap_profile_find(cfg.profile);
+	srv.roots_from_client = cfg.roots_from_client;
+	if (getenv("WAP_MCP_PAGE_SIZE"))	/* tests of pagination */
+		srv.page_size = (size_t)atoi(getenv("WAP_MCP_PAGE_SIZE"));
+	if (!srv.profile) {
+		fprintf(stderr, "wap serve: unknown profile '%s' (wap, wap-1.0, langop, opencode, acp)\n",
+			cfg.profile);
+		rc = 2;
+		goto out;
+	}
+	if (cfg.audit && !(srv.audit = wap_audit_open(cfg.audit, &err))) {
+		fprintf(stderr, "wap serve: %s\n", err.msg);
+		rc = wap_err_exit(err.kind);
+		goto out;
+	}
+	if (cfg.http) {
+		struct wap_http_opts h = {
+			.listen = cfg.http,
+			.token = cfg.token,
+			.allowed_hosts = cfg.allowed_hosts,
+			.allowed_origins = cfg.allowed_origins,
+			.workers = cfg.workers,
+			.lim.max_message = (size_t)cfg.max_message,
+		};
+		srv.transport = "http";
+		if (wap_http_serve(&srv, &h, &err)) {
+			fprintf(stderr, "wap serve: %s\n", err.msg);
+			rc = wap_err_exit(err.kind);
+		}
+	} else {
+		struct wap_stdio_opts s = {
+			.in_fd = 0, .out_fd = 1, .workers = cfg.workers,
+			.lim.max_message = (size_t)cfg.max_message,
+		};
+		srv.transport = "stdio";
+		if (wap_stdio_serve(&srv, &s)) {
+			fprintf(stderr, "wap serve: reading stdin failed\n");
+			rc = 125;
+		}
+	}
+out:
+	wap_audit_close(srv.audit);
+	wap_err_release(&err);
+	wap_strv_free(cfg.allowed_hosts);
+	wap_strv_free(cfg.allowed_origins);
+	return rc;
+}
+
+static int serve_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
+{
+	(void)call; (void)req; (void)res;
+	return wap_err_set(err, WAP_E_INVALID, "serve runs only from the command line");
+}
+
+const struct wap_applet wap_applet_serve = {
+	.name = "serve",
+	.summary = wap_summary_serve,
+	.usage = wap_usage_serve,
+	.title = "Serve MCP",
+	.opts = serve_opts,
+	.op = serve_op,
+	.flags = WAP_APPLET_NOTOOL,
+	.cli_main = serve_main,
+};
