@@ -32,6 +32,41 @@ int wap_blob_id(const void *buf, size_t len, char out[WAP_VERSION_LEN + 1], stru
 	return 0;
 }
 
+int wap_blob_id_fd(int fd, char out[WAP_VERSION_LEN + 1], struct wap_err *err)
+{
+	char proc[64], *buf;
+	git_oid oid;
+	struct stat st;
+	size_t n = 0;
+	int rc;
+
+	pthread_once(&git_once, git_init);
+	/* libgit2 hashes a file by name in chunks; the fd's /proc name is the
+	 * very file we hold, not a path to resolve again */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (git_odb_hashfile(&oid, proc, GIT_OBJECT_BLOB) == 0) {
+		git_oid_tostr(out, WAP_VERSION_LEN + 1, &oid);
+		return 0;
+	}
+	/* no /proc: read it whole */
+	if (fstat(fd, &st))
+		return wap_err_set(err, WAP_E_FAILED, "stat: %s", strerror(errno));
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	while (n < (size_t)st.st_size) {
+		ssize_t r = pread(fd, buf + n, (size_t)st.st_size - n, (off_t)n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += r;
+	}
+	rc = wap_blob_id(buf, n, out, err);
+	free(buf);
+	return rc;
+}
+
 void wap_iso_time(const struct timespec *ts, char out[32])
 {
 	struct tm tm;

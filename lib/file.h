@@ -27,6 +27,10 @@
 /* Hex blob id of BUF into OUT (41 bytes).  Returns 0, or -1 with err. */
 int wap_blob_id(const void *buf, size_t len, char out[WAP_VERSION_LEN + 1], struct wap_err *err);
 
+/* Hex blob id of the bytes of an open regular file, read in chunks (the
+ * file is never loaded whole).  Returns 0, or -1 with err. */
+int wap_blob_id_fd(int fd, char out[WAP_VERSION_LEN + 1], struct wap_err *err);
+
 /* Read all of an open fd (at most MAX bytes, 0 = no limit) into a new
  * NUL-terminated buffer (caller frees).  More than MAX is TOO_LARGE. */
 int wap_read_fd(int fd, size_t max, char **buf, size_t *len, struct wap_err *err);

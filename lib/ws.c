@@ -432,7 +432,12 @@ static int kernel_open(const struct wap_ws *ws, const char *rel, int flags, mode
 	int fd;
 
 	if (!wap_ws_no_openat2) {
-		fd = syscall(SYS_openat2, ws->rootfd, rel, &how, sizeof(how));
+		/* EAGAIN: a rename raced with a ".." lookup; the kernel asks for
+		 * a retry rather than risk resolving outside the root */
+		int tries = 0;
+		do
+			fd = syscall(SYS_openat2, ws->rootfd, rel, &how, sizeof(how));
+		while (fd < 0 && errno == EAGAIN && ++tries < 64);
 		if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 			return fd;
 		/* EPERM: a seccomp filter that refuses openat2; ENOSYS: old kernel */
@@ -474,6 +479,26 @@ int wap_ws_open(const struct wap_ws *ws, const char *rel, int flags, mode_t mode
 	return fd;
 }
 
+/* Is NAME in the directory DIRFD restricted, judged by where DIRFD really is? */
+static int in_restricted(const struct wap_ws *ws, int dirfd, const char *name,
+			 struct wap_err *err)
+{
+	char *real = wap_ws_fd_rel(ws, dirfd);
+	struct wap_sb sb = WAP_SB_INIT;
+	int bad;
+
+	if (!real)
+		return 0;
+	if (strcmp(real, "."))
+		wap_sb_addf(&sb, "%s/%s", real, name);
+	else
+		wap_sb_adds(&sb, name);
+	bad = sb.buf && wap_ws_check(ws, sb.buf, WAP_ACC_WRITE, err);
+	wap_sb_release(&sb);
+	free(real);
+	return bad;
+}
+
 int wap_ws_open_parent(const struct wap_ws *ws, const char *rel, bool mkparents,
 		       const char **name, struct wap_err *err)
 {
@@ -484,6 +509,9 @@ int wap_ws_open_parent(const struct wap_ws *ws, const char *rel, bool mkparents,
 	*name = slash ? slash + 1 : rel;
 	if (!strcmp(rel, ".") || !**name || !strcmp(*name, ".") || !strcmp(*name, ".."))
 		return wap_err_set(err, WAP_E_INVALID, "Invalid path: %s names the workspace root", rel);
+	/* policy first: nothing is created for a path that will be refused */
+	if (wap_ws_check(ws, rel, WAP_ACC_WRITE, err))
+		return -1;
 	if (!slash)
 		return wap_ws_open(ws, ".", O_RDONLY | O_DIRECTORY, 0, WAP_ACC_WRITE, err);
 	dir = strndup(rel, slash - rel);
@@ -500,6 +528,12 @@ int wap_ws_open_parent(const struct wap_ws *ws, const char *rel, bool mkparents,
 			int nfd;
 
 			*e = 0;
+			if (ws->pol.restricted.n && in_restricted(ws, pfd, p, err)) {
+				/* a symlinked parent leads into a restricted tree */
+				close(pfd);
+				free(dir);
+				return -1;
+			}
 			if (mkdirat(pfd, p, 0777) && errno != EEXIST) {
 				int er = errno;
 				close(pfd);
@@ -528,10 +562,6 @@ int wap_ws_open_parent(const struct wap_ws *ws, const char *rel, bool mkparents,
 		return -1;
 	}
 	free(dir);
-	if (wap_ws_check(ws, rel, WAP_ACC_WRITE, err)) {
-		close(fd);
-		return -1;
-	}
 	if (ws->pol.restricted.n) {
 		char *real = wap_ws_fd_rel(ws, fd);
 		int bad = 0;

@@ -1,0 +1,276 @@
+/* wap ls: list a directory, optionally recursively
+ *
+ * usage: wap ls [OPTIONS] [PATH]
+ *
+ * List the entries of PATH (default: the workspace root), sorted, as
+ * "[DIR] name" and "[FILE] name" lines.  With --recursive, subdirectories
+ * are listed too, down to --max-depth levels, skipping the default
+ * exclusions (node_modules, .git, dist, build, .venv, target,
+ * __pycache__, vendor) and every --exclude glob.  Symbolic links are
+ * listed, never followed.  At most maxDirectoryEntries (500) entries are
+ * returned; the result says when there were more (isTruncated, totalFound).
+ *
+ *   PATH                   the directory to list (default: .)
+ *   -r, --recursive        list subdirectories too
+ *   --max-depth N          levels to descend with --recursive (default 3)
+ *   --exclude GLOB         leave out paths matching GLOB (repeatable; a glob
+ *                          without "/" matches a name at any depth)
+ *   --no-default-excludes  do not skip the default exclusions
+ *   -l, --metadata         add size and modification time of each entry
+ *
+ * JSON result: files [{path (from the root), name (from PATH), isDirectory,
+ * type, metadata? {path,size,isDirectory,lastModified}}], isTruncated,
+ * totalFound.
+ *
+ * examples:
+ *   wap ls
+ *   wap ls src --recursive --exclude '*.o'
+ *   wap ls . -r --max-depth 1 --metadata --json
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "applet.h"
+#include "applets.h"
+#include "file.h"
+#include "strbuf.h"
+
+#define KEEP 100000
+
+static const struct wap_opt ls_opts[] = {
+	{ "path", 0, WAP_OPT_STR, WAP_OPT_POS, NULL },
+	{ "recursive", 'r', WAP_OPT_BOOL, 0, NULL },
+	{ "max-depth", 0, WAP_OPT_INT, 0, NULL },
+	{ "exclude", 0, WAP_OPT_STRS, 0, NULL },
+	{ "no-default-excludes", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "metadata", 'l', WAP_OPT_BOOL, 0, NULL },
+	{ NULL }
+};
+
+struct walk {
+	const struct wap_call *call;
+	bool recursive, defaults, meta;
+	long long max_depth;
+	struct wap_globset excl;
+	json_t *files;
+	size_t found, max;
+};
+
+static const char *type_of(mode_t m)
+{
+	return S_ISDIR(m) ? "directory" : S_ISREG(m) ? "file" : S_ISLNK(m) ? "symlink" : "other";
+}
+
+/* List the directory open as DFD, at REL (from the root) and SHOWN (from
+ * the listed directory, "" at the top); DFD is consumed. */
+static int walk_dir(struct walk *w, int dfd, const char *rel, const char *shown, long long depth,
+		    struct wap_err *err)
+{
+	const struct wap_ws *ws = w->call->ws;
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+
+	if (!d) {
+		close(dfd);
+		return wap_err_errno(err, errno, rel);
+	}
+	while ((de = readdir(d))) {
+		struct wap_sb r = WAP_SB_INIT, s = WAP_SB_INIT;
+		struct wap_err tmp = { 0 };
+		struct stat st;
+		bool isdir;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (wap_call_cancelled(w->call))
+			break;
+		if (strcmp(rel, "."))
+			wap_sb_addf(&r, "%s/%s", rel, de->d_name);
+		else
+			wap_sb_adds(&r, de->d_name);
+		if (*shown)
+			wap_sb_addf(&s, "%s/%s", shown, de->d_name);
+		else
+			wap_sb_adds(&s, de->d_name);
+		if (r.oom || s.oom || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			goto next;
+		isdir = S_ISDIR(st.st_mode);
+		/* restricted paths are not shown at all */
+		if (wap_ws_check(ws, r.buf, WAP_ACC_READ, &tmp))
+			goto next;
+		if (w->recursive && w->defaults && wap_ws_default_excluded(s.buf))
+			goto next;
+		if (wap_globset_match(&w->excl, s.buf, s.len) ||
+		    (strcmp(r.buf, s.buf) && wap_globset_match(&w->excl, r.buf, r.len)))
+			goto next;
+		w->found++;
+		if (json_array_size(w->files) < w->max) {
+			json_t *o = json_pack("{s:s, s:s, s:b, s:s}", "path", r.buf, "name", s.buf,
+					      "isDirectory", isdir, "type", type_of(st.st_mode));
+			if (w->meta) {
+				char *abs = wap_ws_abs(ws, r.buf), when[32];
+				wap_iso_time(&st.st_mtim, when);
+				json_object_set_new(o, "metadata", json_pack("{s:s?, s:I, s:b, s:s}",
+					"path", abs, "size", (json_int_t)st.st_size,
+					"isDirectory", isdir, "lastModified", when));
+				free(abs);
+			}
+			json_array_append_new(w->files, o);
+		}
+		if (isdir && w->recursive && depth < w->max_depth) {
+			/* by fd, never by name from the root again; O_NOFOLLOW: a
+			 * directory swapped for a link is not entered */
+			int sub = openat(dirfd(d), de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				walk_dir(w, sub, r.buf, s.buf, depth + 1, &tmp);
+		}
+next:
+		wap_err_release(&tmp);
+		wap_sb_release(&r);
+		wap_sb_release(&s);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* Path order, component by component ("a/b" right after "a"). */
+static int cmp_path(const void *a, const void *b)
+{
+	const unsigned char *x = (const unsigned char *)json_string_value(
+		json_object_get(*(json_t *const *)a, "name"));
+	const unsigned char *y = (const unsigned char *)json_string_value(
+		json_object_get(*(json_t *const *)b, "name"));
+
+	while (*x && *x == *y)
+		x++, y++;
+	if (*x == '/' && *y)
+		return -1;
+	if (*y == '/' && *x)
+		return 1;
+	return (int)*x - (int)*y;
+}
+
+static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
+{
+	const struct wap_ws *ws = call->ws;
+	struct walk w = { .call = call, .defaults = true, .max_depth = 3 };
+	bool nodef = false;
+	json_t *ex = json_object_get(req, "exclude"), *v;
+	char *rel = NULL;
+	size_t i, n;
+	json_t **arr;
+	int fd, rc = -1;
+
+	*res = NULL;
+	if (wap_req_bool(req, "recursive", &w.recursive, err) < 0 ||
+	    wap_req_bool(req, "metadata", &w.meta, err) < 0 ||
+	    wap_req_bool(req, "no_default_excludes", &nodef, err) < 0 ||
+	    wap_req_int(req, "max_depth", &w.max_depth, err) < 0)
+		return -1;
+	w.defaults = !nodef;
+	if (w.max_depth < 1)
+		return wap_err_set(err, WAP_E_INVALID, "max_depth must be at least 1 (got %lld)", w.max_depth);
+	if (!w.recursive)
+		w.max_depth = 1;
+	if (ex && !json_is_array(ex))
+		return wap_err_set(err, WAP_E_INVALID, "argument 'exclude' must be an array of strings");
+	json_array_foreach(ex, i, v) {
+		if (!json_is_string(v)) {
+			wap_err_set(err, WAP_E_INVALID, "argument 'exclude' must be an array of strings");
+			goto out;
+		}
+		if (wap_globset_add(&w.excl, json_string_value(v), WAP_GLOB_BASENAME, err))
+			goto out;
+	}
+	if (wap_req_path(call, req, "path", ".", &rel, err))
+		goto out;
+	fd = wap_ws_open(ws, rel, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, err);
+	if (fd < 0) {
+		if (err && err->kind == WAP_E_NOT_FOUND)
+			wap_err_set(err, WAP_E_NOT_FOUND, "Directory not found: %s", rel);
+		goto out;
+	}
+	w.files = json_array();
+	/* keep more than shown, so the entries shown are the first in order */
+	w.max = ws->lim.max_dir_entries > KEEP ? ws->lim.max_dir_entries : KEEP;
+	if (walk_dir(&w, fd, rel, "", 1, err)) {
+		json_decref(w.files);
+		goto out;
+	}
+	/* sort what is kept */
+	n = json_array_size(w.files);
+	arr = malloc((n + 1) * sizeof(*arr));
+	if (!arr) {
+		json_decref(w.files);
+		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		arr[i] = json_incref(json_array_get(w.files, i));
+	qsort(arr, n, sizeof(*arr), cmp_path);
+	json_array_clear(w.files);
+	for (i = 0; i < n; i++) {
+		if (i < ws->lim.max_dir_entries)
+			json_array_append(w.files, arr[i]);
+		json_decref(arr[i]);
+	}
+	free(arr);
+	n = json_array_size(w.files);
+	*res = json_pack("{s:o, s:b, s:I, s:s}", "files", w.files, "isTruncated", w.found > n,
+			 "totalFound", (json_int_t)w.found, "path", rel);
+	rc = *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+out:
+	wap_globset_release(&w.excl);
+	free(rel);
+	return rc;
+}
+
+static int ls_render(const json_t *res, const json_t *req, FILE *out)
+{
+	const char *path = json_string_value(json_object_get(res, "path"));
+	json_t *files = json_object_get(res, "files"), *f;
+	size_t i;
+
+	(void)req;
+	if (!out)
+		return 0;
+	if (!json_array_size(files)) {
+		fprintf(out, "Directory is empty: %s\n", path);
+		return 0;
+	}
+	fprintf(out, "Contents of %s:\n\n", path);
+	json_array_foreach(files, i, f) {
+		json_t *m = json_object_get(f, "metadata");
+		bool dir = json_is_true(json_object_get(f, "isDirectory"));
+		fprintf(out, "[%s] %s", dir ? "DIR" : "FILE",
+			json_string_value(json_object_get(f, "name")));
+		if (m && !dir)
+			fprintf(out, "  (%lld bytes, modified %s)",
+				(long long)json_integer_value(json_object_get(m, "size")),
+				json_string_value(json_object_get(m, "lastModified")));
+		else if (m)
+			fprintf(out, "  (modified %s)", json_string_value(json_object_get(m, "lastModified")));
+		fputc('\n', out);
+	}
+	if (json_is_true(json_object_get(res, "isTruncated")))
+		fprintf(out, "\n[truncated: showing %zu of %lld entries; list a subdirectory, lower --max-depth or add --exclude]\n",
+			json_array_size(files), (long long)json_integer_value(json_object_get(res, "totalFound")));
+	return 0;
+}
+
+const struct wap_applet wap_applet_ls = {
+	.name = "ls",
+	.summary = wap_summary_ls,
+	.usage = wap_usage_ls,
+	.title = "List a directory",
+	.opts = ls_opts,
+	.op = ls_op,
+	.render = ls_render,
+	.flags = WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT,
+};

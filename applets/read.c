@@ -1,0 +1,887 @@
+/* wap read: print a file with line numbers, a directory, or an archive's members
+ *
+ * usage: wap read [OPTIONS] PATH
+ *
+ * Print the lines of a text file, each prefixed with its number ("12: ").
+ * Without a range the first 2000 lines are shown (and at most maxFileSize
+ * bytes); when there is more, a last line says how to read on.  Lines
+ * longer than 2000 characters are cut and marked as cut.  A huge file is
+ * never loaded whole: lines are read up to the range, and --tail reads
+ * from the end.  The result carries the file's version (its git blob id)
+ * for `wap write --expected-version` and `wap edit`; files over 64 MiB get
+ * no version and their lines are not counted to the end.
+ *
+ * A directory gives its entries, one a line, with "/" after
+ * subdirectories.  A binary file (a NUL byte in its first 8 KiB) gives its
+ * size and MIME type, never its bytes.  An archive (tar, tar.gz/bz2/xz/zst,
+ * zip, 7z, ...) gives its members with their sizes; --member reads one of
+ * them with the same line options.  Invalid UTF-8 is shown as U+FFFD and
+ * reported (invalidUtf8 in the result).
+ *
+ *   PATH           the file, directory or archive to read
+ *   --offset N     first line to show (1-based; default 1)
+ *   -n, --limit N  show at most N lines (default 2000)
+ *   --head N       the first N lines
+ *   --tail N       the last N lines; a file over maxFileSize is read from
+ *                  its end and its lines are numbered from the end (-1 is
+ *                  the last)
+ *   --member NAME  read the member NAME of an archive
+ *
+ * JSON result: content, metadata {path,size,isDirectory,lastModified},
+ * isTruncated, totalLines, returnedLines, startLine, nextOffset, version;
+ * binary files: binary, mimeType; directories and archives: entries.
+ *
+ * examples:
+ *   wap read src/main.c
+ *   wap read src/main.c --offset 100 --limit 50
+ *   wap read logs/app.log --tail 20
+ *   wap read dist.tar.gz --member pkg/README.md --head 40
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "applet.h"
+#include "applets.h"
+#include "file.h"
+#include "strbuf.h"
+#include "text.h"
+
+/* Lines are counted, and versions hashed, for files up to this size. */
+#define COUNT_CAP ((size_t)64 << 20)
+#define CHUNK 65536
+#define SNIFF 8192
+
+static const struct wap_opt read_opts[] = {
+	{ "path", 0, WAP_OPT_STR, WAP_OPT_POS | WAP_OPT_REQ, NULL },
+	{ "offset", 0, WAP_OPT_INT, 0, NULL },
+	{ "limit", 'n', WAP_OPT_INT, 0, NULL },
+	{ "head", 0, WAP_OPT_INT, 0, NULL },
+	{ "tail", 0, WAP_OPT_INT, 0, NULL },
+	{ "member", 0, WAP_OPT_STR, 0, NULL },
+	{ NULL }
+};
+
+/* A line window fed with chunks of a stream: keeps lines START ..
+ * START+LIMIT-1 (cut at MAXLINE characters), at most about MAXBYTES of
+ * them, and counts the lines of the rest up to COUNTCAP bytes. */
+struct lw {
+	size_t start, limit, maxbytes, maxline, countcap;
+	size_t line;		/* number of the line being scanned */
+	bool started;		/* it has begun (a byte or its newline seen) */
+	size_t chars;		/* its characters so far */
+	bool cut, lastcr;
+	size_t bytes;		/* scanned */
+	bool full;		/* the window is closed, more lines follow */
+	bool capped;		/* ... closed by MAXBYTES */
+	bool unknown;		/* stopped counting: total unknown */
+	size_t total, returned, ncut;
+	struct wap_sb out;
+};
+
+static void lw_init(struct lw *w, size_t start, size_t limit, size_t maxbytes, size_t maxline)
+{
+	memset(w, 0, sizeof(*w));
+	w->start = start;
+	w->limit = limit;
+	w->maxbytes = maxbytes;
+	w->maxline = maxline;
+	w->countcap = COUNT_CAP;
+	w->line = 1;
+}
+
+/* Append the bytes of a window line, cutting it at MAXLINE characters
+ * (a character is counted at its first byte, so none is split). */
+static void lw_add(struct lw *w, const char *s, size_t n)
+{
+	size_t i, keep = 0;
+
+	if (!w->cut && w->chars + n <= w->maxline) {
+		for (i = 0; i < n; i++)
+			w->chars += ((unsigned char)s[i] & 0xc0) != 0x80;
+		wap_sb_add(&w->out, s, n);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && ++w->chars > w->maxline)
+			w->cut = true;
+		if (!w->cut)
+			keep = i + 1;
+	}
+	if (keep)
+		wap_sb_add(&w->out, s, keep);
+}
+
+static void lw_end_line(struct lw *w, bool newline)
+{
+	if (w->cut) {
+		wap_sb_addf(&w->out, " ... [line cut: %zu of %zu characters shown]",
+			    w->maxline, w->chars - (w->lastcr && newline));
+		if (newline && w->lastcr)
+			wap_sb_addc(&w->out, '\r');
+		w->ncut++;
+	}
+	if (newline)
+		wap_sb_addc(&w->out, '\n');
+	w->returned++;
+}
+
+/* Feed a chunk; false when nothing more is wanted. */
+static bool lw_feed(struct lw *w, const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *nl, *seg;
+		bool inwin;
+
+		if (w->full) {
+			if (w->countcap && w->bytes >= w->countcap) {
+				w->unknown = true;
+				return false;
+			}
+			w->bytes += end - p;
+			while ((nl = memchr(p, '\n', end - p))) {
+				w->line++;
+				w->started = false;
+				p = nl + 1;
+			}
+			if (p < end)
+				w->started = true;
+			return true;
+		}
+		inwin = w->line >= w->start;
+		if (inwin && !w->started) {
+			if (w->returned >= w->limit || w->out.len >= w->maxbytes) {
+				w->full = true;
+				w->capped = w->returned < w->limit;
+				continue;
+			}
+			w->chars = 0;
+			w->cut = w->lastcr = false;
+		}
+		w->started = true;
+		nl = memchr(p, '\n', end - p);
+		seg = nl ? nl : end;
+		if (inwin && seg > p) {
+			lw_add(w, p, seg - p);
+			w->lastcr = seg[-1] == '\r';
+		}
+		w->bytes += seg - p;
+		p = seg;
+		if (nl) {
+			if (inwin)
+				lw_end_line(w, true);
+			w->line++;
+			w->started = false;
+			w->bytes++;
+			p++;
+		}
+	}
+	return true;
+}
+
+static void lw_finish(struct lw *w)
+{
+	if (w->started && !w->full && w->line >= w->start)
+		lw_end_line(w, false);
+	if (!w->unknown)
+		w->total = w->line - 1 + w->started;
+}
+
+/* Feed the rest of FD; -1 with err on a read error. */
+static int lw_feed_fd(struct lw *w, int fd, const struct wap_call *call, const char *rel,
+		      struct wap_err *err)
+{
+	char *buf = malloc(CHUNK);
+
+	if (!buf)
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	for (;;) {
+		ssize_t r = read(fd, buf, CHUNK);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			return wap_err_errno(err, e, rel);
+		}
+		if (r == 0 || !lw_feed(w, buf, r))
+			break;
+		if (wap_call_cancelled(call)) {
+			free(buf);
+			return wap_err_set(err, WAP_E_FAILED, "cancelled");
+		}
+	}
+	free(buf);
+	lw_finish(w);
+	return 0;
+}
+
+static ssize_t pread_full(int fd, char *buf, size_t n, off_t off)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = pread(fd, buf + got, n - got, off + got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += r;
+	}
+	return got;
+}
+
+/* The offset of the first of the last N lines, reading backwards. */
+static off_t tail_start(int fd, off_t size, size_t n)
+{
+	char *buf = malloc(CHUNK);
+	off_t pos = size, ret = 0;
+	size_t seen = 0;
+
+	if (!buf)
+		return -1;
+	while (pos > 0) {
+		size_t k = pos > CHUNK ? CHUNK : (size_t)pos;
+		pos -= k;
+		if (pread_full(fd, buf, k, pos) != (ssize_t)k) {
+			ret = -1;
+			break;
+		}
+		for (size_t i = k; i-- > 0;) {
+			if (buf[i] != '\n' || pos + (off_t)i == size - 1)
+				continue;	/* the final newline ends the last line */
+			if (++seen == n) {
+				ret = pos + i + 1;
+				goto out;
+			}
+		}
+	}
+out:
+	free(buf);
+	return ret;
+}
+
+/* Replace invalid UTF-8 by U+FFFD; true if anything was replaced. */
+static bool fix_utf8(struct wap_sb *sb)
+{
+	struct wap_sb o = WAP_SB_INIT;
+	size_t bad, i = 0;
+
+	if (!sb->len || wap_text_utf8_valid(sb->buf, sb->len, &bad))
+		return false;
+	while (i < sb->len) {
+		if (!wap_text_utf8_valid(sb->buf + i, sb->len - i, &bad)) {
+			wap_sb_add(&o, sb->buf + i, bad);
+			wap_sb_adds(&o, "\xef\xbf\xbd");
+			i += bad + 1;
+		} else {
+			wap_sb_add(&o, sb->buf + i, sb->len - i);
+			break;
+		}
+	}
+	wap_sb_release(sb);
+	*sb = o;
+	return true;
+}
+
+struct range {
+	long long offset, limit, head, tail;
+	bool has_offset, has_limit, has_head, has_tail;
+};
+
+static int get_range(const json_t *req, struct range *r, struct wap_err *err)
+{
+	int k;
+
+	memset(r, 0, sizeof(*r));
+	r->offset = 1;
+	r->limit = 2000;
+#define GET(name) \
+	if ((k = wap_req_int(req, #name, &r->name, err)) < 0) \
+		return -1; \
+	if ((r->has_##name = k) && r->name < 1) \
+		return wap_err_set(err, WAP_E_INVALID, #name " must be at least 1 (got %lld)", r->name);
+	GET(offset) GET(limit) GET(head) GET(tail)
+#undef GET
+	if (r->has_tail && (r->has_offset || r->has_limit || r->has_head))
+		return wap_err_set(err, WAP_E_INVALID, "tail cannot be combined with offset, limit or head");
+	if (r->has_head && r->has_limit)
+		return wap_err_set(err, WAP_E_INVALID, "head cannot be combined with limit");
+	if (r->has_head)
+		r->limit = r->head;
+	return 0;
+}
+
+static json_t *metadata(const struct wap_ws *ws, const char *rel, const struct stat *st)
+{
+	char *abs = wap_ws_abs(ws, rel), when[32];
+	json_t *m;
+
+	wap_iso_time(&st->st_mtim, when);
+	m = json_pack("{s:s?, s:I, s:b, s:s}", "path", abs, "size", (json_int_t)st->st_size,
+		      "isDirectory", S_ISDIR(st->st_mode), "lastModified", when);
+	free(abs);
+	return m;
+}
+
+/* Put a finished window into the result. */
+static void set_window(json_t *res, struct lw *w, long long first)
+{
+	bool bad = fix_utf8(&w->out);
+
+	json_object_set_new(res, "content", json_stringn(w->out.buf ? w->out.buf : "", w->out.len));
+	json_object_set_new(res, "isTruncated", json_boolean(w->full));
+	json_object_set_new(res, "totalLines", w->unknown ? json_null() : json_integer(w->total));
+	json_object_set_new(res, "returnedLines", json_integer(w->returned));
+	json_object_set_new(res, "startLine", json_integer(first));
+	if (w->full)
+		json_object_set_new(res, "nextOffset", json_integer(first + w->returned));
+	if (w->capped)
+		json_object_set_new(res, "outputLimit", json_integer(w->maxbytes));
+	if (w->ncut)
+		json_object_set_new(res, "linesCut", json_integer(w->ncut));
+	if (bad)
+		json_object_set_new(res, "invalidUtf8", json_true());
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int read_dir(const struct wap_call *call, int fd, const char *rel, const struct stat *st,
+		    const struct range *r, json_t *res, struct wap_err *err)
+{
+	const struct wap_ws *ws = call->ws;
+	int dfd = dup(fd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	json_t *entries;
+	struct lw w;
+
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return wap_err_errno(err, errno, rel);
+	}
+	while ((de = readdir(d))) {
+		bool isdir = de->d_type == DT_DIR;
+		struct wap_sb sb = WAP_SB_INIT;
+		struct stat est;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (ws->pol.restricted.n) {
+			struct wap_err tmp = { 0 };
+			if (strcmp(rel, "."))
+				wap_sb_addf(&sb, "%s/%s", rel, de->d_name);
+			else
+				wap_sb_adds(&sb, de->d_name);
+			if (wap_ws_check(ws, sb.buf, WAP_ACC_READ, &tmp)) {
+				wap_sb_release(&sb);
+				wap_err_release(&tmp);
+				continue;
+			}
+			wap_sb_release(&sb);
+		}
+		if (de->d_type == DT_UNKNOWN &&
+		    fstatat(dirfd(d), de->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0)
+			isdir = S_ISDIR(est.st_mode);
+		if (n == cap) {
+			char **nn = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof(*nn));
+			if (!nn)
+				break;
+			names = nn;
+		}
+		wap_sb_adds(&sb, de->d_name);
+		if (isdir)
+			wap_sb_addc(&sb, '/');
+		names[n++] = wap_sb_detach(&sb);
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_str);
+	lw_init(&w, r->offset, r->limit < (long long)ws->lim.max_dir_entries ? (size_t)r->limit
+		: ws->lim.max_dir_entries, SIZE_MAX, SIZE_MAX);
+	entries = json_array();
+	for (size_t i = 0; i < n; i++) {
+		size_t before = w.returned;
+		if (names[i]) {
+			lw_feed(&w, names[i], strlen(names[i]));
+			lw_feed(&w, "\n", 1);
+			if (w.returned > before)
+				json_array_append_new(entries, json_string(names[i]));
+		}
+		free(names[i]);
+	}
+	free(names);
+	lw_finish(&w);
+	json_object_set_new(res, "metadata", metadata(ws, rel, st));
+	json_object_set_new(res, "entries", entries);
+	set_window(res, &w, r->offset);
+	wap_sb_release(&w.out);
+	return 0;
+}
+
+/* --- archives --- */
+
+static bool is_archive(const char *b, size_t n)
+{
+	static const struct { const char *m; size_t n; } magic[] = {
+		{ "\x1f\x8b", 2 }, { "BZh", 3 }, { "\xfd" "7zXZ\0", 6 }, { "\x28\xb5\x2f\xfd", 4 },
+		{ "PK\x03\x04", 4 }, { "PK\x05\x06", 4 }, { "7z\xbc\xaf\x27\x1c", 6 },
+		{ "\x04\x22\x4d\x18", 4 }, { "\x5d\x00\x00", 3 },
+	};
+
+	for (size_t i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
+		if (n >= magic[i].n && !memcmp(b, magic[i].m, magic[i].n))
+			return true;
+	return n >= 262 && !memcmp(b + 257, "ustar", 5);
+}
+
+static struct archive *ar_open(int fd, const char *rel, struct wap_err *err)
+{
+	struct archive *a = archive_read_new();
+
+	if (!a) {
+		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return NULL;
+	}
+	archive_read_support_filter_all(a);
+	archive_read_support_format_all(a);
+	archive_read_support_format_raw(a);
+	if (lseek(fd, 0, SEEK_SET) < 0 || archive_read_open_fd(a, fd, CHUNK) != ARCHIVE_OK) {
+		wap_err_set(err, WAP_E_FAILED, "Cannot read archive %s: %s", rel,
+			    archive_error_string(a) ? archive_error_string(a) : strerror(errno));
+		archive_read_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* A member name as compared: without "./" and a trailing "/". */
+static size_t member_key(const char *s, const char **out)
+{
+	size_t n;
+
+	while (s[0] == '.' && s[1] == '/')
+		s += 2;
+	while (*s == '/')
+		s++;
+	n = strlen(s);
+	while (n && s[n - 1] == '/')
+		n--;
+	*out = s;
+	return n;
+}
+
+static int ar_list(const struct wap_call *call, int fd, const char *rel, const struct range *r,
+		   json_t *res, struct wap_err *err)
+{
+	struct archive *a = ar_open(fd, rel, err);
+	struct archive_entry *e;
+	json_t *entries;
+	struct lw w;
+	int rc;
+
+	if (!a)
+		return -1;
+	lw_init(&w, r->offset, r->limit, call->ws->lim.max_file_size, SIZE_MAX);
+	entries = json_array();
+	while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+		const char *name = archive_entry_pathname(e);
+		bool dir = archive_entry_filetype(e) == AE_IFDIR;
+		struct wap_sb line = WAP_SB_INIT;
+		size_t before = w.returned;
+		const char *key;
+		size_t kn;
+
+		if (!name)
+			continue;
+		kn = member_key(name, &key);
+		wap_sb_add(&line, key, kn);
+		if (dir)
+			wap_sb_adds(&line, "/");
+		else if (archive_entry_size_is_set(e))
+			wap_sb_addf(&line, "  (%lld bytes)", (long long)archive_entry_size(e));
+		else
+			wap_sb_adds(&line, "  (size unknown)");
+		wap_sb_addc(&line, '\n');
+		if (line.buf)
+			lw_feed(&w, line.buf, line.len);
+		wap_sb_release(&line);
+		if (w.returned > before) {
+			json_t *o = json_pack("{s:s%, s:b}", "path", key, kn, "isDirectory", dir);
+			if (!dir && archive_entry_size_is_set(e))
+				json_object_set_new(o, "size", json_integer(archive_entry_size(e)));
+			json_array_append_new(entries, o);
+		}
+		if (wap_call_cancelled(call))
+			break;
+	}
+	if (rc != ARCHIVE_EOF && rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+		wap_err_set(err, WAP_E_FAILED, "Cannot read archive %s: %s", rel,
+			    archive_error_string(a) ? archive_error_string(a) : "damaged");
+		archive_read_free(a);
+		json_decref(entries);
+		wap_sb_release(&w.out);
+		return -1;
+	}
+	lw_finish(&w);
+	json_object_set_new(res, "archive", json_true());
+	json_object_set_new(res, "format", json_string(archive_format_name(a) ? archive_format_name(a) : "unknown"));
+	json_object_set_new(res, "entries", entries);
+	set_window(res, &w, r->offset);
+	wap_sb_release(&w.out);
+	archive_read_free(a);
+	return 0;
+}
+
+/* Find MEMBER and leave the archive positioned at its data. */
+static struct archive *ar_find(int fd, const char *rel, const char *member,
+			       struct archive_entry **ep, struct wap_err *err)
+{
+	struct archive *a = ar_open(fd, rel, err);
+	const char *want;
+	size_t wn = member_key(member, &want);
+	int rc;
+
+	if (!a)
+		return NULL;
+	while ((rc = archive_read_next_header(a, ep)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+		const char *name = archive_entry_pathname(*ep), *key;
+		size_t kn;
+		if (!name)
+			continue;
+		kn = member_key(name, &key);
+		if (kn == wn && !memcmp(key, want, kn))
+			return a;
+	}
+	if (rc == ARCHIVE_EOF)
+		wap_err_set(err, WAP_E_NOT_FOUND, "File not found: %s in %s", member, rel);
+	else
+		wap_err_set(err, WAP_E_FAILED, "Cannot read archive %s: %s", rel,
+			    archive_error_string(a) ? archive_error_string(a) : "damaged");
+	archive_read_free(a);
+	return NULL;
+}
+
+/* Read a member's data through a window; SNIFF bytes first to tell a
+ * binary member.  Returns 1 if binary (nothing fed). */
+static int ar_feed(struct archive *a, struct lw *w, char *sniff, size_t *sniffn,
+		   const struct wap_call *call, const char *rel, struct wap_err *err)
+{
+	char *buf = malloc(CHUNK);
+	size_t have = 0;
+	ssize_t r;
+
+	if (!buf)
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	while (have < SNIFF && (r = archive_read_data(a, buf + have, SNIFF - have)) > 0)
+		have += r;
+	if (sniff) {
+		memcpy(sniff, buf, have);
+		*sniffn = have;
+		if (wap_text_is_binary(buf, have)) {
+			free(buf);
+			return 1;
+		}
+	}
+	lw_feed(w, buf, have);
+	while ((r = archive_read_data(a, buf, CHUNK)) > 0 && !wap_call_cancelled(call))
+		if (!lw_feed(w, buf, r))
+			break;
+	free(buf);
+	if (r < 0)
+		return wap_err_set(err, WAP_E_FAILED, "Cannot read archive %s: %s", rel,
+				   archive_error_string(a) ? archive_error_string(a) : "damaged");
+	lw_finish(w);
+	return 0;
+}
+
+static int ar_member(const struct wap_call *call, int fd, const char *rel, const char *member,
+		     const struct range *r, json_t *res, struct wap_err *err)
+{
+	struct archive_entry *e;
+	struct archive *a = ar_find(fd, rel, member, &e, err);
+	char sniff[SNIFF];
+	size_t sniffn = 0;
+	long long first = r->offset;
+	struct lw w;
+	int rc;
+
+	if (!a)
+		return -1;
+	if (archive_entry_filetype(e) == AE_IFDIR) {
+		archive_read_free(a);
+		return wap_err_set(err, WAP_E_NOT_FILE, "Not a file: %s in %s is a directory", member, rel);
+	}
+	json_object_set_new(res, "member", json_string(member));
+	if (archive_entry_size_is_set(e))
+		json_object_set_new(res, "memberSize", json_integer(archive_entry_size(e)));
+	if (r->has_tail) {
+		/* count first, then read the window: a second pass */
+		lw_init(&w, SIZE_MAX, 0, 0, 1);
+		w.countcap = 0;
+		rc = ar_feed(a, &w, sniff, &sniffn, call, rel, err);
+		archive_read_free(a);
+		wap_sb_release(&w.out);
+		if (rc)
+			goto binary_or_err;
+		first = w.total > (size_t)r->tail ? (long long)(w.total - r->tail + 1) : 1;
+		if (!(a = ar_find(fd, rel, member, &e, err)))
+			return -1;
+		lw_init(&w, first, r->tail, SIZE_MAX, call->ws->lim.max_line_len);
+		rc = ar_feed(a, &w, NULL, NULL, call, rel, err);
+	} else {
+		lw_init(&w, r->offset, r->limit, call->ws->lim.max_file_size,
+			call->ws->lim.max_line_len);
+		rc = ar_feed(a, &w, sniff, &sniffn, call, rel, err);
+	}
+	archive_read_free(a);
+	if (rc) {
+		wap_sb_release(&w.out);
+		goto binary_or_err;
+	}
+	set_window(res, &w, first);
+	wap_sb_release(&w.out);
+	return 0;
+binary_or_err:
+	if (rc < 0)
+		return -1;
+	json_object_set_new(res, "content", json_string(""));
+	json_object_set_new(res, "binary", json_true());
+	json_object_set_new(res, "mimeType", json_string(wap_text_mime(member, sniff, sniffn)));
+	json_object_set_new(res, "isTruncated", json_false());
+	json_object_set_new(res, "totalLines", json_integer(0));
+	json_object_set_new(res, "returnedLines", json_integer(0));
+	return 0;
+}
+
+/* --- regular files --- */
+
+static int read_file(const struct wap_call *call, int fd, const char *rel, const struct stat *st,
+		     const struct range *r, json_t *res, struct wap_err *err)
+{
+	const struct wap_limits *lim = &call->ws->lim;
+	char version[WAP_VERSION_LEN + 1];
+	bool big = (size_t)st->st_size > lim->max_file_size;
+	long long first = r->offset;
+	struct lw w;
+
+	/* hash before reading: if the file changes in between, the version
+	 * is the older one and a write based on it is refused, never lost */
+	if ((size_t)st->st_size <= COUNT_CAP && !(big && r->has_tail)) {
+		if (wap_blob_id_fd(fd, version, err))
+			return -1;
+		json_object_set_new(res, "version", json_string(version));
+	} else {
+		json_object_set_new(res, "version", json_null());
+	}
+	if (r->has_tail && big) {
+		off_t from = tail_start(fd, st->st_size, r->tail);
+		if (from < 0 || lseek(fd, from, SEEK_SET) < 0)
+			return wap_err_errno(err, errno, rel);
+		lw_init(&w, 1, r->tail, SIZE_MAX, lim->max_line_len);
+		w.countcap = 0;
+		if (lw_feed_fd(&w, fd, call, rel, err)) {
+			wap_sb_release(&w.out);
+			return -1;
+		}
+		set_window(res, &w, -(long long)w.returned);
+		/* numbered from the end; what comes before is not counted */
+		json_object_set_new(res, "fromEnd", json_true());
+		json_object_set_new(res, "totalLines", json_null());
+		json_object_set_new(res, "isTruncated", json_boolean(from > 0));
+		json_object_del(res, "nextOffset");
+		wap_sb_release(&w.out);
+		return 0;
+	}
+	if (r->has_tail) {
+		/* small: count, then read the window */
+		lw_init(&w, SIZE_MAX, 0, 0, 1);
+		w.countcap = 0;
+		if (lw_feed_fd(&w, fd, call, rel, err))
+			return -1;
+		first = w.total > (size_t)r->tail ? (long long)(w.total - r->tail + 1) : 1;
+		if (lseek(fd, 0, SEEK_SET) < 0)
+			return wap_err_errno(err, errno, rel);
+		lw_init(&w, first, r->tail, SIZE_MAX, lim->max_line_len);
+	} else {
+		lw_init(&w, r->offset, r->limit, lim->max_file_size, lim->max_line_len);
+	}
+	if (lw_feed_fd(&w, fd, call, rel, err)) {
+		wap_sb_release(&w.out);
+		return -1;
+	}
+	set_window(res, &w, first);
+	wap_sb_release(&w.out);
+	return 0;
+}
+
+static int read_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
+{
+	const struct wap_ws *ws = call->ws;
+	const char *member = NULL;
+	char *rel = NULL;
+	char sniff[SNIFF];
+	ssize_t sniffn;
+	struct range r;
+	struct stat st;
+	int fd = -1, rc = -1;
+
+	*res = NULL;
+	if (get_range(req, &r, err) || wap_req_str(req, "member", &member, err) < 0 ||
+	    wap_req_path(call, req, "path", NULL, &rel, err))
+		goto out;
+	if (!rel) {
+		wap_err_set(err, WAP_E_INVALID, "missing required argument 'path'");
+		goto out;
+	}
+	fd = wap_ws_open(ws, rel, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0, WAP_ACC_READ, err);
+	if (fd < 0)
+		goto out;
+	if (fstat(fd, &st)) {
+		wap_err_errno(err, errno, rel);
+		goto out;
+	}
+	*res = json_object();
+	if (S_ISDIR(st.st_mode)) {
+		if (member) {
+			wap_err_set(err, WAP_E_INVALID, "Not an archive: %s is a directory", rel);
+			goto out;
+		}
+		rc = read_dir(call, fd, rel, &st, &r, *res, err);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		wap_err_set(err, WAP_E_NOT_FILE, "Not a regular file: %s", rel);
+		goto out;
+	}
+	json_object_set_new(*res, "metadata", metadata(ws, rel, &st));
+	sniffn = pread_full(fd, sniff, sizeof(sniff), 0);
+	if (sniffn < 0) {
+		wap_err_errno(err, errno, rel);
+		goto out;
+	}
+	if (is_archive(sniff, sniffn)) {
+		rc = member ? ar_member(call, fd, rel, member, &r, *res, err)
+			    : ar_list(call, fd, rel, &r, *res, err);
+		goto out;
+	}
+	if (member) {
+		wap_err_set(err, WAP_E_INVALID, "Not an archive: %s", rel);
+		goto out;
+	}
+	if (wap_text_is_binary(sniff, sniffn)) {
+		char version[WAP_VERSION_LEN + 1];
+		json_object_set_new(*res, "content", json_string(""));
+		json_object_set_new(*res, "binary", json_true());
+		json_object_set_new(*res, "mimeType", json_string(wap_text_mime(rel, sniff, sniffn)));
+		json_object_set_new(*res, "isTruncated", json_false());
+		json_object_set_new(*res, "totalLines", json_integer(0));
+		json_object_set_new(*res, "returnedLines", json_integer(0));
+		if ((size_t)st.st_size <= COUNT_CAP) {
+			if (wap_blob_id_fd(fd, version, err))
+				goto out;
+			json_object_set_new(*res, "version", json_string(version));
+		} else {
+			json_object_set_new(*res, "version", json_null());
+		}
+		rc = 0;
+		goto out;
+	}
+	rc = read_file(call, fd, rel, &st, &r, *res, err);
+out:
+	if (rc) {
+		json_decref(*res);
+		*res = NULL;
+	} else {
+		json_object_set_new(*res, "path", json_string(rel));
+	}
+	if (fd >= 0)
+		close(fd);
+	free(rel);
+	return rc;
+}
+
+static int read_render(const json_t *res, const json_t *req, FILE *out)
+{
+	const char *content = json_string_value(json_object_get(res, "content"));
+	const char *path = json_string_value(json_object_get(res, "path"));
+	size_t len = json_string_length(json_object_get(res, "content"));
+	json_t *meta = json_object_get(res, "metadata");
+	json_t *total = json_object_get(res, "totalLines");
+	long long line = json_integer_value(json_object_get(res, "startLine"));
+	long long returned = json_integer_value(json_object_get(res, "returnedLines"));
+	bool numbered = !json_object_get(res, "entries");
+	const char *p, *end;
+
+	(void)req;
+	if (!out)
+		return 0;
+	if (json_is_true(json_object_get(res, "binary"))) {
+		json_t *msize = json_object_get(res, "memberSize");
+		fprintf(out, "Binary file: %s%s%s (%lld bytes, %s); its bytes are not shown\n",
+			path, json_object_get(res, "member") ? " member " : "",
+			json_object_get(res, "member") ? json_string_value(json_object_get(res, "member")) : "",
+			(long long)json_integer_value(msize ? msize : json_object_get(meta, "size")),
+			json_string_value(json_object_get(res, "mimeType")));
+		return 0;
+	}
+	p = content ? content : "";
+	end = p + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p), *e = nl ? nl + 1 : end;
+		if (numbered)
+			fprintf(out, "%lld: ", line++);
+		fwrite(p, 1, e - p, out);
+		if (!nl)
+			fputc('\n', out);
+		p = e;
+	}
+	if (!returned && json_is_integer(total) && json_integer_value(total) > 0)
+		fprintf(out, "[no lines from line %lld: %s has %lld]\n", line, path,
+			(long long)json_integer_value(total));
+	if (json_is_true(json_object_get(res, "fromEnd"))) {
+		if (json_is_true(json_object_get(res, "isTruncated")))
+			fprintf(out, "[the last %lld lines of %s, numbered from the end; use --offset N or --head N for lines from the start]\n",
+				returned, path);
+	} else if (json_is_true(json_object_get(res, "isTruncated"))) {
+		long long next = json_integer_value(json_object_get(res, "nextOffset"));
+		json_t *lim = json_object_get(res, "outputLimit");
+		fprintf(out, "[truncated: showing %s %lld-%lld", numbered ? "lines" : "entries",
+			next - returned, next - 1);
+		if (json_is_integer(total))
+			fprintf(out, " of %lld", (long long)json_integer_value(total));
+		if (lim)
+			fprintf(out, " (output limit of %lld bytes reached)", (long long)json_integer_value(lim));
+		fprintf(out, "; read on with --offset %lld]\n", next);
+	}
+	if (json_is_true(json_object_get(res, "invalidUtf8")))
+		fprintf(out, "[%s is not valid UTF-8: invalid bytes are shown as U+FFFD]\n", path);
+	return 0;
+}
+
+const struct wap_applet wap_applet_read = {
+	.name = "read",
+	.summary = wap_summary_read,
+	.usage = wap_usage_read,
+	.title = "Read a file",
+	.opts = read_opts,
+	.op = read_op,
+	.render = read_render,
+	.flags = WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT,
+};
