@@ -58,6 +58,8 @@ enum wap_opttype {
 #define WAP_OPT_REQ	2u	/* required */
 #define WAP_OPT_REST	4u	/* positional STRS taking the rest, "--" included */
 #define WAP_OPT_CLI	8u	/* CLI only: not in the tool schema */
+#define WAP_OPT_KV	16u	/* STRS of "K=V" that a JSON request may also give as
+				 * an object of strings ({"K": "V"}) */
 
 struct wap_opt {
 	const char *name;	/* long option ("max-results") or positional name ("path") */

@@ -275,7 +275,12 @@ json_t *wap_applet_input_schema(const struct wap_applet *a)
 			p = json_pack("{s:s}", "type", "string");
 			break;
 		case WAP_OPT_STRS:
-			p = json_pack("{s:s, s:{s:s}}", "type", "array", "items", "type", "string");
+			if (o->flags & WAP_OPT_KV)
+				p = json_pack("{s:[s,s], s:{s:s}, s:{s:s}}", "type", "array", "object",
+					      "items", "type", "string",
+					      "additionalProperties", "type", "string");
+			else
+				p = json_pack("{s:s, s:{s:s}}", "type", "array", "items", "type", "string");
 			break;
 		default:
 			p = json_object();
@@ -321,6 +326,12 @@ int wap_args_check(const struct wap_applet *a, const json_t *req, struct wap_err
 			ok = json_is_array(v);
 			json_array_foreach(v, i, s)
 				ok = ok && json_is_string(s);
+			if (json_is_object(v) && (o->flags & WAP_OPT_KV)) {
+				const char *k;
+				ok = true;
+				json_object_foreach((json_t *)v, k, s)
+					ok = ok && json_is_string(s);
+			}
 			break;
 		}
 		case WAP_OPT_JSON: break;

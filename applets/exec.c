@@ -1,0 +1,617 @@
+/* wap exec: run a command with a timeout, bounded output and no orphans
+ *
+ * usage: wap exec [OPTIONS] -- PROG [ARG...]
+ *        wap exec [OPTIONS] -c 'SHELL LINE'
+ *
+ * Runs PROG with its arguments (found on PATH), or a shell line with bash
+ * (sh where bash is missing), in the workspace root.  The command runs in a
+ * session and process group of its own under a reaper: at the timeout it
+ * gets SIGTERM, then SIGKILL after a grace period, and whatever it left
+ * behind (background jobs, double-forked daemons) is killed too, so when
+ * wap exec returns nothing it started is alive.  SIGINT and SIGTERM to wap
+ * are handled the same way.  Stdin is /dev/null unless --stdin is given.
+ *
+ * Text mode prints the command's output and exits with its status (124 on
+ * a timeout, like timeout(1)); --json prints {stdout, stderr, exit_code,
+ * signal, duration_ms, timed_out, cancelled, stdout_truncated,
+ * stderr_truncated, stdout_bytes, stderr_bytes} and exits 0 whenever the
+ * command ran.  Output over --max-output keeps its head and its tail with a
+ * line saying how many bytes were left out; the byte counts are the true
+ * ones, and --save-output keeps the whole streams in files.
+ *
+ * The command lists of the config (security.allowedCommands,
+ * security.restrictedCommands) and --allow/--deny check every command of a
+ * shell line, inside $(...) and backticks, through env/sudo/xargs/bash -c;
+ * a program name computed at run time ($X, globs) is refused while a list
+ * is active.  This is a guardrail, not a boundary: --sandbox is.  It uses
+ * Landlock: the command may write only inside the root and the temp dir
+ * and read only those and the system directories; it refuses to run
+ * (FEATURE_DISABLED) where the kernel lacks Landlock.  security.readOnly
+ * runs every command sandboxed with a read-only root.
+ *
+ *   -c, --command LINE     run LINE with bash -c (sh -c without bash)
+ *   ARGV                   the program and its arguments (after --)
+ *   --cwd DIR              run in DIR, a directory inside the root
+ *   --env K=V              set a variable (repeatable)
+ *   --clear-env            start from an empty environment (then --env)
+ *   --stdin FILE           feed FILE (inside the root; - for wap's stdin)
+ *   --timeout MS           time limit (default limits.maxExecutionTime, 30000;
+ *                          capped by limits.maxExecutionTimeCap)
+ *   --kill-after MS        grace between SIGTERM and SIGKILL (default 5000)
+ *   --max-output BYTES     bytes kept per stream, head and tail (default 51200)
+ *   --save-output DIR      also write the whole streams to files in DIR
+ *   --stream               print output as it comes (--json: JSON lines
+ *                          {stream, data}, then the result)
+ *   --allow CMD            allow only these commands (repeatable)
+ *   --deny CMD             refuse these commands (repeatable)
+ *   --sandbox              confine the command with Landlock
+ *   --no-network           deny TCP bind/connect (Landlock, else a network namespace)
+ *   --max-memory BYTES     address-space limit (RLIMIT_AS)
+ *   --max-procs N          process limit of the user (RLIMIT_NPROC)
+ *   --max-file-size BYTES  largest file it may write (RLIMIT_FSIZE)
+ *
+ * examples:
+ *   wap exec -- make -j2 test
+ *   wap exec --timeout 5000 -c 'npm test 2>&1 | tail -20'
+ *   wap exec --json --sandbox --no-network -- ./configure
+ *   wap exec --stream --json -c 'for i in 1 2 3; do echo $i; sleep 1; done'
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "applet.h"
+#include "applets.h"
+#include "cmdpolicy.h"
+#include "config.h"
+#include "landlock.h"
+#include "proc.h"
+#include "strbuf.h"
+
+extern char **environ;
+
+#define KILL_AFTER_MS 5000
+#define KILL_AFTER_CAP 60000
+#define MAX_OUTPUT_CAP (64L << 20)
+
+static const struct wap_opt exec_opts[] = {
+	{ "command", 'c', WAP_OPT_STR, 0, NULL },
+	{ "cwd", 0, WAP_OPT_STR, 0, NULL },
+	{ "env", 0, WAP_OPT_STRS, WAP_OPT_KV, NULL },
+	{ "clear-env", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "stdin", 0, WAP_OPT_STR, 0, NULL },
+	{ "timeout", 0, WAP_OPT_INT, 0, "timeout_ms" },
+	{ "kill-after", 0, WAP_OPT_INT, 0, NULL },
+	{ "max-output", 0, WAP_OPT_INT, 0, NULL },
+	{ "save-output", 0, WAP_OPT_STR, 0, NULL },
+	{ "stream", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "allow", 0, WAP_OPT_STRS, 0, NULL },
+	{ "deny", 0, WAP_OPT_STRS, 0, NULL },
+	{ "sandbox", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "no-network", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "max-memory", 0, WAP_OPT_INT, 0, NULL },
+	{ "max-procs", 0, WAP_OPT_INT, 0, NULL },
+	{ "max-file-size", 0, WAP_OPT_INT, 0, NULL },
+	{ "argv", 0, WAP_OPT_STRS, WAP_OPT_POS | WAP_OPT_REST, NULL },
+	{ NULL }
+};
+
+/* A JSON string of BUF, invalid UTF-8 replaced by U+FFFD. */
+static json_t *lossy_string(const char *buf, size_t len)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	const unsigned char *s = (const unsigned char *)buf;
+	json_t *j = json_stringn(buf, len);
+	size_t i = 0;
+
+	if (j)
+		return j;
+	while (i < len) {
+		unsigned c = s[i];
+		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+			   (c & 0xf8) == 0xf0 ? 4 : 0;
+		bool ok = n && i + n <= len;
+		for (size_t k = 1; ok && k < n; k++)
+			ok = (s[i + k] & 0xc0) == 0x80;
+		if (ok && n > 1) {
+			/* overlongs, surrogates and beyond U+10FFFF are invalid too */
+			unsigned cp = n == 2 ? (c & 0x1f) : n == 3 ? (c & 0x0f) : (c & 0x07);
+			for (size_t k = 1; k < n; k++)
+				cp = (cp << 6) | (s[i + k] & 0x3f);
+			ok = !((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+			       (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff);
+		}
+		if (ok) {
+			wap_sb_add(&sb, s + i, n);
+			i += n;
+		} else {
+			wap_sb_adds(&sb, "\xef\xbf\xbd");
+			i++;
+		}
+	}
+	j = sb.oom ? NULL : json_stringn(sb.buf ? sb.buf : "", sb.len);
+	wap_sb_release(&sb);
+	return j;
+}
+
+/* env entries: "K=V" strings or {"K": "V"} on top of the base environment */
+static int build_env(const json_t *req, bool clear, const char *pwd, char ***out,
+		     struct wap_err *err)
+{
+	json_t *env = json_object_get(req, "env"), *v;
+	char **e = NULL;
+	size_t i;
+	const char *k;
+
+	if (!clear)
+		for (i = 0; environ[i]; i++)
+			if (wap_strv_push(&e, environ[i]))
+				goto oom;
+#define SETVAR(kv, klen) do { \
+		size_t n_ = wap_strv_len(e), j_; \
+		for (j_ = 0; j_ < n_; j_++) \
+			if (!strncmp(e[j_], kv, klen) && e[j_][klen] == '=') \
+				break; \
+		if (j_ < n_) { \
+			char *d_ = strdup(kv); \
+			if (!d_) \
+				goto oom; \
+			free(e[j_]); \
+			e[j_] = d_; \
+		} else if (wap_strv_push(&e, kv)) { \
+			goto oom; \
+		} \
+	} while (0)
+	if (pwd) {
+		char *s = NULL;
+		if (asprintf(&s, "PWD=%s", pwd) < 0)
+			goto oom;
+		SETVAR(s, 3);
+		free(s);
+	}
+	if (json_is_array(env)) {
+		json_array_foreach(env, i, v) {
+			const char *s = json_string_value(v), *eq = s ? strchr(s, '=') : NULL;
+			if (!eq || eq == s) {
+				wap_strv_free(e);
+				return wap_err_set(err, WAP_E_INVALID, "--env needs NAME=VALUE, not '%s'",
+						   s ? s : "");
+			}
+			SETVAR(s, (size_t)(eq - s));
+		}
+	} else if (json_is_object(env)) {
+		json_object_foreach(env, k, v) {
+			char *s = NULL;
+			if (!*k || strchr(k, '=') || !json_is_string(v)) {
+				wap_strv_free(e);
+				return wap_err_set(err, WAP_E_INVALID, "env: bad variable '%s'", k);
+			}
+			if (asprintf(&s, "%s=%s", k, json_string_value(v)) < 0)
+				goto oom;
+			SETVAR(s, strlen(k));
+			free(s);
+		}
+	}
+#undef SETVAR
+	if (!e && !(e = calloc(1, sizeof(*e))))
+		goto oom;
+	*out = e;
+	return 0;
+oom:
+	wap_strv_free(e);
+	return wap_err_set(err, WAP_E_FAILED, "out of memory");
+}
+
+static int req_strv(const json_t *req, const char *key, char ***out, struct wap_err *err)
+{
+	json_t *a = json_object_get(req, key), *v;
+	size_t i;
+
+	*out = NULL;
+	if (!a || json_is_null(a))
+		return 0;
+	if (!json_is_array(a))
+		return wap_err_set(err, WAP_E_INVALID, "argument '%s' must be an array of strings", key);
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v)) {
+			wap_strv_free(*out);
+			*out = NULL;
+			return wap_err_set(err, WAP_E_INVALID, "argument '%s' must be an array of strings", key);
+		}
+		if (wap_strv_push(out, json_string_value(v))) {
+			wap_strv_free(*out);
+			*out = NULL;
+			return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		}
+	}
+	return 0;
+}
+
+/* Open a new file NAME.SUFFIX in the save directory; its rel path in *REL. */
+static int open_save(const struct wap_ws *ws, const char *dir, const char *stem,
+		     const char *suffix, char **rel, struct wap_err *err)
+{
+	char *path = NULL;
+	const char *name;
+	int dfd, fd;
+
+	if (asprintf(&path, "%s/%s.%s", dir, stem, suffix) < 0)
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	if (wap_ws_check(ws, path, WAP_ACC_WRITE, err) ||
+	    (dfd = wap_ws_open_parent(ws, path, true, &name, err)) < 0) {
+		free(path);
+		return -1;
+	}
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		wap_err_errno(err, errno, path);
+		free(path);
+		close(dfd);
+		return -1;
+	}
+	close(dfd);
+	*rel = path;
+	return fd;
+}
+
+struct run {
+	int stdin_fd;			/* CLI: -1, or an fd for --stdin */
+	struct wap_proc_result pr;	/* the raw result, for the CLI */
+};
+
+static int exec_run(struct wap_call *call, const json_t *req, struct run *run, json_t **res,
+		    struct wap_err *err)
+{
+	const struct wap_ws *ws = call->ws;
+	const struct wap_policy *pol = &ws->pol;
+	const char *line = NULL, *stdin_data = NULL, *save = NULL;
+	char **argv = NULL, **env = NULL, **allow = NULL, **deny = NULL;
+	char *cwdrel = NULL, *cwdabs = NULL, *saverel = NULL, *savef[2] = { NULL, NULL };
+	long long timeout = ws->lim.max_exec_ms, kill_after = KILL_AFTER_MS;
+	long long max_output = ws->lim.max_output_size, mem = 0, procs = 0, fsize = 0;
+	bool clear = false, sandbox = false, nonet = false;
+	struct wap_sandbox sb = { .ruleset_fd = -1 };
+	struct wap_sandbox_opts so = { 0 };
+	struct wap_proc_opts po = { .cwdfd = -1, .stdin_fd = -1, .save_fd = { -1, -1 } };
+	struct wap_proc_result *pr = &run->pr;
+	int cwdfd = -1, rc = -1;
+	bool have_sb = false;
+
+	*res = NULL;
+	memset(pr, 0, sizeof(*pr));
+	if (!pol->allow_exec)
+		return wap_err_set(err, WAP_E_DISABLED,
+				   "Command execution is disabled by policy (security.allowCommandExecution)");
+	if (wap_req_str(req, "command", &line, err) < 0 || req_strv(req, "argv", &argv, err) ||
+	    wap_req_str(req, "stdin", &stdin_data, err) < 0 ||
+	    wap_req_str(req, "save_output", &save, err) < 0 ||
+	    wap_req_int(req, "timeout_ms", &timeout, err) < 0 ||
+	    wap_req_int(req, "kill_after", &kill_after, err) < 0 ||
+	    wap_req_int(req, "max_output", &max_output, err) < 0 ||
+	    wap_req_int(req, "max_memory", &mem, err) < 0 ||
+	    wap_req_int(req, "max_procs", &procs, err) < 0 ||
+	    wap_req_int(req, "max_file_size", &fsize, err) < 0 ||
+	    wap_req_bool(req, "clear_env", &clear, err) < 0 ||
+	    wap_req_bool(req, "sandbox", &sandbox, err) < 0 ||
+	    wap_req_bool(req, "no_network", &nonet, err) < 0 ||
+	    req_strv(req, "allow", &allow, err) || req_strv(req, "deny", &deny, err))
+		goto out;
+	if (line && argv && argv[0]) {
+		wap_err_set(err, WAP_E_INVALID, "give either -c LINE or PROG ARGS, not both");
+		goto out;
+	}
+	if ((!line || !*line) && (!argv || !argv[0] || !argv[0][0])) {
+		wap_err_set(err, WAP_E_INVALID,
+			    "missing command: give -c 'LINE' or -- PROG ARGS (see 'wap exec --help')");
+		goto out;
+	}
+	if (timeout <= 0 || kill_after < 0 || max_output < 0 || mem < 0 || procs < 0 || fsize < 0) {
+		wap_err_set(err, WAP_E_INVALID, "timeout must be positive; limits must not be negative");
+		goto out;
+	}
+	if (timeout > ws->lim.max_exec_ms_cap)
+		timeout = ws->lim.max_exec_ms_cap;
+	if (kill_after > KILL_AFTER_CAP)
+		kill_after = KILL_AFTER_CAP;
+	if (max_output > MAX_OUTPUT_CAP)
+		max_output = MAX_OUTPUT_CAP;
+
+	/* the command lists: the config's, then the request's (which can only
+	 * narrow what the config allows) */
+	{
+		struct wap_cmdrules cfg = { pol->allowed_cmds, pol->restricted_cmds, true,
+					    "allowedCommands", "restrictedCommands" };
+		struct wap_cmdrules mine = { allow, deny, false, "--allow", "--deny" };
+		if (wap_cmd_check(&cfg, line, argv, err) || wap_cmd_check(&mine, line, argv, err))
+			goto out;
+	}
+	if (line) {
+		wap_strv_free(argv);
+		argv = NULL;
+		if (wap_strv_push(&argv, access("/bin/bash", X_OK) ? "/bin/sh" : "/bin/bash") ||
+		    wap_strv_push(&argv, "-c") || wap_strv_push(&argv, line)) {
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			goto out;
+		}
+	}
+
+	if (wap_req_path(call, req, "cwd", NULL, &cwdrel, err))
+		goto out;
+	if (cwdrel) {
+		cwdfd = wap_ws_open(ws, cwdrel, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, err);
+		if (cwdfd < 0)
+			goto out;
+		cwdabs = wap_ws_abs(ws, cwdrel);
+	}
+	if (build_env(req, clear, cwdabs ? cwdabs : ws->root, &env, err))
+		goto out;
+
+	so.fs = sandbox || pol->sandbox || pol->read_only;
+	so.read_only_root = pol->read_only;
+	so.no_network = nonet;
+	so.max_memory = mem;
+	so.max_procs = procs;
+	so.max_file_size = fsize;
+	for (size_t i = 0; env[i]; i++)
+		if (!strncmp(env[i], "TMPDIR=", 7))
+			so.tmpdir = env[i] + 7;
+	if (wap_sandbox_prepare(&sb, ws, &so, err))
+		goto out;
+	have_sb = true;
+
+	if (save) {
+		char stem[96];
+		static unsigned seq;
+		struct timespec ts;
+		struct tm tm;
+		if (wap_req_path(call, req, "save_output", NULL, &saverel, err))
+			goto out;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		snprintf(stem, sizeof(stem), "exec-%04d%02d%02d-%02d%02d%02d-%d-%u",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			 tm.tm_sec, (int)getpid(), __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+		if ((po.save_fd[0] = open_save(ws, saverel, stem, "stdout", &savef[0], err)) < 0 ||
+		    (po.save_fd[1] = open_save(ws, saverel, stem, "stderr", &savef[1], err)) < 0)
+			goto out;
+	}
+
+	po.argv = argv;
+	po.envp = env;
+	po.cwdfd = cwdfd >= 0 ? cwdfd : ws->rootfd;
+	po.stdin_fd = run->stdin_fd;
+	po.stdin_data = stdin_data;
+	po.stdin_len = stdin_data ? json_string_length(json_object_get(req, "stdin")) : 0;
+	po.timeout_ms = timeout;
+	po.kill_after_ms = kill_after;
+	po.max_output = max_output;
+	po.cancelled = call->cancelled;
+	po.output = call->output;
+	po.output_arg = call->arg;
+	po.sandbox = sb.ruleset_fd >= 0 || sb.netns || mem || procs || fsize ? &sb : NULL;
+	if (wap_proc_run(&po, pr, err))
+		goto out;
+	{
+		const char *sig = pr->signal ? wap_signal_name(pr->signal) : NULL;
+		*res = json_pack("{s:o, s:o, s:i, s:o, s:I, s:b, s:b, s:b, s:b, s:I, s:I}",
+			"stdout", lossy_string(pr->out[0].data, pr->out[0].len),
+			"stderr", lossy_string(pr->out[1].data, pr->out[1].len),
+			"exit_code", pr->exit_code,
+			"signal", sig ? json_string(sig) : pr->signal ? json_integer(pr->signal) : json_null(),
+			"duration_ms", (json_int_t)pr->duration_ms,
+			"timed_out", pr->timed_out,
+			"cancelled", pr->cancelled,
+			"stdout_truncated", pr->out[0].truncated,
+			"stderr_truncated", pr->out[1].truncated,
+			"stdout_bytes", (json_int_t)pr->out[0].bytes,
+			"stderr_bytes", (json_int_t)pr->out[1].bytes);
+		if (!*res) {
+			wap_proc_result_release(pr);
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			goto out;
+		}
+		if (pr->timed_out)
+			json_object_set_new(*res, "timeout_ms", json_integer(timeout));
+		if (savef[0]) {
+			json_object_set_new(*res, "stdout_file", json_string(savef[0]));
+			json_object_set_new(*res, "stderr_file", json_string(savef[1]));
+		}
+	}
+	rc = 0;
+out:
+	if (have_sb)
+		wap_sandbox_release(&sb);
+	for (int i = 0; i < 2; i++) {
+		if (po.save_fd[i] >= 0)
+			close(po.save_fd[i]);
+		free(savef[i]);
+	}
+	if (cwdfd >= 0)
+		close(cwdfd);
+	free(cwdrel);
+	free(cwdabs);
+	free(saverel);
+	wap_strv_free(argv);
+	wap_strv_free(env);
+	wap_strv_free(allow);
+	wap_strv_free(deny);
+	return rc;
+}
+
+static int exec_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
+{
+	struct run run = { .stdin_fd = -1 };
+	int rc = exec_run(call, req, &run, res, err);
+
+	wap_proc_result_release(&run.pr);
+	return rc;
+}
+
+static int exit_status(const json_t *res)
+{
+	if (json_is_true(json_object_get(res, "timed_out")))
+		return 124;
+	return (int)json_integer_value(json_object_get(res, "exit_code"));
+}
+
+static int exec_render(const json_t *res, const json_t *req, FILE *out)
+{
+	const char *o = json_string_value(json_object_get(res, "stdout"));
+	const char *e = json_string_value(json_object_get(res, "stderr"));
+	size_t ol = json_string_length(json_object_get(res, "stdout"));
+	size_t el = json_string_length(json_object_get(res, "stderr"));
+	const char *sig = json_string_value(json_object_get(res, "signal"));
+	int code = (int)json_integer_value(json_object_get(res, "exit_code"));
+
+	(void)req;
+	if (!out)
+		return exit_status(res);
+	if (ol) {
+		fwrite(o, 1, ol, out);
+		if (o[ol - 1] != '\n')
+			fputc('\n', out);
+	}
+	if (el) {
+		fputs("[stderr]\n", out);
+		fwrite(e, 1, el, out);
+		if (e[el - 1] != '\n')
+			fputc('\n', out);
+	}
+	if (json_is_true(json_object_get(res, "timed_out")))
+		fprintf(out, "[timed out after %lld ms]\n",
+			(long long)json_integer_value(json_object_get(res, "timeout_ms")));
+	else if (json_is_true(json_object_get(res, "cancelled")))
+		fputs("[cancelled]\n", out);
+	if (sig)
+		fprintf(out, "[killed by %s]\n", sig);
+	else if (code)
+		fprintf(out, "[exit code %d]\n", code);
+	return exit_status(res);
+}
+
+/* ---- the command line: signals passed on, --stdin FILE, --stream ---- */
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static void print_json_line(json_t *j)
+{
+	json_dumpf(j, stdout, JSON_COMPACT);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+static void stream_text(void *arg, const char *stream, const char *data, size_t len)
+{
+	FILE *f = strcmp(stream, "stdout") ? stderr : stdout;
+
+	(void)arg;
+	fwrite(data, 1, len, f);
+	fflush(f);
+}
+
+static void stream_json(void *arg, const char *stream, const char *data, size_t len)
+{
+	json_t *j = json_pack("{s:s, s:o}", "stream", stream, "data", lossy_string(data, len));
+
+	(void)arg;
+	if (j)
+		print_json_line(j);
+	json_decref(j);
+}
+
+static int fail(struct wap_err *err, bool json)
+{
+	int st = wap_err_exit(err->kind);
+
+	if (json) {
+		json_t *o = wap_err_json(err);
+		print_json_line(o);
+		json_decref(o);
+	} else {
+		fprintf(stderr, "wap exec: %s\n", err->msg);
+	}
+	wap_err_release(err);
+	return st;
+}
+
+static int exec_cli(struct wap_ws *ws, json_t *req, bool json)
+{
+	struct wap_call call = { .ws = ws, .cancelled = &got_signal };
+	struct wap_err err = { 0 };
+	struct run run = { .stdin_fd = -1 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	const char *in = NULL;
+	json_t *res = NULL;
+	bool stream = false;
+	int status;
+
+	if (wap_req_str(req, "stdin", &in, &err) < 0 || wap_req_bool(req, "stream", &stream, &err) < 0)
+		return fail(&err, json);
+	if (in) {
+		if (!strcmp(in, "-")) {
+			run.stdin_fd = 0;
+		} else {
+			char *rel = NULL;
+			if (wap_ws_rel(ws, in, strlen(in), &rel, &err))
+				return fail(&err, json);
+			run.stdin_fd = wap_ws_open(ws, rel, O_RDONLY, 0, WAP_ACC_READ, &err);
+			free(rel);
+			if (run.stdin_fd < 0)
+				return fail(&err, json);
+		}
+		json_object_del(req, "stdin");
+	}
+	if (stream)
+		call.output = json ? stream_json : stream_text;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (exec_run(&call, req, &run, &res, &err)) {
+		if (run.stdin_fd > 0)
+			close(run.stdin_fd);
+		return fail(&err, json);
+	}
+	if (run.stdin_fd > 0)
+		close(run.stdin_fd);
+	status = exit_status(res);
+	if (json) {
+		print_json_line(res);
+		status = 0;
+	} else if (!stream) {
+		fwrite(run.pr.out[0].data, 1, run.pr.out[0].len, stdout);
+		fflush(stdout);
+		fwrite(run.pr.out[1].data, 1, run.pr.out[1].len, stderr);
+	}
+	if (!json && json_is_true(json_object_get(res, "timed_out")))
+		fprintf(stderr, "wap exec: timed out after %lld ms\n",
+			(long long)json_integer_value(json_object_get(res, "timeout_ms")));
+	if (got_signal && !json)
+		status = 128 + got_signal;
+	wap_proc_result_release(&run.pr);
+	json_decref(res);
+	if (fflush(stdout) && errno != EPIPE)
+		return 125;
+	return status;
+}
+
+const struct wap_applet wap_applet_exec = {
+	.name = "exec",
+	.summary = wap_summary_exec,
+	.usage = wap_usage_exec,
+	.title = "Run a command",
+	.opts = exec_opts,
+	.op = exec_op,
+	.render = exec_render,
+	.flags = WAP_APPLET_DESTRUCTIVE,
+	.cli_main = exec_cli,
+};
