@@ -4,17 +4,19 @@ _wap() {
 	case ${COMP_WORDS[0]##*/} in
 	wap-*) applet=${COMP_WORDS[0]##*/wap-}; applet=${applet#wap-} ;;
 	*) if [ "$COMP_CWORD" = 1 ]; then
-		COMPREPLY=($(compgen -W "cp info ls mkdir mv read rm stat write --list --help --version --install" -- "$cur")); return
+		COMPREPLY=($(compgen -W "cp exec info ls mkdir mv read rm serve stat write --list --help --version --install" -- "$cur")); return
 	   fi; applet=${COMP_WORDS[1]} ;;
 	esac
 	case $applet in
 	cp) opts="--force --recursive -f -r" ;;
+	exec) opts="--allow --clear-env --command --cwd --deny --env --kill-after --max-file-size --max-memory --max-output --max-procs --no-network --sandbox --save-output --stdin --stream --timeout -c" ;;
 	info) opts="" ;;
 	ls) opts="--exclude --max-depth --metadata --no-default-excludes --recursive -l -r" ;;
 	mkdir) opts="" ;;
 	mv) opts="--force -f" ;;
 	read) opts="--head --limit --member --offset --tail -n" ;;
 	rm) opts="--force --recursive -f -r" ;;
+	serve) opts="--allowed-hosts --allowed-origins --approver --audit --http --max-message --profile --roots-from-client --session-ttl --token --token-file --workers --ws" ;;
 	stat) opts="--exists" ;;
 	write) opts="--content --expected-version --mode" ;;
 	*) opts= ;;
@@ -25,4 +27,4 @@ _wap() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 }
-complete -o filenames -F _wap wap wap-cp wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-stat wap-write 
+complete -o filenames -F _wap wap wap-cp wap-exec wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-serve wap-stat wap-write 

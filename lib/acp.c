@@ -23,6 +23,7 @@
 #include "applet.h"
 #include "config.h"
 #include "file.h"
+#include "jsonrpc.h"
 #include "strbuf.h"
 #include "term.h"
 #include "text.h"
@@ -318,9 +319,15 @@ static int need_str(struct ctx *c, const char *key, const char **out, struct wap
 	return r < 0 ? -1 : 0;
 }
 
+/* A required path parameter, root-relative (malloc'd). */
 static int rel_path(struct ctx *c, const char *key, char **rel, struct wap_err *err)
 {
-	return wap_req_path(&c->call, c->params, key, NULL, rel, err);
+	*rel = NULL;
+	if (wap_req_path(&c->call, c->params, key, NULL, rel, err) < 0)
+		return -1;
+	if (!*rel)
+		return wap_err_set(err, WAP_E_INVALID, "Missing parameter: %s", key);
+	return 0;
 }
 
 static int call_applet(struct ctx *c, const char *name, json_t *req, json_t **res, struct wap_err *err)
@@ -1423,7 +1430,7 @@ struct method {
 
 #define NO_UI "needs an editor user interface (tabs, views, selections); wap serves files, not an editor"
 #define NO_LSP "needs a language server, which wap does not run; use search.findInFiles or `wap grep`"
-#define NO_CMD "runs VS Code commands, which exist only inside VS Code; use terminal.* to run programs"
+#define NO_CMD "runs VS Code commands, which exist only inside VS Code, not in wap; use terminal.* to run programs"
 #define NO_DBG "needs a debugger (Debug Adapter Protocol), which wap does not provide"
 
 static const struct method methods[] = {
@@ -1586,29 +1593,23 @@ static json_t *authenticate(struct wap_acp_session *s, const json_t *id, const j
 	return rpc_result(id, json_pack("{s:b, s:s}", "authenticated", 1, "sessionId", s->session_id));
 }
 
-static json_t *handle_one(struct wap_acp_session *s, json_t *msg, bool *close)
+/* One request (ID non-NULL) or notification (ID NULL), already checked
+ * by the JSON-RPC core. */
+static json_t *handle_one(struct wap_acp_session *s, const char *method, const json_t *params,
+			  const json_t *id, bool *close)
 {
-	const json_t *id = json_object_get(msg, "id"), *params = json_object_get(msg, "params");
-	const char *method = json_string_value(json_object_get(msg, "method"));
-	const char *jv = json_string_value(json_object_get(msg, "jsonrpc"));
 	struct wap_acp *a = s->a;
 	const struct method *m;
 	struct ctx c = { 0 };
 	struct wap_err err = { 0 };
-	json_t *res = NULL, *reply;
+	json_t *res = NULL, *reply, *empty = NULL;
 	char why[160];
 
-	if (!json_is_object(msg) || !jv || strcmp(jv, "2.0") || !method ||
-	    (id && !json_is_string(id) && !json_is_integer(id) && !json_is_real(id) && !json_is_null(id)))
-		return rpc_error(json_is_object(msg) && (json_is_string(id) || json_is_integer(id)) ? id : NULL,
-				 RPC_INVALID_REQ, "Invalid Request: need jsonrpc \"2.0\", a method string and an id", NULL);
 	if (!rate_ok(s))
 		return id ? rpc_error(id, RPC_RATE, "Rate limited: too many requests (rateLimit.requestsPerSecond)",
 				      json_pack("{s:I}", "limit", (json_int_t)a->rate)) : NULL;
-	if (params && !json_is_object(params) && !json_is_null(params))
+	if (params && !json_is_object(params))
 		return id ? rpc_error(id, RPC_PARAMS, "Invalid params: params must be an object", NULL) : NULL;
-	if (json_is_null(params))
-		params = NULL;
 	if (!strcmp(method, "auth.authenticate"))
 		return id ? authenticate(s, id, params, close) : NULL;
 	if (!s->authed)
@@ -1634,21 +1635,16 @@ static json_t *handle_one(struct wap_acp_session *s, json_t *msg, bool *close)
 	}
 	c.s = s;
 	c.method = method;
-	c.params = params ? params : NULL;
+	c.params = params ? params : (empty = json_object());
 	c.call.ws = a->ws;
 	c.call.session = s->session_id;
-	{
-		json_t *empty = NULL;
-		if (!c.params)
-			c.params = empty = json_object();
-		if (m->fn(&c, &res, &err) < 0) {
-			reply = id ? err_reply(id, &c, &err) : NULL;
-			wap_err_release(&err);
-			json_decref(empty);
-			return reply;
-		}
+	if (m->fn(&c, &res, &err) < 0) {
+		reply = id ? err_reply(id, &c, &err) : NULL;
+		wap_err_release(&err);
 		json_decref(empty);
+		return reply;
 	}
+	json_decref(empty);
 	if (!id) {
 		json_decref(res);
 		return NULL;
@@ -1656,38 +1652,63 @@ static json_t *handle_one(struct wap_acp_session *s, json_t *msg, bool *close)
 	return rpc_result(id, res);
 }
 
+struct hargs {
+	struct wap_acp_session *s;
+	bool *close;
+};
+
+static json_t *rpc_handler(void *arg, const struct wap_rpc_msg *m)
+{
+	struct hargs *h = arg;
+
+	if (m->kind != WAP_RPC_REQUEST && m->kind != WAP_RPC_NOTIFICATION)
+		return NULL;
+	return handle_one(h->s, m->method, m->params, m->kind == WAP_RPC_REQUEST ? m->id : NULL, h->close);
+}
+
+/* The core's own errors (parse, invalid request) get the ACP data too. */
+static void decorate(json_t *reply)
+{
+	json_t *e = json_object_get(reply, "error"), *d, *v;
+	size_t i;
+
+	if (json_is_array(reply)) {
+		json_array_foreach(reply, i, v)
+			decorate(v);
+		return;
+	}
+	if (!json_is_object(e))
+		return;
+	d = json_object_get(e, "data");
+	if (!json_is_object(d)) {
+		json_t *nd = json_object();
+		if (d)
+			json_object_set(nd, "detail", d);
+		json_object_set_new(e, "data", nd);
+		d = nd;
+	}
+	if (!json_object_get(d, "timestamp")) {
+		struct timespec ts;
+		char when[32];
+		clock_gettime(CLOCK_REALTIME, &ts);
+		wap_iso_time(&ts, when);
+		json_object_set_new(d, "timestamp", json_string(when));
+	}
+	if (!json_object_get(d, "errorType"))
+		json_object_set_new(d, "errorType",
+			json_string(error_type((int)json_integer_value(json_object_get(e, "code")))));
+}
+
 json_t *wap_acp_handle(struct wap_acp_session *s, const char *text, size_t len, bool *close)
 {
-	json_error_t jerr;
-	json_t *msg = json_loadb(text, len, 0, &jerr), *out;
-	size_t i;
-	json_t *m;
+	struct wap_rpc_limits lim = { .max_message = ACP_MAX_MESSAGE, .max_batch = 1000 };
+	struct hargs h = { s, close };
+	json_t *reply;
 
 	*close = false;
-	if (!msg)
-		return rpc_error(NULL, RPC_PARSE, "Parse error: invalid JSON",
-				 json_pack("{s:s, s:i}", "detail", jerr.text, "position", jerr.position));
-	if (!json_is_array(msg)) {
-		out = handle_one(s, msg, close);
-		json_decref(msg);
-		return out;
-	}
-	if (!json_array_size(msg)) {
-		json_decref(msg);
-		return rpc_error(NULL, RPC_INVALID_REQ, "Invalid Request: empty batch", NULL);
-	}
-	out = json_array();
-	json_array_foreach(msg, i, m) {
-		json_t *r = handle_one(s, m, close);
-		if (r)
-			json_array_append_new(out, r);
-	}
-	json_decref(msg);
-	if (!json_array_size(out)) {
-		json_decref(out);
-		return NULL;
-	}
-	return out;
+	reply = wap_rpc_process(text, len, &lim, rpc_handler, &h);
+	decorate(reply);
+	return reply;
 }
 
 /* ---------- setup: token, config ---------- */
@@ -1730,6 +1751,8 @@ struct wap_acp *wap_acp_new(const struct wap_ws *ws, const struct wap_acp_opts *
 	if (wap_config_strv(ws->config, "allowedOrigins", &a->origins, err) < 0)
 		goto fail;
 	tok = wap_config_str(ws->config, "token", "");
+	if (!tok || !*tok)
+		tok = o->token;
 	if (tok && *tok) {
 		a->token = strdup(tok);
 	} else {
@@ -1808,6 +1831,7 @@ struct conn {
 	size_t qbytes;
 	unsigned long dropped;
 	bool close_after;
+	enum lws_close_status close_status;
 	struct wap_sb rx;
 };
 
@@ -1955,8 +1979,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		c->rx.len = 0;
 		if (reply)
 			enqueue(c, reply, false);
-		if (close)
+		if (close) {
 			c->close_after = true;
+			c->close_status = LWS_CLOSE_STATUS_POLICY_VIOLATION;
+		}
 		lws_callback_on_writable(wsi);
 		break;
 	}
@@ -1985,7 +2011,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		if (more)
 			lws_callback_on_writable(wsi);
 		else if (c->close_after) {
-			lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, (unsigned char *)"auth", 4);
+			lws_close_reason(wsi, c->close_status, NULL, 0);
 			return -1;
 		}
 		break;
@@ -2062,18 +2088,18 @@ static void serve_loop(struct wap_acp *a)
 	while (!*a->stop)
 		if (lws_service(a->ctx, 0) < 0)
 			break;
-	/* server.shutdown to everyone, then a moment to flush it. */
+	/* server.shutdown to everyone, then close each connection once it
+	 * is written (a second at most). */
 	for (struct conn *c = a->conns; c; c = c->next) {
 		enqueue(c, notification("server.shutdown", json_pack("{s:s}", "reason", "server stopping")), false);
+		c->close_after = true;
+		c->close_status = LWS_CLOSE_STATUS_GOINGAWAY;
 		lws_callback_on_writable(c->wsi);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		bool pending = false;
-		for (struct conn *c = a->conns; c; c = c->next)
-			pending |= c->head != NULL;
+	while (a->nconns) {
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (!pending || (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > 1000)
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > 1000)
 			break;
 		lws_service(a->ctx, 0);
 	}

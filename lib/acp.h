@@ -37,7 +37,9 @@ struct wap_acp_opts {
 	long session_ttl;		/* seconds; 0: sessions never expire */
 	const char *approver;		/* shell command; exit 0 approves */
 	long approver_timeout_ms;	/* 0: 60000 */
-	bool quiet;			/* no connection log lines */
+	bool quiet;			/* no log lines */
+	const char *token;		/* used when the config has no "token";
+					 * NULL: a random one */
 };
 
 struct wap_acp;

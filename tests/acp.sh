@@ -1,0 +1,93 @@
+# tests/acp.sh - `wap serve --ws`: the Agent Control Protocol over WebSocket,
+# driven by a real WebSocket client (the `ws` npm package, pinned in
+# tests/ws/package-lock.json): auth, batches, rate limits, every method
+# category, terminals, file watching, policy, 100 clients coming and going,
+# shutdown.
+. "$(dirname "$0")/lib.sh"
+WSDIR=$(cd "$(dirname "$0")/ws" && pwd)
+if [ ! -d "$WSDIR/node_modules/ws" ]; then
+	(cd "$WSDIR" && npm ci --no-audit --no-fund >/dev/null 2>&1) || { fail "npm ci in tests/ws"; exit 1; }
+fi
+PIDS=
+export SHELL=/bin/sh	# terminals run $SHELL: keep rc files out of the tests
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+
+# start_ws NAME ARGS...: start `wap serve --ws 127.0.0.1:0 ARGS`; sets PID, PORT
+start_ws() {
+	n=$1; shift
+	wap serve --ws 127.0.0.1:0 "$@" 2>"$T/$n.log" &
+	PID=$!
+	PIDS="$PIDS $PID"
+	PORT=
+	for _ in $(seq 100); do
+		PORT=$(sed -n 's/.*on ws:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/$n.log")
+		[ -n "$PORT" ] && break
+		sleep 0.1
+	done
+	[ -n "$PORT" ] || fail "server $n did not start: $(cat "$T/$n.log")"
+}
+nfds() { ls "/proc/$1/fd" | wc -l; }
+nkids() { pgrep -P "$1" | wc -l; }
+tap() { node "$WSDIR/acp-test.js" "$@"; }
+
+git -C "$W" init -q && git -C "$W" config user.email t@example.com && git -C "$W" config user.name T
+
+# --- the main server: generated token, written 0600 to --token-file ---
+start_ws main --token-file "$T/token" --root "$W"
+MAIN=$PID
+same "token file is mode 0600" "$(stat -c %a "$T/token")" 600
+TOKEN=$(cat "$T/token")
+jcheck "token is 64 hex digits" "\"$TOKEN\"" 'len(j) == 64 and all(c in "0123456789abcdef" for c in j)'
+lacks "the token is never logged" "$(cat "$T/main.log")" "$TOKEN"
+tap main "$PORT" "$TOKEN" "$W"
+
+# --- 100 clients come and go: no fds, threads or processes left ---
+sleep 0.5
+fd0=$(nfds $MAIN)
+kids0=$(nkids $MAIN)
+tap churn "$PORT" "$TOKEN" "$W"
+for _ in $(seq 50); do
+	[ "$(nfds $MAIN)" -le "$fd0" ] && [ "$(nkids $MAIN)" -le "$kids0" ] && break
+	sleep 0.1
+done
+same "no fd leaked after 100 clients ($fd0 before)" "$(nfds $MAIN)" "$fd0"
+same "no process left after 100 clients" "$(nkids $MAIN)" "$kids0"
+same "the server stays up" "$(kill -0 $MAIN && echo up)" up
+thr=$(awk '/^Threads:/ {print $2}' "/proc/$MAIN/status")
+same "no thread left (terminals and watchers joined)" "$thr" 1
+
+# --- shutdown: server.shutdown, clients closed, terminals killed ---
+(tap shutdown "$PORT" "$TOKEN" "$W" > "$T/shutdown.tap") &
+CL=$!
+for _ in $(seq 100); do grep -q READY "$T/shutdown.tap" 2>/dev/null && break; sleep 0.1; done
+shell=$(cat "$W/shell.pid" 2>/dev/null)
+kill -TERM $MAIN
+wait $CL
+cat "$T/shutdown.tap"
+wait $MAIN; st=$?
+same "SIGTERM: the server exits 0" "$st" 0
+if [ -n "$shell" ] && ! kill -0 "$shell" 2>/dev/null; then ok "the terminal's shell was killed"; else fail "the terminal's shell ($shell) survived"; fi
+
+# --- policy: fixed token from the config, categories, approval, origins, TTL ---
+mkdir -p "$T/pol/ws"
+cat > "$T/pol/config.json" <<'EOF'
+{"agentControl": {"token": "fixed-token", "allowedOrigins": ["http://good.example"],
+ "security": {"allowedMethodCategories": ["fs", "terminal"], "requireApproval": true}}}
+EOF
+cat > "$T/pol/approve.sh" <<EOF
+#!/bin/sh
+echo "\$1 \$2" >> "$T/pol/approvals.log"
+cat > /dev/null
+test "\$2" != keep.txt
+EOF
+chmod +x "$T/pol/approve.sh"
+start_ws pol --config "$T/pol/config.json" --token-file "$T/pol/token" --session-ttl 2 \
+	--approver "$T/pol/approve.sh \"\$@\"" --root "$T/pol/ws"
+same "a configured token is used" "$(cat "$T/pol/token")" fixed-token
+tap policy "$PORT" fixed-token "$T/pol/ws"
+kill $PID; wait $PID
+
+# --- command line errors ---
+expect "--ws with a bad address" 2 wap serve --ws 127.0.0.1:99999 --root "$W"
+has "bad address message" "$ERR" "--ws wants HOST:PORT"
+expect "--session-ttl must be positive" 2 wap serve --ws :0 --session-ttl 0 --root "$W"
