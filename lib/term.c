@@ -291,12 +291,13 @@ static void *reader(void *arg)
 			break;
 		}
 	}
+	/* Tell before waking waiters: whoever waited sees the callback done. */
+	if (ts->onexit)
+		ts->onexit(ts->arg, t->id, t->st.exit_code, t->st.signal);
 	pthread_mutex_lock(&ts->mu);
 	t->done = true;
 	pthread_cond_broadcast(&ts->cv);
 	pthread_mutex_unlock(&ts->mu);
-	if (ts->onexit)
-		ts->onexit(ts->arg, t->id, t->st.exit_code, t->st.signal);
 	return NULL;
 }
 
