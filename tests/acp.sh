@@ -85,7 +85,10 @@ start_ws pol --config "$T/pol/config.json" --token-file "$T/pol/token" --session
 	--approver "$T/pol/approve.sh \"\$@\"" --root "$T/pol/ws"
 same "a configured token is used" "$(cat "$T/pol/token")" fixed-token
 tap policy "$PORT" fixed-token "$T/pol/ws"
-kill $PID; wait $PID
+kill $PID; wait $PID; st=$?
+same "the policy server exits 0" "$st" 0
+lacks "no sanitizer report" "$(cat "$T"/*.log)" "Sanitizer"
+lacks "no runtime error" "$(cat "$T"/*.log)" "runtime error"
 
 # --- command line errors ---
 expect "--ws with a bad address" 2 wap serve --ws 127.0.0.1:99999 --root "$W"
