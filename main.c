@@ -97,9 +97,11 @@ static int install(int argc, char **argv)
 	return rc;
 }
 
+static bool exit2;	/* the applet wants 2 for every error (WAP_APPLET_EXIT2) */
+
 static void die_err(const char *who, struct wap_err *err, bool json)
 {
-	int status = wap_err_exit(err->kind);
+	int status = exit2 ? 2 : wap_err_exit(err->kind);
 
 	if (json) {
 		json_t *o = wap_err_json(err);
@@ -161,6 +163,7 @@ find:
 		return 127;
 	}
 	snprintf(who, sizeof(who), "wap %s", a->name);
+	exit2 = a->flags & WAP_APPLET_EXIT2;
 
 	/* take the global flags out, up to a "--" */
 	args = calloc(argc + 1, sizeof(*args));

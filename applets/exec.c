@@ -604,6 +604,18 @@ static int exec_cli(struct wap_ws *ws, json_t *req, bool json)
 	return status;
 }
 
+static const char exec_schema[] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"
+	"\"exit_code\":{\"type\":\"integer\"},\"signal\":{\"type\":[\"string\",\"integer\",\"null\"]},"
+	"\"duration_ms\":{\"type\":\"integer\"},\"timed_out\":{\"type\":\"boolean\"},"
+	"\"timeout_ms\":{\"type\":\"integer\"},\"cancelled\":{\"type\":\"boolean\"},"
+	"\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"},"
+	"\"stdout_bytes\":{\"type\":\"integer\"},\"stderr_bytes\":{\"type\":\"integer\"},"
+	"\"stdout_file\":{\"type\":\"string\"},\"stderr_file\":{\"type\":\"string\"}},"
+	"\"required\":[\"stdout\",\"stderr\",\"exit_code\",\"signal\",\"duration_ms\",\"timed_out\","
+	"\"stdout_truncated\",\"stderr_truncated\",\"stdout_bytes\",\"stderr_bytes\"]}";
+
 const struct wap_applet wap_applet_exec = {
 	.name = "exec",
 	.summary = wap_summary_exec,
@@ -614,4 +626,5 @@ const struct wap_applet wap_applet_exec = {
 	.render = exec_render,
 	.flags = WAP_APPLET_DESTRUCTIVE,
 	.cli_main = exec_cli,
+	.output_schema = exec_schema,
 };

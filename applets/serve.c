@@ -50,8 +50,9 @@
  * as $1 and the path (or name) as $2, and {"method","params"} on stdin.
  *
  * HTTP security: Host and Origin (when sent) must be localhost, 127.0.0.1
- * or [::1] (any port) or on the --allowed-* lists, else 403; with a token,
- * a request without the right Bearer token gets 401.
+ * or [::1] (any port) or named by --allowed-hosts / --allowed-origins,
+ * else 403; with a token, a request without the right Bearer token gets
+ * 401.
  *
  * examples:
  *   wap serve --root ~/src/project

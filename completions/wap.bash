@@ -4,12 +4,16 @@ _wap() {
 	case ${COMP_WORDS[0]##*/} in
 	wap-*) applet=${COMP_WORDS[0]##*/wap-}; applet=${applet#wap-} ;;
 	*) if [ "$COMP_CWORD" = 1 ]; then
-		COMPREPLY=($(compgen -W "cp exec info ls mkdir mv read rm serve stat write --list --help --version --install" -- "$cur")); return
+		COMPREPLY=($(compgen -W "cp edit exec git glob grep info ls mkdir mv read rm serve stat write --list --help --version --install" -- "$cur")); return
 	   fi; applet=${COMP_WORDS[1]} ;;
 	esac
 	case $applet in
 	cp) opts="--force --recursive -f -r" ;;
+	edit) opts="--dry-run --edits --exact --expected-version --new --new-file --old --old-file --ops --patch --replace-all --text-edits" ;;
 	exec) opts="--allow --clear-env --command --cwd --deny --env --kill-after --max-file-size --max-memory --max-output --max-procs --no-network --sandbox --save-output --stdin --stream --timeout -c" ;;
+	git) opts="--all --branch --context --create --delete --dir --file --force --from --max-count --message --name-only --path --remote --rev --since --staged --stat --token-file --until --url -U -a -f -m -n" ;;
+	glob) opts="--follow --max-results --no-default-excludes --no-ignore --sort --tagged --threads --type -L -j -m -t" ;;
+	grep) opts="--after-context --before-context --context --count --exclude --files-with-matches --fixed-strings --follow --ignore-case --include --invert-match --jsonl --line-regexp --max-depth --max-results --multiline --no-default-excludes --no-ignore --only-matching --regexp --replace --search-archives --sort --text --threads --type --word-regexp --write -A -B -C -F -L -U -a -c -e -i -j -l -m -o -r -t -v -w -x -z" ;;
 	info) opts="" ;;
 	ls) opts="--exclude --max-depth --metadata --no-default-excludes --recursive -l -r" ;;
 	mkdir) opts="" ;;
@@ -27,4 +31,4 @@ _wap() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 }
-complete -o filenames -F _wap wap wap-cp wap-exec wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-serve wap-stat wap-write 
+complete -o filenames -F _wap wap wap-cp wap-edit wap-exec wap-git wap-glob wap-grep wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-serve wap-stat wap-write 

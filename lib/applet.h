@@ -60,6 +60,8 @@ enum wap_opttype {
 #define WAP_OPT_CLI	8u	/* CLI only: not in the tool schema */
 #define WAP_OPT_KV	16u	/* STRS of "K=V" that a JSON request may also give as
 				 * an object of strings ({"K": "V"}) */
+#define WAP_OPT_DASHDASH 32u	/* positional STRS: a "--" on the command line is kept
+				 * in it (options after it still parse before it) */
 
 struct wap_opt {
 	const char *name;	/* long option ("max-results") or positional name ("path") */
@@ -75,6 +77,7 @@ struct wap_opt {
 #define WAP_APPLET_IDEMPOTENT	4u	/* idempotentHint */
 #define WAP_APPLET_NOTOOL	8u	/* not offered as a tool (serve itself) */
 #define WAP_APPLET_NOWS		16u	/* needs no workspace opened */
+#define WAP_APPLET_EXIT2	32u	/* CLI: every error exits 2 (grep, glob: as grep and rg) */
 
 struct wap_applet {
 	const char *name;

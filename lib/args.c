@@ -103,6 +103,9 @@ json_t *wap_args_parse(const struct wap_applet *a, int argc, char **argv,
 
 		if (!dashdash && !strcmp(arg, "--")) {
 			dashdash = true;
+			if (pos->name && (pos->flags & WAP_OPT_DASHDASH) &&
+			    set_value(req, pos, arg, pos->name, err))
+				goto fail;
 			continue;
 		}
 		if (!dashdash && arg[0] == '-' && arg[1] == '-') {

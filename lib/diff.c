@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "diff.h"
+#include "strbuf.h"
+#include "text.h"
 
 static pthread_once_t diff_once = PTHREAD_ONCE_INIT;
 
@@ -61,4 +63,28 @@ void wap_diff_release(struct wap_diff *d)
 	free(d->text);
 	d->text = NULL;
 	d->len = 0;
+}
+
+json_t *wap_diff_json(const struct wap_diff *d)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	const char *p = d->text ? d->text : "";
+	size_t len = d->text ? d->len : 0, bad;
+	json_t *j;
+
+	if (wap_text_utf8_valid(p, len, NULL))
+		return json_stringn(p, len);
+	while (len) {
+		if (wap_text_utf8_valid(p, len, &bad)) {
+			wap_sb_add(&sb, p, len);
+			break;
+		}
+		wap_sb_add(&sb, p, bad);
+		wap_sb_adds(&sb, "\xef\xbf\xbd");
+		p += bad + 1;
+		len -= bad + 1;
+	}
+	j = sb.oom ? NULL : json_stringn(sb.buf ? sb.buf : "", sb.len);
+	wap_sb_release(&sb);
+	return j;
 }

@@ -8,6 +8,7 @@
 #ifndef WAP_DIFF_H
 #define WAP_DIFF_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -26,5 +27,10 @@ int wap_diff_make(const char *old, size_t oldlen, const char *new, size_t newlen
 		  const char *oldpath, const char *newpath, struct wap_diff *d,
 		  struct wap_err *err);
 void wap_diff_release(struct wap_diff *d);
+
+/* The diff text as a JSON string (a new reference): bytes that are not
+ * UTF-8 (a Latin-1 file) are shown as U+FFFD, since JSON cannot carry
+ * them; the file itself is never touched by this. */
+json_t *wap_diff_json(const struct wap_diff *d);
 
 #endif

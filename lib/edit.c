@@ -341,12 +341,12 @@ static char *reindent(const char *new, size_t newlen, const struct wap_span *ol,
 		} else if (!consistent && (size_t)nn == k) {
 			/* line by line: swap this line's old indent for the file's */
 			size_t a = lead_len(ol[j]), b = lead_len(fl[j]);
-			if (l.len >= a && !memcmp(l.p, ol[j].p, a)) {
-				wap_sb_add(&sb, fl[j].p, b);
+			size_t c = lead_len(l);
+			wap_sb_add(&sb, fl[j].p, b);
+			if (c >= a && !memcmp(l.p, ol[j].p, a))
 				wap_sb_add(&sb, l.p + a, l.len - a);
-			} else {
-				wap_sb_add(&sb, l.p, l.len);
-			}
+			else
+				wap_sb_add(&sb, l.p + c, l.len - c);
 		} else if (l.len >= oi && !memcmp(l.p, op, oi)) {
 			wap_sb_add(&sb, fp, fi);
 			wap_sb_add(&sb, l.p + oi, l.len - oi);

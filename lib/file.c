@@ -261,39 +261,56 @@ static int target_read(struct target *t, char **buf, size_t *len, struct wap_err
 	return rc;
 }
 
-/* Write the temp file and rename it over t->name. */
-static int target_commit(struct target *t, const void *buf, size_t len, bool noreplace,
-			 mode_t newmode, struct wap_wres *res, struct wap_err *err)
+static int write_all(int fd, const char *p, size_t left)
 {
-	char tmp[NAME_MAX + 1];
-	const char *p = buf;
-	size_t left = len;
-	int fd = -1, e;
-	mode_t mode;
-
-	for (int tries = 0; fd < 0; tries++) {
-		unsigned r;
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		r = (unsigned)(ts.tv_nsec ^ (getpid() << 8) ^ (tries * 7919));
-		snprintf(tmp, sizeof(tmp), ".wap-%08x.tmp", r);
-		fd = openat(t->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 && (errno != EEXIST || tries > 100))
-			return wap_err_errno(err, errno, t->rel);
-	}
 	while (left) {
 		ssize_t w = write(fd, p, left);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0)
-			goto fail;
+			return -1;
 		p += w;
 		left -= w;
 	}
+	return 0;
+}
+
+/* A fresh temp name in the target's directory, created (O_EXCL) when
+ * FD is -1, else made a link to the unnamed file FD. */
+static int temp_name(struct target *t, char tmp[NAME_MAX + 1], int fd)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	for (int tries = 0; tries <= 100; tries++) {
+		struct timespec ts;
+		int r;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		snprintf(tmp, NAME_MAX + 1, ".wap-%08x.tmp",
+			 (unsigned)(ts.tv_nsec ^ (getpid() << 8) ^ (tries * 7919)));
+		if (fd < 0)
+			r = openat(t->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		else
+			r = linkat(AT_FDCWD, proc, t->dirfd, tmp, AT_SYMLINK_FOLLOW);
+		if (r >= 0 || errno != EEXIST)
+			return r;
+	}
+	return -1;
+}
+
+/* Write the temp file and rename it over t->name.  The temp file is
+ * unnamed (O_TMPFILE) while it is written, so a writer killed midway
+ * leaves nothing behind; it gets a name only to be renamed. */
+static int target_commit(struct target *t, const void *buf, size_t len, bool noreplace,
+			 mode_t newmode, struct wap_wres *res, struct wap_err *err)
+{
+	char tmp[NAME_MAX + 1], proc[64];
+	bool anon = true, named = false;
+	int fd = -1, e;
+	mode_t mode;
+
 	if (t->exists) {
 		mode = t->st.st_mode & 07777;
-		if (geteuid() == 0)
-			(void)!fchown(fd, t->st.st_uid, t->st.st_gid);
 	} else if (newmode) {
 		mode = newmode;
 	} else {
@@ -301,8 +318,39 @@ static int target_commit(struct target *t, const void *buf, size_t len, bool nor
 		umask(um);
 		mode = 0666 & ~um;
 	}
+again:
+	fd = anon ? openat(t->dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600) : -1;
+	if (fd < 0) {
+		anon = false;
+		fd = temp_name(t, tmp, -1);
+		if (fd < 0)
+			return wap_err_errno(err, errno, t->rel);
+		named = true;
+	}
+	if (write_all(fd, buf, len))
+		goto fail;
+	if (t->exists && geteuid() == 0)
+		(void)!fchown(fd, t->st.st_uid, t->st.st_gid);
 	if (fchmod(fd, mode) || fsync(fd))
 		goto fail;
+	if (anon) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		if (noreplace) {
+			/* link(2) never replaces: create-only in one step */
+			if (linkat(AT_FDCWD, proc, t->dirfd, t->name, AT_SYMLINK_FOLLOW) == 0)
+				goto placed;
+		} else if (temp_name(t, tmp, fd) == 0) {
+			named = true;
+		}
+		if (!named && errno != EEXIST) {
+			/* no /proc to name it by: the named way */
+			close(fd);
+			anon = false;
+			goto again;
+		}
+		if (!named)
+			goto fail;
+	}
 	if (close(fd)) {
 		fd = -1;
 		goto fail;
@@ -314,6 +362,9 @@ static int target_commit(struct target *t, const void *buf, size_t len, bool nor
 	} else if (renameat(t->dirfd, tmp, t->dirfd, t->name)) {
 		goto fail;
 	}
+placed:
+	if (fd >= 0)
+		close(fd);
 	fsync(t->dirfd);
 	if (res) {
 		res->created = !t->exists;
@@ -326,7 +377,8 @@ fail:
 	e = errno;
 	if (fd >= 0)
 		close(fd);
-	unlinkat(t->dirfd, tmp, 0);
+	if (named)
+		unlinkat(t->dirfd, tmp, 0);
 	if (e == EEXIST)
 		return wap_err_set(err, WAP_E_EXISTS, "File already exists: %s", t->rel);
 	return wap_err_errno(err, e, t->rel);

@@ -51,7 +51,7 @@ char *wap_glob_to_regex(const char *glob, unsigned flags, struct wap_err *err)
 {
 	struct wap_sb sb = WAP_SB_INIT;
 	int depth = 0;
-	const char *p;
+	const char *p, *start;
 
 	wap_sb_adds(&sb, "^");
 	if (flags & WAP_GLOB_BASENAME) {
@@ -66,11 +66,12 @@ char *wap_glob_to_regex(const char *glob, unsigned flags, struct wap_err *err)
 		p += 2;
 	else if (*p == '/')
 		p++;	/* anchored to the base, as in .gitignore */
+	start = p;
 	for (; *p; p++) {
 		switch (*p) {
 		case '*':
 			if (p[1] == '*') {
-				int at_start = p == glob || p[-1] == '/';
+				int at_start = p == start || p[-1] == '/';
 				p++;
 				while (p[1] == '*')
 					p++;

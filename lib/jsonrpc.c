@@ -37,7 +37,8 @@ json_t *wap_rpc_parse(const char *buf, size_t len, const struct wap_rpc_limits *
 		char msg[300];
 		enum json_error_code c = json_error_code(&je);
 
-		if (c == json_error_numeric_overflow || c == json_error_stack_overflow) {
+		if (c == json_error_numeric_overflow || c == json_error_stack_overflow ||
+		    c == json_error_null_character) {
 			/* valid JSON we will not hold: a number too big, nesting too deep */
 			snprintf(msg, sizeof(msg), "Invalid Request: %s", je.text);
 			*reply = wap_rpc_error(NULL, WAP_RPC_INVALID_REQUEST, msg, NULL);

@@ -52,7 +52,8 @@ struct wap_mcp_session {
 	json_t *roots_id;		/* id of the roots/list we sent */
 	const struct wap_ws *ws;	/* the workspace calls use now */
 	struct wsnode *narrowed;	/* every narrowed workspace made (owned) */
-	struct inflight *calls;
+	struct inflight *calls;		/* oldest first: queued calls start in order */
+	struct inflight **calls_tail;
 };
 
 struct wap_mcp_session *wap_mcp_session_new(struct wap_mcp_server *srv, const char *id)
@@ -65,6 +66,7 @@ struct wap_mcp_session *wap_mcp_session_new(struct wap_mcp_server *srv, const ch
 	s->id = id ? strdup(id) : NULL;
 	s->refs = 1;
 	s->ws = srv->ws;
+	s->calls_tail = &s->calls;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	return s;
@@ -148,8 +150,8 @@ void wap_mcp_expect(struct wap_mcp_session *s, const json_t *id)
 		return;
 	c->id = json_deep_copy(id);
 	pthread_mutex_lock(&s->mu);
-	c->next = s->calls;
-	s->calls = c;
+	*s->calls_tail = c;
+	s->calls_tail = &c->next;
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -163,8 +165,8 @@ static struct inflight *start_call(struct wap_mcp_session *s, const json_t *id)
 		c = calloc(1, sizeof(*c));
 		if (c) {
 			c->id = json_deep_copy(id);
-			c->next = s->calls;
-			s->calls = c;
+			*s->calls_tail = c;
+			s->calls_tail = &c->next;
 		}
 	}
 	if (c)
@@ -179,6 +181,8 @@ static void end_call(struct wap_mcp_session *s, struct inflight *c)
 	for (struct inflight **p = &s->calls; *p; p = &(*p)->next) {
 		if (*p == c) {
 			*p = c->next;
+			if (s->calls_tail == &c->next)
+				s->calls_tail = p;
 			break;
 		}
 	}
@@ -203,20 +207,20 @@ struct progress {
 	void *arg;
 	const json_t *token;
 	double last;
-	bool any;
+	bool any;		/* something was sent */
+	bool from_op;		/* the op reports its own progress */
+	bool done;		/* the call is over: the heartbeat stops */
+	const char *op;
 	pthread_mutex_t mu;
+	pthread_cond_t cv;
 };
 
-static void progress_cb(void *arg, double done, double total, const char *msg)
+static void emit_progress(struct progress *p, double done, double total, const char *msg)
 {
-	struct progress *p = arg;
 	json_t *params;
 
-	pthread_mutex_lock(&p->mu);
-	if (p->any && done <= p->last) {	/* progress must increase */
-		pthread_mutex_unlock(&p->mu);
+	if (p->any && done <= p->last)	/* progress must increase */
 		return;
-	}
 	p->any = true;
 	p->last = done;
 	params = json_pack("{s:O, s:f}", "progressToken", p->token, "progress", done);
@@ -229,7 +233,43 @@ static void progress_cb(void *arg, double done, double total, const char *msg)
 		p->send(p->arg, n);
 		json_decref(n);
 	}
+}
+
+/* the op's own progress (grep's files searched, exec's output...) */
+static void progress_cb(void *arg, double done, double total, const char *msg)
+{
+	struct progress *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	if (!p->from_op) {	/* from now on the op's numbers, not seconds */
+		p->from_op = true;
+		p->any = false;
+	}
+	emit_progress(p, done, total, msg);
 	pthread_mutex_unlock(&p->mu);
+}
+
+/* Ops that do not report progress still show they are alive: one
+ * notification a second, the seconds elapsed, while the call runs. */
+static void *heartbeat(void *arg)
+{
+	struct progress *p = arg;
+	struct timespec until;
+	int secs = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	pthread_mutex_lock(&p->mu);
+	while (!p->done) {
+		until.tv_sec += 1;
+		if (pthread_cond_timedwait(&p->cv, &p->mu, &until) == ETIMEDOUT && !p->done && !p->from_op) {
+			char msg[96];
+			secs++;
+			snprintf(msg, sizeof(msg), "%s running for %d s", p->op, secs);
+			emit_progress(p, secs, 0, msg);
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
 }
 
 static const json_t *progress_token(const struct wap_rpc_msg *m)
@@ -516,6 +556,8 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 	struct wap_err err = { 0 };
 	json_t *res = NULL, *out;
 	char *text = NULL;
+	pthread_t hb;
+	bool hb_on = false;
 	int rc;
 
 	if (!c)
@@ -531,11 +573,21 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 		prog.send = send;
 		prog.arg = arg;
 		prog.token = progress_token(m);
+		prog.op = t->name;
 		pthread_mutex_init(&prog.mu, NULL);
+		pthread_cond_init(&prog.cv, NULL);
 		call.progress = progress_cb;
 		call.arg = &prog;
+		hb_on = !pthread_create(&hb, NULL, heartbeat, &prog);
 	}
 	rc = wap_ptool_run(&run, t, args, &res, &text, &err);
+	if (hb_on) {
+		pthread_mutex_lock(&prog.mu);
+		prog.done = true;
+		pthread_cond_signal(&prog.cv);
+		pthread_mutex_unlock(&prog.mu);
+		pthread_join(hb, NULL);
+	}
 	if (c->cancelled) {
 		out = NULL;
 	} else if (!as_tool) {
@@ -559,8 +611,10 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 			json_object_set(r, "structuredContent", res);
 		out = wap_rpc_result(m->id, r);
 	}
-	if (call.progress)
+	if (call.progress) {
 		pthread_mutex_destroy(&prog.mu);
+		pthread_cond_destroy(&prog.cv);
+	}
 	end_call(s, c);
 	json_decref(res);
 	free(text);

@@ -201,6 +201,50 @@ fail:
 	_exit(126);
 }
 
+/* vfork: the reaper only waits anyway, and it saves copying the page
+ * tables of a big process (run_command makes system calls only and writes
+ * nothing the reaper reads).  The child never returns from here.  ASan
+ * wants a real fork. */
+static __attribute__((noinline)) pid_t start_command(const struct wap_proc_opts *o,
+						     const struct child_io *io)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	pid_t p = fork();
+#else
+	pid_t p = vfork();
+#endif
+	if (p == 0)
+		run_command(o, io);
+	return p;
+}
+
+/* Close every fd from 3 up but those in KEEP.  In a threaded server another
+ * call's pipes may have been open at our fork: holding their write ends
+ * would keep that call waiting for EOF until this one ends. */
+static void close_others(int *keep, int n)
+{
+	unsigned lo = 3;
+
+	for (int i = 1; i < n; i++)	/* insertion sort: n is tiny */
+		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (int i = 0; i <= n; i++) {
+		unsigned hi = i < n ? (unsigned)keep[i] : ~0U;
+		if (i < n && (keep[i] < 0 || (unsigned)keep[i] < lo))
+			continue;
+		if (hi > lo && syscall(SYS_close_range, lo, hi - 1, 0) < 0) {
+			unsigned end = hi == ~0U ? 65536 : hi;
+			for (unsigned fd = lo; fd < end; fd++)
+				close((int)fd);
+		}
+		if (i < n)
+			lo = hi + 1;
+	}
+}
+
 static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 					     const struct child_io *io, pid_t parent)
 {
@@ -217,6 +261,11 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	{
+		int keep[] = { io->in, io->out, io->err, io->status, o->cwdfd,
+			       o->sandbox ? o->sandbox->ruleset_fd : -1 };
+		close_others(keep, (int)(sizeof(keep) / sizeof(keep[0])));
+	}
 	signal(SIGCHLD, SIG_DFL);	/* SIG_IGN would reap behind our back */
 	/* wap going away counts as a cancel */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -228,14 +277,12 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 			 strerror(errno), "");
 		_exit(125);
 	}
-	cmd = fork();
+	cmd = start_command(o, io);
 	if (cmd < 0) {
 		fail_rec(io->status, WAP_E_FAILED, "Cannot start the command: %s%s",
 			 strerror(errno), "");
 		_exit(125);
 	}
-	if (cmd == 0)
-		run_command(o, io);
 	if (o->timeout_ms > 0)
 		deadline = now_ms() + o->timeout_ms;
 	for (;;) {

@@ -1,0 +1,407 @@
+/* wap edit: change files in place: exact or fuzzy replace, line ops, positions, patches
+ *
+ * usage: wap edit PATH --old TEXT --new TEXT [--replace-all] [--exact]
+ *        wap edit PATH (--edits | --ops | --text-edits) FILE.json
+ *        wap edit [PATH] --patch FILE|-
+ *
+ * Edit a file without rewriting it: every mode computes the whole new
+ * content in memory and writes it once, atomically (or writes nothing).
+ * CRLF files stay CRLF, the trailing-newline state and the mode bits are
+ * kept, and --expected-version refuses the edit if the file changed since
+ * it was read.  The result carries the unified diff and the new version.
+ *
+ * When the exact old text is not found, fallbacks are tried in order, each
+ * accepted only if it finds exactly one place (several: an error listing
+ * their lines, never a guess): trailing_whitespace (ignored per line),
+ * whitespace (leading and trailing, per line; new text re-indented),
+ * indentation (common indent removed on both sides), unicode (typographic
+ * quotes, dashes, non-breaking spaces), escapes (a model's literal
+ * backslash-n, backslash-t and backslash-quote).
+ * The result names the strategy that matched.
+ *
+ *   PATH                     the file to edit (with --patch: the file a
+ *                            patch without file headers applies to)
+ *   --old TEXT               text to replace; empty creates a missing file
+ *   --new TEXT               replacement text
+ *   --old-file FILE          read the old text from FILE
+ *   --new-file FILE          read the new text from FILE
+ *   --replace-all            replace every occurrence (else exactly one)
+ *   --exact                  no fuzzy fallback: the old text must match exactly
+ *   --edits FILE.json        several replacements [{old,new,replace_all}],
+ *                            applied in order; any failure writes nothing
+ *   --ops FILE.json          line operations (WAP modifyFile): {type:"replace",
+ *                            startLine,endLine,newContent}, {type:"insert",
+ *                            afterLine,newContent} (0 = top), {type:"delete",
+ *                            startLine,endLine}, {type:"regexReplace",pattern,
+ *                            replacement,flags} (PCRE2, g = global, $1 groups);
+ *                            1-based lines of the file before the call,
+ *                            overlaps refused; regexReplace runs after the
+ *                            line operations
+ *   --text-edits FILE.json   LSP TextEdits [{range:{start:{line,character},
+ *                            end:{...}},newText}]: 0-based, characters in
+ *                            UTF-16 code units, no overlaps, all or nothing
+ *   --patch FILE|-           apply a patch: '*** Begin Patch' (Add File, Delete
+ *                            File, Update File, Move to, @@ context, End of
+ *                            File) or a unified diff (git diff, diff -u); a
+ *                            patch failing on any file changes nothing
+ *   --dry-run                show the diff, write nothing
+ *   --expected-version V     refuse (CONFLICT) unless the file's version is V
+ *
+ * Errors: NO_MATCH "oldString not found in content"; MULTIPLE_MATCHES
+ * "Found multiple matches for oldString ..." with the matching lines;
+ * INVALID_ARGUMENT when old equals new; CONFLICT on a stale version.
+ * Patch output: one "A path", "M path", "D path" or "R old -> new" line per
+ * file (--json: the diffs too).
+ *
+ * examples:
+ *   wap edit src/app.js --old 'const port = 3000' --new 'const port = 8080'
+ *   wap edit src/app.js --old 'var ' --new 'let ' --replace-all --dry-run
+ *   wap edit notes.md --ops '[{"type":"insert","afterLine":0,"newContent":"# Notes"}]'
+ *   git diff > fix.patch; wap edit --patch fix.patch
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "applet.h"
+#include "applets.h"
+#include "diff.h"
+#include "edit.h"
+#include "file.h"
+#include "patch.h"
+#include "strbuf.h"
+#include "text.h"
+
+static const struct wap_opt edit_opts[] = {
+	{ "path", 0, WAP_OPT_STR, WAP_OPT_POS, NULL },
+	{ "old", 0, WAP_OPT_STR, 0, NULL },
+	{ "new", 0, WAP_OPT_STR, 0, NULL },
+	{ "old-file", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
+	{ "new-file", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
+	{ "replace-all", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "exact", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "edits", 0, WAP_OPT_JSON, 0, NULL },
+	{ "ops", 0, WAP_OPT_JSON, 0, NULL },
+	{ "text-edits", 0, WAP_OPT_JSON, 0, NULL },
+	{ "patch", 0, WAP_OPT_STR, 0, NULL },
+	{ "dry-run", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "expected-version", 0, WAP_OPT_STR, 0, NULL },
+	{ NULL }
+};
+
+/* ---- CLI: --old-file, --new-file, --patch FILE|- ---- */
+
+static int slurp(const char *name, char **buf, size_t *len, struct wap_err *err)
+{
+	FILE *f = strcmp(name, "-") ? fopen(name, "rb") : stdin;
+	struct wap_sb sb = WAP_SB_INIT;
+	char tmp[65536];
+	size_t n;
+
+	if (!f)
+		return wap_err_set(err, errno == ENOENT ? WAP_E_NOT_FOUND : WAP_E_FAILED,
+				   "cannot read %s: %s", name, strerror(errno));
+	while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
+		wap_sb_add(&sb, tmp, n);
+	if (ferror(f) || sb.oom) {
+		if (f != stdin)
+			fclose(f);
+		wap_sb_release(&sb);
+		return wap_err_set(err, WAP_E_FAILED, "cannot read %s", name);
+	}
+	if (f != stdin)
+		fclose(f);
+	wap_sb_grow(&sb, 1);
+	if (sb.buf)
+		sb.buf[sb.len] = 0;
+	*len = sb.len;
+	*buf = sb.buf ? wap_sb_detach(&sb) : strdup("");
+	return *buf ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+}
+
+static int load_into(json_t *req, const char *from, const char *to, struct wap_err *err)
+{
+	const char *name = json_string_value(json_object_get(req, from));
+	char *buf;
+	size_t len;
+
+	if (!name)
+		return 0;
+	if (json_object_get(req, to) && strcmp(from, to))
+		return wap_err_set(err, WAP_E_INVALID, "give --%s or --%.*s, not both", to,
+				   (int)(strchr(from, '_') - from), from);
+	if (slurp(name, &buf, &len, err))
+		return -1;
+	json_object_set_new(req, to, json_stringn_nocheck(buf, len));
+	free(buf);
+	if (strcmp(from, to))
+		json_object_del(req, from);
+	return 0;
+}
+
+static int edit_prep(struct wap_call *call, json_t *req, struct wap_err *err)
+{
+	(void)call;
+	return load_into(req, "old_file", "old", err) || load_into(req, "new_file", "new", err) ||
+	       load_into(req, "patch", "patch", err) ? -1 : 0;
+}
+
+/* ---- the op ---- */
+
+struct xform {
+	const struct wap_edit_spec *spec;
+	const char *rel;
+	struct wap_edit_info info;
+	struct wap_diff diff;
+	bool have_diff;
+};
+
+static int xform_fn(void *arg, const char *old, size_t oldlen, char **out, size_t *outlen,
+		    struct wap_err *err)
+{
+	struct xform *x = arg;
+
+	if (wap_edit_apply(x->spec, old, oldlen, out, outlen, &x->info, err))
+		return -1;
+	if (wap_diff_make(old, oldlen, *out, *outlen, x->rel, x->rel, &x->diff, err)) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	x->have_diff = true;
+	return 0;
+}
+
+static int patch_op(struct wap_call *call, const json_t *req, const char *text, size_t len,
+		    bool dry, const char *ev, json_t **res, struct wap_err *err)
+{
+	struct wap_patch p;
+	char *rel = NULL;
+	json_t *files = NULL;
+	struct wap_sb all = WAP_SB_INIT;
+	size_t i;
+	json_t *f;
+
+	if (wap_req_path(call, req, "path", NULL, &rel, err))
+		return -1;
+	if (wap_patch_parse(text, len, rel, &p, err)) {
+		free(rel);
+		return -1;
+	}
+	if (rel) {
+		/* PATH with a patch naming files: they must all be PATH */
+		for (size_t k = 0; k < p.n; k++) {
+			char *r = NULL;
+			bool same = false;
+			if (wap_ws_rel(call->ws, p.f[k].path, strlen(p.f[k].path), &r, NULL) == 0)
+				same = !strcmp(r, rel);
+			free(r);
+			if (!same || p.f[k].move_to) {
+				wap_err_set(err, WAP_E_INVALID, "the patch changes %s, not %s",
+					    p.f[k].path, rel);
+				wap_patch_release(&p);
+				free(rel);
+				return -1;
+			}
+		}
+	}
+	free(rel);
+	if (wap_patch_run(call->ws, &p, ev, dry, &files, err)) {
+		wap_patch_release(&p);
+		return -1;
+	}
+	wap_patch_release(&p);
+	json_array_foreach(files, i, f)
+		wap_sb_adds(&all, json_string_value(json_object_get(f, "diff")));
+	*res = json_pack("{s:o, s:s, s:b}", "files", files, "diff", all.buf ? all.buf : "",
+			 "dryRun", dry);
+	wap_sb_release(&all);
+	return *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+}
+
+static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
+{
+	struct wap_edit_spec spec = { 0 };
+	struct xform x = { 0 };
+	const char *old = NULL, *new = NULL, *patch = NULL, *ev = NULL;
+	bool dry = false, created = false;
+	json_t *edits, *ops, *tedits;
+	char *rel = NULL, version[WAP_VERSION_LEN + 1] = "";
+	int modes = 0, rc = -1;
+
+	*res = NULL;
+	if (wap_req_str(req, "old", &old, err) < 0 || wap_req_str(req, "new", &new, err) < 0 ||
+	    wap_req_str(req, "patch", &patch, err) < 0 ||
+	    wap_req_str(req, "expected_version", &ev, err) < 0 ||
+	    wap_req_bool(req, "dry_run", &dry, err) < 0 ||
+	    wap_req_bool(req, "replace_all", &spec.replace_all, err) < 0 ||
+	    wap_req_bool(req, "exact", &spec.exact, err) < 0)
+		return -1;
+	edits = json_object_get(req, "edits");
+	ops = json_object_get(req, "ops");
+	tedits = json_object_get(req, "text_edits");
+	modes = (old || new) + !!edits + !!ops + !!tedits + !!patch;
+	if (modes != 1)
+		return wap_err_set(err, WAP_E_INVALID,
+				   modes ? "give only one of old/new, edits, ops, text_edits or patch"
+					 : "nothing to do: give old and new, edits, ops, text_edits or patch "
+					   "(see 'wap edit --help')");
+	if (patch) {
+		json_t *pj = json_object_get(req, "patch");
+		return patch_op(call, req, patch, json_string_length(pj), dry, ev, res, err);
+	}
+	if (wap_req_path(call, req, "path", NULL, &rel, err))
+		return -1;
+	if (!rel)
+		return wap_err_set(err, WAP_E_INVALID, "missing PATH (see 'wap edit --help')");
+	spec.path = rel;
+	if (old || new) {
+		spec.mode = WAP_EDIT_REPLACE;
+		if (!old || !new) {
+			wap_err_set(err, WAP_E_INVALID, "give both old and new");
+			goto out;
+		}
+		spec.old = old;
+		spec.oldlen = json_string_length(json_object_get(req, "old"));
+		spec.new = new;
+		spec.newlen = json_string_length(json_object_get(req, "new"));
+	} else if (edits) {
+		spec.mode = WAP_EDIT_MULTI;
+		spec.list = edits;
+	} else if (ops) {
+		spec.mode = WAP_EDIT_OPS;
+		spec.list = ops;
+	} else {
+		spec.mode = WAP_EDIT_POSITIONS;
+		spec.list = tedits;
+	}
+	if (wap_edit_validate(&spec, err))
+		goto out;
+	x.spec = &spec;
+	x.rel = rel;
+	if (dry) {
+		char *buf = NULL, *nw = NULL;
+		size_t len = 0, nl = 0;
+		struct wap_err tmp = { 0 };
+		bool exists = true;
+		if (wap_read_file(call->ws, rel, 0, &buf, &len, NULL, &tmp)) {
+			if (tmp.kind != WAP_E_NOT_FOUND || !wap_edit_may_create(&spec)) {
+				if (err)
+					*err = tmp;
+				else
+					wap_err_release(&tmp);
+				goto out;
+			}
+			wap_err_release(&tmp);
+			exists = false;
+		}
+		if (exists && wap_blob_id(buf, len, version, err)) {
+			free(buf);
+			goto out;
+		}
+		if (ev && strcmp(ev, exists ? version : "")) {
+			if (exists)
+				wap_err_set(err, WAP_E_CONFLICT,
+					    "Conflict: %s changed since version %s (now %s); read it again",
+					    rel, ev, version);
+			else
+				wap_err_set(err, WAP_E_CONFLICT,
+					    "Conflict: %s no longer exists (expected version %s)", rel, ev);
+			free(buf);
+			goto out;
+		}
+		rc = xform_fn(&x, exists ? buf : NULL, len, &nw, &nl, err);
+		free(buf);
+		free(nw);
+		if (rc)
+			goto out;
+		created = !exists;
+		rc = -1;
+	} else {
+		struct wap_wres wr;
+		if (wap_update_file(call->ws, rel, wap_edit_may_create(&spec), ev, xform_fn, &x, &wr, err))
+			goto out;
+		memcpy(version, wr.version, sizeof(version));
+		created = wr.created;
+	}
+	*res = json_pack("{s:s, s:I, s:I, s:I, s:I, s:s, s:s, s:b, s:b}",
+			 "path", rel,
+			 "replacements", (json_int_t)x.info.replacements,
+			 "linesChanged", (json_int_t)(x.diff.additions > x.diff.deletions ?
+						      x.diff.additions : x.diff.deletions),
+			 "additions", (json_int_t)x.diff.additions,
+			 "deletions", (json_int_t)x.diff.deletions,
+			 "diff", "",
+			 "strategy", wap_strategy_name(x.info.strategy),
+			 "created", created,
+			 "dryRun", dry);
+	if (!*res) {
+		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		goto out;
+	}
+	json_object_set_new(*res, "diff", wap_diff_json(&x.diff));
+	json_object_set_new(*res, "version", *version ? json_string(version) : json_null());
+	if (x.info.strategies)
+		json_object_set(*res, "strategies", x.info.strategies);
+	rc = 0;
+out:
+	wap_edit_info_release(&x.info);
+	if (x.have_diff)
+		wap_diff_release(&x.diff);
+	free(rel);
+	return rc;
+}
+
+/* ---- text ---- */
+
+static int edit_render(const json_t *res, const json_t *req, FILE *out)
+{
+	json_t *files = json_object_get(res, "files"), *f;
+	bool dry = json_is_true(json_object_get(res, "dryRun"));
+	size_t i;
+
+	(void)req;
+	if (!out)
+		return 0;
+	if (files) {
+		json_array_foreach(files, i, f) {
+			const char *from = json_string_value(json_object_get(f, "from"));
+			const char *st = json_string_value(json_object_get(f, "status"));
+			if (from)
+				fprintf(out, "%s %s -> %s\n", st, from,
+					json_string_value(json_object_get(f, "path")));
+			else
+				fprintf(out, "%s %s\n", st, json_string_value(json_object_get(f, "path")));
+		}
+	} else {
+		long long n = json_integer_value(json_object_get(res, "replacements"));
+		const char *strat = json_string_value(json_object_get(res, "strategy"));
+		fprintf(out, "%s %s: %lld %s, +%lld -%lld",
+			json_is_true(json_object_get(res, "created")) ? "A" : "M",
+			json_string_value(json_object_get(res, "path")), n,
+			n == 1 ? "change" : "changes",
+			(long long)json_integer_value(json_object_get(res, "additions")),
+			(long long)json_integer_value(json_object_get(res, "deletions")));
+		if (strat && strcmp(strat, "exact"))
+			fprintf(out, " (matched by the %s fallback)", strat);
+		fputc('\n', out);
+	}
+	if (dry) {
+		fputs(json_string_value(json_object_get(res, "diff")), out);
+		fputs("(dry run: nothing written)\n", out);
+	}
+	return 0;
+}
+
+const struct wap_applet wap_applet_edit = {
+	.name = "edit",
+	.summary = wap_summary_edit,
+	.usage = wap_usage_edit,
+	.title = "Edit files",
+	.opts = edit_opts,
+	.op = edit_op,
+	.render = edit_render,
+	.flags = WAP_APPLET_DESTRUCTIVE,
+	.cli_prep = edit_prep,
+};

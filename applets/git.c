@@ -1,0 +1,252 @@
+/* wap git: status, diff, log, commit, branches and remotes through libgit2
+ *
+ * usage: wap git ACTION [OPTIONS] [ARGS]
+ *
+ * Git without a git binary or a shell (libgit2), confined to the workspace:
+ * the repository is the one at --dir (default: the root) or the nearest one
+ * above it, never above the root; its .git and work tree, every path and
+ * every local remote must be beneath the root.  Paths are relative to the
+ * root.  Text output by default; --json gives the structured result.
+ *
+ * actions:
+ *   status                     branch, upstream, ahead/behind, staged,
+ *                              unstaged, untracked and conflicted paths
+ *   diff [REV[..REV]] [-- PATH...]
+ *                              the patch `git diff` prints, byte for byte
+ *   log [REV] [-- PATH...]     commits, newest first (50 unless -n)
+ *   show [REV]                 a commit's metadata and patch (default HEAD)
+ *   add PATH... (or stage)     stage paths (new, changed and deleted files)
+ *   unstage PATH... (or reset) take paths out of the index (back to HEAD)
+ *   commit -m MSG [PATH...]    stage PATHs, then commit; an empty commit is
+ *                              refused; author from the git config, else
+ *                              $WAP_GIT_AUTHOR_NAME and $WAP_GIT_AUTHOR_EMAIL
+ *   branch [NAME]              list branches; with --create or --delete NAME
+ *   checkout BRANCH            switch branches (or a REV, detached); refuses
+ *                              to overwrite local changes unless --force
+ *   push [REMOTE] [BRANCH]     push a branch (default: the current one)
+ *   fetch [REMOTE]             fetch (default: the upstream's remote, origin)
+ *   pull [REMOTE]              fetch, then fast-forward only
+ *   init [DIR]                 create a repository (default: the root)
+ *   clone URL [DIR]            clone into DIR beneath the root
+ *
+ * options:
+ *   ACTION              the action (above)
+ *   ARGS                the action's arguments: revisions, paths, names
+ *   --staged            diff: the index against HEAD (or REV)
+ *   -U, --context N     diff, show: lines of context (default 3)
+ *   --stat              diff, show: a diffstat, as `git diff --stat`
+ *   --name-only         diff: only the names of changed files
+ *   -n, --max-count N   log: at most N commits (default 50)
+ *   --since DATE        log: commits after DATE (YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM],
+ *                       @EPOCH, or "N days ago", also hours/weeks/months/years)
+ *   --until DATE        log: commits before DATE
+ *   -m, --message MSG   commit: the message
+ *   --path PATH         a path (repeatable; same as PATH arguments)
+ *   --file PATH         a path (repeatable; same as PATH arguments)
+ *   --create            branch: create NAME; checkout: create BRANCH first
+ *   --from REV          branch --create, checkout --create: start at REV
+ *   --delete            branch: delete NAME (unmerged only with --force)
+ *   -a, --all           branch: remote-tracking branches too
+ *   -f, --force         checkout: discard local changes; push: allow a
+ *                       non-fast-forward; branch: overwrite or delete unmerged;
+ *                       add: add ignored files
+ *   --remote NAME       push, fetch, pull: the remote (default: upstream, origin)
+ *   --branch NAME       branch, checkout, push: the branch
+ *   --rev REV           show, log: the revision
+ *   --url URL           clone: the URL
+ *   --dir DIR           the repository's directory (default: found from the
+ *                       root); init, clone: where to create it
+ *   --token-file FILE   push, fetch, pull, clone: read the HTTPS token from
+ *                       FILE (beneath the root) instead of $WAP_GIT_TOKEN
+ *
+ * Credentials: a token ($WAP_GIT_TOKEN or --token-file) is sent over HTTPS
+ * as user x-access-token (plain HTTP only to localhost); ssh remotes use the
+ * SSH agent.  The token never appears in output, errors or the repository.
+ * Progress of push, fetch and clone is reported to `wap serve` callers.
+ *
+ * exit status: 0 ok, 2 bad argument or unknown revision, 3 not found (no
+ * repository, branch or remote), 4 outside the root, 5 restricted or
+ * read-only, 10 branch exists, 13 conflict (local changes, non-fast-forward,
+ * unmerged branch), 125 failed (network, authentication).
+ *
+ * examples:
+ *   wap git status
+ *   wap git diff --staged -- src/main.c
+ *   wap git diff HEAD~2..HEAD --stat
+ *   wap git log -n 5 --since "2 weeks ago" -- lib/
+ *   wap git commit -m "fix: port" src/server.c
+ *   wap git checkout feature/x --create
+ *   WAP_GIT_TOKEN=... wap git push origin main
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "applet.h"
+#include "applets.h"
+#include "git.h"
+
+static const struct wap_opt git_opts[] = {
+	{ "action", 0, WAP_OPT_STR, WAP_OPT_POS | WAP_OPT_REQ, NULL },
+	{ "args", 0, WAP_OPT_STRS, WAP_OPT_POS | WAP_OPT_DASHDASH, NULL },
+	{ "staged", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "context", 'U', WAP_OPT_INT, 0, NULL },
+	{ "stat", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "name-only", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "max-count", 'n', WAP_OPT_INT, 0, NULL },
+	{ "since", 0, WAP_OPT_STR, 0, NULL },
+	{ "until", 0, WAP_OPT_STR, 0, NULL },
+	{ "message", 'm', WAP_OPT_STR, 0, NULL },
+	{ "path", 0, WAP_OPT_STRS, 0, "paths" },
+	{ "file", 0, WAP_OPT_STRS, 0, "files" },
+	{ "create", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "from", 0, WAP_OPT_STR, 0, NULL },
+	{ "delete", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "all", 'a', WAP_OPT_BOOL, 0, NULL },
+	{ "force", 'f', WAP_OPT_BOOL, 0, NULL },
+	{ "remote", 0, WAP_OPT_STR, 0, NULL },
+	{ "branch", 0, WAP_OPT_STR, 0, NULL },
+	{ "rev", 0, WAP_OPT_STR, 0, NULL },
+	{ "url", 0, WAP_OPT_STR, 0, NULL },
+	{ "dir", 0, WAP_OPT_STR, 0, NULL },
+	{ "token-file", 0, WAP_OPT_STR, 0, NULL },
+	{ NULL }
+};
+
+static const char *sget(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : "";
+}
+
+/* "2026-11-22T00:05:14+01:00" as git prints dates:
+ * "Sun Nov 22 00:05:14 2026 +0100". */
+static void git_date(const char *iso, FILE *out)
+{
+	static const char *const wd[] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
+	static const char *const mo[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul",
+					  "Aug", "Sep", "Oct", "Nov", "Dec" };
+	struct tm tm = { 0 };
+	int y, m, d, H, M, S, oh = 0, om = 0;
+	char sign = '+';
+
+	if (sscanf(iso, "%d-%d-%dT%d:%d:%d%c%d:%d", &y, &m, &d, &H, &M, &S, &sign, &oh, &om) < 6 ||
+	    m < 1 || m > 12) {
+		fputs(iso, out);
+		return;
+	}
+	if (sign == 'Z')
+		sign = '+', oh = om = 0;
+	tm.tm_year = y - 1900, tm.tm_mon = m - 1, tm.tm_mday = d;
+	tm.tm_hour = 12;
+	timegm(&tm);	/* fills tm_wday */
+	fprintf(out, "%s %s %d %02d:%02d:%02d %d %c%02d%02d", wd[tm.tm_wday % 7], mo[m - 1], d,
+		H, M, S, y, sign, oh, om);
+}
+
+static void print_message(const char *msg, FILE *out)
+{
+	const char *p = msg;
+
+	while (*p) {
+		const char *nl = strchrnul(p, '\n');
+		fprintf(out, "    %.*s\n", (int)(nl - p), p);
+		p = *nl ? nl + 1 : nl;
+	}
+}
+
+static int git_render(const json_t *res, const json_t *req, FILE *out)
+{
+	const char *action = sget(req, "action");
+	json_t *a, *v;
+	size_t i;
+
+	if (!out)
+		return 0;
+	if (!strcmp(action, "status")) {
+		json_t *up = json_object_get(res, "upstream");
+		if (json_is_true(json_object_get(res, "detached")))
+			fprintf(out, "## HEAD (no branch)");
+		else if (json_is_true(json_object_get(res, "unborn")))
+			fprintf(out, "## No commits yet on %s", sget(res, "branch"));
+		else
+			fprintf(out, "## %s", sget(res, "branch"));
+		if (json_is_string(up)) {
+			long long ah = json_integer_value(json_object_get(res, "ahead"));
+			long long bh = json_integer_value(json_object_get(res, "behind"));
+			fprintf(out, "...%s", json_string_value(up));
+			if (ah && bh)
+				fprintf(out, " [ahead %lld, behind %lld]", ah, bh);
+			else if (ah)
+				fprintf(out, " [ahead %lld]", ah);
+			else if (bh)
+				fprintf(out, " [behind %lld]", bh);
+		}
+		fputc('\n', out);
+		json_array_foreach(json_object_get(res, "files"), i, v) {
+			const char *xy = sget(v, "xy");
+			char c0 = xy[0] == '.' ? ' ' : xy[0], c1 = xy[1] == '.' ? ' ' : xy[1];
+			if (json_object_get(v, "origPath"))
+				fprintf(out, "%c%c %s -> %s\n", c0, c1, sget(v, "origPath"), sget(v, "path"));
+			else
+				fprintf(out, "%c%c %s\n", c0, c1, sget(v, "path"));
+		}
+		return 0;
+	}
+	if (!strcmp(action, "diff")) {
+		fputs(sget(res, "diff"), out);
+		return 0;
+	}
+	if (!strcmp(action, "log")) {
+		json_array_foreach(json_object_get(res, "entries"), i, v)
+			fprintf(out, "%.7s %.10s %s: %s\n", sget(v, "hash"), sget(v, "date"),
+				sget(v, "author"), sget(v, "subject"));
+		if (json_is_true(json_object_get(res, "isTruncated")))
+			fprintf(out, "(more commits: raise -n or narrow with --since/--until)\n");
+		return 0;
+	}
+	if (!strcmp(action, "show")) {
+		fprintf(out, "commit %s\n", sget(res, "hash"));
+		a = json_object_get(res, "parents");
+		if (json_array_size(a) > 1) {
+			fputs("Merge:", out);
+			json_array_foreach(a, i, v)
+				fprintf(out, " %.7s", json_string_value(v));
+			fputc('\n', out);
+		}
+		fprintf(out, "Author: %s <%s>\nDate:   ", sget(res, "author"), sget(res, "authorEmail"));
+		git_date(sget(res, "date"), out);
+		fputs("\n\n", out);
+		print_message(sget(res, "message"), out);
+		if (*sget(res, "diff"))
+			fprintf(out, "\n%s", sget(res, "diff"));
+		return 0;
+	}
+	if (!strcmp(action, "commit")) {
+		fprintf(out, "[%s%s %.7s] %s\n", json_is_string(json_object_get(res, "branch")) ?
+			sget(res, "branch") : "detached HEAD",
+			json_is_true(json_object_get(res, "rootCommit")) ? " (root-commit)" : "",
+			sget(res, "hash"), sget(res, "subject"));
+		return 0;
+	}
+	if (!strcmp(action, "branch") && json_object_get(res, "branches")) {
+		json_array_foreach(json_object_get(res, "branches"), i, v)
+			fprintf(out, "%c %s%s\n", json_is_true(json_object_get(v, "current")) ? '*' : ' ',
+				json_is_true(json_object_get(v, "remote")) ? "remotes/" : "", sget(v, "name"));
+		return 0;
+	}
+	/* the rest say what they did in one line */
+	fprintf(out, "%s\n", sget(res, "summary"));
+	return 0;
+}
+
+const struct wap_applet wap_applet_git = {
+	.name = "git",
+	.summary = wap_summary_git,
+	.usage = wap_usage_git,
+	.title = "Git",
+	.opts = git_opts,
+	.op = wap_git,
+	.render = git_render,
+	.flags = WAP_APPLET_DESTRUCTIVE,
+};

@@ -1,0 +1,378 @@
+/* wap glob: find files and directories by glob pattern
+ *
+ * usage: wap glob [OPTIONS] PATTERN [PATH]
+ *
+ * Find the files and directories under PATH (default: the workspace root)
+ * whose path relative to PATH matches PATTERN: `*` (within a name), `**`
+ * (any number of directories), `?`, `[abc]`, `[!a]`, `{a,b}` (nested
+ * braces too).  A pattern without a slash matches names at the top of PATH
+ * only; '**'/config finds what is named config at any depth.  The
+ * walk skips what grep skips (default exclusions, ignore files in a git
+ * work tree, never .git).  Newest first by default; at most 100 results
+ * (--max-results), the result says when it was truncated and how many
+ * were found.  No match is an empty list (exit status 1).
+ *
+ *   -m, --max-results N       return at most N paths (default 100; 0: all)
+ *   --sort ORDER              mtime (default: newest first), path or none
+ *   -t, --type KIND           f: files only, d: directories only
+ *   --no-ignore               do not apply .gitignore, .git/info/exclude and .ignore
+ *   --no-default-excludes     walk the default exclusions too (never .git)
+ *   -L, --follow              follow symbolic links (loop-safe, within the root)
+ *   --tagged                  text as "[FILE] path" / "[DIR] path" lines under a count
+ *   -j, --threads N           walk with N threads (default: one per CPU)
+ *
+ * --json prints {files: [{path, isDirectory, mtime}], isTruncated,
+ * totalFound}; paths are relative to the workspace root.
+ *
+ * examples:
+ *   wap glob '**'/'*.ts' src
+ *   wap glob '*.{c,h}' lib --sort path
+ *   wap glob '**' --type d --json
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "applet.h"
+#include "applets.h"
+#include "file.h"
+#include "strbuf.h"
+#include "walk.h"
+
+static const struct wap_opt glob_opts[] = {
+	{ "max-results", 'm', WAP_OPT_INT, 0, NULL },
+	{ "sort", 0, WAP_OPT_STR, 0, NULL },
+	{ "type", 't', WAP_OPT_STR, 0, NULL },
+	{ "no-ignore", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "no-default-excludes", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "follow", 'L', WAP_OPT_BOOL, 0, NULL },
+	{ "tagged", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "threads", 'j', WAP_OPT_INT, 0, NULL },
+	{ "pattern", 0, WAP_OPT_STR, WAP_OPT_POS | WAP_OPT_REQ, NULL },
+	{ "path", 0, WAP_OPT_STR, WAP_OPT_POS, NULL },
+	{ NULL }
+};
+
+enum { SORT_MTIME, SORT_PATH, SORT_NONE };
+
+struct hit {
+	char *path;
+	bool dir;
+	struct timespec mtime;
+	size_t seq;
+};
+
+struct hits {
+	struct hit *h;
+	size_t n, cap;
+};
+
+struct gl {
+	const struct wap_ws *ws;
+	struct wap_glob *g;
+	size_t baselen;		/* strip "PATH/" from root-relative paths */
+	int type;		/* 0 all, 1 files, 2 dirs */
+	struct hits *per;	/* one per worker */
+	size_t seq;		/* atomic */
+};
+
+static int pathcmp(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		unsigned x = *a == '/' ? 1 : (unsigned char)*a;
+		unsigned y = *b == '/' ? 1 : (unsigned char)*b;
+		if (x != y || !x)
+			return (int)x - (int)y;
+	}
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	return pathcmp(((const struct hit *)a)->path, ((const struct hit *)b)->path);
+}
+
+static int cmp_mtime(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec > y->mtime.tv_sec ? -1 : 1;
+	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+		return x->mtime.tv_nsec > y->mtime.tv_nsec ? -1 : 1;
+	return pathcmp(x->path, y->path);
+}
+
+static int cmp_seq(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
+{
+	struct gl *g = arg;
+	struct hits *hs = &g->per[e->worker];
+	const char *rel = e->path + g->baselen;
+	size_t rlen = e->pathlen - g->baselen;
+	bool dir = e->type == WAP_WALK_DIR;
+	struct stat st;
+	struct hit *h;
+
+	if (e->depth == 0 || e->pathlen < g->baselen)
+		return 0;
+	if ((g->type == 1 && dir) || (g->type == 2 && !dir))
+		return 0;
+	if (!wap_glob_match(g->g, rel, rlen))
+		return 0;
+	if (e->link) {
+		int fd = wap_ws_open(g->ws, e->path, O_PATH, 0, WAP_ACC_READ, NULL);
+		if (fd < 0 || fstat(fd, &st)) {
+			if (fd >= 0)
+				close(fd);
+			return 0;
+		}
+		close(fd);
+	} else if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW)) {
+		return 0;
+	}
+	if (hs->n == hs->cap) {
+		size_t nc = hs->cap ? hs->cap * 2 : 256;
+		struct hit *n = realloc(hs->h, nc * sizeof(*n));
+		if (!n)
+			return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		hs->h = n;
+		hs->cap = nc;
+	}
+	h = &hs->h[hs->n];
+	h->path = strndup(e->path, e->pathlen);
+	if (!h->path)
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	h->dir = dir;
+	h->mtime = st.st_mtim;
+	h->seq = __atomic_fetch_add(&g->seq, 1, __ATOMIC_RELAXED);
+	hs->n++;
+	return 0;
+}
+
+/* The literal leading directories of PATTERN ("src/lib" of "src/lib/x*"),
+ * where the walk can start; their length, 0 if none. */
+static size_t literal_prefix(const char *pat)
+{
+	size_t last = 0;
+
+	for (size_t i = 0; pat[i]; i++) {
+		if (strchr("*?[{\\", pat[i]))
+			break;
+		if (pat[i] == '/')
+			last = i;
+	}
+	return last;
+}
+
+/* Components of PATTERN when it has no "**": the depth it can reach. */
+static int pattern_depth(const char *pat)
+{
+	int d = 1;
+
+	if (strstr(pat, "**"))
+		return -1;
+	for (const char *p = pat; *p; p++)
+		if (*p == '/' && p[1])
+			d++;
+	return d;
+}
+
+static int glob_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
+{
+	const struct wap_ws *ws = call->ws;
+	struct wap_walk_opts wo = { .max_depth = -1 };
+	struct gl g = { 0 };
+	const char *pattern = NULL, *sort = NULL, *type = NULL;
+	char *base = NULL, *start = NULL;
+	long long max = (long long)ws->lim.max_search_results, threads = 0;
+	int sortby = SORT_MTIME, nw = 0, rc = -1;
+	struct hit *all = NULL;
+	size_t total = 0, pre;
+	json_t *files;
+
+	*res = NULL;
+	if (wap_req_str(req, "pattern", &pattern, err) < 0 ||
+	    wap_req_str(req, "sort", &sort, err) < 0 ||
+	    wap_req_str(req, "type", &type, err) < 0 ||
+	    wap_req_int(req, "max_results", &max, err) < 0 ||
+	    wap_req_int(req, "threads", &threads, err) < 0 ||
+	    wap_req_bool(req, "no_ignore", &wo.no_ignore, err) < 0 ||
+	    wap_req_bool(req, "no_default_excludes", &wo.no_default_excludes, err) < 0 ||
+	    wap_req_bool(req, "follow", &wo.follow, err) < 0)
+		return -1;
+	if (!pattern || !*pattern)
+		return wap_err_set(err, WAP_E_INVALID, "missing PATTERN (see 'wap glob --help')");
+	if (max < 0)
+		return wap_err_set(err, WAP_E_INVALID, "argument 'max_results' must be at least 0");
+	if (threads < 0)
+		return wap_err_set(err, WAP_E_INVALID, "argument 'threads' must be at least 0");
+	if (sort && !strcmp(sort, "path"))
+		sortby = SORT_PATH;
+	else if (sort && !strcmp(sort, "none"))
+		sortby = SORT_NONE;
+	else if (sort && strcmp(sort, "mtime") && strcmp(sort, "modified"))
+		return wap_err_set(err, WAP_E_INVALID, "Invalid sort '%s' (mtime, path or none)", sort);
+	if (type && (!strcmp(type, "f") || !strcmp(type, "file")))
+		g.type = 1;
+	else if (type && (!strcmp(type, "d") || !strcmp(type, "dir") || !strcmp(type, "directory")))
+		g.type = 2;
+	else if (type)
+		return wap_err_set(err, WAP_E_INVALID, "Invalid type '%s' (f or d)", type);
+	wo.threads = threads > 256 ? 256 : (int)threads;
+	wo.dirs = true;
+	wo.links = true;
+	wo.cancelled = call->cancelled;
+
+	if (!strncmp(pattern, "./", 2))
+		pattern += 2;
+	g.ws = ws;
+	g.g = wap_glob_new(pattern, 0, err);
+	if (!g.g)
+		return -1;
+	if (wap_req_path(call, req, "path", ".", &base, err))
+		goto out;
+	g.baselen = strcmp(base, ".") ? strlen(base) + 1 : 0;
+	/* start below the pattern's literal directories */
+	pre = literal_prefix(pattern);
+	{
+		struct wap_sb sb = WAP_SB_INIT;
+		int fd;
+		if (g.baselen)
+			wap_sb_addf(&sb, "%s%s%.*s", base, pre ? "/" : "", (int)pre, pattern);
+		else
+			wap_sb_addf(&sb, "%.*s", (int)(pre ? pre : 1), pre ? pattern : ".");
+		start = wap_sb_detach(&sb);
+		if (!start) {
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			goto out;
+		}
+		/* PATH must exist and be a directory; a missing prefix is no match */
+		fd = wap_ws_open(ws, base, O_PATH | O_DIRECTORY, 0, WAP_ACC_READ, err);
+		if (fd < 0) {
+			if (err && err->kind == WAP_E_NOT_FOUND)
+				wap_err_set(err, WAP_E_NOT_FOUND, "Directory not found: %s", base);
+			else if (err && err->kind == WAP_E_NOT_DIR)
+				wap_err_set(err, WAP_E_NOT_DIR, "Not a directory: %s", base);
+			goto out;
+		}
+		close(fd);
+		if (pre) {
+			/* beneath the root and a directory, else nothing matches */
+			fd = wap_ws_open(ws, start, O_PATH | O_DIRECTORY, 0, WAP_ACC_READ, NULL);
+			if (fd < 0) {
+				free(start);
+				start = NULL;
+			} else {
+				close(fd);
+			}
+		}
+	}
+	{
+		int d = pattern_depth(pattern);
+		if (d > 0) {
+			int skip = 0;
+			for (size_t i = 0; i < pre; i++)
+				skip += pattern[i] == '/';
+			wo.max_depth = d - (pre ? skip + 1 : 0);
+		}
+	}
+	nw = wap_walk_threads(&wo);
+	g.per = calloc(nw, sizeof(*g.per));
+	if (!g.per) {
+		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		goto out;
+	}
+	if (start && wap_walk(ws, start, &wo, on_ent, &g, err))
+		goto out;
+	for (int i = 0; i < nw; i++)
+		total += g.per[i].n;
+	all = malloc((total ? total : 1) * sizeof(*all));
+	if (!all) {
+		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		goto out;
+	}
+	total = 0;
+	for (int i = 0; i < nw; i++) {
+		if (g.per[i].n)
+			memcpy(all + total, g.per[i].h, g.per[i].n * sizeof(*all));
+		total += g.per[i].n;
+		g.per[i].n = 0;
+	}
+	qsort(all, total, sizeof(*all), sortby == SORT_PATH ? cmp_path :
+	      sortby == SORT_MTIME ? cmp_mtime : cmp_seq);
+	files = json_array();
+	for (size_t i = 0; i < total && (!max || i < (size_t)max); i++) {
+		char t[32];
+		wap_iso_time(&all[i].mtime, t);
+		json_array_append_new(files, json_pack("{s:s, s:b, s:s}", "path", all[i].path,
+						       "isDirectory", all[i].dir, "mtime", t));
+	}
+	*res = json_pack("{s:o, s:b, s:I}", "files", files,
+			 "isTruncated", max && total > (size_t)max, "totalFound", (json_int_t)total);
+	rc = *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+out:
+	for (size_t i = 0; all && i < total; i++)
+		free(all[i].path);
+	free(all);
+	for (int i = 0; g.per && i < nw; i++) {
+		for (size_t k = 0; k < g.per[i].n; k++)
+			free(g.per[i].h[k].path);
+		free(g.per[i].h);
+	}
+	free(g.per);
+	wap_glob_free(g.g);
+	free(base);
+	free(start);
+	return rc;
+}
+
+static int glob_render(const json_t *res, const json_t *req, FILE *out)
+{
+	json_t *files = json_object_get(res, "files"), *f;
+	long long total = json_integer_value(json_object_get(res, "totalFound"));
+	bool tagged = json_is_true(json_object_get(req, "tagged"));
+	size_t i;
+
+	if (!out)
+		return total ? 0 : 1;
+	if (tagged) {
+		const char *pat = json_string_value(json_object_get(req, "pattern"));
+		const char *path = json_string_value(json_object_get(req, "path"));
+		if (!total) {
+			fprintf(out, "No matches found for pattern '%s' in %s\n", pat, path ? path : ".");
+			return 1;
+		}
+		fprintf(out, "Found %lld match(es) for '%s':\n\n", total, pat);
+	}
+	json_array_foreach(files, i, f) {
+		const char *p = json_string_value(json_object_get(f, "path"));
+		if (tagged)
+			fprintf(out, "%s %s\n", json_is_true(json_object_get(f, "isDirectory")) ?
+				"[DIR]" : "[FILE]", p);
+		else
+			fprintf(out, "%s\n", p);
+	}
+	if (json_is_true(json_object_get(res, "isTruncated")))
+		fprintf(out, "[... %zu of %lld shown; use --max-results 0 for all]\n",
+			json_array_size(files), total);
+	return total ? 0 : 1;
+}
+
+const struct wap_applet wap_applet_glob = {
+	.name = "glob",
+	.summary = wap_summary_glob,
+	.usage = wap_usage_glob,
+	.title = "Find files by glob",
+	.opts = glob_opts,
+	.op = glob_op,
+	.render = glob_render,
+	.flags = WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT | WAP_APPLET_EXIT2,
+};

@@ -1,0 +1,1393 @@
+/* wap grep: search file contents for a regular expression
+ *
+ * usage: wap grep [OPTIONS] PATTERN [PATH...]
+ *        wap grep [OPTIONS] -e PATTERN [-e PATTERN...] [PATH...]
+ *
+ * Search the files under PATH (default: the workspace root) for PATTERN, a
+ * PCRE2 regular expression, as ripgrep does: in parallel, skipping binary
+ * files, the default exclusions (node_modules, .git, dist, build, .venv,
+ * target, __pycache__, vendor) and, inside a git work tree, what
+ * .gitignore, .git/info/exclude and .ignore files exclude.  Hidden files
+ * are searched.  Output is sorted by path: `path:line:text`, lines cut at
+ * 2000 characters.  At most 100 matches are returned (--max-results); the
+ * result says when it was truncated and the true total.  Exit status: 0
+ * found, 1 nothing found, 2 error.
+ *
+ *   -F, --fixed-strings       PATTERN is a literal string, not a regex
+ *   -i, --ignore-case         match case-insensitively (Unicode)
+ *   -w, --word-regexp         match whole words only
+ *   -x, --line-regexp         match whole lines only
+ *   -v, --invert-match        select the lines that do not match
+ *   -U, --multiline           let a match span lines
+ *   -e, --regexp PATTERN      a pattern (repeatable; any PATTERN argument is then a PATH)
+ *   --include GLOB            search only files matching GLOB (repeatable)
+ *   --exclude GLOB            skip files and directories matching GLOB (repeatable)
+ *   -t, --type TYPE           search only files of TYPE: c, cpp, cs, css, go, html, java, js, json, kotlin, lua, make, md, php, py, rb, rust, sh, sql, swift, toml, ts, txt, xml, yaml (repeatable)
+ *   --max-depth N             descend at most N directories below PATH
+ *   -l, --files-with-matches  list only the files that have a match
+ *   -c, --count               count the matching lines of each file
+ *   -o, --only-matching       show only the matched parts, one per entry
+ *   -A, --after-context N     show N lines after each match
+ *   -B, --before-context N    show N lines before each match
+ *   -C, --context N           show N lines before and after each match
+ *   -m, --max-results N       return at most N matches (default 100; 0: all)
+ *   --no-ignore               do not apply .gitignore, .git/info/exclude and .ignore
+ *   --no-default-excludes     search the default exclusions too (never .git)
+ *   -L, --follow              follow symbolic links (loop-safe, within the root)
+ *   --sort ORDER              path (default), mtime (newest file first) or none
+ *   -z, --search-archives     search inside gz/xz/zst/bz2 files and tar/zip/7z members (archive//member)
+ *   -a, --text                search binary files as text
+ *   -r, --replace TEXT        show matching lines with each match replaced by TEXT ($1, ${name}: groups)
+ *   --write                   with --replace: rewrite every matching file atomically; result {count, files}
+ *   --jsonl                   print ripgrep's --json message stream (begin, match, context, end, summary)
+ *   -j, --threads N           search with N threads (default: one per CPU)
+ *
+ * --json prints the WAP searchFiles result: {matches: [{path, line,
+ * matchText, contextBefore, contextAfter}], isTruncated, totalMatches}
+ * (with -l: files, with -c: counts).  An invalid regex is an
+ * INVALID_ARGUMENT error carrying PCRE2's message and offset.
+ *
+ * examples:
+ *   wap grep TODO src
+ *   wap grep -i 'fn +main' --type rust
+ *   wap grep -l PM_RESUME --json
+ *   wap grep -w old_name -r new_name --write
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pcre2.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "applet.h"
+#include "applets.h"
+#include "file.h"
+#include "match.h"
+#include "strbuf.h"
+#include "text.h"
+#include "walk.h"
+
+static const struct wap_opt grep_opts[] = {
+	{ "fixed-strings", 'F', WAP_OPT_BOOL, 0, NULL },
+	{ "ignore-case", 'i', WAP_OPT_BOOL, 0, NULL },
+	{ "word-regexp", 'w', WAP_OPT_BOOL, 0, NULL },
+	{ "line-regexp", 'x', WAP_OPT_BOOL, 0, NULL },
+	{ "invert-match", 'v', WAP_OPT_BOOL, 0, NULL },
+	{ "multiline", 'U', WAP_OPT_BOOL, 0, NULL },
+	{ "regexp", 'e', WAP_OPT_STRS, 0, NULL },
+	{ "include", 0, WAP_OPT_STRS, 0, NULL },
+	{ "exclude", 0, WAP_OPT_STRS, 0, NULL },
+	{ "type", 't', WAP_OPT_STRS, 0, NULL },
+	{ "max-depth", 0, WAP_OPT_INT, 0, NULL },
+	{ "files-with-matches", 'l', WAP_OPT_BOOL, 0, NULL },
+	{ "count", 'c', WAP_OPT_BOOL, 0, NULL },
+	{ "only-matching", 'o', WAP_OPT_BOOL, 0, NULL },
+	{ "after-context", 'A', WAP_OPT_INT, 0, NULL },
+	{ "before-context", 'B', WAP_OPT_INT, 0, NULL },
+	{ "context", 'C', WAP_OPT_INT, 0, NULL },
+	{ "max-results", 'm', WAP_OPT_INT, 0, NULL },
+	{ "no-ignore", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "no-default-excludes", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "follow", 'L', WAP_OPT_BOOL, 0, NULL },
+	{ "sort", 0, WAP_OPT_STR, 0, NULL },
+	{ "search-archives", 'z', WAP_OPT_BOOL, 0, NULL },
+	{ "text", 'a', WAP_OPT_BOOL, 0, NULL },
+	{ "replace", 'r', WAP_OPT_STR, 0, NULL },
+	{ "write", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "jsonl", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "threads", 'j', WAP_OPT_INT, 0, NULL },
+	{ "pattern", 0, WAP_OPT_STR, WAP_OPT_POS, NULL },
+	{ "paths", 0, WAP_OPT_STRS, WAP_OPT_POS, NULL },
+	{ NULL }
+};
+
+/* --type: a small table of common languages */
+static const struct {
+	const char *name, *alias, *globs;
+} types[] = {
+	{ "c", NULL, "*.c *.h" },
+	{ "cpp", "c++", "*.cpp *.cc *.cxx *.c++ *.hpp *.hh *.hxx *.h *.inl" },
+	{ "cs", "csharp", "*.cs" },
+	{ "css", NULL, "*.css *.scss *.sass *.less" },
+	{ "go", NULL, "*.go" },
+	{ "html", NULL, "*.html *.htm" },
+	{ "java", NULL, "*.java" },
+	{ "js", "javascript", "*.js *.jsx *.mjs *.cjs" },
+	{ "json", NULL, "*.json *.jsonl" },
+	{ "kotlin", "kt", "*.kt *.kts" },
+	{ "lua", NULL, "*.lua" },
+	{ "make", NULL, "Makefile makefile GNUmakefile *.mk *.mak" },
+	{ "md", "markdown", "*.md *.markdown" },
+	{ "php", NULL, "*.php" },
+	{ "py", "python", "*.py *.pyi" },
+	{ "rb", "ruby", "*.rb Gemfile Rakefile *.gemspec" },
+	{ "rust", "rs", "*.rs" },
+	{ "sh", "shell", "*.sh *.bash *.zsh" },
+	{ "sql", NULL, "*.sql" },
+	{ "swift", NULL, "*.swift" },
+	{ "toml", NULL, "*.toml" },
+	{ "ts", "typescript", "*.ts *.tsx *.mts *.cts" },
+	{ "txt", NULL, "*.txt" },
+	{ "xml", NULL, "*.xml" },
+	{ "yaml", "yml", "*.yaml *.yml" },
+	{ NULL, NULL, NULL }
+};
+
+enum { SORT_PATH, SORT_MTIME, SORT_NONE };
+
+/* one searched file with a match */
+struct frec {
+	char *path;
+	struct timespec mtime;
+	size_t count;		/* matching lines (occurrences with -o) */
+	size_t bytes;
+	size_t seq;
+	json_t *recs;		/* match objects, NULL when not kept */
+};
+
+struct wk {
+	char *buf;
+	size_t cap;
+	char *abuf;		/* archive members */
+	size_t acap;
+	struct wap_mstate *st;
+	size_t searched, binary, bytes;
+};
+
+struct gctx {
+	const struct wap_ws *ws;
+	struct wap_matcher *m;
+	bool invert, only, files, count, text, jsonl, archives, write;
+	const char *replace;
+	long before, after;
+	size_t max;		/* 0: all */
+	size_t maxline;
+	int sort;
+	struct wap_globset include, types;
+	volatile sig_atomic_t *cancelled;
+	struct wk *wks;
+	int nw;
+
+	pthread_mutex_t mu;
+	struct frec *fr;
+	size_t nfr, cfr;
+	size_t kept;		/* entries held in recs */
+	size_t seq;
+	bool cut;		/* files after CUTPATH keep no entries */
+	struct frec cutkey;
+};
+
+/* ---- ordering ---- */
+
+static int pathcmp(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		unsigned x = *a == '/' ? 1 : (unsigned char)*a;
+		unsigned y = *b == '/' ? 1 : (unsigned char)*b;
+		if (x != y || !x)
+			return (int)x - (int)y;
+	}
+}
+
+static int g_sort;
+
+static int frcmp(const struct frec *a, const struct frec *b)
+{
+	if (g_sort == SORT_MTIME) {
+		if (a->mtime.tv_sec != b->mtime.tv_sec)
+			return a->mtime.tv_sec > b->mtime.tv_sec ? -1 : 1;
+		if (a->mtime.tv_nsec != b->mtime.tv_nsec)
+			return a->mtime.tv_nsec > b->mtime.tv_nsec ? -1 : 1;
+	} else if (g_sort == SORT_NONE) {
+		return a->seq < b->seq ? -1 : a->seq > b->seq;
+	}
+	return pathcmp(a->path, b->path);
+}
+
+static int frcmp_q(const void *a, const void *b)
+{
+	return frcmp(a, b);
+}
+
+static size_t weight(const struct gctx *g, const struct frec *f)
+{
+	return (g->files || g->count) ? 1 : (f->recs ? json_array_size(f->recs) : 0);
+}
+
+/* Drop the entries no result can show: sort, keep the first MAX. */
+static void prune(struct gctx *g)
+{
+	size_t acc = 0;
+
+	g_sort = g->sort;
+	qsort(g->fr, g->nfr, sizeof(*g->fr), frcmp_q);
+	for (size_t i = 0; i < g->nfr; i++) {
+		if (acc >= g->max) {
+			json_decref(g->fr[i].recs);
+			g->fr[i].recs = NULL;
+			continue;
+		}
+		acc += weight(g, &g->fr[i]);
+		if (acc >= g->max) {
+			free(g->cutkey.path);
+			g->cutkey = g->fr[i];
+			g->cutkey.path = strdup(g->fr[i].path);
+			g->cutkey.recs = NULL;
+			g->cut = g->cutkey.path != NULL;
+		}
+	}
+	g->kept = acc;
+}
+
+static void add_file(struct gctx *g, struct frec *f)
+{
+	pthread_mutex_lock(&g->mu);
+	f->seq = g->seq++;
+	g_sort = g->sort;
+	if (g->max && !g->write && !g->jsonl) {
+		if ((g->sort == SORT_NONE && g->kept >= g->max) ||
+		    (g->cut && frcmp(f, &g->cutkey) > 0)) {
+			json_decref(f->recs);
+			f->recs = NULL;
+		}
+	}
+	if (g->nfr == g->cfr) {
+		size_t nc = g->cfr ? g->cfr * 2 : 256;
+		struct frec *n = realloc(g->fr, nc * sizeof(*n));
+		if (!n) {
+			pthread_mutex_unlock(&g->mu);
+			free(f->path);
+			json_decref(f->recs);
+			return;
+		}
+		g->fr = n;
+		g->cfr = nc;
+	}
+	g->fr[g->nfr++] = *f;
+	g->kept += weight(g, f);
+	if (g->max && !g->write && !g->jsonl && g->sort != SORT_NONE && g->kept > 2 * g->max + 256)
+		prune(g);
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* ---- text of lines ---- */
+
+/* A JSON string of BUF: valid UTF-8 as is, invalid bytes as U+FFFD. */
+static json_t *jtext(const char *buf, size_t n)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	size_t bad;
+	json_t *j;
+
+	if (wap_text_utf8_valid(buf, n, &bad))
+		return json_stringn(buf, n);
+	while (n) {
+		if (wap_text_utf8_valid(buf, n, &bad)) {
+			wap_sb_add(&sb, buf, n);
+			break;
+		}
+		wap_sb_add(&sb, buf, bad);
+		wap_sb_adds(&sb, "\xef\xbf\xbd");
+		buf += bad + 1;
+		n -= bad + 1;
+	}
+	j = json_stringn(sb.buf ? sb.buf : "", sb.len);
+	wap_sb_release(&sb);
+	return j;
+}
+
+/* ripgrep's data object: {"text": ...} or {"bytes": base64} */
+static json_t *rgdata(const char *buf, size_t n)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	struct wap_sb sb = WAP_SB_INIT;
+	json_t *j;
+
+	if (wap_text_utf8_valid(buf, n, NULL))
+		return json_pack("{s:s%}", "text", buf, n);
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned char)buf[i] << 16;
+		if (i + 1 < n)
+			v |= (unsigned char)buf[i + 1] << 8;
+		if (i + 2 < n)
+			v |= (unsigned char)buf[i + 2];
+		wap_sb_addc(&sb, b64[(v >> 18) & 63]);
+		wap_sb_addc(&sb, b64[(v >> 12) & 63]);
+		wap_sb_addc(&sb, i + 1 < n ? b64[(v >> 6) & 63] : '=');
+		wap_sb_addc(&sb, i + 2 < n ? b64[v & 63] : '=');
+	}
+	j = json_pack("{s:s%}", "bytes", sb.buf ? sb.buf : "", sb.len);
+	wap_sb_release(&sb);
+	return j;
+}
+
+/* the line's text for the result: no line end, cut at maxline */
+static json_t *line_text(const struct gctx *g, const char *s, size_t n)
+{
+	if (n && s[n - 1] == '\r')
+		n--;
+	if (g->maxline && n > g->maxline) {
+		size_t k = wap_text_utf8_cut(s, n, g->maxline);
+		struct wap_sb sb = WAP_SB_INIT;
+		json_t *j;
+		wap_sb_add(&sb, s, k);
+		wap_sb_addf(&sb, " [... line cut at %zu of %zu bytes]", k, n);
+		j = jtext(sb.buf, sb.len);
+		wap_sb_release(&sb);
+		return j;
+	}
+	return jtext(s, n);
+}
+
+static size_t line_end(const char *buf, size_t len, size_t at)
+{
+	const char *nl = at < len ? memchr(buf + at, '\n', len - at) : NULL;
+	return nl ? (size_t)(nl - buf) : len;
+}
+
+/* with --replace: SUBJ with every match replaced (malloc'd) */
+static char *substitute(const struct gctx *g, const char *subj, size_t n, size_t *outlen,
+			size_t *count)
+{
+	const pcre2_code *re = wap_matcher_code(g->m);
+	PCRE2_SIZE cap = n * 2 + strlen(g->replace) * 4 + 64;
+	uint32_t opts = PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH |
+			PCRE2_SUBSTITUTE_UNKNOWN_UNSET | PCRE2_SUBSTITUTE_UNSET_EMPTY;
+
+	for (int tries = 0; tries < 3; tries++) {
+		char *out = malloc(cap + 1);
+		PCRE2_SIZE olen = cap;
+		int rc;
+		if (!out)
+			return NULL;
+		rc = pcre2_substitute(re, (PCRE2_SPTR)subj, n, 0, opts, NULL, NULL,
+				      (PCRE2_SPTR)g->replace, PCRE2_ZERO_TERMINATED,
+				      (PCRE2_UCHAR *)out, &olen);
+		if (rc >= 0) {
+			out[olen] = 0;
+			*outlen = olen;
+			if (count)
+				*count = rc;
+			return out;
+		}
+		free(out);
+		if (rc != PCRE2_ERROR_NOMEMORY)
+			return NULL;
+		cap = olen;
+	}
+	return NULL;
+}
+
+/* ---- searching a buffer ---- */
+
+static json_t *context_lines(const struct gctx *g, const char *buf, size_t len, size_t ls,
+			     size_t le, bool before, long n)
+{
+	json_t *a = json_array();
+	size_t starts[64], ends[64];
+	long k = 0;
+
+	if (n <= 0)
+		return a;
+	if (before) {
+		size_t e = ls;
+		/* walk back N lines */
+		while (k < n && e > 0) {
+			size_t s = e - 1;	/* the '\n' ending the previous line */
+			const char *nl = s > 0 ? memrchr(buf, '\n', s) : NULL;
+			size_t st = nl ? (size_t)(nl - buf) + 1 : 0;
+			if (k < 64) {
+				starts[k] = st;
+				ends[k] = s;
+			}
+			k++;
+			e = st;
+		}
+		for (long i = (k < 64 ? k : 64) - 1; i >= 0; i--) {
+			if (g->jsonl)
+				json_array_append_new(a, rgdata(buf + starts[i], ends[i] - starts[i] + 1));
+			else
+				json_array_append_new(a, line_text(g, buf + starts[i], ends[i] - starts[i]));
+		}
+	} else {
+		size_t s = le + 1;
+		while (k < n && s < len) {
+			size_t e = line_end(buf, len, s);
+			if (g->jsonl)
+				json_array_append_new(a, rgdata(buf + s, e - s + (e < len)));
+			else
+				json_array_append_new(a, line_text(g, buf + s, e - s));
+			k++;
+			s = e + 1;
+		}
+	}
+	return a;
+}
+
+static json_t *make_rec(const struct gctx *g, struct wk *w, const char *path, const char *buf,
+			size_t len, size_t ls, size_t le, size_t lno, size_t ms, size_t me)
+{
+	json_t *o, *text;
+
+	if (g->only) {
+		if (g->replace) {
+			size_t n;
+			char *r = substitute(g, buf + ms, me - ms, &n, NULL);
+			text = r ? jtext(r, n) : jtext(buf + ms, me - ms);
+			free(r);
+		} else {
+			text = line_text(g, buf + ms, me - ms);
+		}
+	} else if (g->replace && !g->invert) {
+		size_t n;
+		char *r = substitute(g, buf + ls, le - ls, &n, NULL);
+		text = r ? line_text(g, r, n) : line_text(g, buf + ls, le - ls);
+		free(r);
+	} else {
+		text = line_text(g, buf + ls, le - ls);
+	}
+	o = json_pack("{s:s, s:I, s:o, s:o, s:o}", "path", path, "line", (json_int_t)lno,
+		      "matchText", text,
+		      "contextBefore", context_lines(g, buf, len, ls, le, true, g->before),
+		      "contextAfter", context_lines(g, buf, len, ls, le, false, g->after));
+	if (o && g->jsonl) {
+		json_t *subs = json_array();
+		size_t off = 0, s, e;
+		while (!g->invert && wap_match_sub(g->m, w->st, buf + ls, le - ls, off, &s, &e)) {
+			if (e > s)
+				json_array_append_new(subs, json_pack("{s:o, s:I, s:I}",
+					"match", rgdata(buf + ls + s, e - s),
+					"start", (json_int_t)s, "end", (json_int_t)e));
+			off = e > s ? e : s + 1;
+			if (off > le - ls)
+				break;
+		}
+		json_object_set_new(o, "offset", json_integer((json_int_t)ls));
+		json_object_set_new(o, "lines", rgdata(buf + ls, le - ls + (le < len)));
+		json_object_set_new(o, "submatches", subs);
+	}
+	return o;
+}
+
+static void search_buf(struct gctx *g, struct wk *w, const char *path, const char *buf,
+		       size_t len, int fd)
+{
+	size_t pos = 0, ls, le, count = 0, lpos = 0, lno = 1, nrec = 0;
+	bool need = !g->files && !g->count && !g->write;
+	size_t cap = (g->max && !g->jsonl) ? g->max : (size_t)-1;
+	json_t *recs = NULL;
+	struct frec f = { 0 };
+
+	wap_match_begin(w->st);
+	if (!g->invert) {
+		while (pos < len && wap_match_line(g->m, w->st, buf, len, pos, &ls, &le)) {
+			if (g->files || g->write) {
+				count = 1;
+				break;
+			}
+			if (g->only) {
+				size_t off = 0, s, e;
+				while (wap_match_sub(g->m, w->st, buf + ls, le - ls, off, &s, &e)) {
+					if (e > s) {
+						count++;
+						if (need && nrec < cap) {
+							lno += wap_count_nl(buf + lpos, ls - lpos);
+							lpos = ls;
+							if (!recs)
+								recs = json_array();
+							json_array_append_new(recs, make_rec(g, w, path, buf, len,
+								ls, le, lno, ls + s, ls + e));
+							nrec++;
+						}
+					}
+					off = e > s ? e : s + 1;
+					if (off > le - ls)
+						break;
+				}
+			} else {
+				count++;
+				if (need && nrec < cap) {
+					lno += wap_count_nl(buf + lpos, ls - lpos);
+					lpos = ls;
+					if (!recs)
+						recs = json_array();
+					json_array_append_new(recs, make_rec(g, w, path, buf, len, ls, le,
+									     lno, 0, 0));
+					nrec++;
+				}
+			}
+			pos = le + 1;
+		}
+	} else {
+		size_t cur = 0;
+		for (;;) {
+			bool found = cur < len && wap_match_line(g->m, w->st, buf, len, cur, &ls, &le);
+			size_t gap = found ? ls : len;
+			while (cur < gap) {
+				size_t e = line_end(buf, len, cur);
+				count++;
+				if (g->files || g->write)
+					break;
+				if (need && nrec < cap) {
+					lno += wap_count_nl(buf + lpos, cur - lpos);
+					lpos = cur;
+					if (!recs)
+						recs = json_array();
+					json_array_append_new(recs, make_rec(g, w, path, buf, len, cur, e,
+									     lno, 0, 0));
+					nrec++;
+				}
+				cur = e + 1;
+			}
+			if (!found || ((g->files || g->write) && count))
+				break;
+			cur = le + 1;
+		}
+	}
+	if (!count) {
+		json_decref(recs);
+		return;
+	}
+	f.path = strdup(path);
+	if (!f.path) {
+		json_decref(recs);
+		return;
+	}
+	f.count = count;
+	f.bytes = len;
+	f.recs = recs;
+	if (g->sort == SORT_MTIME && fd >= 0) {
+		struct stat st;
+		if (!fstat(fd, &st))
+			f.mtime = st.st_mtim;
+	}
+	add_file(g, &f);
+}
+
+/* ---- archives ---- */
+
+static bool is_archive(const unsigned char *b, size_t n)
+{
+	if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b)
+		return true;					/* gzip */
+	if (n >= 6 && !memcmp(b, "\xfd" "7zXZ\0", 6))
+		return true;					/* xz */
+	if (n >= 4 && !memcmp(b, "\x28\xb5\x2f\xfd", 4))
+		return true;					/* zstd */
+	if (n >= 3 && !memcmp(b, "BZh", 3))
+		return true;					/* bzip2 */
+	if (n >= 4 && !memcmp(b, "PK\3\4", 4))
+		return true;					/* zip */
+	if (n >= 6 && !memcmp(b, "7z\xbc\xaf\x27\x1c", 6))
+		return true;					/* 7z */
+	if (n >= 262 && !memcmp(b + 257, "ustar", 5))
+		return true;					/* tar */
+	return false;
+}
+
+static void search_one(struct gctx *g, struct wk *w, const char *path, const char *buf,
+		       size_t len, int fd)
+{
+	if (!g->text && wap_text_is_binary(buf, len)) {
+		w->binary++;
+		return;
+	}
+	search_buf(g, w, path, buf, len, fd);
+}
+
+static void search_archive(struct gctx *g, struct wk *w, const char *path, const char *buf,
+			   size_t len, int fd)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *ae;
+	struct wap_sb name = WAP_SB_INIT;
+
+	if (!a)
+		return;
+	archive_read_support_filter_all(a);
+	archive_read_support_format_all(a);
+	archive_read_support_format_raw(a);
+	if (archive_read_open_memory(a, buf, len) != ARCHIVE_OK) {
+		archive_read_free(a);
+		search_one(g, w, path, buf, len, fd);
+		return;
+	}
+	while (archive_read_next_header(a, &ae) == ARCHIVE_OK) {
+		bool raw = archive_format(a) == ARCHIVE_FORMAT_RAW;
+		size_t n = 0;
+		la_ssize_t r;
+
+		if (!raw && archive_entry_filetype(ae) != AE_IFREG)
+			continue;
+		for (;;) {
+			if (w->acap - n < 65536) {
+				size_t nc = w->acap ? w->acap * 2 : 1 << 20;
+				char *nb;
+				if (nc > (256u << 20))
+					break;
+				nb = realloc(w->abuf, nc);
+				if (!nb)
+					break;
+				w->abuf = nb;
+				w->acap = nc;
+			}
+			r = archive_read_data(a, w->abuf + n, w->acap - n);
+			if (r <= 0)
+				break;
+			n += r;
+		}
+		name.len = 0;
+		wap_sb_adds(&name, path);
+		if (!raw) {
+			const char *mp = archive_entry_pathname(ae);
+			wap_sb_adds(&name, "//");
+			wap_sb_adds(&name, mp ? mp : "?");
+		}
+		if (name.oom)
+			break;
+		w->bytes += n;
+		search_one(g, w, name.buf, w->abuf ? w->abuf : "", n, fd);
+	}
+	archive_read_free(a);
+	wap_sb_release(&name);
+}
+
+/* ---- the walk ---- */
+
+static ssize_t read_all(int fd, struct wk *w)
+{
+	size_t n = 0;
+
+	for (;;) {
+		size_t want;
+		ssize_t r;
+		if (w->cap - n < 16384) {
+			size_t nc = w->cap ? w->cap * 2 : 256 << 10;
+			char *nb = realloc(w->buf, nc);
+			if (!nb)
+				return -1;
+			w->buf = nb;
+			w->cap = nc;
+		}
+		want = w->cap - n;
+		r = read(fd, w->buf + n, want);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		n += r;
+		/* a short read of a regular file is its end */
+		if (r == 0 || (size_t)r < want)
+			break;
+	}
+	return n;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
+{
+	struct gctx *g = arg;
+	struct wk *w = &g->wks[e->worker];
+	ssize_t n;
+	int fd;
+
+	if (g->cancelled && *g->cancelled)
+		return wap_err_set(err, WAP_E_TIMEOUT, "Search cancelled");
+	if (e->depth > 0) {
+		if (g->include.n && !wap_globset_match(&g->include, e->path, e->pathlen))
+			return 0;
+		if (g->types.n) {
+			const char *b = base_name(e->path);
+			if (!wap_globset_match(&g->types, b, strlen(b)))
+				return 0;
+		}
+	}
+	if (e->link) {
+		struct wap_err er = { 0 };
+		fd = wap_ws_open(g->ws, e->path, O_RDONLY | O_NONBLOCK, 0, WAP_ACC_READ, &er);
+		wap_err_release(&er);
+	} else {
+		fd = openat(e->dirfd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	}
+	if (fd < 0)
+		return 0;
+	n = read_all(fd, w);
+	if (n < 0) {
+		close(fd);
+		return 0;
+	}
+	w->searched++;
+	w->bytes += n;
+	if (g->archives && is_archive((unsigned char *)w->buf, n))
+		search_archive(g, w, e->path, w->buf, n, fd);
+	else
+		search_one(g, w, e->path, w->buf, n, fd);
+	close(fd);
+	return 0;
+}
+
+/* --replace --write: the transform of one file */
+struct rewrite {
+	struct gctx *g;
+	struct wap_mstate *st;
+	size_t count;
+};
+
+static int rewrite_fn(void *arg, const char *old, size_t oldlen, char **out, size_t *outlen,
+		      struct wap_err *err)
+{
+	struct rewrite *rw = arg;
+	struct gctx *g = rw->g;
+	struct wap_sb sb = WAP_SB_INIT;
+	size_t pos = 0, prev = 0, ls, le;
+
+	wap_match_begin(rw->st);
+	while (pos < oldlen && wap_match_line(g->m, rw->st, old, oldlen, pos, &ls, &le)) {
+		size_t n, c = 0;
+		char *r = substitute(g, old + ls, le - ls, &n, &c);
+		if (!r) {
+			wap_sb_release(&sb);
+			return wap_err_set(err, WAP_E_INVALID, "Invalid replacement '%s'", g->replace);
+		}
+		wap_sb_add(&sb, old + prev, ls - prev);
+		wap_sb_add(&sb, r, n);
+		free(r);
+		rw->count += c;
+		prev = le;
+		pos = le + 1;
+	}
+	wap_sb_add(&sb, old + prev, oldlen - prev);
+	if (sb.oom) {
+		wap_sb_release(&sb);
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	}
+	*outlen = sb.len;
+	*out = sb.len ? wap_sb_detach(&sb) : strdup("");
+	return *out ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+}
+
+/* ---- the operation ---- */
+
+static int strs(const json_t *req, const char *key, json_t **out, struct wap_err *err)
+{
+	json_t *v = json_object_get(req, key);
+	size_t i;
+	json_t *s;
+
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (json_is_string(v)) {
+		*out = v;
+		return 0;
+	}
+	if (!json_is_array(v))
+		return wap_err_set(err, WAP_E_INVALID, "argument '%s' must be an array of strings", key);
+	json_array_foreach(v, i, s)
+		if (!json_is_string(s))
+			return wap_err_set(err, WAP_E_INVALID, "argument '%s' must be an array of strings", key);
+	*out = v;
+	return 0;
+}
+
+static size_t strs_len(json_t *v)
+{
+	return !v ? 0 : json_is_string(v) ? 1 : json_array_size(v);
+}
+
+static const char *strs_at(json_t *v, size_t i)
+{
+	return json_is_string(v) ? json_string_value(v) : json_string_value(json_array_get(v, i));
+}
+
+static int add_types(struct gctx *g, json_t *tv, struct wap_err *err)
+{
+	for (size_t i = 0; i < strs_len(tv); i++) {
+		const char *t = strs_at(tv, i);
+		int k;
+		for (k = 0; types[k].name; k++)
+			if (!strcmp(t, types[k].name) || (types[k].alias && !strcmp(t, types[k].alias)))
+				break;
+		if (!types[k].name) {
+			struct wap_sb sb = WAP_SB_INIT;
+			for (int j = 0; types[j].name; j++)
+				wap_sb_addf(&sb, "%s%s", j ? ", " : "", types[j].name);
+			wap_err_set(err, WAP_E_INVALID, "Unknown file type '%s' (known: %s)", t,
+				    sb.buf ? sb.buf : "");
+			wap_sb_release(&sb);
+			return -1;
+		}
+		{
+			char *gl = strdup(types[k].globs), *save = NULL;
+			for (char *p = strtok_r(gl, " ", &save); p; p = strtok_r(NULL, " ", &save))
+				if (wap_globset_add(&g->types, p, 0, err)) {
+					free(gl);
+					return -1;
+				}
+			free(gl);
+		}
+	}
+	return 0;
+}
+
+static int getint(const json_t *req, const char *key, long long dflt, long long min,
+		  long long *out, struct wap_err *err)
+{
+	long long v = dflt;
+	if (wap_req_int(req, key, &v, err) < 0)
+		return -1;
+	if (v < min)
+		return wap_err_set(err, WAP_E_INVALID, "argument '%s' must be at least %lld", key, min);
+	*out = v;
+	return 0;
+}
+
+static json_t *build_result(struct gctx *g, size_t total_files, size_t total_matches)
+{
+	json_t *res = json_object(), *list = json_array();
+	size_t shown = 0;
+	bool trunc = false;
+
+	g_sort = g->sort;
+	qsort(g->fr, g->nfr, sizeof(*g->fr), frcmp_q);
+	for (size_t i = 0; i < g->nfr; i++) {
+		struct frec *f = &g->fr[i];
+		if (g->files || g->count) {
+			if (g->max && shown >= g->max) {
+				trunc = true;
+				break;
+			}
+			if (g->files)
+				json_array_append_new(list, json_string(f->path));
+			else
+				json_array_append_new(list, json_pack("{s:s, s:I}", "path", f->path,
+								      "count", (json_int_t)f->count));
+			shown++;
+			continue;
+		}
+		for (size_t k = 0; f->recs && k < json_array_size(f->recs); k++) {
+			if (g->max && !g->jsonl && shown >= g->max) {
+				trunc = true;
+				break;
+			}
+			json_array_append(list, json_array_get(f->recs, k));
+			shown++;
+		}
+		if (!trunc && (!f->recs || json_array_size(f->recs) < f->count) && !g->jsonl)
+			trunc = g->max && shown >= g->max;
+		if (trunc)
+			break;
+	}
+	if (!trunc && !g->files && !g->count && shown < total_matches && g->max && !g->jsonl)
+		trunc = true;
+	if (g->files) {
+		json_object_set_new(res, "files", list);
+		json_object_set_new(res, "totalFiles", json_integer((json_int_t)total_files));
+		json_object_set_new(res, "totalMatches", json_integer((json_int_t)total_files));
+	} else if (g->count) {
+		json_object_set_new(res, "counts", list);
+		json_object_set_new(res, "totalFiles", json_integer((json_int_t)total_files));
+		json_object_set_new(res, "totalMatches", json_integer((json_int_t)total_matches));
+	} else {
+		json_object_set_new(res, "matches", list);
+		json_object_set_new(res, "totalMatches", json_integer((json_int_t)total_matches));
+	}
+	json_object_set_new(res, "isTruncated", json_boolean(trunc));
+	if (g->jsonl) {
+		json_t *fl = json_array();
+		for (size_t i = 0; i < g->nfr; i++)
+			json_array_append_new(fl, json_pack("{s:s, s:I, s:I}", "path", g->fr[i].path,
+							    "bytes", (json_int_t)g->fr[i].bytes,
+							    "matchedLines", (json_int_t)g->fr[i].count));
+		json_object_set_new(res, "fileStats", fl);
+	}
+	return res;
+}
+
+static int grep_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
+{
+	struct gctx g = { 0 };
+	struct wap_match_opts mo = { 0 };
+	struct wap_walk_opts wo = { .max_depth = -1 };
+	const char *pattern = NULL, *sort = NULL, **pats = NULL;
+	json_t *rx, *paths, *inc, *exc, *tv;
+	struct wap_globset excl = { 0 };
+	long long v = 0;
+	size_t npat = 0, total = 0;
+	struct timespec t0, t1;
+	int rc = -1;
+
+	*res = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	g.ws = call->ws;
+	g.cancelled = call->cancelled;
+	g.maxline = call->ws->lim.max_line_len;
+	pthread_mutex_init(&g.mu, NULL);
+	if (wap_req_str(req, "pattern", &pattern, err) < 0 ||
+	    strs(req, "regexp", &rx, err) || strs(req, "paths", &paths, err) ||
+	    strs(req, "include", &inc, err) || strs(req, "exclude", &exc, err) ||
+	    strs(req, "type", &tv, err))
+		goto out;
+	if (wap_req_bool(req, "fixed_strings", &mo.fixed, err) < 0 ||
+	    wap_req_bool(req, "ignore_case", &mo.icase, err) < 0 ||
+	    wap_req_bool(req, "word_regexp", &mo.word, err) < 0 ||
+	    wap_req_bool(req, "line_regexp", &mo.line, err) < 0 ||
+	    wap_req_bool(req, "multiline", &mo.multiline, err) < 0 ||
+	    wap_req_bool(req, "invert_match", &g.invert, err) < 0 ||
+	    wap_req_bool(req, "files_with_matches", &g.files, err) < 0 ||
+	    wap_req_bool(req, "count", &g.count, err) < 0 ||
+	    wap_req_bool(req, "only_matching", &g.only, err) < 0 ||
+	    wap_req_bool(req, "no_ignore", &wo.no_ignore, err) < 0 ||
+	    wap_req_bool(req, "no_default_excludes", &wo.no_default_excludes, err) < 0 ||
+	    wap_req_bool(req, "follow", &wo.follow, err) < 0 ||
+	    wap_req_bool(req, "search_archives", &g.archives, err) < 0 ||
+	    wap_req_bool(req, "text", &g.text, err) < 0 ||
+	    wap_req_bool(req, "write", &g.write, err) < 0 ||
+	    wap_req_bool(req, "jsonl", &g.jsonl, err) < 0 ||
+	    wap_req_str(req, "replace", &g.replace, err) < 0 ||
+	    wap_req_str(req, "sort", &sort, err) < 0)
+		goto out;
+	if (getint(req, "context", 0, 0, &v, err))
+		goto out;
+	g.before = g.after = v;
+	if (getint(req, "before_context", g.before, 0, &v, err))
+		goto out;
+	g.before = v;
+	if (getint(req, "after_context", g.after, 0, &v, err))
+		goto out;
+	g.after = v;
+	if (getint(req, "max_results", (long long)call->ws->lim.max_search_results, 0, &v, err))
+		goto out;
+	g.max = v;
+	if (getint(req, "max_depth", -1, -1, &v, err))
+		goto out;
+	wo.max_depth = v;
+	if (getint(req, "threads", 0, 0, &v, err))
+		goto out;
+	wo.threads = v > 256 ? 256 : v;
+	if (!sort || !strcmp(sort, "path"))
+		g.sort = SORT_PATH;
+	else if (!strcmp(sort, "mtime") || !strcmp(sort, "modified"))
+		g.sort = SORT_MTIME;
+	else if (!strcmp(sort, "none"))
+		g.sort = SORT_NONE;
+	else {
+		wap_err_set(err, WAP_E_INVALID, "Invalid sort '%s' (path, mtime or none)", sort);
+		goto out;
+	}
+	if (g.write && !g.replace) {
+		wap_err_set(err, WAP_E_INVALID, "--write needs --replace TEXT");
+		goto out;
+	}
+	if (g.write && wap_ws_check(call->ws, ".", WAP_ACC_WRITE, err))
+		goto out;
+	if (g.write && (g.invert || g.only)) {
+		wap_err_set(err, WAP_E_INVALID, "--write cannot be combined with --invert-match or --only-matching");
+		goto out;
+	}
+	if (g.before > 1000 || g.after > 1000) {
+		wap_err_set(err, WAP_E_INVALID, "context is limited to 1000 lines");
+		goto out;
+	}
+
+	/* the patterns */
+	npat = strs_len(rx) + (pattern ? 1 : 0);
+	if (!npat) {
+		wap_err_set(err, WAP_E_INVALID, "missing PATTERN (see 'wap grep --help')");
+		goto out;
+	}
+	pats = calloc(npat, sizeof(*pats));
+	if (!pats) {
+		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		goto out;
+	}
+	npat = 0;
+	if (pattern)
+		pats[npat++] = pattern;
+	for (size_t i = 0; i < strs_len(rx); i++)
+		pats[npat++] = strs_at(rx, i);
+	mo.patterns = pats;
+	mo.n = npat;
+	g.m = wap_matcher_new(&mo, err);
+	if (!g.m)
+		goto out;
+	for (size_t i = 0; i < strs_len(inc); i++)
+		if (wap_globset_add(&g.include, strs_at(inc, i), WAP_GLOB_BASENAME, err))
+			goto out;
+	for (size_t i = 0; i < strs_len(exc); i++)
+		if (wap_globset_add(&excl, strs_at(exc, i), WAP_GLOB_BASENAME, err))
+			goto out;
+	if (add_types(&g, tv, err))
+		goto out;
+	wo.exclude = &excl;
+	wo.cancelled = call->cancelled;
+
+	g.nw = wap_walk_threads(&wo);
+	g.wks = calloc(g.nw, sizeof(*g.wks));
+	if (!g.wks) {
+		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < g.nw; i++) {
+		g.wks[i].st = wap_mstate_new(g.m);
+		if (!g.wks[i].st) {
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			goto out;
+		}
+	}
+	/* every PATH, or the root */
+	for (size_t i = 0; i < (strs_len(paths) ? strs_len(paths) : 1); i++) {
+		char *rel = NULL;
+		const char *p = strs_len(paths) ? strs_at(paths, i) : ".";
+		int r;
+		if (wap_ws_rel(call->ws, p, strlen(p), &rel, err))
+			goto out;
+		r = wap_walk(call->ws, rel, &wo, on_file, &g, err);
+		free(rel);
+		if (r)
+			goto out;
+	}
+
+	if (g.write) {
+		struct rewrite rw = { &g, wap_mstate_new(g.m), 0 };
+		json_t *files = json_array();
+		g_sort = SORT_PATH;
+		qsort(g.fr, g.nfr, sizeof(*g.fr), frcmp_q);
+		if (!rw.st) {
+			json_decref(files);
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < g.nfr; i++) {
+			struct wap_wres wr;
+			size_t before = rw.count;
+			if (strstr(g.fr[i].path, "//"))
+				continue;	/* archive members stay as they are */
+			if (wap_update_file(call->ws, g.fr[i].path, false, NULL, rewrite_fn, &rw, &wr, err)) {
+				wap_mstate_free(rw.st);
+				json_decref(files);
+				goto out;
+			}
+			if (rw.count > before)
+				json_array_append_new(files, json_string(g.fr[i].path));
+		}
+		wap_mstate_free(rw.st);
+		*res = json_pack("{s:I, s:o}", "count", (json_int_t)rw.count, "files", files);
+		rc = *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+		goto out;
+	}
+
+	for (size_t i = 0; i < g.nfr; i++)
+		total += g.fr[i].count;
+	*res = build_result(&g, g.nfr, total);
+	{
+		size_t searched = 0, binary = 0, bytes = 0;
+		for (int i = 0; i < g.nw; i++) {
+			searched += g.wks[i].searched;
+			binary += g.wks[i].binary;
+			bytes += g.wks[i].bytes;
+		}
+		json_object_set_new(*res, "filesSearched", json_integer((json_int_t)searched));
+		json_object_set_new(*res, "filesWithMatches", json_integer((json_int_t)g.nfr));
+		json_object_set_new(*res, "binaryFilesSkipped", json_integer((json_int_t)binary));
+		if (g.jsonl) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			json_object_set_new(*res, "bytesSearched", json_integer((json_int_t)bytes));
+			json_object_set_new(*res, "elapsedNanos", json_integer(
+				(json_int_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec))));
+		}
+	}
+	rc = 0;
+out:
+	if (g.wks)
+		for (int i = 0; i < g.nw; i++) {
+			free(g.wks[i].buf);
+			free(g.wks[i].abuf);
+			wap_mstate_free(g.wks[i].st);
+		}
+	free(g.wks);
+	for (size_t i = 0; i < g.nfr; i++) {
+		free(g.fr[i].path);
+		json_decref(g.fr[i].recs);
+	}
+	free(g.fr);
+	free(g.cutkey.path);
+	free(pats);
+	wap_matcher_free(g.m);
+	wap_globset_release(&g.include);
+	wap_globset_release(&g.types);
+	wap_globset_release(&excl);
+	pthread_mutex_destroy(&g.mu);
+	return rc;
+}
+
+/* -e given: a PATTERN argument is a path */
+static int grep_prep(struct wap_call *call, json_t *req, struct wap_err *err)
+{
+	json_t *rx = json_object_get(req, "regexp"), *pat = json_object_get(req, "pattern");
+
+	(void)call;
+	(void)err;
+	if (rx && json_array_size(rx) && pat) {
+		json_t *paths = json_object_get(req, "paths");
+		if (!paths) {
+			paths = json_array();
+			json_object_set_new(req, "paths", paths);
+		}
+		json_array_insert(paths, 0, pat);
+		json_object_del(req, "pattern");
+	}
+	return 0;
+}
+
+/* ---- rendering ---- */
+
+static bool jbool(const json_t *o, const char *k)
+{
+	return json_is_true(json_object_get(o, k));
+}
+
+static void put_rg(FILE *out, const char *type, json_t *data)
+{
+	json_t *o = json_pack("{s:s, s:o}", "type", type, "data", data);
+	json_dumpf(o, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	fputc('\n', out);
+	json_decref(o);
+}
+
+static json_t *elapsed(long long ns)
+{
+	char human[64];
+	snprintf(human, sizeof(human), "%.6fs", ns / 1e9);
+	return json_pack("{s:I, s:I, s:s}", "secs", (json_int_t)(ns / 1000000000),
+			 "nanos", (json_int_t)(ns % 1000000000), "human", human);
+}
+
+static void render_jsonl(const json_t *res, FILE *out)
+{
+	json_t *matches = json_object_get(res, "matches"), *fstats = json_object_get(res, "fileStats");
+	size_t i = 0, nm = json_array_size(matches), nlines = 0, nmatch = 0;
+	size_t searched = json_integer_value(json_object_get(res, "filesSearched"));
+
+	for (size_t fi = 0; fi < json_array_size(fstats); fi++) {
+		json_t *fs = json_array_get(fstats, fi);
+		const char *path = json_string_value(json_object_get(fs, "path"));
+		size_t fl = 0, fm = 0;
+		long long last = 0;	/* last line printed */
+		put_rg(out, "begin", json_pack("{s:{s:s}}", "path", "text", path));
+		for (; i < nm; i++) {
+			json_t *m = json_array_get(matches, i), *cb, *ca, *v;
+			long long line = json_integer_value(json_object_get(m, "line"));
+			long long off = json_integer_value(json_object_get(m, "offset"));
+			size_t k, nb;
+			if (strcmp(json_string_value(json_object_get(m, "path")), path))
+				break;
+			cb = json_object_get(m, "contextBefore");
+			ca = json_object_get(m, "contextAfter");
+			nb = json_array_size(cb);
+			/* before-context lines, those not printed yet */
+			{
+				long long o2 = off;
+				long long offs[1024];
+				for (k = nb; k-- > 0;) {
+					json_t *d = json_array_get(cb, k);
+					json_t *t = json_object_get(d, "text");
+					size_t l = t ? json_string_length(t) : 0;
+					if (!t) {
+						const char *b = json_string_value(json_object_get(d, "bytes"));
+						l = b ? strlen(b) / 4 * 3 : 0;
+					}
+					o2 -= l;
+					if (k < 1024)
+						offs[k] = o2;
+				}
+				json_array_foreach(cb, k, v) {
+					long long ln = line - (long long)nb + (long long)k;
+					if (ln <= last)
+						continue;
+					put_rg(out, "context", json_pack("{s:{s:s}, s:O, s:I, s:I, s:[]}",
+						"path", "text", path, "lines", v, "line_number", (json_int_t)ln,
+						"absolute_offset", (json_int_t)(k < 1024 ? offs[k] : 0),
+						"submatches"));
+					last = ln;
+				}
+			}
+			if (line > last) {
+				put_rg(out, "match", json_pack("{s:{s:s}, s:O, s:I, s:I, s:O}",
+					"path", "text", path, "lines", json_object_get(m, "lines"),
+					"line_number", (json_int_t)line, "absolute_offset", (json_int_t)off,
+					"submatches", json_object_get(m, "submatches")));
+				fl++;
+				fm += json_array_size(json_object_get(m, "submatches"));
+				last = line;
+			}
+			{
+				json_t *nx = i + 1 < nm ? json_array_get(matches, i + 1) : NULL;
+				long long nextline = nx && !strcmp(json_string_value(json_object_get(nx, "path")), path)
+					? json_integer_value(json_object_get(nx, "line")) : -1;
+				long long o2 = off + (long long)(json_string_length(json_object_get(json_object_get(m, "lines"), "text")));
+				json_array_foreach(ca, k, v) {
+					long long ln = line + 1 + (long long)k;
+					json_t *t = json_object_get(v, "text");
+					if (nextline >= 0 && ln >= nextline)
+						break;
+					if (ln > last) {
+						put_rg(out, "context", json_pack("{s:{s:s}, s:O, s:I, s:I, s:[]}",
+							"path", "text", path, "lines", v, "line_number", (json_int_t)ln,
+							"absolute_offset", (json_int_t)o2, "submatches"));
+						last = ln;
+					}
+					o2 += t ? (long long)json_string_length(t) : 0;
+				}
+			}
+		}
+		nlines += fl;
+		nmatch += fm;
+		put_rg(out, "end", json_pack("{s:{s:s}, s:n, s:{s:o, s:i, s:i, s:I, s:i, s:I, s:I}}",
+			"path", "text", path, "binary_offset", "stats",
+			"elapsed", elapsed(0), "searches", 1, "searches_with_match", 1,
+			"bytes_searched", (json_int_t)json_integer_value(json_object_get(fs, "bytes")),
+			"bytes_printed", 0, "matched_lines", (json_int_t)fl, "matches", (json_int_t)fm));
+	}
+	{
+		long long ns = json_integer_value(json_object_get(res, "elapsedNanos"));
+		json_t *o = json_pack("{s:{s:o, s:{s:I, s:I, s:o, s:I, s:I, s:I, s:I}}, s:s}",
+			"data", "elapsed_total", elapsed(ns), "stats",
+			"bytes_printed", (json_int_t)0,
+			"bytes_searched", (json_int_t)json_integer_value(json_object_get(res, "bytesSearched")),
+			"elapsed", elapsed(ns),
+			"matched_lines", (json_int_t)nlines, "matches", (json_int_t)nmatch,
+			"searches", (json_int_t)searched,
+			"searches_with_match", (json_int_t)json_array_size(fstats),
+			"type", "summary");
+		json_dumpf(o, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		fputc('\n', out);
+		json_decref(o);
+	}
+}
+
+static int grep_render(const json_t *res, const json_t *req, FILE *out)
+{
+	json_t *v, *list;
+	size_t i;
+	long long total = json_integer_value(json_object_get(res, "totalMatches"));
+	bool ctx = json_integer_value(json_object_get(req, "context")) > 0 ||
+		   json_integer_value(json_object_get(req, "before_context")) > 0 ||
+		   json_integer_value(json_object_get(req, "after_context")) > 0;
+
+	if ((v = json_object_get(res, "files")) && json_object_get(res, "count")) {
+		/* --replace --write */
+		if (out) {
+			size_t n = json_array_size(v);
+			fprintf(out, "%lld replacement%s in %zu file%s\n",
+				(long long)json_integer_value(json_object_get(res, "count")),
+				json_integer_value(json_object_get(res, "count")) == 1 ? "" : "s",
+				n, n == 1 ? "" : "s");
+			json_array_foreach(v, i, list)
+				fprintf(out, "%s\n", json_string_value(list));
+		}
+		return json_integer_value(json_object_get(res, "count")) > 0 ? 0 : 1;
+	}
+	if (!out)
+		return total > 0 ? 0 : 1;
+	if (jbool(req, "jsonl")) {
+		render_jsonl(res, out);
+		return total > 0 ? 0 : 1;
+	}
+	if ((list = json_object_get(res, "files"))) {
+		json_array_foreach(list, i, v)
+			fprintf(out, "%s\n", json_string_value(v));
+	} else if ((list = json_object_get(res, "counts"))) {
+		json_array_foreach(list, i, v)
+			fprintf(out, "%s:%lld\n", json_string_value(json_object_get(v, "path")),
+				(long long)json_integer_value(json_object_get(v, "count")));
+	} else {
+		const char *lastpath = NULL;
+		long long last = 0;
+		list = json_object_get(res, "matches");
+		json_array_foreach(list, i, v) {
+			const char *path = json_string_value(json_object_get(v, "path"));
+			long long line = json_integer_value(json_object_get(v, "line"));
+			json_t *cb = json_object_get(v, "contextBefore"), *ca = json_object_get(v, "contextAfter");
+			json_t *nx = json_array_get(list, i + 1), *c;
+			size_t nb = json_array_size(cb), k;
+			long long first = line - (long long)nb;
+			bool same = lastpath && !strcmp(lastpath, path);
+
+			if (ctx && lastpath && (!same || first > last + 1))
+				fputs("--\n", out);
+			if (!same)
+				last = 0;
+			json_array_foreach(cb, k, c) {
+				long long ln = first + (long long)k;
+				if (ln <= last)
+					continue;
+				fprintf(out, "%s-%lld-%s\n", path, ln, json_string_value(c));
+				last = ln;
+			}
+			if (line > last || jbool(req, "only_matching")) {
+				/* a multiline match: one output line per line */
+				const char *t = json_string_value(json_object_get(v, "matchText"));
+				long long ln = line;
+				for (;;) {
+					const char *nl = strchr(t, '\n');
+					int n = nl ? (int)(nl - t) : (int)strlen(t);
+					if (n && t[n - 1] == '\r')
+						n--;
+					fprintf(out, "%s:%lld:%.*s\n", path, ln, n, t);
+					if (!nl)
+						break;
+					t = nl + 1;
+					ln++;
+				}
+				if (ln > line && ln > last)
+					last = ln;
+			}
+			last = line > last ? line : last;
+			json_array_foreach(ca, k, c) {
+				long long ln = line + 1 + (long long)k;
+				if (nx && !strcmp(json_string_value(json_object_get(nx, "path")), path) &&
+				    ln >= json_integer_value(json_object_get(nx, "line")) -
+					  (long long)json_array_size(json_object_get(nx, "contextBefore")))
+					break;
+				if (ln <= last)
+					continue;
+				fprintf(out, "%s-%lld-%s\n", path, ln, json_string_value(c));
+				last = ln;
+			}
+			lastpath = path;
+		}
+	}
+	if (jbool(res, "isTruncated")) {
+		size_t shown = json_array_size(list);
+		fprintf(out, "[... %zu of %lld %s shown; use --max-results 0 for all]\n", shown, total,
+			json_object_get(res, "files") ? "files" : json_object_get(res, "counts") ? "files" :
+			"matches");
+	}
+	return total > 0 ? 0 : 1;
+}
+
+const struct wap_applet wap_applet_grep = {
+	.name = "grep",
+	.summary = wap_summary_grep,
+	.usage = wap_usage_grep,
+	.title = "Search file contents",
+	.opts = grep_opts,
+	.op = grep_op,
+	.render = grep_render,
+	.cli_prep = grep_prep,
+	.flags = WAP_APPLET_EXIT2,	/* not read-only: --write rewrites files */
+};

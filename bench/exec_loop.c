@@ -1,0 +1,42 @@
+/* exec_loop.c - per-call cost of wap_proc_run in a warm process (what
+ * `wap serve` pays per exec call): N runs of `true`, median in microseconds.
+ * Built by bench/exec.sh against build/norm/libwap.a. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "proc.h"
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 500;
+	char *args[] = { "/bin/true", NULL };
+	double *t = calloc(n, sizeof(*t));
+	struct wap_proc_opts o = { .argv = args, .cwdfd = -1, .stdin_fd = -1,
+				   .timeout_ms = 30000, .kill_after_ms = 5000,
+				   .max_output = 51200, .save_fd = { -1, -1 } };
+
+	for (int i = 0; i < n; i++) {
+		struct wap_proc_result r;
+		struct wap_err err = { 0 };
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		if (wap_proc_run(&o, &r, &err)) {
+			fprintf(stderr, "exec_loop: %s\n", err.msg);
+			return 1;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		wap_proc_result_release(&r);
+		t[i] = (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3;
+	}
+	qsort(t, n, sizeof(*t), cmp);
+	printf("%.1f\n", t[n / 2]);
+	free(t);
+	return 0;
+}

@@ -1,0 +1,629 @@
+/* walk.c - parallel directory walk with ignore rules (see walk.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "file.h"
+#include "ignore.h"
+#include "strbuf.h"
+#include "walk.h"
+
+struct devino {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct job {
+	struct job *next;
+	int fd;			/* O_RDONLY|O_DIRECTORY, or -1: open by path */
+	int depth;
+	struct wap_ign *ign;	/* owned reference */
+	struct devino *anc;	/* follow: this directory and its ancestors */
+	size_t nanc;
+	size_t pathlen;
+	char path[];		/* root-relative, "." for the root */
+};
+
+struct walker {
+	const struct wap_ws *ws;
+	const struct wap_walk_opts *o;
+	wap_walk_fn fn;
+	void *arg;
+	bool in_repo;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct job *stack;
+	int idle, nthreads;
+	bool stop;
+	struct wap_err err;
+	bool errset;
+};
+
+struct worker {
+	struct walker *w;
+	int id;
+};
+
+/* names skipped by default (DESIGN §6: the default exclusions are these
+ * directories at any depth) */
+static const char *const default_dirs[] = {
+	"node_modules", "dist", "build", ".venv", "target", "__pycache__", "vendor", NULL
+};
+
+int wap_walk_threads(const struct wap_walk_opts *o)
+{
+	long n = o && o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		n = 1;
+	if (n > 64)
+		n = 64;
+	return (int)n;
+}
+
+static void set_err(struct walker *w, const struct wap_err *e)
+{
+	pthread_mutex_lock(&w->mu);
+	if (!w->errset) {
+		w->err = *e;
+		w->errset = true;
+	} else {
+		json_decref(e->details);
+	}
+	w->stop = true;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void fail_with(struct walker *w, struct wap_err *e)
+{
+	if (e->kind == WAP_OK)
+		wap_err_set(e, WAP_E_FAILED, "walk stopped");
+	set_err(w, e);
+}
+
+static void job_free(struct job *j)
+{
+	if (j->fd >= 0)
+		close(j->fd);
+	wap_ign_unref(j->ign);
+	free(j->anc);
+	free(j);
+}
+
+static struct job *job_new(const char *path, size_t len, int fd, int depth, struct wap_ign *ign)
+{
+	struct job *j = malloc(sizeof(*j) + len + 1);
+
+	if (!j)
+		return NULL;
+	j->next = NULL;
+	j->anc = NULL;
+	j->nanc = 0;
+	j->fd = fd;
+	j->depth = depth;
+	j->ign = wap_ign_ref(ign);
+	j->pathlen = len;
+	memcpy(j->path, path, len);
+	j->path[len] = 0;
+	return j;
+}
+
+static void push(struct walker *w, struct job *j)
+{
+	pthread_mutex_lock(&w->mu);
+	j->next = w->stack;
+	w->stack = j;
+	if (w->idle)
+		pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Take a job; NULL when the walk is over. */
+static struct job *pop(struct walker *w)
+{
+	struct job *j;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		if (w->stop)
+			break;
+		if (w->stack) {
+			j = w->stack;
+			w->stack = j->next;
+			pthread_mutex_unlock(&w->mu);
+			return j;
+		}
+		if (++w->idle == w->nthreads) {
+			w->stop = true;
+			pthread_cond_broadcast(&w->cv);
+			break;
+		}
+		pthread_cond_wait(&w->cv, &w->mu);
+		w->idle--;
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* follow: is directory FD one of J's ancestors (a loop)?  If not, its
+ * identity is stored in *DI. */
+static bool is_loop(const struct job *j, int fd, struct devino *di)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return true;
+	di->dev = st.st_dev;
+	di->ino = st.st_ino;
+	for (size_t i = 0; i < j->nanc; i++)
+		if (j->anc[i].dev == st.st_dev && j->anc[i].ino == st.st_ino)
+			return true;
+	return false;
+}
+
+static struct wap_ign_list *load_list(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	struct wap_ign_list *l = NULL;
+	char *buf;
+	size_t len;
+
+	if (fd < 0)
+		return NULL;
+	if (!wap_read_fd(fd, 1 << 20, &buf, &len, NULL)) {
+		l = wap_ign_parse(buf, len);
+		free(buf);
+	}
+	close(fd);
+	return l;
+}
+
+struct dent {
+	unsigned char type;
+	unsigned short len;
+	char *name;
+};
+
+static int cmp_dent(const void *a, const void *b)
+{
+	return strcmp(((const struct dent *)a)->name, ((const struct dent *)b)->name);
+}
+
+static void do_dir(struct worker *wk, struct job *j)
+{
+	struct walker *w = wk->w;
+	const struct wap_walk_opts *o = w->o;
+	const struct wap_ws *ws = w->ws;
+	struct dent *ents = NULL;
+	size_t n = 0, cap = 0;
+	struct wap_sb names = WAP_SB_INIT, path = WAP_SB_INIT;
+	bool has_gi = false, has_ig = false;
+	struct wap_ign *ign = NULL;
+	struct dirent *de;
+	DIR *d;
+	int fd = j->fd;
+
+	if (fd < 0) {
+		/* out of descriptors when it was queued: open it now */
+		struct wap_err e = { 0 };
+		fd = wap_ws_open(ws, j->path, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, &e);
+		wap_err_release(&e);
+		if (fd < 0)
+			return;
+	}
+	j->fd = -1;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	/* read the whole directory first: its ignore files rule its entries */
+	while ((de = readdir(d))) {
+		const char *nm = de->d_name;
+		size_t nl;
+		if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
+			continue;
+		if (nm[0] == '.' && !strcmp(nm, ".git"))
+			continue;	/* never */
+		nl = strlen(nm);
+		if (nm[0] == '.' && !o->no_ignore) {
+			if (!strcmp(nm, ".gitignore"))
+				has_gi = true;
+			else if (!strcmp(nm, ".ignore"))
+				has_ig = true;
+		}
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct dent *ne = realloc(ents, nc * sizeof(*ne));
+			if (!ne)
+				break;
+			ents = ne;
+			cap = nc;
+		}
+		ents[n].type = de->d_type;
+		ents[n].len = nl;
+		ents[n].name = (char *)(uintptr_t)names.len;	/* offset for now */
+		wap_sb_add(&names, nm, nl + 1);
+		n++;
+	}
+	if (names.oom)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		ents[i].name = names.buf + (uintptr_t)ents[i].name;
+	/* a stable order inside a directory helps callers that stop early */
+	if (n > 1)
+		qsort(ents, n, sizeof(*ents), cmp_dent);
+
+	if (has_gi || has_ig) {
+		struct wap_ign_list *lists[2] = { NULL, NULL };
+		if (has_ig)
+			lists[0] = load_list(dirfd(d), ".ignore");
+		if (has_gi && w->in_repo)
+			lists[1] = load_list(dirfd(d), ".gitignore");
+		if (lists[0] || lists[1])
+			ign = wap_ign_push(j->ign, strcmp(j->path, ".") ? j->path : "", lists, 2);
+	}
+	if (!ign)
+		ign = wap_ign_ref(j->ign);
+
+	for (size_t i = 0; i < n && !w->stop; i++) {
+		struct dent *e = &ents[i];
+		unsigned char t = e->type;
+		struct wap_walk_ent ent;
+		struct wap_err cerr = { 0 };
+		bool link = false;
+		int depth = j->depth + 1, rc;
+
+		path.len = 0;
+		if (strcmp(j->path, ".")) {
+			wap_sb_add(&path, j->path, j->pathlen);
+			wap_sb_addc(&path, '/');
+		}
+		wap_sb_add(&path, e->name, e->len);
+		if (path.oom)
+			break;
+		if (t == DT_UNKNOWN) {
+			struct stat st;
+			if (fstatat(dirfd(d), e->name, &st, AT_SYMLINK_NOFOLLOW))
+				continue;
+			t = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG :
+			    S_ISLNK(st.st_mode) ? DT_LNK : DT_FIFO;
+		}
+		if (t == DT_LNK) {
+			struct stat st;
+			struct wap_err er = { 0 };
+			int lfd;
+			if (!o->follow) {
+				if (!o->links)
+					continue;
+				goto report;
+			}
+			lfd = wap_ws_open(ws, path.buf, O_PATH, 0, WAP_ACC_READ, &er);
+			wap_err_release(&er);
+			if (lfd < 0) {
+				/* dangling, or leaves the root: not followed */
+				if (o->links)
+					goto report;
+				continue;
+			}
+			if (fstat(lfd, &st)) {
+				close(lfd);
+				continue;
+			}
+			close(lfd);
+			t = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
+			link = true;
+		}
+report:
+		if (t != DT_DIR && t != DT_REG && t != DT_LNK)
+			continue;
+		if (t == DT_DIR && !o->no_default_excludes) {
+			bool skip = false;
+			for (int k = 0; default_dirs[k]; k++)
+				if (!strcmp(e->name, default_dirs[k])) {
+					skip = true;
+					break;
+				}
+			if (skip)
+				continue;
+		}
+		if (ws->pol.restricted.n && wap_globset_match(&ws->pol.restricted, path.buf, path.len))
+			continue;
+		if (o->exclude && o->exclude->n &&
+		    (t == DT_DIR ? wap_globset_match_dir(o->exclude, path.buf, path.len)
+				 : wap_globset_match(o->exclude, path.buf, path.len)))
+			continue;
+		if (ign && !o->no_ignore && wap_ign_ignored(ign, path.buf, path.len, t == DT_DIR))
+			continue;
+
+		ent.dirfd = dirfd(d);
+		ent.name = e->name;
+		ent.path = path.buf;
+		ent.pathlen = path.len;
+		ent.depth = depth;
+		ent.worker = wk->id;
+		ent.link = link;
+		if (t == DT_REG || t == DT_LNK) {
+			if (o->max_depth >= 0 && depth > o->max_depth)
+				continue;
+			ent.type = t == DT_LNK ? WAP_WALK_LINK : WAP_WALK_FILE;
+			rc = w->fn(w->arg, &ent, &cerr);
+		} else {
+			int cfd;
+			struct job *nj;
+			if (o->max_depth >= 0 && depth > o->max_depth)
+				continue;
+			ent.type = WAP_WALK_DIR;
+			rc = o->dirs ? w->fn(w->arg, &ent, &cerr) : 0;
+			if (rc == 1 || (o->max_depth >= 0 && depth >= o->max_depth))
+				continue;
+			if (rc < 0) {
+				fail_with(w, &cerr);
+				break;
+			}
+			if (link) {
+				struct wap_err er = { 0 };
+				cfd = wap_ws_open(ws, path.buf, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, &er);
+				wap_err_release(&er);
+				if (cfd < 0)
+					continue;
+			} else {
+				cfd = openat(dirfd(d), e->name,
+					     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (cfd < 0 && errno != EMFILE && errno != ENFILE)
+					continue;
+			}
+			{
+				struct devino di;
+				if (o->follow && cfd >= 0 && is_loop(j, cfd, &di)) {
+					close(cfd);
+					continue;
+				}
+				nj = job_new(path.buf, path.len, cfd, depth, ign);
+				if (!nj) {
+					if (cfd >= 0)
+						close(cfd);
+					continue;
+				}
+				if (o->follow && cfd >= 0) {
+					nj->anc = malloc((j->nanc + 1) * sizeof(*nj->anc));
+					if (nj->anc) {
+						memcpy(nj->anc, j->anc, j->nanc * sizeof(*nj->anc));
+						nj->anc[j->nanc] = di;
+						nj->nanc = j->nanc + 1;
+					}
+				}
+			}
+			push(w, nj);
+			continue;
+		}
+		if (rc < 0) {
+			fail_with(w, &cerr);
+			break;
+		}
+	}
+out:
+	wap_ign_unref(ign);
+	closedir(d);
+	free(ents);
+	wap_sb_release(&names);
+	wap_sb_release(&path);
+}
+
+static void *work(void *arg)
+{
+	struct worker *wk = arg;
+	struct walker *w = wk->w;
+	struct job *j;
+
+	while ((j = pop(w))) {
+		if (w->o->cancelled && *w->o->cancelled) {
+			struct wap_err e = { 0 };
+			wap_err_set(&e, WAP_E_TIMEOUT, "Search cancelled");
+			set_err(w, &e);
+		} else {
+			do_dir(wk, j);
+		}
+		job_free(j);
+	}
+	return NULL;
+}
+
+/* Frames for the directories from the top (the repository's, or the
+ * root) down to START's parent chain, START included. */
+static struct wap_ign *start_frames(struct walker *w, const char *start)
+{
+	const struct wap_ws *ws = w->ws;
+	struct wap_ign *ign = NULL;
+	char *top = NULL;
+	size_t slen = strcmp(start, ".") ? strlen(start) : 0;
+
+	/* the nearest enclosing work tree beneath the root */
+	for (size_t l = slen;; ) {
+		struct wap_sb p = WAP_SB_INIT;
+		struct stat st;
+		if (l)
+			wap_sb_addf(&p, "%.*s/.git", (int)l, start);
+		else
+			wap_sb_adds(&p, ".git");
+		if (p.buf && !fstatat(ws->rootfd, p.buf, &st, 0)) {
+			top = strndup(start, l);
+			wap_sb_release(&p);
+			break;
+		}
+		wap_sb_release(&p);
+		if (!l)
+			break;
+		while (l && start[l - 1] != '/')
+			l--;
+		if (l)
+			l--;
+	}
+	w->in_repo = top != NULL;
+	if (top) {
+		struct wap_sb p = WAP_SB_INIT;
+		struct wap_ign_list *l;
+		int fd;
+		wap_sb_addf(&p, "%s%s.git/info", top, *top ? "/" : "");
+		fd = p.buf ? openat(ws->rootfd, p.buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+		if (fd >= 0) {
+			l = load_list(fd, "exclude");
+			close(fd);
+			if (l)
+				ign = wap_ign_push(NULL, top, &l, 1);
+		}
+		wap_sb_release(&p);
+	}
+	/* every ancestor of START (not START: the walk reads its own) */
+	for (size_t l = 0; l < slen; ) {
+		size_t e = l;
+		struct wap_ign_list *lists[2] = { NULL, NULL };
+		char *dir = strndup(start, l ? l - 1 : 0);
+		struct wap_err er = { 0 };
+		int fd;
+
+		while (e < slen && start[e] != '/')
+			e++;
+		if (!dir)
+			break;
+		fd = wap_ws_open(ws, *dir ? dir : ".", O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, &er);
+		wap_err_release(&er);
+		if (fd >= 0) {
+			bool inrepo = top && (!*top || (!strncmp(dir, top, strlen(top)) &&
+					      (dir[strlen(top)] == '/' || !dir[strlen(top)])));
+			lists[0] = load_list(fd, ".ignore");
+			if (inrepo)
+				lists[1] = load_list(fd, ".gitignore");
+			close(fd);
+			if (lists[0] || lists[1]) {
+				struct wap_ign *n = wap_ign_push(ign, dir, lists, 2);
+				wap_ign_unref(ign);
+				ign = n;
+			}
+		}
+		free(dir);
+		l = e + 1;
+	}
+	free(top);
+	return ign;
+}
+
+int wap_walk(const struct wap_ws *ws, const char *rel, const struct wap_walk_opts *o,
+	     wap_walk_fn fn, void *arg, struct wap_err *err)
+{
+	struct walker w = { 0 };
+	struct worker *wks = NULL;
+	pthread_t *tids = NULL;
+	struct stat st;
+	struct wap_ign *ign = NULL;
+	int fd, nt, started = 0, rc = 0;
+	struct rlimit rl;
+
+	fd = wap_ws_open(ws, rel, O_PATH, 0, WAP_ACC_READ, err);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st)) {
+		int e = errno;
+		close(fd);
+		return wap_err_errno(err, e, rel);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		struct wap_walk_ent ent = {
+			.dirfd = -1, .name = rel, .path = rel, .pathlen = strlen(rel),
+			.type = WAP_WALK_FILE, .depth = 0, .worker = 0, .link = true,
+		};
+		close(fd);
+		if (!S_ISREG(st.st_mode))
+			return wap_err_set(err, WAP_E_NOT_FILE, "Not a regular file: %s", rel);
+		return fn(arg, &ent, err) < 0 ? -1 : 0;
+	}
+	{
+		int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		if (dfd < 0)
+			return wap_err_errno(err, errno, rel);
+		fd = dfd;
+	}
+	/* many directories may wait in the queue with their fd open */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max && rl.rlim_cur < 65536) {
+		rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+
+	w.ws = ws;
+	w.o = o;
+	w.fn = fn;
+	w.arg = arg;
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_cond_init(&w.cv, NULL);
+	if (!o->no_ignore)
+		ign = start_frames(&w, rel);
+	{
+		struct job *j = job_new(rel, strlen(rel), fd, 0, ign);
+		struct devino di;
+		wap_ign_unref(ign);
+		if (!j) {
+			close(fd);
+			rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
+			goto out;
+		}
+		if (o->follow && !is_loop(j, fd, &di) && (j->anc = malloc(sizeof(*j->anc)))) {
+			j->anc[0] = di;
+			j->nanc = 1;
+		}
+		w.stack = j;
+	}
+	nt = wap_walk_threads(o);
+	w.nthreads = nt;
+	wks = calloc(nt, sizeof(*wks));
+	tids = calloc(nt, sizeof(*tids));
+	if (!wks || !tids) {
+		rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < nt; i++) {
+		wks[i].w = &w;
+		wks[i].id = i;
+	}
+	for (int i = 1; i < nt; i++) {
+		if (pthread_create(&tids[i], NULL, work, &wks[i]))
+			break;
+		started++;
+	}
+	if (started < nt - 1) {
+		/* fewer threads than asked: the idle count must still add up */
+		pthread_mutex_lock(&w.mu);
+		w.nthreads = started + 1;
+		pthread_mutex_unlock(&w.mu);
+	}
+	work(&wks[0]);
+	for (int i = 1; i <= started; i++)
+		pthread_join(tids[i], NULL);
+	if (w.errset) {
+		if (err)
+			*err = w.err;
+		else
+			json_decref(w.err.details);
+		rc = -1;
+	}
+out:
+	while (w.stack) {
+		struct job *j = w.stack;
+		w.stack = j->next;
+		job_free(j);
+	}
+	free(wks);
+	free(tids);
+	pthread_mutex_destroy(&w.mu);
+	pthread_cond_destroy(&w.cv);
+	return rc;
+}

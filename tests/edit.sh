@@ -1,0 +1,261 @@
+# wap edit: string replace, fuzzy fallbacks, --edits, --ops, --text-edits,
+# --dry-run, CRLF, trailing newline, mode bits, versions, errors.
+. tests/lib.sh
+cd "$W"
+bytes() { od -An -c "$1" | tr -s ' \n' ' '; }
+hash() { git hash-object "$1"; }
+
+# ---- string replace ----
+printf 'const port = 3000\nconst host = "h"\n' > app.js
+expect "replace through the wap-edit link" 0 wap-edit app.js --old 'const port = 3000' --new 'const port = 8080'
+same "replaced" "$(cat app.js)" 'const port = 8080
+const host = "h"'
+has "text summary" "$OUT" "M app.js: 1 change, +1 -1"
+expect "replace --json" 0 wap edit app.js --old 8080 --new 9090 --json
+jcheck "json fields" "$OUT" 'j["path"]=="app.js" and j["replacements"]==1 and j["linesChanged"]==1 and j["strategy"]=="exact" and j["dryRun"] is False'
+jcheck "json diff is a git diff" "$OUT" '"-const port = 8080\n+const port = 9090\n" in j["diff"] and j["diff"].startswith("diff --git a/app.js b/app.js")'
+same "version is the blob id" "$(jget "$OUT" 'j["version"]')" "$(hash app.js)"
+
+printf 'x = 1\ny = 2\nx = 1\n' > dup.txt
+expect "several matches: MULTIPLE_MATCHES" 12 wap edit dup.txt --old 'x = 1' --new 'x = 3'
+same "multiple message" "$ERR" "wap edit: Found multiple matches for oldString. Provide more surrounding lines in oldString to identify the correct match, or set replace_all (--replace-all) to change every occurrence. 2 matches at lines 1, 3."
+same "file unchanged after MULTIPLE" "$(cat dup.txt)" 'x = 1
+y = 2
+x = 1'
+expect "multiple --json" 12 wap edit dup.txt --old 'x = 1' --new 'x = 3' --json
+jcheck "multiple json code and lines" "$OUT" 'j["code"]=="MULTIPLE_MATCHES" and j["details"]["lines"]==[1,3] and j["error"].startswith("Found multiple matches for oldString")'
+expect "--replace-all" 0 wap edit dup.txt --old 'x = 1' --new 'x = 3' --replace-all --json
+jcheck "replace-all count" "$OUT" 'j["replacements"]==2 and j["linesChanged"]==2'
+same "all replaced" "$(cat dup.txt)" 'x = 3
+y = 2
+x = 3'
+expect "not found: NO_MATCH" 11 wap edit dup.txt --old 'zzz' --new 'q'
+same "not found message" "$ERR" "wap edit: oldString not found in content"
+expect "not found --json" 11 wap edit dup.txt --old 'zzz' --new 'q' --json
+jcheck "not found json" "$OUT" 'j["code"]=="NO_MATCH" and j["error"]=="oldString not found in content"'
+expect "old == new: INVALID_ARGUMENT" 2 wap edit dup.txt --old 'y' --new 'y'
+same "old == new message" "$ERR" "wap edit: oldString and newString must be different"
+expect "missing file: FILE_NOT_FOUND" 3 wap edit nope.txt --old a --new b
+same "missing file message" "$ERR" "wap edit: File not found: nope.txt"
+expect "empty old creates a missing file (and its parents)" 0 wap edit new/dir/f.txt --old '' --new 'hello
+' --json
+jcheck "created" "$OUT" 'j["created"] is True and j["replacements"]==1'
+same "created content" "$(cat new/dir/f.txt)" "hello"
+expect "empty old on a non-empty file is refused" 2 wap edit new/dir/f.txt --old '' --new 'x'
+has "empty old message" "$ERR" "old is empty but new/dir/f.txt is not empty"
+printf 'alpha\nbeta\n' > of.txt; printf 'beta\n' > old.in; printf 'BETA\n' > new.in
+expect "--old-file/--new-file" 0 wap edit of.txt --old-file old.in --new-file new.in
+same "files read" "$(cat of.txt)" 'alpha
+BETA'
+expect "no mode given" 2 wap edit of.txt
+has "no mode message" "$ERR" "nothing to do"
+expect "two modes given" 2 wap edit of.txt --old a --new b --ops '[]'
+has "two modes message" "$ERR" "only one of"
+expect "escaping the root: ACCESS_DENIED" 4 wap edit ../outside --old a --new b
+expect "read-only workspace refuses" 5 wap edit of.txt --old alpha --new x --read-only
+same "read-only left the file" "$(head -1 of.txt)" "alpha"
+printf 'a\0b\n' > bin.dat
+expect "binary file refused" 2 wap edit bin.dat --old a --new b
+has "binary message" "$ERR" "bin.dat is a binary file"
+
+# ---- fuzzy strategies: one accepted case, one refused near miss each ----
+printf 'foo();   \nbar();\n' > tw.c
+expect "trailing_whitespace accepted" 0 wap edit tw.c --old 'foo();
+bar();' --new 'foo(1);
+bar();' --json
+jcheck "trailing_whitespace strategy" "$OUT" 'j["strategy"]=="trailing_whitespace"'
+same "trailing_whitespace result" "$(cat tw.c)" 'foo(1);
+bar();'
+printf 'foo();   \nbar();\nfoo();\t\nbar();\n' > tw2.c
+expect "trailing_whitespace ambiguous: MULTIPLE" 12 wap edit tw2.c --old 'foo();
+bar();' --new 'x'
+has "ambiguous names the fallback" "$ERR" "(trailing_whitespace fallback) at lines 1, 3"
+expect "--exact turns the fallback off" 11 wap edit tw.c --old 'foo(1);  
+bar();' --new 'x' --exact
+expect "trailing_whitespace near miss refused" 11 wap edit tw.c --old 'foo(1);
+baz();' --new 'x'
+
+printf 'fn main() {\n    if (x) {\n        y();\n    }\n}\n' > ws.c
+expect "whitespace accepted (flattened old)" 0 wap edit ws.c --old 'if (x) {
+y();
+  }' --new 'if (x) {
+z();
+}' --json
+jcheck "whitespace strategy" "$OUT" 'j["strategy"]=="whitespace"'
+same "whitespace re-indented line by line" "$(cat ws.c)" 'fn main() {
+    if (x) {
+        z();
+    }
+}'
+printf '  a();\n  b();\n\ta();\n\tb();\n' > ws2.c
+expect "whitespace ambiguous: MULTIPLE" 12 wap edit ws2.c --old 'a();
+ b();' --new 'c();'
+expect "whitespace near miss refused" 11 wap edit ws2.c --old 'a();
+c();' --new 'x'
+
+printf 'class A:\n    def f(self):\n        return 1\n' > ind.py
+expect "indentation accepted" 0 wap edit ind.py --old 'def f(self):
+    return 1' --new 'def f(self):
+    x = 2
+    return x' --json
+jcheck "indentation strategy" "$OUT" 'j["strategy"]=="indentation"'
+same "indentation re-indented" "$(cat ind.py)" 'class A:
+    def f(self):
+        x = 2
+        return x'
+printf 'class A:\n    def f(self):\n        return 1\nclass B:\n    def f(self):\n        return 1\n' > ind2.py
+expect "indentation ambiguous: MULTIPLE" 12 wap edit ind2.py --old 'def f(self):
+    return 1' --new 'pass'
+has "indentation ambiguity lines" "$ERR" "at lines 2, 5"
+expect "indentation near miss refused" 11 wap edit ind.py --old 'def f(self):
+    return 3' --new 'pass'
+
+printf 'print(\xe2\x80\x9chello\xe2\x80\x9d \xe2\x80\x94 it\xe2\x80\x99s\xc2\xa0ok)\n' > uni.py
+expect "unicode accepted" 0 wap edit uni.py --old "print(\"hello\" - it's ok)" --new 'print("bye")' --json
+jcheck "unicode strategy" "$OUT" 'j["strategy"]=="unicode"'
+same "unicode replaced" "$(cat uni.py)" 'print("bye")'
+printf 'say(\xe2\x80\x9chi\xe2\x80\x9d)\nsay(\xe2\x80\x98hi\xe2\x80\x99)\nsay(\xe2\x80\x9chi\xe2\x80\x9d)\n' > uni2.py
+expect "unicode ambiguous: MULTIPLE" 12 wap edit uni2.py --old 'say("hi")' --new 'x'
+has "unicode ambiguity lines" "$ERR" "at lines 1, 3"
+expect "unicode near miss refused" 11 wap edit uni2.py --old 'say("ho")' --new 'x'
+
+printf 'first\n\tsecond "q"\n' > esc.txt
+expect "escapes accepted" 0 wap edit esc.txt --old 'first\n\tsecond \"q\"' --new 'one\n\ttwo' --json
+jcheck "escapes strategy" "$OUT" 'j["strategy"]=="escapes"'
+same "escapes unescaped the new text too" "$(bytes esc.txt)" "$(printf 'one\n\ttwo\n' > e.exp; bytes e.exp)"
+printf 'a\tb\nx\na\tb\n' > esc2.txt
+expect "escapes ambiguous: MULTIPLE" 12 wap edit esc2.txt --old 'a\tb' --new 'c'
+expect "escapes near miss refused" 11 wap edit esc2.txt --old 'a\tc' --new 'c'
+
+# ---- several edits ----
+printf 'one\ntwo\nthree\n' > m.txt
+cat > edits.json <<'J'
+[{"old": "one", "new": "1"}, {"old": "1\ntwo", "new": "1\n2"}, {"old": "three", "new": "3"}]
+J
+expect "--edits applied in order" 0 wap edit m.txt --edits edits.json --json
+jcheck "edits count and strategies" "$OUT" 'j["replacements"]==3 and j["strategies"]==["exact","exact","exact"]'
+same "edits result" "$(cat m.txt)" '1
+2
+3'
+cp m.txt m.before
+expect "a failing edit writes nothing" 11 wap edit m.txt --edits '[{"old":"1","new":"uno"},{"old":"nine","new":"9"}]'
+same "failing edit named" "$ERR" "wap edit: oldString not found in content (edit 2)"
+check "file untouched by failed --edits" cmp m.txt m.before
+expect "ambiguous edit named" 12 wap edit m.txt --edits '[{"old":"\n","new":" "}]'
+has "ambiguous edit number" "$ERR" "(edit 1)."
+expect "edit with old == new refused" 2 wap edit m.txt --edits '[{"old":"1","new":"1"}]'
+has "edits validation message" "$ERR" "edit 1: oldString and newString must be different"
+
+# ---- line operations ----
+seq 1 8 > l.txt
+cat > ops.json <<'J'
+[{"type": "replace", "startLine": 2, "endLine": 3, "newContent": "two\nthree"},
+ {"type": "insert", "afterLine": 0, "newContent": "top"},
+ {"type": "insert", "afterLine": 8, "newContent": "end\n"},
+ {"type": "delete", "startLine": 5, "endLine": 6},
+ {"type": "regexReplace", "pattern": "^(\\d)$", "replacement": "n$1", "flags": "gm"}]
+J
+expect "--ops" 0 wap edit l.txt --ops ops.json --json
+same "ops result (line numbers of the file before the call)" "$(cat l.txt | tr '\n' ' ')" "top n1 two three n4 n7 n8 end "
+jcheck "ops count" "$OUT" 'j["replacements"]==4+4'
+seq 1 5 > l2.txt; cp l2.txt l2.before
+expect "overlapping ops refused" 2 wap edit l2.txt --ops '[{"type":"delete","startLine":2,"endLine":4},{"type":"replace","startLine":4,"endLine":5,"newContent":"x"}]'
+has "overlap message" "$ERR" "operations 1 and 2 overlap (lines 2-4 and 4-5)"
+expect "insert inside a deleted range refused" 2 wap edit l2.txt --ops '[{"type":"delete","startLine":2,"endLine":4},{"type":"insert","afterLine":3,"newContent":"x"}]'
+expect "range past the end refused" 2 wap edit l2.txt --ops '[{"type":"delete","startLine":4,"endLine":9}]'
+has "range message" "$ERR" "operation 1 (delete): lines 4-9 are outside the file (it has 5 lines)"
+expect "regex matching nothing: NO_MATCH" 11 wap edit l2.txt --ops '[{"type":"regexReplace","pattern":"zz","replacement":"y"}]'
+expect "bad regex: INVALID_ARGUMENT" 2 wap edit l2.txt --ops '[{"type":"regexReplace","pattern":"(","replacement":"y"}]'
+has "bad regex message" "$ERR" "operation 1 (regexReplace): bad pattern at offset"
+expect "unknown op type" 2 wap edit l2.txt --ops '[{"type":"swap"}]'
+check "failed ops left the file" cmp l2.txt l2.before
+printf 'oldAPI.method(a, b)\noldAPI.method(c)\n' > api.js
+expect "regexReplace non-global replaces the first" 0 wap edit api.js --ops '[{"type":"regexReplace","pattern":"oldAPI\\.method\\(([^)]+)\\)","replacement":"newAPI.call($1)"}]'
+same "first only" "$(cat api.js)" 'newAPI.call(a, b)
+oldAPI.method(c)'
+expect "regexReplace g and \$&" 0 wap edit api.js --ops '[{"type":"regexReplace","pattern":"\\w+API","replacement":"[$&]","flags":"g"}]'
+same "global with \$&" "$(cat api.js)" '[newAPI].call(a, b)
+[oldAPI].method(c)'
+
+# ---- position edits (LSP, UTF-16) ----
+printf 'h\xf0\x9f\x98\x80llo\nworld\n' > pos.txt
+expect "insert after an emoji (2 UTF-16 units)" 0 wap edit pos.txt --text-edits '[{"range":{"start":{"line":0,"character":3},"end":{"line":0,"character":3}},"newText":"X"}]' --json
+jcheck "position count" "$OUT" 'j["replacements"]==1'
+same "inserted after the emoji" "$(head -1 pos.txt)" "$(printf 'h\xf0\x9f\x98\x80Xllo')"
+expect "several edits at once (applyEdits)" 0 wap edit pos.txt --text-edits '[{"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":5}},"newText":"earth"},{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"newText":""},{"position":{"line":1,"character":99},"text":"!"}]'
+same "applied all" "$(cat pos.txt)" "$(printf '\xf0\x9f\x98\x80Xllo\nearth!')"
+cp pos.txt pos.before
+expect "overlapping text edits refused" 2 wap edit pos.txt --text-edits '[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":4}},"newText":"a"},{"range":{"start":{"line":0,"character":3},"end":{"line":0,"character":5}},"newText":"b"}]'
+same "overlap message" "$ERR" "wap edit: text edits 1 and 2 overlap"
+expect "a position inside a surrogate pair refused" 2 wap edit pos.txt --text-edits '[{"range":{"start":{"line":0,"character":1},"end":{"line":0,"character":1}},"newText":"a"}]'
+has "surrogate message" "$ERR" "inside a UTF-16 surrogate pair"
+expect "a reversed range refused" 2 wap edit pos.txt --text-edits '[{"range":{"start":{"line":1,"character":3},"end":{"line":1,"character":1}},"newText":""}]'
+expect "a malformed range refused" 2 wap edit pos.txt --text-edits '[{"range":{"start":{"line":-1,"character":0}},"newText":""}]'
+check "failed text edits left the file" cmp pos.txt pos.before
+printf 'a\r\nb\r\n' > posc.txt
+expect "text edit in a CRLF file" 0 wap edit posc.txt --text-edits '[{"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":0}},"newText":"x\ny\n"}]'
+same "inserted lines get CRLF" "$(bytes posc.txt)" "$(printf 'a\r\nx\r\ny\r\nb\r\n' > pc.exp; bytes pc.exp)"
+
+# ---- dry run ----
+printf 'keep me\n' > dry.txt
+touch -d '2020-01-02 03:04:05' dry.txt
+before=$(stat -c '%y %s' dry.txt); sum=$(md5sum < dry.txt)
+expect "--dry-run" 0 wap edit dry.txt --old keep --new lose --dry-run
+has "dry-run shows the diff" "$OUT" "+lose me"
+has "dry-run says so" "$OUT" "(dry run: nothing written)"
+same "dry-run left bytes" "$(md5sum < dry.txt)" "$sum"
+same "dry-run left mtime" "$(stat -c '%y %s' dry.txt)" "$before"
+expect "--dry-run --json" 0 wap edit dry.txt --ops '[{"type":"delete","startLine":1,"endLine":1}]' --dry-run --json
+jcheck "dry-run json: current version" "$OUT" 'j["dryRun"] is True and j["version"]=="'"$(hash dry.txt)"'" and "-keep me" in j["diff"]'
+same "dry-run ops left mtime" "$(stat -c '%y %s' dry.txt)" "$before"
+expect "dry-run text edits" 0 wap edit dry.txt --text-edits '[{"position":{"line":0,"character":0},"text":"x"}]' --dry-run
+same "dry-run text edits left mtime" "$(stat -c '%y %s' dry.txt)" "$before"
+expect "dry-run still reports NO_MATCH" 11 wap edit dry.txt --old nothere --new x --dry-run
+
+# ---- line endings, trailing newline, mode ----
+printf 'one\r\ntwo\r\nthree\r\n' > crlf.txt
+expect "multi-line replace in a CRLF file" 0 wap edit crlf.txt --old 'one
+two' --new 'uno
+dos
+tres'
+same "CRLF kept" "$(bytes crlf.txt)" "$(printf 'uno\r\ndos\r\ntres\r\nthree\r\n' > c.exp; bytes c.exp)"
+expect "ops in a CRLF file" 0 wap edit crlf.txt --ops '[{"type":"insert","afterLine":4,"newContent":"end"}]'
+same "CRLF kept by ops" "$(bytes crlf.txt)" "$(printf 'uno\r\ndos\r\ntres\r\nthree\r\nend\r\n' > c.exp; bytes c.exp)"
+printf 'a\nb' > nonl.txt
+expect "edit at the end of a file without final newline" 0 wap edit nonl.txt --old 'b' --new 'b
+c
+'
+same "still no final newline" "$(bytes nonl.txt)" "$(printf 'a\nb\nc' > n.exp; bytes n.exp)"
+printf 'a\nb\n' > nl.txt
+expect "removing the last line's newline by replace keeps it" 0 wap edit nl.txt --old 'b
+' --new 'B'
+same "final newline kept" "$(bytes nl.txt)" "$(printf 'a\nB\n' > n.exp; bytes n.exp)"
+printf '#!/bin/sh\necho hi\n' > run.sh; chmod 754 run.sh
+expect "edit an executable" 0 wap edit run.sh --old hi --new bye
+same "mode bits kept" "$(stat -c %a run.sh)" "754"
+
+# ---- versions ----
+printf 'v1\n' > ver.txt
+v=$(hash ver.txt)
+expect "expected version matches" 0 wap edit ver.txt --old v1 --new v2 --expected-version "$v" --json
+v2=$(jget "$OUT" 'j["version"]')
+expect "stale version: CONFLICT" 13 wap edit ver.txt --old v2 --new v3 --expected-version "$v"
+same "conflict message" "$ERR" "wap edit: Conflict: ver.txt changed since version $v (now $v2); read it again"
+same "conflict left the file" "$(cat ver.txt)" "v2"
+expect "stale version in a dry run: CONFLICT" 13 wap edit ver.txt --old v2 --new v3 --expected-version "$v" --dry-run
+
+# ---- bytes that are not UTF-8 are edited as bytes; the JSON diff shows U+FFFD ----
+printf 'caf\xe9 ol\xe9\n' > latin1.txt
+expect "edit a Latin-1 file" 0 wap edit latin1.txt --old ol --new OL --json
+same "Latin-1 bytes kept" "$(bytes latin1.txt)" "$(printf 'caf\xe9 OL\xe9\n' > l.exp; bytes l.exp)"
+jcheck "JSON diff readable" "$OUT" '"+caf\ufffd OL\ufffd" in j["diff"]'
+# ---- a file with mixed endings is edited as it is ----
+printf 'a\r\nb\nc\r\n' > mixed.txt
+expect "edit a mixed-ending file" 0 wap edit mixed.txt --old 'b' --new 'B'
+same "mixed endings kept" "$(bytes mixed.txt)" "$(printf 'a\r\nB\nc\r\n' > mx.exp; bytes mx.exp)"
+# ---- request keys as a server passes them ----
+printf 'k = 1\n' > keys.txt
+expect "text_edits with text (ACP editor.* spelling)" 0 wap edit keys.txt --text-edits '[{"range":{"start":{"line":0,"character":4},"end":{"line":0,"character":5}},"text":"2"}]'
+same "ACP spelling applied" "$(cat keys.txt)" "k = 2"
+expect "edits with oldString/newString spellings" 0 wap edit keys.txt --edits '[{"oldString":"k = 2","newString":"k = 3"}]'
+same "alternate spelling applied" "$(cat keys.txt)" "k = 3"

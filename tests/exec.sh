@@ -1,0 +1,258 @@
+# exec: running commands - exit codes, output capture with bounded memory,
+# timeouts, no orphans, signals, the command policy and the Landlock sandbox.
+. tests/lib.sh
+cd "$W"
+mkdir -p sub
+printf 'hello\nworld\n' > in.txt
+
+# ---- basics ----
+expect "exec runs a program" 0 wap-exec -- echo hello
+same "its stdout is printed" "$OUT" "hello"
+expect "wap exec through the multicall name" 0 wap exec echo plain
+same "argv without --" "$OUT" "plain"
+expect "text mode exits with the command's status" 3 wap exec -c 'echo out; echo err >&2; exit 3'
+same "stdout in text mode" "$OUT" "out"
+same "stderr goes to stderr" "$ERR" "err"
+expect "--json exits 0 when the command ran" 0 wap exec --json -c 'echo out; echo err >&2; exit 3'
+jcheck "json result" "$OUT" 'j["stdout"]=="out\n" and j["stderr"]=="err\n" and j["exit_code"]==3 and j["signal"] is None and j["timed_out"] is False and j["stdout_bytes"]==4 and j["stderr_bytes"]==4 and j["stdout_truncated"] is False and isinstance(j["duration_ms"], int)'
+expect "arguments are passed as they are" 0 wap exec --json -- printf '%s|' 'a b' '$HOME' '*'
+jcheck "no shell expansion of argv" "$OUT" 'j["stdout"]=="a b|$HOME|*|"'
+expect "-c runs a shell line" 0 wap exec --json -c 'for i in 1 2; do echo $i; done | wc -l'
+jcheck "shell line output" "$OUT" 'j["stdout"].strip()=="2"'
+expect "killed by a signal" 137 wap exec -c 'kill -9 $$'
+expect "--json: killed by a signal" 0 wap exec --json -c 'kill -9 $$'
+jcheck "signal reported" "$OUT" 'j["signal"]=="SIGKILL" and j["exit_code"]==137'
+expect "command not found" 125 wap exec -- no-such-program-wap
+has "not found message" "$ERR" "wap exec: Command not found: no-such-program-wap"
+expect "command not found --json" 125 wap exec --json -- no-such-program-wap
+jcheck "not found error JSON" "$OUT" 'j["code"]=="EXECUTION_FAILED" and j["error"]=="Command not found: no-such-program-wap"'
+expect "no command is a usage error" 2 wap exec
+has "missing command message" "$ERR" "missing command"
+expect "-c and argv together" 2 wap exec -c 'true' -- true
+expect "bad --timeout" 2 wap exec --timeout 0 -- true
+expect "--timeout not a number" 2 wap exec --timeout abc -- true
+expect "invalid UTF-8 output" 0 wap exec --json -c 'printf "a\377b\n"'
+jcheck "invalid bytes replaced" "$OUT" 'j["stdout"]=="a\ufffdb\n" and j["stdout_bytes"]==4'
+
+# ---- cwd, env, stdin ----
+expect "--cwd" 0 wap exec --cwd sub -- pwd
+same "runs in the directory" "$OUT" "$W/sub"
+expect "default cwd is the root" 0 wap exec --root "$W" -- pwd
+same "root cwd" "$OUT" "$W"
+expect "PWD is set" 0 wap exec --cwd sub -c 'echo $PWD'
+same "PWD value" "$OUT" "$W/sub"
+expect "--cwd outside the root" 4 wap exec --cwd .. -- pwd
+has "access denied message" "$ERR" "Access denied"
+expect "--cwd missing" 3 wap exec --cwd nope -- pwd
+expect "--cwd a file" 9 wap exec --cwd in.txt -- pwd
+ln -s /etc "$W/etclink"
+expect "--cwd through a symlink out of the root" 4 wap exec --cwd etclink -- pwd
+expect "--env" 0 wap exec --env FOO=bar --env BAR=1=2 -c 'echo "$FOO $BAR $HOME"'
+same "env set, rest inherited" "$OUT" "bar 1=2 $HOME"
+expect "--clear-env" 0 wap exec --clear-env --env FOO=bar -- /usr/bin/env
+same "only what was given (and PWD)" "$(printf '%s\n' "$OUT" | sort | tr '\n' ' ')" "FOO=bar PWD=$W "
+expect "--env without =" 2 wap exec --env FOO -- true
+expect "--stdin FILE" 0 wap exec --stdin in.txt -- cat
+same "stdin from a file" "$OUT" "$(printf 'hello\nworld')"
+OUT=$(printf 'piped\n' | wap exec --stdin - -- tr a-z A-Z)
+same "--stdin -" "$OUT" "PIPED"
+OUT=$(printf 'not read\n' | wap exec -- cat)
+same "stdin is /dev/null by default" "$OUT" ""
+expect "--stdin outside the root" 4 wap exec --stdin ../x -- cat
+expect "--stdin missing" 3 wap exec --stdin nope.txt -- cat
+
+# ---- output limits ----
+expect "--max-output cuts head and tail" 0 wap exec --json --max-output 20 -c 'seq 1 1000'
+jcheck "head, marker, tail, true count" "$OUT" 'j["stdout"].startswith("1\n2\n3\n4\n5") and j["stdout"].endswith("999\n1000\n") and "bytes omitted]" in j["stdout"] and j["stdout_truncated"] and j["stdout_bytes"]==3893'
+expect "marker counts what was left out" 0 wap exec --json --max-output 20 -c 'seq 1 1000'
+jcheck "omitted count" "$OUT" '("... [%d bytes omitted] ..." % (3893-20)) in j["stdout"]'
+expect "multi-byte characters are not split" 0 wap exec --json --max-output 7 -c 'printf "ééééééééé"'
+jcheck "cut on UTF-8 boundaries" "$OUT" 'j["stdout"].startswith("é\n") and j["stdout"].endswith("éé") and "\ufffd" not in j["stdout"]'
+# 100 MB through a bounded buffer: memory stays small, counts stay true
+if [ -x /usr/bin/time ]; then
+	/usr/bin/time -f %M -o "$T/rss" wap exec --json -c 'head -c 100000000 /dev/zero | tr "\0" x; echo END' > "$T/big.json"
+	rss=$(tail -n 1 "$T/rss")
+	lim=20000
+	[ -n "${ASAN:-}" ] && lim=120000
+	if [ "$rss" -lt "$lim" ]; then ok "100 MB of output in ${rss} KiB"; else fail "100 MB of output took ${rss} KiB (limit $lim)"; fi
+	jcheck "100 MB: true byte count, bounded kept" "$(cat "$T/big.json")" 'j["stdout_bytes"]==100000004 and j["stdout_truncated"] and len(j["stdout"])<52000 and j["stdout"].endswith("xxEND\n") and j["stdout"].startswith("xxxx")'
+else
+	ok "# SKIP /usr/bin/time missing"
+fi
+expect "--save-output keeps everything" 0 wap exec --json --max-output 100 --save-output logs -c 'seq 1 10000; echo oops >&2'
+jcheck "saved file names" "$OUT" 'j["stdout_file"].startswith("logs/exec-") and j["stdout_file"].endswith(".stdout") and j["stderr_file"].endswith(".stderr")'
+f=$(jget "$OUT" 'j["stdout_file"]')
+same "saved stdout is whole" "$(cat "$W/$f" | wc -c)" "$(seq 1 10000 | wc -c)"
+f=$(jget "$OUT" 'j["stderr_file"]')
+same "saved stderr" "$(cat "$W/$f")" "oops"
+expect "--save-output outside the root" 4 wap exec --save-output ../logs -- true
+
+# ---- streaming ----
+expect "--stream text" 0 wap exec --stream -c 'echo a; echo b >&2; echo c'
+same "streamed stdout" "$OUT" "$(printf 'a\nc')"
+same "streamed stderr" "$ERR" "b"
+expect "--stream --json" 0 wap exec --stream --json -c 'echo a; sleep 0.05; echo b >&2'
+jcheck "JSON lines then the result" "$(printf '%s\n' "$OUT" | python3 -c 'import sys,json; print(json.dumps([json.loads(l) for l in sys.stdin]))')" 'j[0]=={"stream":"stdout","data":"a\n"} and j[1]=={"stream":"stderr","data":"b\n"} and j[2]["exit_code"]==0 and j[2]["stdout"]=="a\n" and len(j)==3'
+expect "streamed chunks keep UTF-8 whole" 0 wap exec --stream --json -c 'printf "\303"; sleep 0.1; printf "\251\n"'
+jcheck "a character split across writes" "$(printf '%s\n' "$OUT" | head -n 1)" 'j["data"]=="é\n"'
+
+# ---- timeouts and cleanup ----
+start=$(date +%s%N)
+expect "timeout of a command ignoring SIGTERM" 124 wap exec --timeout 300 --kill-after 300 -c 'trap "" TERM; echo before; sleep 30; echo after'
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+same "partial output kept" "$OUT" "before"
+has "timeout said on stderr" "$ERR" "wap exec: timed out after 300 ms"
+if [ "$ms" -lt 3000 ]; then ok "SIGKILL after the grace (${ms} ms)"; else fail "took ${ms} ms"; fi
+expect "timeout --json" 0 wap exec --json --timeout 200 --kill-after 200 -c 'trap "" TERM; echo before; sleep 30'
+jcheck "timed_out result" "$OUT" 'j["timed_out"] and j["signal"]=="SIGKILL" and j["stdout"]=="before\n" and j["timeout_ms"]==200'
+expect "SIGTERM ends a polite command at the timeout" 0 wap exec --json --timeout 200 -- sleep 30
+jcheck "polite command got SIGTERM" "$OUT" 'j["timed_out"] and j["signal"]=="SIGTERM" and j["duration_ms"]<3000'
+# a daemon that double-forks, leaves the session and ignores SIGTERM
+expect "double-forked daemon" 0 wap exec --json --kill-after 200 -c '(setsid sh -c "trap \"\" TERM; echo \$\$ > daemon.pid; exec sleep 60" </dev/null >/dev/null 2>&1 &); sleep 0.3; echo started'
+pid=$(cat "$W/daemon.pid")
+if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then ok "daemon $pid was killed"; else fail "daemon $pid still alive"; kill -9 "$pid"; fi
+expect "background job holding the pipe" 0 wap exec --json -c 'sleep 60 & echo $! > bg.pid; echo done'
+pid=$(cat "$W/bg.pid")
+if ! kill -0 "$pid" 2>/dev/null; then ok "background job was killed"; else fail "background job alive"; kill -9 "$pid"; fi
+jcheck "returned at once" "$OUT" 'j["stdout"]=="done\n" and j["duration_ms"]<3000'
+# SIGTERM / SIGINT to wap itself
+for s in TERM INT; do
+	rm -f "$W/sig.pid"
+	wap exec -c 'echo $$ > sig.pid; sleep 60' & wp=$!
+	for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$W/sig.pid" ] && break; sleep 0.1; done
+	kill -$s $wp
+	wait $wp; st=$?
+	pid=$(cat "$W/sig.pid")
+	[ $s = TERM ] && want=143 || want=130
+	same "SIG$s to wap: exit status" "$st" "$want"
+	if ! kill -0 "$pid" 2>/dev/null; then ok "SIG$s to wap: command killed"; else fail "SIG$s: command alive"; kill -9 "$pid"; fi
+done
+# wap itself killed outright: the reaper notices (parent-death signal)
+rm -f "$W/sig.pid"
+wap exec --kill-after 300 -c 'echo $$ > sig.pid; exec sleep 60' & wp=$!
+for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$W/sig.pid" ] && break; sleep 0.1; done
+kill -9 $wp; wait $wp 2>/dev/null
+pid=$(cat "$W/sig.pid"); sleep 0.5
+if ! kill -0 "$pid" 2>/dev/null; then ok "SIGKILL to wap: command killed"; else fail "SIGKILL to wap: command alive"; kill -9 "$pid"; fi
+mkdir -p "$W/.wap"
+echo '{"limits": {"maxExecutionTimeCap": 300}}' > "$W/.wap/config.json"
+expect "the configured maximum caps --timeout" 124 wap exec --timeout 100000 -- sleep 30
+rm "$W/.wap/config.json"
+
+# ---- command policy ----
+deny() { # DESC LINE: refused by --deny rm --deny 'git push'
+	expect "deny: $1" 14 wap exec --deny rm --deny 'git push' -c "$2"
+	has "deny: $1: names the command" "$ERR" "Command not allowed:"
+}
+deny "plain" 'rm -rf x'
+deny "after ;" 'ls; rm x'
+deny "after &&" 'true && rm x'
+deny "after ||" 'false || rm x'
+deny "in a pipe" 'ls | rm x'
+deny "in the background" 'rm x & echo'
+deny "after a newline" "$(printf 'ls\nrm x')"
+deny "inside \$(...)" 'echo $(rm x)'
+deny "inside \"\$(...)\"" 'echo "$(rm x)"'
+deny "inside backticks" 'echo `rm x`'
+deny "absolute path" '/bin/rm x'
+deny "relative path" './../../bin/rm x'
+deny "quoted" '"rm" x'
+deny "partly quoted" "r'm' x"
+deny "escaped" 'r\m x'
+deny "line continuation" "$(printf 'r\\\nm x')"
+deny "variable program" 'X=rm; $X x'
+deny "\${VAR} program" '${X:-rm} x'
+deny "glob program" '/bin/r? x'
+deny "brace expansion" '{rm,x}'
+deny "ANSI-C quoting" "\$'\\x72m' x"
+deny "command substitution as program" '$(echo rm) x'
+deny "env wrapper" 'env FOO=1 rm x'
+deny "sudo wrapper" 'sudo -u root rm x'
+deny "timeout wrapper" 'timeout 5 rm x'
+deny "nohup wrapper" 'nohup rm x'
+deny "xargs" 'echo x | xargs rm'
+deny "find -exec" 'find . -exec rm {} \;'
+deny "bash -c" 'bash -c "rm x"'
+deny "sh -c nested" "sh -c 'echo; bash -c \"rm x\"'"
+deny "eval" 'eval "rm x"'
+deny "assignment prefix" 'FOO=1 rm x'
+deny "if/then" 'if true; then rm x; fi'
+deny "subshell" '(rm x)'
+deny "process substitution" 'cat <(rm x)'
+deny "here-doc substitution" "$(printf 'cat <<EOF\n$(rm x)\nEOF')"
+deny "arithmetic substitution" 'echo $(( $(rm x) + 1 ))'
+deny "program with arguments" 'git push origin main'
+deny "function body" 'f() { rm x; }; f'
+expect "deny: names the offending command" 14 wap exec --json --deny rm -c 'ls; rm -rf x'
+jcheck "COMMAND_RESTRICTED JSON" "$OUT" 'j["code"]=="COMMAND_RESTRICTED" and j["error"]=="Command not allowed: rm -rf x (matches --deny entry '"'"'rm'"'"')" and j["details"]["program"]=="rm"'
+expect "deny: argv form" 14 wap exec --deny rm -- /usr/bin/rm x
+expect "deny: other commands run" 0 wap exec --deny rm --deny 'git push' -c 'echo rm; echo "$(echo rm)" > /dev/null; git --version >/dev/null'
+same "deny: output" "$OUT" "rm"
+expect "deny: quoted here-doc body is data" 0 wap exec --deny rm -c "$(printf 'cat <<"EOF"\nrm x\nEOF')"
+expect "deny: a word named like the command is not it" 0 wap exec --deny rm -c 'echo rm > rmfile; cat rmfile'
+expect "allow: listed command" 0 wap exec --allow ls --allow 'git status' -c 'cd sub && ls'
+expect "allow: unlisted command" 14 wap exec --allow ls -c 'ls; cat in.txt'
+has "allow: message" "$ERR" "'cat' is not in --allow"
+expect "allow: arguments must match" 14 wap exec --allow 'git status' -- git push
+expect "allow: computed program refused" 14 wap exec --allow ls -c 'X=ls; $X'
+has "allow: unverifiable message" "$ERR" "computed at run time"
+expect "allow: wrappers need both" 14 wap exec --allow ls -c 'sudo ls'
+mkdir -p "$W/.wap"
+echo '{"security": {"restrictedCommands": ["rm", "curl"]}}' > "$W/.wap/config.json"
+expect "config restrictedCommands" 14 wap exec -c 'echo; curl http://x'
+has "config list named" "$ERR" "restrictedCommands entry 'curl'"
+expect "a request cannot allow what the config denies" 14 wap exec --allow rm -- rm -f nothing
+echo '{"security": {"restrictedCommands": ["rm"], "allowedCommands": ["rm", "echo"]}}' > "$W/.wap/config.json"
+expect "config allowedCommands overrides its deny-list" 0 wap exec -- rm -f nothing
+expect "config allowedCommands" 14 wap exec -- ls
+echo '{"security": {"allowCommandExecution": false}}' > "$W/.wap/config.json"
+expect "allowCommandExecution false" 15 wap exec --json -- true
+jcheck "FEATURE_DISABLED" "$OUT" 'j["code"]=="FEATURE_DISABLED" and "allowCommandExecution" in j["error"]'
+rm "$W/.wap/config.json"
+
+# ---- sandbox ----
+abi=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))' 2>/dev/null || echo 0)
+if [ "${abi:-0}" -ge 1 ]; then
+	mkdir -p "$T/tmp" "$T/outside"
+	export TMPDIR=$T/tmp
+	expect "sandbox: writing inside the root" 0 wap exec --sandbox -c 'echo in > inside.txt && cat inside.txt'
+	same "sandbox: inside written" "$OUT" "in"
+	expect "sandbox: writing outside the root fails" 1 wap exec --sandbox -c "echo out > $T/outside/x"
+	has "sandbox: permission denied" "$ERR" "Permission denied"
+	check "sandbox: nothing written outside" test ! -e "$T/outside/x"
+	expect "sandbox: the temp dir is writable" 0 wap exec --sandbox -c 'echo t > "$TMPDIR/t" && cat "$TMPDIR/t"'
+	expect "sandbox: /dev/null is writable" 0 wap exec --sandbox -c 'echo x > /dev/null'
+	expect "sandbox: system dirs readable" 0 wap exec --sandbox -- /bin/cat /etc/hostname
+	expect "sandbox: other dirs unreadable" 2 wap exec --sandbox -- /bin/ls "$T/outside"
+	expect "sandbox: through config" 1 wap exec --config /dev/stdin -c "echo out > $T/outside/y" <<-'EOF'
+	{"security": {"sandbox": true}}
+	EOF
+	expect "read-only mode: root not writable" 1 wap exec --read-only -c 'echo x > ro.txt'
+	expect "read-only mode: root readable" 0 wap exec --read-only -- cat in.txt
+	unset TMPDIR
+	expect "no Landlock: --sandbox fails loudly" 15 env WAP_LANDLOCK_ABI=0 wap exec --sandbox -- true
+	has "no Landlock message" "$ERR" "Sandbox unavailable"
+	# a loopback listener; --no-network must not reach it
+	python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1], "w").write(str(s.getsockname()[1])); time.sleep(20)' "$T/port" & lp=$!
+	for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$T/port" ] && break; sleep 0.1; done
+	port=$(cat "$T/port")
+	conn="import socket; socket.create_connection(('127.0.0.1', $port), timeout=2); print('connected')"
+	expect "network: connect works without --no-network" 0 wap exec -- /usr/bin/python3 -c "$conn"
+	same "network: connected" "$OUT" "connected"
+	expect "network: --no-network denies connect" 1 wap exec --no-network -- /usr/bin/python3 -c "$conn"
+	lacks "network: not connected" "$OUT" "connected"
+	expect "network: --sandbox --no-network" 1 wap exec --sandbox --no-network -- /usr/bin/python3 -c "$conn"
+	expect "network: namespace fallback (Landlock ABI < 4)" 1 env WAP_LANDLOCK_ABI=3 wap exec --no-network -- /usr/bin/python3 -c "$conn"
+	kill $lp 2>/dev/null; wait $lp 2>/dev/null
+	expect "rlimit: --max-file-size" 0 wap exec --json --max-file-size 1000 -c 'head -c 5000 /dev/zero > big.bin'
+	jcheck "rlimit: file size exceeded" "$OUT" 'j["exit_code"]!=0'
+	check "rlimit: file cut" test "$(wc -c < "$W/big.bin")" -le 1000
+	expect "rlimit: --max-memory" 0 wap exec --json --max-memory 100000000 -- /usr/bin/python3 -c 'x = bytearray(300000000)'
+	jcheck "rlimit: MemoryError" "$OUT" 'j["exit_code"]!=0 and "MemoryError" in j["stderr"]'
+else
+	ok "# SKIP no Landlock on this kernel"
+	expect "no Landlock: --sandbox fails loudly" 15 wap exec --sandbox -- true
+fi

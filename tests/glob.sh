@@ -1,0 +1,163 @@
+# glob: pattern syntax, order, limits, filters, result shapes and errors.
+. tests/lib.sh
+cd "$W"
+mkdir -p src/lib/deep src/config tests/config node_modules/p .git/objects build .hidden
+for f in src/a.ts src/b.ts src/lib/c.ts src/lib/deep/d.ts src/x.c src/y.h src/lib/z.c \
+	 tests/t1.js tests/t2.js README.md node_modules/p/i.ts build/out.ts .git/objects/o.ts \
+	 .hidden/h.ts src/config/app.json 'src/we{ird}.txt'; do
+	echo x > "$f"
+done
+touch -d '2021-01-01' src/a.ts
+touch -d '2023-01-01' src/b.ts
+touch -d '2022-01-01' src/lib/c.ts
+touch -d '2020-01-01' src/lib/deep/d.ts
+touch -d '2019-01-01' .hidden/h.ts
+
+expect "** finds at any depth" 0 wap-glob '**/*.ts' --sort path
+same "sorted by path, hidden found, excluded skipped" "$OUT" ".hidden/h.ts
+src/a.ts
+src/b.ts
+src/lib/c.ts
+src/lib/deep/d.ts"
+expect "default order: newest first" 0 wap glob '**/*.ts'
+same "mtime order" "$OUT" "src/b.ts
+src/lib/c.ts
+src/a.ts
+src/lib/deep/d.ts
+.hidden/h.ts"
+expect "--sort mtime" 0 wap glob '**/*.ts' --sort mtime
+same "--sort mtime is the default" "$OUT" "$(wap glob '**/*.ts')"
+expect "--sort none" 0 wap glob '**/*.ts' --sort none
+same "--sort none: same set" "$(printf '%s\n' "$OUT" | sort)" "$(wap glob '**/*.ts' --sort path | sort)"
+expect "* stays in one directory" 0 wap glob 'src/*.ts' --sort path
+same "src/*.ts" "$OUT" "src/a.ts
+src/b.ts"
+expect "no slash: top of PATH only" 0 wap glob '*.md'
+same "*.md" "$OUT" "README.md"
+expect "?" 0 wap glob 'tests/t?.js' --sort path
+same "? one char" "$OUT" "tests/t1.js
+tests/t2.js"
+expect "[abc]" 0 wap glob 'src/[ab].ts' --sort path
+same "class" "$OUT" "src/a.ts
+src/b.ts"
+expect "[!a]" 0 wap glob 'src/[!a].ts'
+same "negated class" "$OUT" "src/b.ts"
+expect "[a-c] range" 0 wap glob 'src/[a-b].ts' --sort path
+same "range" "$OUT" "src/a.ts
+src/b.ts"
+expect "{a,b}" 0 wap glob 'src/**/*.{c,h}' --sort path
+same "braces" "$OUT" "src/lib/z.c
+src/x.c
+src/y.h"
+expect "nested braces" 0 wap glob '{src/{x,y}.{c,h},tests/t{1,9}.js}' --sort path
+same "nested braces" "$OUT" "src/x.c
+src/y.h
+tests/t1.js"
+expect "escaped brace" 0 wap glob 'src/we\{ird\}.txt'
+same "escape" "$OUT" "src/we{ird}.txt"
+expect "**/config finds directories" 0 wap glob '**/config' --sort path
+same "directories named config" "$OUT" "src/config
+tests/config"
+expect "PATH" 0 wap glob '*.ts' src --sort path
+same "relative to PATH, paths from the root" "$OUT" "src/a.ts
+src/b.ts"
+expect "PATH and **" 0 wap glob '**/*.ts' src/lib --sort path
+same "under PATH" "$OUT" "src/lib/c.ts
+src/lib/deep/d.ts"
+expect "--type d" 0 wap glob 'src/**' --type d --sort path
+same "directories only" "$OUT" "src/config
+src/lib
+src/lib/deep"
+expect "-t f" 0 wap glob 'src/lib/**' -t f --sort path
+same "files only" "$OUT" "src/lib/c.ts
+src/lib/deep/d.ts
+src/lib/z.c"
+expect "--type bad" 2 wap glob '*' --type x
+has "bad type" "$ERR" "Invalid type 'x'"
+
+# --- JSON shape and limits
+expect "--json" 0 wap glob 'src/*.ts' --json --sort path
+jcheck "files/isTruncated/totalFound" "$OUT" 'j["totalFound"] == 2 and j["isTruncated"] is False and [f["path"] for f in j["files"]] == ["src/a.ts","src/b.ts"]'
+jcheck "file object" "$OUT" 'j["files"][0]["isDirectory"] is False and j["files"][0]["mtime"].startswith("2021-01-01T")'
+jcheck "directory object" "$(wap glob '**/config' --json)" 'all(f["isDirectory"] for f in j["files"])'
+expect "--max-results" 0 wap glob '**/*.ts' --max-results 2 --json
+jcheck "truncated, total" "$OUT" 'len(j["files"]) == 2 and j["isTruncated"] is True and j["totalFound"] == 5'
+expect "-m text" 0 wap glob '**/*.ts' -m 1
+has "truncation said" "$OUT" "1 of 5 shown"
+for i in $(seq 1 120); do : > "many$i.log"; done
+jcheck "default 100" "$(wap glob '*.log' --json)" 'len(j["files"]) == 100 and j["totalFound"] == 120'
+jcheck "-m 0: all" "$(wap glob '*.log' -m 0 --json)" 'len(j["files"]) == 120 and not j["isTruncated"]'
+rm -f many*.log
+
+# --- no match
+expect "no match exits 1" 1 wap glob '**/*.nothing'
+same "nothing printed" "$OUT" ""
+jcheck "empty list, not an error" "$(wap glob '**/*.nothing' --json)" 'j == {"files": [], "isTruncated": False, "totalFound": 0}'
+expect "missing literal directory is no match" 1 wap glob 'nodir/**/*.ts'
+expect "--tagged" 0 wap glob '**/config' --tagged --sort path
+same "[DIR]/[FILE] form" "$OUT" "Found 2 match(es) for '**/config':
+
+[DIR] src/config
+[DIR] tests/config"
+expect "--tagged files" 0 wap glob '*.md' --tagged
+has "[FILE]" "$OUT" "[FILE] README.md"
+expect "--tagged none" 1 wap glob '*.zz' --tagged
+same "no matches text" "$OUT" "No matches found for pattern '*.zz' in ."
+
+# --- exclusions, ignore files, symlinks
+expect "--no-default-excludes" 0 wap glob '**/*.ts' --no-default-excludes --sort path
+same "defaults off, .git never" "$OUT" ".hidden/h.ts
+build/out.ts
+node_modules/p/i.ts
+src/a.ts
+src/b.ts
+src/lib/c.ts
+src/lib/deep/d.ts"
+printf '*.js\n' > .gitignore
+mv .git .git-off
+expect "no git: .gitignore not applied" 0 wap glob 'tests/*' --sort path
+same "outside a work tree" "$OUT" "tests/config
+tests/t1.js
+tests/t2.js"
+mv .git-off .git
+mkdir .git/info
+expect "git work tree: .gitignore applies" 0 wap glob 'tests/*' --sort path
+same ".gitignore applied" "$OUT" "tests/config"
+expect "--no-ignore" 0 wap glob 'tests/*' --no-ignore --sort path
+same "--no-ignore" "$OUT" "tests/config
+tests/t1.js
+tests/t2.js"
+echo 'lib/' > src/.ignore
+expect ".ignore applies" 0 wap glob 'src/**/*.ts' --sort path
+same ".ignore" "$OUT" "src/a.ts
+src/b.ts"
+rm -f .gitignore src/.ignore
+ln -s src/lib linklib
+ln -s / rootlink
+ln -s . self
+expect "symlinks listed, not followed" 0 wap glob 'link*' --json
+jcheck "link is listed" "$OUT" '[f["path"] for f in j["files"]] == ["linklib"] and j["files"][0]["isDirectory"] is False'
+expect "--follow" 0 wap glob '**/c.ts' --follow --sort path
+same "--follow: through the link, loop-safe" "$OUT" "linklib/c.ts
+src/lib/c.ts"
+expect "-L never leaves the root" 1 wap glob 'rootlink/*' -L
+expect "-L: the link itself" 0 wap glob 'root*' -L
+same "a link leaving the root is listed, not followed" "$OUT" "rootlink"
+rm -f linklib rootlink self
+
+# --- errors
+expect "missing pattern" 2 wap glob
+has "missing pattern message" "$ERR" "missing PATTERN"
+expect "unbalanced brace" 2 wap glob '{a,b'
+has "invalid glob" "$ERR" "Invalid glob '{a,b': unbalanced '{'"
+jcheck "invalid glob JSON" "$(wap glob '{a' --json)" 'j["code"] == "INVALID_ARGUMENT"'
+expect "PATH missing" 2 wap glob '*' no/such
+has "directory not found" "$ERR" "Directory not found: no/such"
+expect "PATH is a file" 2 wap glob '*' README.md
+has "not a directory" "$ERR" "Not a directory: README.md"
+expect "PATH outside" 2 wap glob '*' ../..
+has "access denied" "$ERR" "Access denied"
+expect "bad sort" 2 wap glob '*' --sort size
+has "bad sort message" "$ERR" "Invalid sort 'size'"
+expect "-j1 same answer" 0 wap glob '**/*.ts' -j1 --sort path
+same "-j1" "$OUT" "$(wap glob '**/*.ts' -j2 --sort path)"

@@ -1,0 +1,306 @@
+# grep: every flag, the result shapes, errors, and agreement with ripgrep.
+. tests/lib.sh
+cd "$W"
+mkdir -p src/sub node_modules/m .github .git build deep/a/b
+printf 'alpha\nbeta PM_RESUME one\ngamma\ndelta\nPM_RESUME two\nzeta\n' > src/a.c
+printf 'hello world\nfoo_resume bar\nFoo_Resume baz\n' > src/sub/b.h
+printf 'x = PM_SUSPEND\n' > src/c.py
+printf 'PM_RESUME in node_modules\n' > node_modules/m/i.js
+printf 'PM_RESUME in build\n' > build/out.c
+printf 'PM_RESUME in git\n' > .git/config
+printf 'on: PM_RESUME\n' > .github/ci.yml
+printf 'bin\000ary PM_RESUME\n' > bin.dat
+printf 'deep PM_RESUME\n' > deep/a/b/d.txt
+
+# --- lines, exit status
+expect "match exits 0" 0 wap-grep PM_RESUME
+same "sorted path:line:text, hidden searched, excluded/binary skipped" "$OUT" ".github/ci.yml:1:on: PM_RESUME
+deep/a/b/d.txt:1:deep PM_RESUME
+src/a.c:2:beta PM_RESUME one
+src/a.c:5:PM_RESUME two"
+expect "no match exits 1" 1 wap grep NO_SUCH_TEXT
+same "no match prints nothing" "$OUT" ""
+expect "through wap grep too" 0 wap grep PM_RESUME src
+same "PATH limits the search" "$OUT" "src/a.c:2:beta PM_RESUME one
+src/a.c:5:PM_RESUME two"
+expect "a file as PATH" 0 wap grep PM_RESUME src/a.c
+has "file PATH" "$OUT" "src/a.c:5:PM_RESUME two"
+expect "several PATHs" 0 wap grep PM_RESUME src/a.c deep
+has "second PATH searched" "$OUT" "deep/a/b/d.txt:1:"
+
+# --- --json: the WAP searchFiles shape
+expect "--json" 0 wap grep PM_RESUME src --json
+jcheck "searchFiles shape" "$OUT" 'set(j) >= {"matches","isTruncated","totalMatches"} and j["totalMatches"] == 2 and j["isTruncated"] is False'
+jcheck "match object" "$OUT" 'j["matches"][0] == {"path":"src/a.c","line":2,"matchText":"beta PM_RESUME one","contextBefore":[],"contextAfter":[]}'
+jcheck "binary files counted" "$(wap grep PM_RESUME --json)" 'j["binaryFilesSkipped"] == 1'
+
+# --- matching flags
+expect "-i" 0 wap grep -i foo_resume src
+same "-i both cases" "$OUT" "src/sub/b.h:2:foo_resume bar
+src/sub/b.h:3:Foo_Resume baz"
+expect "--ignore-case long" 0 wap grep --ignore-case FOO_RESUME src
+has "long -i" "$OUT" "Foo_Resume"
+expect "-w needs a word" 1 wap grep -w resume src
+same "-w: nothing printed" "$OUT" ""
+expect "-w no match exits 1" 1 wap grep -w RESUME src
+expect "-w word" 0 wap grep -w PM_RESUME src
+has "-w finds the word" "$OUT" "src/a.c:2"
+expect "-x" 0 wap grep -x gamma src
+same "-x whole line" "$OUT" "src/a.c:3:gamma"
+expect "-x partial is no match" 1 wap grep -x gam src
+expect "-v" 0 wap grep -v a src/a.c
+same "-v inverts" "$OUT" "src/a.c:5:PM_RESUME two"
+expect "-F literal" 1 wap grep -F 'PM.RESUME' src
+expect "regex dot matches" 0 wap grep 'PM.RESUME' src
+expect "-F with regex metacharacters" 0 wap grep -F '= PM_' src
+same "-F text" "$OUT" "src/c.py:1:x = PM_SUSPEND"
+expect "-e twice" 0 wap grep -e alpha -e zeta src
+same "-e alternatives" "$OUT" "src/a.c:1:alpha
+src/a.c:6:zeta"
+expect "-e then PATH" 0 wap grep -e alpha src/a.c
+same "-e: first argument is a PATH" "$OUT" "src/a.c:1:alpha"
+expect "-U multiline" 0 wap grep -U 'gamma\ndelta' src
+same "-U prints each line" "$OUT" "src/a.c:3:gamma
+src/a.c:4:delta"
+expect "without -U no match across lines" 1 wap grep 'gamma\ndelta' src
+expect "alternation" 0 wap grep 'PM_RESUME|PM_SUSPEND' src
+has "alternation both" "$OUT" "src/c.py:1:x = PM_SUSPEND"
+
+# --- output modes
+expect "-l" 0 wap grep -l PM_RESUME
+same "-l files" "$OUT" ".github/ci.yml
+deep/a/b/d.txt
+src/a.c"
+jcheck "-l --json" "$(wap grep -l PM_RESUME --json)" 'j["files"] == [".github/ci.yml","deep/a/b/d.txt","src/a.c"] and j["isTruncated"] is False'
+expect "-c" 0 wap grep -c PM_RESUME src
+same "-c counts" "$OUT" "src/a.c:2"
+jcheck "-c --json" "$(wap grep -c PM_RESUME --json src)" 'j["counts"] == [{"path":"src/a.c","count":2}] and j["totalMatches"] == 2'
+expect "-o" 0 wap grep -o 'PM_\w+' src
+same "-o parts" "$OUT" "src/a.c:2:PM_RESUME
+src/a.c:5:PM_RESUME
+src/c.py:1:PM_SUSPEND"
+expect "-o twice on a line" 0 wap grep -o 'a' src/sub/b.h
+same "-o each occurrence" "$OUT" "src/sub/b.h:2:a
+src/sub/b.h:3:a"
+expect "-C1" 0 wap grep -C1 PM_RESUME src/a.c
+same "-C1 context, merged" "$OUT" "src/a.c-1-alpha
+src/a.c:2:beta PM_RESUME one
+src/a.c-3-gamma
+src/a.c-4-delta
+src/a.c:5:PM_RESUME two
+src/a.c-6-zeta"
+expect "-A1" 0 wap grep -A1 alpha src/a.c
+same "-A1" "$OUT" "src/a.c:1:alpha
+src/a.c-2-beta PM_RESUME one"
+expect "-B2" 0 wap grep -B2 gamma src/a.c
+same "-B2" "$OUT" "src/a.c-1-alpha
+src/a.c-2-beta PM_RESUME one
+src/a.c:3:gamma"
+expect "-A0 separators" 0 wap grep -A1 -e alpha -e zeta src/a.c
+same "-- between groups" "$OUT" "src/a.c:1:alpha
+src/a.c-2-beta PM_RESUME one
+--
+src/a.c:6:zeta"
+jcheck "context in JSON" "$(wap grep -C1 gamma src/a.c --json)" 'j["matches"][0]["contextBefore"] == ["beta PM_RESUME one"] and j["matches"][0]["contextAfter"] == ["delta"]'
+
+# --- limits
+for i in $(seq 1 30); do echo "hit $i"; done > many.txt
+expect "--max-results" 0 wap grep hit many.txt --max-results 5 --json
+jcheck "truncated with the true total" "$OUT" 'len(j["matches"]) == 5 and j["isTruncated"] is True and j["totalMatches"] == 30'
+expect "-m text" 0 wap grep hit many.txt -m 3
+has "truncation said" "$OUT" "3 of 30 matches shown"
+jcheck "-m 0 is all" "$(wap grep hit many.txt -m 0 --json)" 'len(j["matches"]) == 30 and not j["isTruncated"]'
+jcheck "default 100" "$(for i in $(seq 1 150); do echo "hit $i"; done > many2.txt; wap grep hit many2.txt --json)" 'len(j["matches"]) == 100 and j["totalMatches"] == 150'
+python3 -c 'print("x" * 3000 + " NEEDLE")' > long.txt
+expect "long line" 0 wap grep NEEDLE long.txt --json
+jcheck "line cut at 2000" "$OUT" 'j["matches"][0]["matchText"].startswith("x" * 2000) and "cut" in j["matches"][0]["matchText"] and len(j["matches"][0]["matchText"]) < 2100'
+rm -f many.txt many2.txt long.txt
+
+# --- filters
+expect "--include" 0 wap grep PM_ --include '*.py'
+same "--include only" "$OUT" "src/c.py:1:x = PM_SUSPEND"
+expect "--include twice" 0 wap grep PM_ --include '*.py' --include '*.yml'
+has "--include both" "$OUT" ".github/ci.yml"
+expect "--exclude dir" 0 wap grep PM_RESUME --exclude src --exclude deep
+same "--exclude prunes" "$OUT" ".github/ci.yml:1:on: PM_RESUME"
+expect "--exclude file glob" 0 wap grep PM_ --exclude '*.c' src
+same "--exclude *.c" "$OUT" "src/c.py:1:x = PM_SUSPEND"
+expect "--type c" 0 wap grep -i resume --type c
+same "--type c: .c and .h" "$OUT" "src/a.c:2:beta PM_RESUME one
+src/a.c:5:PM_RESUME two
+src/sub/b.h:2:foo_resume bar
+src/sub/b.h:3:Foo_Resume baz"
+expect "-t py" 0 wap grep PM_ -t py
+same "-t py" "$OUT" "src/c.py:1:x = PM_SUSPEND"
+expect "--type unknown" 2 wap grep PM_ --type cobol
+has "unknown type message" "$ERR" "Unknown file type 'cobol'"
+expect "--max-depth 1" 1 wap grep PM_RESUME --max-depth 1 src/..
+expect "--max-depth 2" 0 wap grep PM_RESUME --max-depth 2
+same "--max-depth 2" "$OUT" ".github/ci.yml:1:on: PM_RESUME
+src/a.c:2:beta PM_RESUME one
+src/a.c:5:PM_RESUME two"
+expect "--no-default-excludes" 0 wap grep -l PM_RESUME --no-default-excludes
+same "defaults off, .git never" "$OUT" ".github/ci.yml
+build/out.c
+deep/a/b/d.txt
+node_modules/m/i.js
+src/a.c"
+expect "-a binary as text" 0 wap grep -l PM_RESUME -a
+has "-a searches binary" "$OUT" "bin.dat"
+expect "--text long" 0 wap grep -l ary --text
+has "--text" "$OUT" "bin.dat"
+
+# --- sort
+touch -d '2020-01-01' src/a.c; touch -d '2024-01-01' deep/a/b/d.txt; touch -d '2022-01-01' .github/ci.yml
+expect "--sort mtime" 0 wap grep -l PM_RESUME --sort mtime
+same "newest first" "$OUT" "deep/a/b/d.txt
+.github/ci.yml
+src/a.c"
+expect "--sort none" 0 wap grep -l PM_RESUME --sort none
+same "--sort none finds the same" "$(printf '%s\n' "$OUT" | sort)" ".github/ci.yml
+deep/a/b/d.txt
+src/a.c"
+expect "--sort bad" 2 wap grep x --sort size
+has "bad sort message" "$ERR" "Invalid sort 'size'"
+expect "-j1" 0 wap grep -j1 PM_RESUME
+same "-j1 same output" "$OUT" "$(wap grep -j4 PM_RESUME)"
+expect "--threads 3" 0 wap grep --threads 3 -c PM_RESUME
+
+# --- symlinks
+ln -s src/a.c link.c
+ln -s src srclink
+ln -s / rootlink
+ln -s .. up
+expect "links not followed" 0 wap grep -l alpha
+same "only the file itself" "$OUT" "src/a.c"
+expect "--follow" 0 wap grep -l alpha --follow
+same "--follow: links inside the root, loop-safe, never outside" "$OUT" "link.c
+src/a.c
+srclink/a.c"
+expect "-L" 0 wap grep -L -c alpha
+rm -f link.c srclink rootlink up
+
+# --- archives
+mkdir -p arch && tar czf arch/t.tar.gz src/a.c && printf 'gz PM_RESUME\n' | gzip > arch/one.txt.gz
+(cd "$T" && rm -f z.zip && python3 -c 'import zipfile; z=zipfile.ZipFile("z.zip","w"); z.writestr("in/zip.txt","zip PM_RESUME\n"); z.close()' && mv z.zip "$W/arch/")
+expect "archives skipped by default" 1 wap grep PM_RESUME arch
+expect "-z" 0 wap grep -z PM_RESUME arch
+same "-z members" "$OUT" "arch/one.txt.gz:1:gz PM_RESUME
+arch/t.tar.gz//src/a.c:2:beta PM_RESUME one
+arch/t.tar.gz//src/a.c:5:PM_RESUME two
+arch/z.zip//in/zip.txt:1:zip PM_RESUME"
+expect "--search-archives" 0 wap grep --search-archives -l zip arch
+same "zip member" "$OUT" "arch/z.zip//in/zip.txt"
+rm -rf arch
+
+# --- replace
+expect "--replace shows" 0 wap grep 'PM_(\w+)' -r 'pm_$1' src/a.c
+same "replaced lines" "$OUT" "src/a.c:2:beta pm_RESUME one
+src/a.c:5:pm_RESUME two"
+same "file untouched" "$(cat src/a.c | head -2 | tail -1)" "beta PM_RESUME one"
+cp src/a.c src/w.c
+expect "--replace --write" 0 wap grep 'PM_(\w+)' --replace '${1}_X' --write src/w.c --json
+jcheck "{count, files}" "$OUT" 'j == {"count": 2, "files": ["src/w.c"]}'
+same "file rewritten" "$(cat src/w.c)" "alpha
+beta RESUME_X one
+gamma
+delta
+RESUME_X two
+zeta"
+expect "--write text" 1 wap grep 'NOPE' -r x --write src/w.c
+expect "--write without --replace" 2 wap grep x --write
+has "needs --replace" "$ERR" "--write needs --replace"
+expect "--write read-only" 2 wap grep alpha -r b --write src/w.c --read-only
+has "read-only refused" "$ERR" "read-only"
+jcheck "read-only JSON error" "$(wap grep alpha -r b --write src/w.c --read-only --json)" 'j["code"] == "PATH_RESTRICTED"'
+rm -f src/w.c
+
+# --- jsonl: ripgrep's message stream
+expect "--jsonl" 0 wap grep --jsonl PM_RESUME src
+printf '%s\n' "$OUT" > "$T/jl"
+check "--jsonl lines are JSON" python3 -c '
+import json,sys
+m=[json.loads(l) for l in open(sys.argv[1])]
+t=[x["type"] for x in m]
+assert t==["begin","match","match","end","summary"], t
+a=m[1]["data"]
+assert a["path"]=={"text":"src/a.c"} and a["lines"]=={"text":"beta PM_RESUME one\n"}, a
+assert a["line_number"]==2 and a["absolute_offset"]==6, a
+assert a["submatches"]==[{"match":{"text":"PM_RESUME"},"start":5,"end":14}], a
+assert m[3]["data"]["stats"]["matched_lines"]==2
+assert m[4]["data"]["stats"]["searches_with_match"]==1
+' "$T/jl"
+expect "--jsonl context" 0 wap grep --jsonl -C1 gamma src/a.c
+printf '%s\n' "$OUT" > "$T/jl"
+check "--jsonl context messages" python3 -c '
+import json,sys
+m=[json.loads(l) for l in open(sys.argv[1])]
+t=[x["type"] for x in m]
+assert t==["begin","context","match","context","end","summary"], t
+assert m[1]["data"]["line_number"]==2 and m[1]["data"]["absolute_offset"]==6, m[1]
+assert m[3]["data"]["lines"]["text"]=="delta\n" and m[3]["data"]["absolute_offset"]==31, m[3]
+' "$T/jl"
+expect "--jsonl no match" 1 wap grep --jsonl NOPE_NOPE src
+
+# --- errors
+expect "invalid regex" 2 wap grep 'a(b' src
+same "PCRE2 message and offset" "$ERR" "wap grep: Invalid regex 'a(b': missing closing parenthesis at offset 3"
+expect "invalid regex --json" 2 wap grep '[z-a]' --json
+jcheck "INVALID_ARGUMENT with offset" "$OUT" 'j["code"] == "INVALID_ARGUMENT" and j["details"]["offset"] == 3 and "range out of order" in j["error"]'
+expect "missing pattern" 2 wap grep
+has "missing pattern message" "$ERR" "missing PATTERN"
+expect "missing path" 2 wap grep x no/such/dir
+has "not found" "$ERR" "File not found"
+jcheck "not found JSON" "$(wap grep x no/such --json)" 'j["code"] == "FILE_NOT_FOUND"'
+expect "outside the root" 2 wap grep x ../..
+has "access denied" "$ERR" "Access denied"
+expect "unknown option" 2 wap grep --frobnicate x
+expect "bad -A" 2 wap grep -A -1 x
+expect "--restrict honoured" 0 wap grep -l PM_RESUME --restrict 'deep/**'
+lacks "restricted path skipped" "$OUT" "deep/"
+
+# --- agreement with ripgrep on a generated tree
+if command -v rg >/dev/null 2>&1; then
+	G=$T/gen
+	mkdir -p "$G"
+	python3 - "$G" <<'EOF'
+import os, random, sys
+random.seed(7)
+root = sys.argv[1]
+words = ["alpha", "beta", "PM_RESUME", "pm_resume", "dev_resume", "foo_resume(x)", "suspend",
+         "PM_SUSPEND", "return", "int", "x->y", "a.b", "TODO:", "Ünïcode", "naïve", "résumé",
+         "tab\there", "end;", "{", "}", "0x1f", "sk", "KS", "ſ"]
+for d in range(30):
+    p = os.path.join(root, "d%d" % (d % 7), "s%d" % d)
+    os.makedirs(p, exist_ok=True)
+    for f in range(8):
+        with open(os.path.join(p, "f%d.%s" % (f, random.choice(["c", "h", "txt", "py"]))), "w") as fh:
+            for l in range(random.randint(0, 60)):
+                fh.write(" ".join(random.choice(words) for _ in range(random.randint(0, 9))) + "\n")
+with open(os.path.join(root, "noeol.txt"), "w") as fh:
+    fh.write("last PM_RESUME")
+with open(os.path.join(root, "crlf.txt"), "w") as fh:
+    fh.write("one PM_RESUME\r\ntwo\r\n")
+EOF
+	cd "$G"
+	for p in PM_RESUME pm_resume '\w+_resume\b' 'PM_RESUME|PM_SUSPEND' 'resume\(' 'a\.b' '^\w+$' \
+		 'x->y' '[0-9]+' '^$' 'é' 'TODO:\s+\w' '(?i)ks' 'sk$' 'end;$' '\bint\b' '.' 'alpha beta'; do
+		for f in "" -i -w -x -F -v; do
+			WAP_ROOT=$G wap grep $f -m 0 --no-ignore -- "$p" 2>&1 | tr -d '\r' | sort > "$T/w.out"
+			rg $f -n --no-heading -uu --no-config -- "$p" . 2>&1 | sed 's|^\./||' | tr -d '\r' | sort > "$T/r.out"
+			if cmp -s "$T/w.out" "$T/r.out"; then ok "same lines as rg: $f '$p'"
+			else fail "same lines as rg: $f '$p': $(diff "$T/w.out" "$T/r.out" | head -5)"; fi
+		done
+	done
+	for p in PM_RESUME '\w+_resume\b'; do
+		WAP_ROOT=$G wap grep -c -m 0 -- "$p" | sort > "$T/w.out"
+		rg -c -uu --no-config -- "$p" . | sed 's|^\./||' | sort > "$T/r.out"
+		if cmp -s "$T/w.out" "$T/r.out"; then ok "same counts as rg: '$p'"; else fail "counts differ: '$p'"; fi
+		WAP_ROOT=$G wap grep -o -m 0 -- "$p" | sort > "$T/w.out"
+		rg -o -n --no-heading -uu --no-config -- "$p" . | sed 's|^\./||' | sort > "$T/r.out"
+		if cmp -s "$T/w.out" "$T/r.out"; then ok "same -o as rg: '$p'"; else fail "-o differs: '$p': $(diff "$T/w.out" "$T/r.out" | head -3)"; fi
+	done
+	cd "$W"
+else
+	ok "same lines as rg # SKIP rg not installed"
+fi

@@ -1,0 +1,145 @@
+# ignore: the walker's .gitignore / .git/info/exclude decisions agree with
+# git's (`git check-ignore`, `git ls-files --others --exclude-standard`) on
+# a tree with nested ignore files, negations, anchored, directory-only,
+# "**" and character-class patterns.
+. tests/lib.sh
+export HOME=$T GIT_CONFIG_NOSYSTEM=1 XDG_CONFIG_HOME=$T/xdg
+cd "$W"
+git init -q .
+mkdir -p a/b/c docs/build2 logs/keep out src/gen src/lib/tmp tmpdir/x 'sp ace' weird \
+	 deep/er/est nested/logs anch/sub/anch
+while IFS= read -r f; do echo x > "$f"; done <<'EOF'
+top.o
+top.c
+keep.log
+app.log
+logs/x.log
+logs/keep/important.log
+logs/keep/other.txt
+a/b/c/f.o
+a/b/c/f.c
+a/b/c/g.tmp
+a/b.tmp
+a/x.bak
+a/b/x.bak
+docs/build2/out.html
+docs/readme.md
+out/bin
+out/keep.txt
+src/gen/g.c
+src/gen/keep.c
+src/lib/tmp/t.c
+src/lib/l.c
+src/main.c
+tmpdir/x/y.c
+tmpdir/z
+weird/#hash
+weird/!bang
+weird/trail
+weird/file1
+weird/fileA
+weird/file9
+deep/er/est/leaf.c
+deep/er/leaf.d
+nested/logs/n.log
+anch/anch
+anch/sub/anch/f
+anch/sub/anch.txt
+root.txt
+sp ace/f ile.txt
+EOF
+cat > .gitignore <<'EOF'
+# comment
+*.o
+*.log
+!keep.log
+/root.txt
+out/*
+!out/keep.txt
+tmpdir/
+**/gen/*
+!**/gen/keep.c
+a/**/*.bak
+docs/build2/
+\#hash
+\!bang
+trail   
+file[0-9]
+deep/**/leaf.*
+/anch
+EOF
+cat > logs/.gitignore <<'EOF'
+!*.log
+x.log
+EOF
+cat > logs/keep/.gitignore <<'EOF'
+*.txt
+EOF
+cat > src/.gitignore <<'EOF'
+lib/tmp
+/main.c
+EOF
+cat > a/.gitignore <<'EOF'
+b/c/*.tmp
+*.tmp
+!b.tmp
+EOF
+cat > nested/.gitignore <<'EOF'
+logs/
+EOF
+mkdir -p .git/info
+printf 'top.c\n' > .git/info/exclude
+
+# every path (files and directories), as wap lists them and as git decides
+find . -path ./.git -prune -o -mindepth 1 -print | sed 's|^\./||' | LC_ALL=C sort > "$T/all"
+wap glob "**" --no-default-excludes --sort path -m 0 2>"$T/err" | LC_ALL=C sort > "$T/wap"
+check "wap glob ran" test -s "$T/wap"
+git check-ignore --stdin < "$T/all" | LC_ALL=C sort > "$T/ignored"
+check "git ignores something" test -s "$T/ignored"
+LC_ALL=C comm -23 "$T/all" "$T/ignored" > "$T/kept"
+if cmp -s "$T/wap" "$T/kept"; then ok "wap keeps exactly what git check-ignore does not ignore"
+else fail "wap vs git check-ignore: $(diff "$T/wap" "$T/kept" | head -20 | tr '\n' ' ')"; fi
+while IFS= read -r p; do
+	if grep -qxF -- "$p" "$T/ignored"; then want=ignored; else want=kept; fi
+	if grep -qxF -- "$p" "$T/wap"; then got=kept; else got=ignored; fi
+	same "$p: $want as git says" "$got" "$want"
+done < "$T/all"
+
+# files: git ls-files --others --exclude-standard
+git ls-files --others --exclude-standard | LC_ALL=C sort > "$T/gitfiles"
+wap glob '**' --type f --no-default-excludes --sort path -m 0 | LC_ALL=C sort > "$T/wapfiles"
+if cmp -s "$T/wapfiles" "$T/gitfiles"; then ok "files agree with git ls-files --others --exclude-standard"
+else fail "files differ: $(diff "$T/wapfiles" "$T/gitfiles" | head -10 | tr '\n' ' ')"; fi
+
+# grep walks the same way
+echo NEEDLE > top.o
+echo NEEDLE > src/lib/tmp/n.c
+echo NEEDLE > src/lib/n.c
+expect "grep honours the ignore files" 0 wap grep -l NEEDLE
+same "grep skips ignored files" "$OUT" "src/lib/n.c"
+expect "grep --no-ignore" 0 wap grep -l NEEDLE --no-ignore
+same "grep --no-ignore" "$OUT" "src/lib/n.c
+src/lib/tmp/n.c
+top.o"
+
+# a search below the top still applies the ancestors' files
+expect "search from a subdirectory" 0 wap grep -l NEEDLE src/lib
+same "ancestor .gitignore applies" "$OUT" "src/lib/n.c"
+expect "glob from a subdirectory" 0 wap glob '**' src --sort path -m 0
+same "glob below the top agrees" "$OUT" "$(grep '^src/' "$T/wap"; echo src/lib/n.c)"
+
+# .ignore (ripgrep's): applies with or without git, wins over .gitignore
+echo '!*.o' > .ignore
+expect ".ignore overrides .gitignore" 0 wap grep -l NEEDLE
+same ".ignore re-includes" "$OUT" "src/lib/n.c
+top.o"
+rm .ignore
+rm -rf .git
+expect "outside a work tree .gitignore is not applied" 0 wap grep -l NEEDLE
+same "no git, no .gitignore" "$OUT" "src/lib/n.c
+src/lib/tmp/n.c
+top.o"
+echo '*.o' > .ignore
+expect ".ignore without git" 0 wap grep -l NEEDLE
+same ".ignore applies without git" "$OUT" "src/lib/n.c
+src/lib/tmp/n.c"

@@ -1,0 +1,7 @@
+import http from "node:http";
+
+const PORT = 3000;
+
+http.createServer((req, res) => {
+  res.end("ok");
+}).listen(PORT);

@@ -1,0 +1,5 @@
+Option Explicit
+Sub Main()
+    MsgBox "hello"
+    MsgBox "bye"
+End Sub

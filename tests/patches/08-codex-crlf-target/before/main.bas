@@ -1,0 +1,4 @@
+Option Explicit
+Sub Main()
+    MsgBox "hi"
+End Sub

@@ -1,0 +1,4 @@
+func f() {
+	x := 2
+	return x
+}

@@ -1,0 +1,4 @@
+func f() {
+	x := 1   
+	return x
+}

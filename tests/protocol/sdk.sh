@@ -1,0 +1,27 @@
+# protocol/sdk: the official MCP TypeScript SDK (pinned in
+# tests/protocol/package.json and package-lock.json) as the client, over
+# stdio and over Streamable HTTP.  Installs the SDK with `npm ci` when
+# node_modules is missing; skips only when npm cannot reach the registry.
+. tests/lib.sh
+P=$(pwd)/tests/protocol
+if [ ! -d "$P/node_modules/@modelcontextprotocol/sdk" ]; then
+	if ! (cd "$P" && timeout 300 npm ci --no-audit --no-fund >"$T/npm.log" 2>&1); then
+		echo "ok 1 - MCP SDK tests # SKIP npm ci failed (no registry?): $(tail -1 "$T/npm.log")"
+		exit 0
+	fi
+fi
+for d in "$W" "$T/ws2"; do
+	mkdir -p "$d/sub"
+	printf 'hello\n' > "$d/a.txt"
+	printf '# Notes\nTODO: one\n' > "$d/notes.md"
+	echo 'int x;' > "$d/sub/b.c"
+done
+wap serve --http 127.0.0.1:0 --root "$T/ws2" 2>"$T/http.log" &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$T"' EXIT
+for _ in $(seq 1 100); do
+	port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$T/http.log")
+	[ -n "$port" ] && break
+	sleep 0.05
+done
+node "$P/sdk.mjs" "$WAP" "$W" "http://127.0.0.1:$port"

@@ -1,0 +1,192 @@
+# serve-http: MCP Streamable HTTP (`wap serve --http`): every status code,
+# sessions, Host/Origin allow-lists, bearer tokens, SSE progress, /health
+# answered while calls run, and the same answers as the CLI and stdio.
+. tests/lib.sh
+echo hello > "$W/a.txt"
+mkdir -p "$W/sub" && echo 'int x;' > "$W/sub/b.c"
+PIDS=
+cleanup() { for p in $PIDS; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$T"; }
+trap cleanup EXIT
+start() { # LOG ARGS... : start a server on a free port, set $U
+	log=$1; shift
+	wap serve --http 127.0.0.1:0 "$@" 2>"$log" &
+	PIDS="$PIDS $!"
+	for _ in $(seq 1 100); do
+		port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$log")
+		[ -n "$port" ] && break
+		sleep 0.05
+	done
+	U=http://127.0.0.1:$port
+}
+INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+# post BODY [CURL ARGS...]: status in $CODE, headers in $T/h, body in $BODY
+post() {
+	b=$1; shift
+	CODE=$(curl -s -o "$T/b" -D "$T/h" -w '%{http_code}' -X POST "$U/mcp" \
+		-H 'content-type: application/json' -H 'accept: application/json, text/event-stream' "$@" --data-binary "$b")
+	BODY=$(cat "$T/b")
+}
+start "$T/s1.log" --audit "$T/audit.jsonl"
+check "server started and said where" test -n "$port"
+
+CODE=$(curl -s -o "$T/b" -w '%{http_code}' "$U/health"); BODY=$(cat "$T/b")
+same "GET /health is 200" "$CODE" 200
+jcheck "/health body" "$BODY" 'j=={"status":"ok","service":"wap","version":j["version"]} and j["version"]'
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/health" -d x)
+same "POST /health is 405" "$CODE" 405
+CODE=$(curl -s -o /dev/null -w '%{http_code}' "$U/nope")
+same "unknown path is 404" "$CODE" 404
+
+post "$INIT"
+same "initialize is 200" "$CODE" 200
+SID=$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')
+check "initialize issues Mcp-Session-Id" test ${#SID} -ge 32
+jcheck "initialize negotiates the version" "$BODY" 'j["result"]["protocolVersion"]=="2025-06-18"'
+S="-H mcp-session-id:$SID"
+post '{"jsonrpc":"2.0","method":"notifications/initialized"}' $S
+same "a notification is 202" "$CODE" 202
+same "202 has no body" "$BODY" ""
+post '{"jsonrpc":"2.0","id":9,"result":{}}' $S
+same "a response is 202" "$CODE" 202
+post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+same "no session id is 400" "$CODE" 400
+jcheck "400 carries a JSON-RPC error" "$BODY" 'j["error"]["code"]==-32600 and "Mcp-Session-Id" in j["error"]["message"]'
+post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' -H 'mcp-session-id: 0123456789abcdef0123456789abcdef'
+same "unknown session is 404" "$CODE" 404
+post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' $S
+same "tools/list in the session is 200" "$CODE" 200
+jcheck "tools/list over HTTP lists read" "$BODY" '"read" in [t["name"] for t in j["result"]["tools"]]'
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' $S -H 'mcp-protocol-version: 2025-06-18'
+same "a supported MCP-Protocol-Version is accepted" "$CODE" 200
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' $S -H 'mcp-protocol-version: 1999-01-01'
+same "an unsupported MCP-Protocol-Version is 400" "$CODE" 400
+post '{"jsonrpc":"2.0","id":3,' $S
+same "a parse error is 400" "$CODE" 400
+jcheck "with -32700" "$BODY" 'j["error"]["code"]==-32700'
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" $S -H 'content-type: text/plain' -d '{"jsonrpc":"2.0","id":3,"method":"ping"}')
+same "a wrong Content-Type is 415" "$CODE" 415
+head -c 70000 /dev/zero | tr '\0' x > "$T/big"
+post "@$T/big" $S
+same "a message under the limit that is not JSON is 400" "$CODE" 400
+post '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}' $S
+same "tools/call is 200" "$CODE" 200
+jcheck "tools/call result" "$BODY" 'j["result"]["structuredContent"]["content"]=="hello\n" and j["result"]["isError"] is False'
+post '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read","arguments":{"path":"../x"}}}' $S
+jcheck "tool failure is a result with isError" "$BODY" 'j["result"]["isError"] is True and "ACCESS_DENIED" in j["result"]["content"][0]["text"]'
+post '[{"jsonrpc":"2.0","id":6,"method":"ping"},{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"info"}}]' $S
+jcheck "a batch is answered with an array" "$BODY" 'sorted(r["id"] for r in j)==[6,7]'
+CODE=$(curl -s -o /dev/null -w '%{http_code}' "$U/mcp" $S)
+same "GET /mcp is 405" "$CODE" 405
+CODE=$(curl -s -D "$T/h" -o /dev/null -w '%{http_code}' "$U/mcp" $S)
+check "405 carries Allow" grep -qi '^allow: POST, DELETE' "$T/h"
+
+# SSE when the call asks for progress
+post '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"exec","arguments":{"command":"sleep 1.3; echo fin"},"_meta":{"progressToken":42}}}' $S
+same "progress call is 200" "$CODE" 200
+check "as text/event-stream" grep -qi '^content-type: text/event-stream' "$T/h"
+has "SSE carries notifications/progress" "$BODY" 'data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":42'
+has "then the result" "$BODY" '"id":8,"result"'
+
+# /health and other calls are answered while a call runs
+post '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"exec","arguments":{"command":"sleep 2"}}}' $S &
+bg=$!
+sleep 0.3
+t0=$(date +%s%N)
+CODE=$(curl -s -o /dev/null -w '%{http_code}' "$U/health")
+post '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}' $S
+t1=$(date +%s%N)
+same "/health during a long call" "$CODE" 200
+check "health and a read answered in under 1 s while exec sleeps" test $(( (t1 - t0) / 1000000 )) -lt 1000
+wait $bg
+
+# cancellation over HTTP
+post '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"exec","arguments":{"command":"sleep 30"}}}' $S &
+bg=$!
+sleep 0.3
+post '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12}}' $S
+same "notifications/cancelled is 202" "$CODE" 202
+t0=$(date +%s)
+wait $bg
+check "the cancelled exec stopped at once" test $(( $(date +%s) - t0 )) -lt 5
+
+# DNS rebinding protection
+post '{"jsonrpc":"2.0","id":1,"method":"ping"}' $S -H 'Host: evil.example'
+same "a foreign Host is 403" "$CODE" 403
+post '{"jsonrpc":"2.0","id":1,"method":"ping"}' $S -H 'Host: localhost:1234'
+same "Host localhost:any is allowed" "$CODE" 200
+post '{"jsonrpc":"2.0","id":1,"method":"ping"}' $S -H 'Host: [::1]:99'
+same "Host [::1]:any is allowed" "$CODE" 200
+post '{"jsonrpc":"2.0","id":1,"method":"ping"}' $S -H 'Origin: http://evil.example'
+same "a foreign Origin is 403" "$CODE" 403
+post '{"jsonrpc":"2.0","id":1,"method":"ping"}' $S -H 'Origin: null'
+same "Origin null is 403" "$CODE" 403
+post '{"jsonrpc":"2.0","id":1,"method":"ping"}' $S -H 'Origin: http://localhost:3000'
+same "a loopback Origin is allowed" "$CODE" 200
+post '{"jsonrpc":"2.0","id":1,"method":"ping"}' $S -H 'Host: 127.0.0.1.evil.example'
+same "a Host that only starts like loopback is 403" "$CODE" 403
+
+# DELETE ends the session
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$U/mcp")
+same "DELETE without a session is 400" "$CODE" 400
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$U/mcp" $S)
+same "DELETE ends the session (200)" "$CODE" 200
+post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' $S
+same "the ended session is 404" "$CODE" 404
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$U/mcp" $S)
+same "DELETE of an unknown session is 404" "$CODE" 404
+
+AUD=$(cat "$T/audit.jsonl")
+has "HTTP calls are audited with their session" "$AUD" "\"session\":\"$SID\""
+
+# the size limit
+start "$T/s2.log" --max-message 2048
+post "$INIT"
+S2="-H mcp-session-id:$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')"
+post "@$T/big" $S2
+same "a message over --max-message is 413" "$CODE" 413
+
+# tokens and widened allow-lists
+start "$T/s3.log" --token s3cret --allowed-hosts myhost.lan,other.lan --allowed-origins https://app.example
+post "$INIT"
+same "no token is 401" "$CODE" 401
+check "401 says Bearer" grep -qi '^www-authenticate: Bearer' "$T/h"
+post "$INIT" -H 'Authorization: Bearer wrong'
+same "a wrong token is 401" "$CODE" 401
+post "$INIT" -H 'Authorization: Bearer s3cret'
+same "the right token is 200" "$CODE" 200
+CODE=$(curl -s -o /dev/null -w '%{http_code}' "$U/health")
+same "/health needs no token" "$CODE" 200
+post "$INIT" -H 'Authorization: Bearer s3cret' -H 'Host: myhost.lan:8080'
+same "--allowed-hosts widens Host" "$CODE" 200
+post "$INIT" -H 'Authorization: Bearer s3cret' -H 'Origin: https://app.example'
+same "--allowed-origins widens Origin" "$CODE" 200
+post "$INIT" -H 'Authorization: Bearer s3cret' -H 'Origin: http://app.example'
+same "but only that origin" "$CODE" 403
+WAP_TOKEN=envtok start "$T/s4.log"
+post "$INIT"
+same "WAP_TOKEN also requires a token" "$CODE" 401
+post "$INIT" -H 'Authorization: Bearer envtok'
+same "WAP_TOKEN's token is accepted" "$CODE" 200
+lacks "the token is never logged" "$(cat "$T"/s*.log "$T/audit.jsonl")" "s3cret"
+
+expect "a bad --http is a usage error" 2 wap serve --http nonsense
+has "says what it wants" "$ERR" "HOST:PORT"
+
+# ---- same answer on every door: CLI --json, stdio, HTTP ----
+start "$T/s5.log"
+python3 tests/serve/doors.py "$WAP" "$W" "$U" > "$T/doors" 2>&1
+while IFS= read -r line; do
+	case $line in
+	"ok "*) ok "doors: ${line#ok * - }" ;;
+	"not ok "*) fail "doors: ${line#not ok * - }" ;;
+	*) echo "# $line" ;;
+	esac
+done < "$T/doors"
+
+# clean shutdown on SIGTERM; under ASan, no leak and no error in any server
+for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
+st=0
+for p in $PIDS; do wait "$p" || st=$?; done
+PIDS=
+same "servers exit 0 on SIGTERM" "$st" 0
+lacks "no sanitizer report from the servers" "$(cat "$T"/s*.log)" "Sanitizer"

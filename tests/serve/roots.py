@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""roots.py WAP ROOT - `wap serve --roots-from-client`: the server asks the
+client for roots/list after notifications/initialized, and the first root
+inside the workspace becomes the root of later calls; a root outside never
+widens it.  TAP lines."""
+import json, os, subprocess, sys
+
+wap, root = sys.argv[1:3]
+n = 0
+
+
+def ok(c, d):
+    global n
+    n += 1
+    print(("ok" if c else "not ok") + f" {n} - {d}")
+
+
+def session(roots, caps=True):
+    p = subprocess.Popen([wap, "serve", "--root", root, "--roots-from-client"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    send = lambda m: (p.stdin.write(json.dumps(m) + "\n"), p.stdin.flush())
+    recv = lambda: json.loads(p.stdout.readline())
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+          "params": {"protocolVersion": "2025-06-18", "capabilities": {"roots": {"listChanged": True}} if caps else {}}})
+    recv()
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    asked = None
+    if caps:
+        asked = recv()
+        send({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": roots}})
+    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "info", "arguments": {}}})
+    info = recv()
+    send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "read", "arguments": {"path": "../a.txt"}}})
+    esc = recv()
+    p.stdin.close()
+    p.wait(timeout=10)
+    return asked, info["result"]["structuredContent"]["root"], esc["result"], p.returncode
+
+
+sub = os.path.join(root, "sub")
+asked, r, esc, rc = session([{"uri": "file://" + sub.replace(" ", "%20"), "name": "sub"}])
+ok(asked and asked.get("method") == "roots/list", "the server asks roots/list after initialized")
+ok(r == os.path.realpath(sub), f"a root inside the workspace narrows it ({r})")
+ok(esc.get("isError") and "ACCESS_DENIED" in esc["content"][0]["text"], "the old root is now outside")
+ok(rc == 0, "exits 0")
+asked, r, esc, rc = session([{"uri": "file:///etc"}, {"uri": "file://" + root + "/../.."}])
+ok(r == os.path.realpath(root), f"roots outside the workspace never widen it ({r})")
+asked, r, esc, rc = session([], caps=False)
+ok(asked is None and r == os.path.realpath(root), "a client without the roots capability is not asked")

@@ -1,0 +1,224 @@
+/* test_cmdpolicy.c - the shell-line splitter and the command lists. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmdpolicy.h"
+#include "strbuf.h"
+
+/* Split LINE and render it as "prog a b | prog2 ..." (words joined by
+ * spaces, commands by " | ", computed programs marked with a leading '!'). */
+static char *split(const char *line)
+{
+	struct wap_cmdlist cl = { 0 };
+	struct wap_err err = { 0 };
+	struct wap_sb sb = WAP_SB_INIT;
+
+	assert_int_equal(wap_cmd_split(line, &cl, &err), 0);
+	for (size_t i = 0; i < cl.n; i++) {
+		if (i)
+			wap_sb_adds(&sb, " | ");
+		if (cl.v[i].flags[0] & WAP_CMDW_DYN)
+			wap_sb_addc(&sb, '!');
+		for (size_t k = 0; k < cl.v[i].n; k++) {
+			if (k)
+				wap_sb_addc(&sb, ' ');
+			wap_sb_adds(&sb, cl.v[i].words[k]);
+		}
+	}
+	wap_cmdlist_release(&cl);
+	return wap_sb_detach(&sb);
+}
+
+#define SPLIT(line, want) do { \
+		char *got_ = split(line); \
+		assert_string_equal(got_, want); \
+		free(got_); \
+	} while (0)
+
+static void test_separators(void **state)
+{
+	(void)state;
+	SPLIT("ls -l", "ls -l");
+	SPLIT("a; b && c || d | e & f", "a | b | c | d | e | f");
+	SPLIT("a\nb\n\nc", "a | b | c");
+	SPLIT("a |& b", "a | b");
+	SPLIT("(a; b) && { c; }", "a | b | c");
+	SPLIT("", "");
+	SPLIT("   # just a comment", "");
+	SPLIT("a # comment; rm", "a");
+	SPLIT("echo a#b", "echo a#b");
+}
+
+static void test_quotes(void **state)
+{
+	(void)state;
+	SPLIT("'r'm \"-rf\" x", "rm -rf x");
+	SPLIT("r\\m x", "rm x");
+	SPLIT("echo 'a; rm x'", "echo a; rm x");
+	SPLIT("echo \"a && b\"", "echo a && b");
+	SPLIT("r\\\nm x", "rm x");
+	SPLIT("echo \"it's\"", "echo it's");
+	SPLIT("$'rm' x", "rm x");
+	SPLIT("$'\\x72m' x", "!x72m x");
+}
+
+static void test_substitutions(void **state)
+{
+	(void)state;
+	SPLIT("echo $(rm x)", "rm x | echo $");
+	SPLIT("echo `rm x`", "rm x | echo $");
+	SPLIT("echo \"$(rm x; ls)\"", "rm x | ls | echo $");
+	SPLIT("echo $(echo $(rm x))", "rm x | echo $ | echo $");
+	SPLIT("cat <(rm x) >(ls)", "rm x | ls | cat $ $");
+	SPLIT("echo $((1 + $(rm x)))", "rm x | echo $");
+	SPLIT("echo ${X:-$(rm x)}", "rm x | echo $");
+	SPLIT("$(echo rm) x", "echo rm | !$ x");
+	SPLIT("$X x", "!$ x");
+	SPLIT("${X} x", "!$ x");
+	SPLIT("echo $((2*(3+4)))", "echo $");
+}
+
+static void test_words(void **state)
+{
+	(void)state;
+	SPLIT("FOO=1 BAR=\"a b\" rm x", "rm x");
+	SPLIT("FOO=1", "");
+	SPLIT("echo FOO=1", "echo FOO=1");
+	SPLIT("\"FOO\"=1 x", "FOO=1 x");
+	SPLIT("if true; then rm x; elif a; then b; else c; fi", "true | rm x | a | b | c");
+	SPLIT("while read l; do rm $l; done", "read l | rm $");
+	SPLIT("for f in a b; do rm $f; done", "rm $");
+	SPLIT("! rm x", "rm x");
+	SPLIT("time -p rm x", "rm x");
+	SPLIT("f() { rm x; }", "f | rm x");
+	SPLIT("function f { rm x; }", "rm x");
+	SPLIT("r* x", "!r* x");
+	SPLIT("{rm,-rf} x", "!{rm,-rf} x");
+	SPLIT("[ -f x ] && [[ -d y ]]", "[ -f x ]");
+	SPLIT("'if' x", "if x");
+}
+
+static void test_redirections(void **state)
+{
+	(void)state;
+	SPLIT("echo hi > rm", "echo hi");
+	SPLIT("echo hi 2>&1 >>log < in", "echo hi");
+	SPLIT("cmd &> out; rm x", "cmd | rm x");
+	SPLIT("cmd 2> >(rm x)", "rm x | cmd");
+	SPLIT("cat <<< 'rm x'", "cat");
+	SPLIT("cat <<EOF\nrm x\nEOF\nls", "cat | ls");
+	SPLIT("cat <<'EOF'\n$(rm x)\nEOF\nls", "cat | ls");
+	SPLIT("cat <<EOF\n$(rm x)\nEOF\nls", "cat | rm x | ls");
+	SPLIT("cat <<-EOF\n\trm x\n\tEOF\nls", "cat | ls");
+	SPLIT("cat <<A <<B\nx\nA\ny\nB\nls", "cat | ls");
+}
+
+static int check(const char *allow[], const char *deny[], const char *line)
+{
+	struct wap_cmdrules r = { (char *const *)allow, (char *const *)deny, true, "allow", "deny" };
+	struct wap_err err = { 0 };
+	int rc = wap_cmd_check(&r, line, NULL, &err);
+
+	if (rc)
+		assert_int_equal(err.kind, WAP_E_CMD_RESTRICTED);
+	wap_err_release(&err);
+	return rc;
+}
+
+static void test_check(void **state)
+{
+	const char *deny[] = { "rm", "git push", "python*", NULL };
+	const char *allow[] = { "ls", "git status", "make", NULL };
+	const char *none[] = { NULL };
+
+	(void)state;
+	assert_int_equal(check(none, deny, "ls -l"), 0);
+	assert_int_equal(check(none, deny, "rm x"), -1);
+	assert_int_equal(check(none, deny, "/usr/bin/rm x"), -1);
+	assert_int_equal(check(none, deny, "git push"), -1);
+	assert_int_equal(check(none, deny, "git pull"), 0);
+	assert_int_equal(check(none, deny, "python3 -c 1"), -1);
+	assert_int_equal(check(none, deny, "env -u X A=1 rm x"), -1);
+	assert_int_equal(check(none, deny, "env -S 'rm x'"), -1);
+	assert_int_equal(check(none, deny, "nice -n 5 rm x"), -1);
+	assert_int_equal(check(none, deny, "timeout -s KILL 5 rm x"), -1);
+	assert_int_equal(check(none, deny, "xargs -n 1 rm"), -1);
+	assert_int_equal(check(none, deny, "find . -name x -execdir rm {} +"), -1);
+	assert_int_equal(check(none, deny, "bash -lc 'rm x'"), -1);
+	assert_int_equal(check(none, deny, "sh -c \"$X\""), -1);
+	assert_int_equal(check(none, deny, "eval rm x"), -1);
+	assert_int_equal(check(none, deny, "command rm x"), -1);
+	assert_int_equal(check(none, deny, "exec rm x"), -1);
+	assert_int_equal(check(none, deny, "$CMD x"), -1);
+	assert_int_equal(check(none, deny, "echo $CMD"), 0);
+	assert_int_equal(check(none, none, "$CMD x"), 0);	/* no list: nothing to verify */
+	assert_int_equal(check(allow, none, "ls && make -j2"), 0);
+	assert_int_equal(check(allow, none, "cd x && ls"), 0);
+	assert_int_equal(check(allow, none, "git status"), 0);
+	assert_int_equal(check(allow, none, "git commit"), -1);
+	assert_int_equal(check(allow, none, "ls | cat"), -1);
+	assert_int_equal(check(allow, none, "source x.sh"), -1);
+	/* an allow entry overrides a deny entry in one rule set */
+	{
+		const char *a2[] = { "rm", NULL };
+		assert_int_equal(check(a2, deny, "rm x"), 0);
+	}
+}
+
+static void test_message(void **state)
+{
+	const char *deny[] = { "rm", NULL };
+	struct wap_cmdrules r = { NULL, (char *const *)deny, false, "allowedCommands",
+				  "restrictedCommands" };
+	struct wap_err err = { 0 };
+	char *argv[] = { "/bin/rm", "-rf", "x", NULL };
+
+	(void)state;
+	assert_int_equal(wap_cmd_check(&r, "ls; rm -rf x", NULL, &err), -1);
+	assert_string_equal(err.msg, "Command not allowed: rm -rf x (matches restrictedCommands entry 'rm')");
+	assert_string_equal(json_string_value(json_object_get(err.details, "program")), "rm");
+	wap_err_release(&err);
+	assert_int_equal(wap_cmd_check(&r, NULL, argv, &err), -1);
+	assert_string_equal(err.msg, "Command not allowed: /bin/rm -rf x (matches restrictedCommands entry 'rm')");
+	wap_err_release(&err);
+}
+
+static void test_deep(void **state)
+{
+	struct wap_cmdlist cl = { 0 };
+	struct wap_err err = { 0 };
+	char line[1000];
+	size_t n = 0;
+
+	(void)state;
+	for (int i = 0; i < 100; i++)
+		n += snprintf(line + n, sizeof(line) - n, "$(");
+	snprintf(line + n, sizeof(line) - n, "rm");
+	assert_int_equal(wap_cmd_split(line, &cl, &err), -1);
+	wap_cmdlist_release(&cl);
+	wap_err_release(&err);
+	/* unterminated constructs end at the end of the line */
+	SPLIT("echo \"abc", "echo abc");
+	SPLIT("echo $(rm x", "rm x | echo $");
+	SPLIT("echo 'x", "echo x");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_separators),
+		cmocka_unit_test(test_quotes),
+		cmocka_unit_test(test_substitutions),
+		cmocka_unit_test(test_words),
+		cmocka_unit_test(test_redirections),
+		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_message),
+		cmocka_unit_test(test_deep),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,198 @@
+/* test_jsonrpc.c - the JSON-RPC core, the HTTP allow-lists and the audit
+ * summary: what the servers rely on to survive any input. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+#include "http.h"
+#include "jsonrpc.h"
+
+static int code_of(const json_t *r)
+{
+	return (int)json_integer_value(json_object_get(json_object_get(r, "error"), "code"));
+}
+
+static json_t *echo(void *arg, const struct wap_rpc_msg *m)
+{
+	int *calls = arg;
+
+	(*calls)++;
+	if (m->kind != WAP_RPC_REQUEST)
+		return NULL;
+	if (!strcmp(m->method, "fail"))
+		return wap_rpc_error(m->id, WAP_RPC_METHOD_NOT_FOUND, "nope", NULL);
+	if (!strcmp(m->method, "null"))
+		return NULL;
+	return wap_rpc_result(m->id, json_string(m->method));
+}
+
+static json_t *run(const char *text, int *calls)
+{
+	return wap_rpc_process(text, strlen(text), NULL, echo, calls);
+}
+
+static void test_errors(void **state)
+{
+	int calls = 0;
+	json_t *r;
+
+	(void)state;
+	r = run("{\"jsonrpc\":\"2.0\",\"id\":1,", &calls);
+	assert_int_equal(code_of(r), WAP_RPC_PARSE_ERROR);
+	assert_true(json_is_null(json_object_get(r, "id")));
+	json_decref(r);
+	r = run("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":3}", &calls);
+	assert_int_equal(code_of(r), WAP_RPC_INVALID_REQUEST);
+	assert_int_equal(json_integer_value(json_object_get(r, "id")), 7);
+	json_decref(r);
+	r = run("{\"jsonrpc\":\"1.0\",\"id\":\"a\",\"method\":\"m\"}", &calls);
+	assert_int_equal(code_of(r), WAP_RPC_INVALID_REQUEST);
+	json_decref(r);
+	r = run("{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"m\"}", &calls);
+	assert_int_equal(code_of(r), WAP_RPC_INVALID_REQUEST);
+	json_decref(r);
+	r = run("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":5}", &calls);
+	assert_int_equal(code_of(r), WAP_RPC_INVALID_REQUEST);
+	json_decref(r);
+	r = run("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"null\"}", &calls);
+	assert_int_equal(code_of(r), WAP_RPC_INTERNAL);
+	json_decref(r);
+	r = run("{\"jsonrpc\":\"2.0\",\"id\":123456789012345678901234567890,\"method\":\"m\"}", &calls);
+	assert_int_equal(code_of(r), WAP_RPC_INVALID_REQUEST);
+	json_decref(r);
+	r = run("\"just a string\"", &calls);
+	assert_int_equal(code_of(r), WAP_RPC_INVALID_REQUEST);
+	json_decref(r);
+	assert_int_equal(calls, 1);	/* only the "null" method reached the handler */
+}
+
+static void test_ids_and_notifications(void **state)
+{
+	int calls = 0;
+	json_t *r;
+
+	(void)state;
+	r = run("{\"jsonrpc\":\"2.0\",\"id\":\"x-1\",\"method\":\"hello\"}", &calls);
+	assert_string_equal(json_string_value(json_object_get(r, "id")), "x-1");
+	assert_string_equal(json_string_value(json_object_get(r, "result")), "hello");
+	json_decref(r);
+	r = run("{\"jsonrpc\":\"2.0\",\"id\":-2.5,\"method\":\"hello\"}", &calls);
+	assert_true(json_real_value(json_object_get(r, "id")) == -2.5);
+	json_decref(r);
+	r = run("{\"jsonrpc\":\"2.0\",\"method\":\"note\"}", &calls);
+	assert_null(r);
+	r = run("{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}", &calls);
+	assert_null(r);
+	assert_int_equal(calls, 4);
+}
+
+static void test_batches_and_limits(void **state)
+{
+	int calls = 0;
+	struct wap_rpc_limits lim = { .max_message = 64, .max_batch = 2 };
+	const char *b = "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"},{\"jsonrpc\":\"2.0\",\"method\":\"n\"},5]";
+	json_t *r;
+	char big[200];
+
+	(void)state;
+	r = run(b, &calls);
+	assert_true(json_is_array(r));
+	assert_int_equal(json_array_size(r), 2);	/* the notification has no reply */
+	assert_int_equal(code_of(json_array_get(r, 1)), WAP_RPC_INVALID_REQUEST);
+	json_decref(r);
+	r = run("[]", &calls);
+	assert_int_equal(code_of(r), WAP_RPC_INVALID_REQUEST);
+	json_decref(r);
+	r = run("[{\"jsonrpc\":\"2.0\",\"method\":\"n\"}]", &calls);
+	assert_null(r);
+	r = wap_rpc_process(b, strlen(b), &lim, echo, &calls);
+	assert_int_equal(code_of(r), WAP_RPC_INVALID_REQUEST);	/* over 64 bytes */
+	json_decref(r);
+	lim.max_message = 0;
+	r = wap_rpc_process(b, strlen(b), &lim, echo, &calls);
+	assert_int_equal(code_of(r), WAP_RPC_INVALID_REQUEST);	/* 3 > 2 messages */
+	json_decref(r);
+	lim.no_batches = true;
+	r = wap_rpc_process("[1]", 3, &lim, echo, &calls);
+	assert_int_equal(code_of(r), WAP_RPC_INVALID_REQUEST);
+	json_decref(r);
+	memset(big, '[', sizeof(big));
+	r = wap_rpc_process(big, sizeof(big), NULL, echo, &calls);
+	assert_int_equal(code_of(r), WAP_RPC_PARSE_ERROR);	/* unterminated */
+	json_decref(r);
+	r = wap_rpc_process("{\"a\":\"x\0y\"}", 11, NULL, echo, &calls);
+	assert_int_equal(code_of(r), WAP_RPC_PARSE_ERROR);	/* raw NUL */
+	json_decref(r);
+}
+
+static void test_dump_one_line(void **state)
+{
+	json_t *m = wap_rpc_result(NULL, json_string("a\nb\r\n"));
+	char *s = wap_rpc_dump(m, NULL);
+
+	(void)state;
+	assert_null(strchr(s, '\n'));
+	free(s);
+	json_decref(m);
+}
+
+static void test_allow_lists(void **state)
+{
+	char *extra[] = { "myhost.lan", "https://app.example", NULL };
+
+	(void)state;
+	assert_true(wap_http_host_ok("localhost", NULL));
+	assert_true(wap_http_host_ok("127.0.0.1:8765", NULL));
+	assert_true(wap_http_host_ok("[::1]:1", NULL));
+	assert_true(wap_http_host_ok("LOCALHOST:80", NULL));
+	assert_false(wap_http_host_ok("evil.com", NULL));
+	assert_false(wap_http_host_ok("localhost.evil.com", NULL));
+	assert_false(wap_http_host_ok("127.0.0.1.nip.io:80", NULL));
+	assert_false(wap_http_host_ok("localhost:80x", NULL));
+	assert_false(wap_http_host_ok("", NULL));
+	assert_true(wap_http_host_ok("myhost.lan:9", extra));
+	assert_true(wap_http_origin_ok("http://localhost:3000", NULL));
+	assert_true(wap_http_origin_ok("https://127.0.0.1", NULL));
+	assert_false(wap_http_origin_ok("null", NULL));
+	assert_false(wap_http_origin_ok("http://evil.com", NULL));
+	assert_false(wap_http_origin_ok("http://localhost.evil.com", NULL));
+	assert_false(wap_http_origin_ok("http://localhost/x", NULL));
+	assert_true(wap_http_origin_ok("https://app.example", extra));
+	assert_false(wap_http_origin_ok("http://app.example", extra));
+	assert_true(wap_http_origin_ok("http://myhost.lan:8080", extra));
+}
+
+static void test_audit_summary(void **state)
+{
+	json_t *req = json_pack("{s:s, s:s, s:s, s:[s], s:s, s:s}", "path", "a.txt",
+		"content", "SECRET", "command", "ls", "paths", "x", "url",
+		"https://user:tok@host/repo.git", "stdin", "SECRET2");
+	json_t *s = wap_audit_summary(req);
+	char *text = json_dumps(s, 0);
+
+	(void)state;
+	assert_null(strstr(text, "SECRET"));
+	assert_null(strstr(text, "tok@"));
+	assert_non_null(strstr(text, "\"content_bytes\": 6"));
+	assert_non_null(strstr(text, "\"command\": \"ls\""));
+	free(text);
+	json_decref(s);
+	json_decref(req);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_ids_and_notifications),
+		cmocka_unit_test(test_batches_and_limits),
+		cmocka_unit_test(test_dump_one_line),
+		cmocka_unit_test(test_allow_lists),
+		cmocka_unit_test(test_audit_summary),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

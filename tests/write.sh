@@ -1,0 +1,89 @@
+# write: --content and stdin, modes, parents, versions, mode bits, errors.
+. tests/lib.sh
+
+expect "write --content through the link" 0 wap-write a.txt --content 'hello'
+same "text result" "$OUT" "Created a.txt: 5 bytes written, version $(printf hello | git hash-object --stdin)"
+same "file written" "$(cat "$W/a.txt")" "hello"
+expect "write from stdin through wap write" 0 sh -c 'printf "line1\nline2\n" | wap write b.txt --json'
+J=$OUT
+jcheck "result fields" "$J" "j['success'] is True and j['path'] == 'b.txt' and j['bytesWritten'] == 12 and j['created'] is True and j['version'] == '$(printf 'line1\nline2\n' | git hash-object --stdin)'"
+same "stdin content written" "$(cat "$W/b.txt")" "$(printf 'line1\nline2')"
+expect "binary stdin kept byte for byte" 0 sh -c 'printf "a\0b\377" | wap write bin.dat'
+same "binary bytes" "$(od -An -tx1 "$W/bin.dat" | tr -d ' ')" "610062ff"
+expect "empty content" 0 wap write empty.txt --content ''
+check "empty file created" test -f "$W/empty.txt" -a ! -s "$W/empty.txt"
+
+expect "overwrite (default)" 0 wap write a.txt --content 'new' --json
+jcheck "overwrite result" "$OUT" 'j["created"] is False and j["bytesWritten"] == 3 and j["size"] == 3'
+same "overwritten" "$(cat "$W/a.txt")" "new"
+expect "--mode append" 0 wap write a.txt --mode append --content '+more'
+same "append text" "$OUT" "Appended to a.txt: 5 bytes appended, version $(printf 'new+more' | git hash-object --stdin)"
+same "appended" "$(cat "$W/a.txt")" "new+more"
+expect "--mode append creates" 0 wap write c.txt --mode append --content 'x' --json
+jcheck "append to a missing file creates it" "$OUT" 'j["created"] is True'
+expect "--mode create on an existing file" 10 wap write a.txt --mode create --content 'x'
+same "ALREADY_EXISTS message" "$ERR" "wap write: File already exists: a.txt"
+same "untouched" "$(cat "$W/a.txt")" "new+more"
+expect "--mode create --json error" 10 wap write a.txt --mode create --content 'x' --json
+jcheck "JSON error object" "$OUT" 'j["code"] == "ALREADY_EXISTS" and j["error"] == "File already exists: a.txt"'
+expect "--mode create on a new file" 0 wap write new.txt --mode create --content 'n'
+expect "bad --mode" 2 wap write a.txt --mode sideways --content x
+same "mode message" "$ERR" "wap write: Invalid mode 'sideways': use create, overwrite or append"
+
+expect "parents created" 0 wap write deep/er/still/f.txt --content 'd'
+check "deep file exists" test -f "$W/deep/er/still/f.txt"
+expect "absolute path inside the root" 0 wap write "$(cd "$W" && pwd -P)/abs.txt" --content 'abs' --json
+jcheck "normalised path" "$OUT" 'j["path"] == "abs.txt"'
+expect "dot-dot that stays inside" 0 wap write deep/../dd.txt --content 'dd' --json
+jcheck "normalised" "$OUT" 'j["path"] == "dd.txt"'
+
+# the mode of an existing file is kept; new files follow the umask
+chmod 640 "$W/a.txt"
+wap write a.txt --content 'again' >/dev/null
+same "mode kept" "$(stat -c %a "$W/a.txt")" "640"
+chmod 755 "$W/c.txt"
+wap write c.txt --mode append --content 'y' >/dev/null
+same "mode kept by append" "$(stat -c %a "$W/c.txt")" "755"
+(umask 027; wap write um.txt --content u >/dev/null)
+same "new file mode from umask" "$(stat -c %a "$W/um.txt")" "640"
+check "no temp files left" test -z "$(find "$W" -name '.wap-*')"
+
+# versions
+V=$(wap read a.txt --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')
+expect "--expected-version matching" 0 wap write a.txt --content 'v2' --expected-version "$V" --json
+V2=$(printf v2 | git hash-object --stdin)
+jcheck "new version returned" "$OUT" "j['version'] == '$V2'"
+expect "--expected-version stale" 13 wap write a.txt --content 'v3' --expected-version "$V"
+same "CONFLICT message" "$ERR" "wap write: Conflict: a.txt changed since version $V (now $V2); read it again"
+same "nothing written on conflict" "$(cat "$W/a.txt")" "v2"
+expect "--expected-version stale --json" 13 wap write a.txt --content 'v3' --expected-version "$V" --json
+jcheck "CONFLICT details" "$OUT" "j['code'] == 'CONFLICT' and j['details'] == {'expected_version': '$V', 'current_version': '$V2'}"
+expect "--expected-version '' on an existing file" 13 wap write a.txt --content x --expected-version ''
+same "must-not-exist message" "$ERR" "wap write: Conflict: a.txt exists but was expected not to"
+expect "--expected-version '' on a new file" 0 wap write fresh.txt --content x --expected-version ''
+expect "--expected-version on a missing file" 13 wap write gone.txt --content x --expected-version "$V"
+same "missing message" "$ERR" "wap write: Conflict: gone.txt no longer exists (expected version $V)"
+expect "malformed --expected-version" 2 wap write a.txt --content x --expected-version 'abc'
+same "malformed message" "$ERR" "wap write: Invalid expected_version 'abc': a version is 40 hex digits, as read prints it"
+
+# errors
+mkdir -p "$W/dir"
+expect "writing a directory" 8 wap write dir --content x
+same "NOT_A_FILE message" "$ERR" "wap write: Not a file: dir is a directory"
+expect "a file in the way of the parents" 9 wap write a.txt/sub/f --content x
+same "NOT_A_DIRECTORY message" "$ERR" "wap write: Not a directory: a.txt/sub/f"
+expect "no --content, empty stdin" 0 wap write t.txt --json < /dev/null
+jcheck "empty stdin writes an empty file" "$OUT" 'j["bytesWritten"] == 0'
+expect "no PATH" 2 wap write --content x
+same "usage message" "$ERR" "wap write: missing PATH (see 'wap write --help')"
+expect "read-only workspace" 5 wap write a.txt --content x --read-only
+same "read-only message" "$ERR" "wap write: Path restricted: a.txt (the workspace is read-only)"
+expect "writing the root" 8 wap write . --content x
+same "root message" "$ERR" "wap write: Not a file: . is a directory"
+expect "outside the root" 4 wap write ../out.txt --content x
+check "nothing written outside" test ! -e "$T/out.txt"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	chmod 755 "$T" "$W"; mkdir -p "$W/ro"; chmod 755 "$W/ro"
+	expect "permission denied" 6 setpriv --reuid=65534 --regid=65534 --clear-groups "$WAP" write ro/x --content x
+	same "permission message" "$ERR" "wap write: Permission denied: ro/x"
+fi
