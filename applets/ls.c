@@ -103,7 +103,9 @@ static int walk_dir(struct walk *w, int dfd, const char *rel, const char *shown,
 		/* restricted paths are not shown at all */
 		if (wap_ws_check(ws, r.buf, WAP_ACC_READ, &tmp))
 			goto next;
-		if (w->recursive && w->defaults && wap_ws_default_excluded(s.buf))
+		/* the default globs exclude directories named build and
+		 * what is under them, not a script named build */
+		if (w->recursive && w->defaults && isdir && wap_ws_default_excluded(s.buf))
 			goto next;
 		if (wap_globset_match(&w->excl, s.buf, s.len) ||
 		    (strcmp(r.buf, s.buf) && wap_globset_match(&w->excl, r.buf, r.len)))

@@ -7,9 +7,10 @@
  * bytes); when there is more, a last line says how to read on.  Lines
  * longer than 2000 characters are cut and marked as cut.  A huge file is
  * never loaded whole: lines are read up to the range, and --tail reads
- * from the end.  The result carries the file's version (its git blob id)
- * for `wap write --expected-version` and `wap edit`; files over 64 MiB get
- * no version and their lines are not counted to the end.
+ * from the end.  The result carries the file's version (its git blob
+ * id), which `wap write` and `wap edit` take as the expected version;
+ * files over 64 MiB get no version and their lines are not counted to
+ * the end.
  *
  * A directory gives its entries, one a line, with "/" after
  * subdirectories.  A binary file (a NUL byte in its first 8 KiB) gives its
@@ -460,7 +461,19 @@ static struct archive *ar_open(int fd, const char *rel, struct wap_err *err)
 		return NULL;
 	}
 	archive_read_support_filter_all(a);
-	archive_read_support_format_all(a);
+	/* not format_all: mtree would take a compressed text file's lines
+	 * for member names; raw is the fallback for a compressed plain file */
+	archive_read_support_format_7zip(a);
+	archive_read_support_format_ar(a);
+	archive_read_support_format_cab(a);
+	archive_read_support_format_cpio(a);
+	archive_read_support_format_iso9660(a);
+	archive_read_support_format_lha(a);
+	archive_read_support_format_rar(a);
+	archive_read_support_format_rar5(a);
+	archive_read_support_format_tar(a);
+	archive_read_support_format_xar(a);
+	archive_read_support_format_zip(a);
 	archive_read_support_format_raw(a);
 	if (lseek(fd, 0, SEEK_SET) < 0 || archive_read_open_fd(a, fd, CHUNK) != ARCHIVE_OK) {
 		wap_err_set(err, WAP_E_FAILED, "Cannot read archive %s: %s", rel,

@@ -3,9 +3,9 @@
  * usage: wap write [OPTIONS] PATH [--content TEXT]
  *
  * Write TEXT (or, without --content, everything on stdin) to PATH.  The
- * write is atomic: the bytes go to a temp file in the same directory,
- * which is fsync'd and renamed over PATH, so a crash leaves the old file
- * or the new one, never part of one.  An existing file keeps its mode.
+ * write is atomic: the bytes go to a temp file in the same directory
+ * (unnamed until it is complete), which is fsync'd and renamed over PATH,
+ * so a crash leaves the old file or the new one, never part of one.  An existing file keeps its mode.
  * Missing parent directories are created.  Append is atomic too (old
  * bytes + new bytes, renamed over).
  *

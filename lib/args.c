@@ -28,6 +28,15 @@ const char *wap_opt_key(const struct wap_opt *o, char *keybuf, size_t n)
 	return keybuf;
 }
 
+/* A JSON real that is a whole number a long long can hold (casting any
+ * other double to long long is undefined behaviour). */
+static bool real_is_int(const json_t *v)
+{
+	double d = json_real_value(v);
+
+	return json_is_real(v) && d >= -9.2e18 && d <= 9.2e18 && d == (double)(long long)d;
+}
+
 static int parse_int(const char *s, long long *v)
 {
 	char *end;
@@ -320,7 +329,7 @@ int wap_args_check(const struct wap_applet *a, const json_t *req, struct wap_err
 		switch (o->type) {
 		case WAP_OPT_BOOL: ok = json_is_boolean(v); break;
 		case WAP_OPT_INT: ok = json_is_integer(v) ||
-			(json_is_real(v) && json_real_value(v) == (double)(long long)json_real_value(v));
+			real_is_int(v);
 			break;
 		case WAP_OPT_STR: ok = json_is_string(v); break;
 		case WAP_OPT_STRS: {
@@ -375,7 +384,7 @@ int wap_req_int(const json_t *req, const char *key, long long *out, struct wap_e
 		*out = json_integer_value(v);
 		return 1;
 	}
-	if (json_is_real(v) && json_real_value(v) == (double)(long long)json_real_value(v)) {
+	if (real_is_int(v)) {
 		*out = (long long)json_real_value(v);
 		return 1;
 	}

@@ -68,7 +68,7 @@ long long wap_config_int(const json_t *cfg, const char *dotted, long long dflt)
 
 	if (json_is_integer(v))
 		return json_integer_value(v);
-	if (json_is_real(v))
+	if (json_is_real(v) && json_real_value(v) >= -9.2e18 && json_real_value(v) <= 9.2e18)
 		return (long long)json_real_value(v);
 	return dflt;
 }

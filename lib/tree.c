@@ -159,62 +159,106 @@ static int put_in_place(int dir, const char *tmp, const char *name, bool force, 
 	return wap_err_errno(err, e, drel);
 }
 
-int wap_copy_file(int sfd, int dparent, const char *dname, mode_t mode, bool force, bool sync,
-		  const char *drel, unsigned long long *bytes, struct wap_err *err)
+static int copy_bytes(int sfd, int fd, unsigned long long *total)
 {
-	char tmp[NAME_MAX + 1], *buf = NULL;
-	unsigned long long total = 0;
-	int fd = -1, e;
+	char *buf;
 
-	for (int tries = 0; fd < 0; tries++) {
-		tmp_name(tmp, sizeof(tmp), tries);
-		fd = openat(dparent, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 && (errno != EEXIST || tries > 100))
-			return wap_err_errno(err, errno, drel);
-	}
 	for (;;) {
 		ssize_t r = copy_file_range(sfd, NULL, fd, NULL, 1 << 30, 0);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0 && total == 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-					    errno == EOPNOTSUPP || errno == EBADF))
+		if (r < 0 && *total == 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+					     errno == EOPNOTSUPP || errno == EBADF))
 			break;	/* not supported here: plain read/write below */
 		if (r < 0)
-			goto fail;
+			return -1;
 		if (r == 0)
-			goto done;
-		total += r;
+			return 0;
+		*total += r;
 	}
 	buf = malloc(65536);
 	if (!buf) {
 		errno = ENOMEM;
-		goto fail;
+		return -1;
 	}
 	for (;;) {
 		ssize_t r = read(sfd, buf, 65536), w;
 		char *p = buf;
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0)
-			goto fail;
-		if (r == 0)
-			break;
+		if (r <= 0) {
+			int e = errno;
+			free(buf);
+			errno = e;
+			return r < 0 ? -1 : 0;
+		}
 		while (r > 0) {
 			w = write(fd, p, r);
 			if (w < 0 && errno == EINTR)
 				continue;
-			if (w < 0)
-				goto fail;
+			if (w < 0) {
+				int e = errno;
+				free(buf);
+				errno = e;
+				return -1;
+			}
 			p += w;
 			r -= w;
-			total += w;
+			*total += w;
 		}
 	}
-done:
-	free(buf);
-	buf = NULL;
-	if (fchmod(fd, mode & 07777) || (sync && fsync(fd)))
+}
+
+/* The copy is written unnamed (O_TMPFILE) where the file system allows, so
+ * a copy killed midway leaves nothing; then it is named and renamed into
+ * place. */
+int wap_copy_file(int sfd, int dparent, const char *dname, mode_t mode, bool force, bool sync,
+		  const char *drel, unsigned long long *bytes, struct wap_err *err)
+{
+	char tmp[NAME_MAX + 1], proc[64];
+	unsigned long long total = 0;
+	off_t start = lseek(sfd, 0, SEEK_CUR);
+	bool named = false;
+	int fd, e, tries;
+
+	fd = openat(dparent, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		for (tries = 0; fd < 0; tries++) {
+			tmp_name(tmp, sizeof(tmp), tries);
+			fd = openat(dparent, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 && (errno != EEXIST || tries > 100))
+				return wap_err_errno(err, errno, drel);
+		}
+		named = true;
+	}
+	if (copy_bytes(sfd, fd, &total) || fchmod(fd, mode & 07777) || (sync && fsync(fd)))
 		goto fail;
+	if (!named) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		for (tries = 0; !named && tries <= 100; tries++) {
+			tmp_name(tmp, sizeof(tmp), tries);
+			if (linkat(AT_FDCWD, proc, dparent, tmp, AT_SYMLINK_FOLLOW) == 0)
+				named = true;
+			else if (errno != EEXIST)
+				break;
+		}
+		if (!named) {
+			/* no /proc to name it by: again, the named way */
+			close(fd);
+			fd = -1;
+			for (tries = 0; fd < 0; tries++) {
+				tmp_name(tmp, sizeof(tmp), tries);
+				fd = openat(dparent, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+				if (fd < 0 && (errno != EEXIST || tries > 100))
+					return wap_err_errno(err, errno, drel);
+			}
+			named = true;
+			total = 0;
+			if (start < 0 || lseek(sfd, start, SEEK_SET) < 0 || copy_bytes(sfd, fd, &total) ||
+			    fchmod(fd, mode & 07777) || (sync && fsync(fd)))
+				goto fail;
+		}
+	}
 	if (close(fd)) {
 		fd = -1;
 		goto fail;
@@ -229,10 +273,10 @@ done:
 	return 0;
 fail:
 	e = errno;
-	free(buf);
 	if (fd >= 0)
 		close(fd);
-	unlinkat(dparent, tmp, 0);
+	if (named)
+		unlinkat(dparent, tmp, 0);
 	return wap_err_errno(err, e, drel);
 }
 

@@ -94,6 +94,41 @@ int wap_ws_apply_config(struct wap_ws *ws, const json_t *cfg, struct wap_err *er
 	return 0;
 }
 
+/* Callers may name files through the root's spelling (/work/link/x when
+ * the root was given as /work/link, a symlink): keep that spelling,
+ * cleaned, for wap_ws_rel.  Mapping only; confinement never uses it. */
+static void set_alias(struct wap_ws *ws, const char *root)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	char cwd[PATH_MAX];
+	const char *p;
+
+	if (root[0] != '/') {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return;
+		wap_sb_adds(&sb, strcmp(cwd, "/") ? cwd : "");
+	}
+	for (p = root; *p;) {
+		const char *e = strchrnul(p, '/');
+		size_t n = e - p;
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			wap_sb_release(&sb);	/* ".." through a symlink: not lexical */
+			return;
+		}
+		if (n && !(n == 1 && *p == '.')) {
+			wap_sb_addc(&sb, '/');
+			wap_sb_add(&sb, p, n);
+		}
+		p = *e ? e + 1 : e;
+	}
+	if (sb.oom || !sb.len || !strcmp(sb.buf, ws->root)) {
+		wap_sb_release(&sb);
+		return;
+	}
+	ws->root_aliaslen = sb.len;
+	ws->root_alias = wap_sb_detach(&sb);
+}
+
 int wap_ws_init(struct wap_ws *ws, const char *root, const char *config_path,
 		struct wap_err *err)
 {
@@ -127,6 +162,7 @@ int wap_ws_init(struct wap_ws *ws, const char *root, const char *config_path,
 	}
 	ws->root = real;
 	ws->rootlen = strlen(real);
+	set_alias(ws, root);
 	ws->confined = strcmp(real, "/") != 0;
 
 	if (!config_path || !*config_path)
@@ -157,6 +193,8 @@ void wap_ws_release(struct wap_ws *ws)
 	ws->rootfd = -1;
 	free(ws->root);
 	ws->root = NULL;
+	free(ws->root_alias);
+	ws->root_alias = NULL;
 	json_decref(ws->config);
 	ws->config = NULL;
 	wap_globset_release(&ws->pol.restricted);
@@ -165,6 +203,15 @@ void wap_ws_release(struct wap_ws *ws)
 	wap_strv_free(ws->pol.allowed_cmds);
 	wap_strv_free(ws->pol.allowed_categories);
 	memset(&ws->pol, 0, sizeof(ws->pol));
+}
+
+/* The length of ROOT if PATH is ROOT or below it (whole components), else 0. */
+static size_t under(const char *path, size_t len, const char *root, size_t rootlen)
+{
+	if (len < rootlen || memcmp(path, root, rootlen) ||
+	    (len > rootlen && path[rootlen] != '/'))
+		return 0;
+	return rootlen;
 }
 
 int wap_ws_rel(const struct wap_ws *ws, const char *path, size_t len, char **rel,
@@ -181,15 +228,15 @@ int wap_ws_rel(const struct wap_ws *ws, const char *path, size_t len, char **rel
 		return wap_err_set(err, WAP_E_INVALID, "Invalid path: empty");
 	if (len >= PATH_MAX)
 		return wap_err_set(err, WAP_E_INVALID, "Invalid path: longer than %d bytes", PATH_MAX - 1);
-	if (*p == '/') {
-		if (ws->confined) {
-			if (len < ws->rootlen || memcmp(p, ws->root, ws->rootlen) ||
-			    (len > ws->rootlen && p[ws->rootlen] != '/'))
-				return wap_err_set(err, WAP_E_ACCESS,
-					"Access denied: %.*s is outside the workspace root %s",
-					(int)len, path, ws->root);
-			p += ws->rootlen;
-		}
+	if (*p == '/' && ws->confined) {
+		size_t n = under(path, len, ws->root, ws->rootlen);
+		if (!n && ws->root_alias)
+			n = under(path, len, ws->root_alias, ws->root_aliaslen);
+		if (!n)
+			return wap_err_set(err, WAP_E_ACCESS,
+				"Access denied: %.*s is outside the workspace root %s",
+				(int)len, path, ws->root);
+		p += n;
 	}
 	/* lexical clean-up: drop "" and ".", resolve ".." against what came
 	 * before; the kernel still resolves symlinks beneath the root */

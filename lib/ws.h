@@ -50,6 +50,9 @@ struct wap_ws {
 	int rootfd;		/* O_PATH|O_DIRECTORY */
 	char *root;		/* absolute path of the root, as opened */
 	size_t rootlen;
+	char *root_alias;	/* the root as the caller spelled it (absolute,
+				 * through symlinks) when that differs; or NULL */
+	size_t root_aliaslen;
 	bool confined;		/* false for --root / */
 	struct wap_limits lim;
 	struct wap_policy pol;
@@ -70,10 +73,12 @@ int wap_ws_apply_config(struct wap_ws *ws, const json_t *config, struct wap_err 
 
 /* Turn a caller's PATH into a normalised path relative to the root
  * ("." for the root itself), in a new malloc'd string.  Absolute paths must
- * name something under the root (compared component by component).
+ * name something under the root (compared component by component, with
+ * the root's real path or its spelling as given, e.g. through a symlink).
  * Refuses embedded NULs (pass the JSON length), empty and overlong paths.
- * ".." stays in the result when it does not lexically escape; a lexical
- * escape is ACCESS_DENIED. */
+ * "." and ".." are resolved lexically ("a/../b" is "b"); a ".." that
+ * climbs above the root is ACCESS_DENIED.  Symlinks are left to the
+ * kernel at open time. */
 int wap_ws_rel(const struct wap_ws *ws, const char *path, size_t len, char **rel,
 	       struct wap_err *err);
 

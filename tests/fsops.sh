@@ -171,3 +171,33 @@ check "nothing copied" test ! -e "$W/copy"
 expect "cp --json error" 3 wap cp nope x --json
 jcheck "cp JSON error" "$OUT" 'j == {"error": "File not found: nope", "code": "FILE_NOT_FOUND"}'
 check "no temp files left" test -z "$(find "$W" -name '.wap-*')"
+
+# every applet: escapes, policy switched off, and the OS saying no
+printf '{"security":{"allowFileSystemAccess":false}}' > "$T/nofs.json"
+for cmd in "mkdir q" "rm file" "mv file q" "cp file q"; do
+	set -- $cmd
+	expect "$1 outside the root" 4 wap $cmd/../../x
+	expect "$1 with file system access disabled" 15 wap "$@" --config "$T/nofs.json"
+	same "$1 disabled message" "$ERR" "wap $1: File system access is disabled by policy (security.allowFileSystemAccess)"
+done
+expect "mkdir outside the root: message" 4 wap mkdir ../x
+same "mkdir access message" "$ERR" "wap mkdir: Access denied: ../x is outside the workspace root $ROOT"
+expect "mv restricted: message" 5 wap mv file q --restrict file
+same "mv restricted message" "$ERR" "wap mv: Path restricted: file is denied by restrictedPaths"
+expect "cp restricted source: message" 5 wap cp file q --restrict file
+same "cp restricted message" "$ERR" "wap cp: Path restricted: file is denied by restrictedPaths"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$WAP" "$@"; }
+	chmod 755 "$T" "$W"
+	mkdir -p "$W/locked/inner" && touch "$W/locked/f" && chmod 755 "$W/locked"
+	expect "mkdir: permission denied" 6 nobody mkdir locked/new
+	same "mkdir permission message" "$ERR" "wap mkdir: Permission denied: locked/new"
+	expect "rm: permission denied" 6 nobody rm locked/f
+	same "rm permission message" "$ERR" "wap rm: Permission denied: locked/f"
+	expect "rm -r: permission denied" 6 nobody rm -r locked/inner
+	expect "mv: permission denied" 6 nobody mv locked/f locked/g
+	same "mv permission message" "$ERR" "wap mv: Permission denied: locked/g"
+	expect "cp: permission denied" 6 nobody cp file locked/g
+	same "cp permission message" "$ERR" "wap cp: Permission denied: locked/g"
+	check "nothing changed in the locked dir" test -f "$W/locked/f" -a ! -e "$W/locked/g" -a -d "$W/locked/inner"
+fi

@@ -21,6 +21,10 @@ expect "--recursive" 0 wap ls -r
 same "recursive: default exclusions, depth 3, links not followed" "$OUT" "$(printf 'Contents of .:\n\n[FILE] .env\n[FILE] README.md\n[DIR] docs\n[FILE] docs/guide.md\n[DIR] empty\n[FILE] link-to-src\n[DIR] src\n[DIR] src/lib\n[DIR] src/lib/deep\n[FILE] src/lib/util.c\n[FILE] src/main.c\n[FILE] src/main.o\n[FILE] src-b')"
 expect "--recursive --json" 0 wap ls src --recursive --json
 jcheck "paths from the root, names from the listed dir" "$OUT" '{"path": "src/lib/util.c", "name": "lib/util.c", "isDirectory": False, "type": "file"} in j["files"]'
+mkdir -p "$W/tools/build" && touch "$W/tools/build/out.o" "$W/tools/target"
+expect "default exclusions are directories" 0 wap ls -r tools
+same "a file named like an excluded directory stays" "$OUT" "$(printf 'Contents of tools:\n\n[FILE] target')"
+rm -rf "$W/tools"
 expect "--max-depth 1" 0 wap ls -r --max-depth 1 src
 lacks "no second level" "$OUT" "lib/util.c"
 expect "--max-depth 4" 0 wap ls -r --max-depth 4 src
@@ -71,3 +75,8 @@ expect "restricted directory" 5 wap ls src --restrict 'src'
 same "restricted message" "$ERR" "wap ls: Path restricted: src is denied by restrictedPaths"
 expect "unknown option" 2 wap ls --bogus
 same "unknown option message" "$ERR" "wap ls: unknown option '--bogus' (see 'wap ls --help')"
+printf '{"security":{"allowFileSystemAccess":false}}' > "$T/nofs.json"
+expect "file system access disabled" 15 wap ls --config "$T/nofs.json"
+same "FEATURE_DISABLED message" "$ERR" "wap ls: File system access is disabled by policy (security.allowFileSystemAccess)"
+expect "file system access disabled --json" 15 wap ls --config "$T/nofs.json" --json
+jcheck "FEATURE_DISABLED code" "$OUT" 'j["code"] == "FEATURE_DISABLED"'

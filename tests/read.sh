@@ -108,6 +108,14 @@ expect "archive listing --json" 0 wap read a.tar.gz --json
 jcheck "entries with sizes" "$OUT" 'j["archive"] and {"path": "pkg/README.md", "isDirectory": False, "size": 12} in j["entries"]'
 expect "tar.xz listing" 0 wap read a.tar.xz
 has "xz member" "$OUT" "pkg/sub/n.txt  (81 bytes)"
+if command -v zstd >/dev/null; then
+	tar --zstd -cf "$W/a.tar.zst" -C "$T/src" pkg
+	expect "tar.zst member" 0 wap read a.tar.zst --member pkg/README.md --head 1
+	same "zst member line" "$OUT" "$(printf '1: hello\n[truncated: showing lines 1-1 of 2; read on with --offset 2]')"
+fi
+printf 'plain\ntext\n' | gzip > "$W/notes.txt.gz"
+expect "a gzip'd plain file" 0 wap read notes.txt.gz --member data
+same "raw member" "$OUT" "$(printf '1: plain\n2: text')"
 expect "zip listing" 0 wap read a.zip --json
 jcheck "zip entries" "$OUT" 'sorted(e["path"] for e in j["entries"]) == ["pkg/README.md", "pkg/sub/n.txt"]'
 expect "--member" 0 wap read a.tar.gz --member pkg/README.md
@@ -158,3 +166,11 @@ elif [ "$(id -u)" != 0 ]; then
 	expect "permission denied" 6 wap read private.txt
 	same "permission message" "$ERR" "wap read: Permission denied: private.txt"
 fi
+printf '{"security":{"allowFileSystemAccess":false}}' > "$T/nofs.json"
+expect "file system access disabled" 15 wap read f.txt --config "$T/nofs.json"
+same "FEATURE_DISABLED message" "$ERR" "wap read: File system access is disabled by policy (security.allowFileSystemAccess)"
+expect "file system access disabled --json" 15 wap read f.txt --config "$T/nofs.json" --json
+jcheck "FEATURE_DISABLED code" "$OUT" 'j["code"] == "FEATURE_DISABLED"'
+printf '\037\213\010\000garbage, not deflate at all' > "$W/bad.tar.gz"
+expect "a damaged archive" 125 wap read bad.tar.gz
+has "EXECUTION_FAILED message" "$ERR" "wap read: Cannot read archive bad.tar.gz: "

@@ -121,7 +121,11 @@ run() {
 	expect "[$m] ls the prefix sibling" 4 wap ls "$ROOT-evil"
 	expect "[$m] ls -r does not follow links out" 0 wap ls -r --max-depth 10
 	lacks "[$m] nothing from outside listed" "$OUT" "secret.txt"
+	expect "[$m] ls a symlink to an outside file" 4 wap ls out_file
 	expect "[$m] stat through a dir symlink" 4 wap-stat out_dir/secret.txt
+	expect "[$m] stat --exists of a link to an outside file" 4 wap stat --exists out_file
+	expect "[$m] rm through a symlink to an outside file" 4 wap rm out_file/x
+	expect "[$m] mkdir through a symlink to an outside file" 4 wap mkdir out_file/x
 	expect "[$m] stat --exists through a dir symlink" 4 wap stat --exists out_dir/secret.txt
 	# overlong paths
 	long=$(python3 -c 'print("a/" * 2100)')

@@ -69,3 +69,8 @@ expect "restricted" 5 wap stat f.txt --restrict '*.txt'
 same "restricted message" "$ERR" "wap stat: Path restricted: f.txt is denied by restrictedPaths"
 expect "under a file" 9 wap stat f.txt/x
 same "not a directory message" "$ERR" "wap stat: Not a directory: f.txt/x"
+printf '{"security":{"allowFileSystemAccess":false}}' > "$T/nofs.json"
+expect "file system access disabled" 15 wap stat f.txt --config "$T/nofs.json"
+same "FEATURE_DISABLED message" "$ERR" "wap stat: File system access is disabled by policy (security.allowFileSystemAccess)"
+expect "file system access disabled --json" 15 wap stat f.txt --config "$T/nofs.json" --json
+jcheck "FEATURE_DISABLED code" "$OUT" 'j["code"] == "FEATURE_DISABLED"'

@@ -87,3 +87,8 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	expect "permission denied" 6 setpriv --reuid=65534 --regid=65534 --clear-groups "$WAP" write ro/x --content x
 	same "permission message" "$ERR" "wap write: Permission denied: ro/x"
 fi
+printf '{"security":{"allowFileSystemAccess":false}}' > "$T/nofs.json"
+expect "file system access disabled" 15 wap write f.txt --content x --config "$T/nofs.json"
+same "FEATURE_DISABLED message" "$ERR" "wap write: File system access is disabled by policy (security.allowFileSystemAccess)"
+expect "file system access disabled --json" 15 wap write f.txt --content x --config "$T/nofs.json" --json
+jcheck "FEATURE_DISABLED code" "$OUT" 'j["code"] == "FEATURE_DISABLED"'

@@ -132,6 +132,27 @@ static void test_check_and_schema(void **state)
 	json_decref(schema);
 }
 
+/* a huge or fractional real is not an integer (and casting it would be
+ * undefined behaviour, which UBSan aborts on) */
+static void test_real_ints(void **state)
+{
+	struct wap_err err = { 0 };
+	long long n = 0;
+	json_t *r = json_loads("{\"a\": 1e30, \"b\": 2.5, \"c\": 7.0, \"d\": -1e300}", 0, NULL);
+
+	(void)state;
+	assert_int_equal(wap_req_int(r, "a", &n, &err), -1);
+	assert_int_equal(err.kind, WAP_E_INVALID);
+	assert_int_equal(wap_req_int(r, "b", &n, &err), -1);
+	assert_int_equal(wap_req_int(r, "c", &n, &err), 1);
+	assert_int_equal(n, 7);
+	assert_int_equal(wap_req_int(r, "d", &n, &err), -1);
+	json_decref(r);
+	r = json_loads("{\"pattern\": \"x\", \"limit\": 1e300}", 0, NULL);
+	assert_int_equal(wap_args_check(&t_applet, r, &err), -1);
+	json_decref(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -140,6 +161,7 @@ int main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_check_and_schema),
+		cmocka_unit_test(test_real_ints),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

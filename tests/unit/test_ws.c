@@ -124,6 +124,29 @@ static void test_rel(void **state)
 	wap_ws_release(&ws);
 }
 
+/* a root given through a symlink: absolute paths in either spelling */
+static void test_root_alias(void **state)
+{
+	struct wap_err err = { 0 };
+	char link[PATH_MAX + 32], p[PATH_MAX + 64];
+
+	(void)state;
+	snprintf(link, sizeof(link), "%s/rootlink", base);
+	sh("ln -sfn root %s", link);
+	assert_int_equal(wap_ws_init(&ws, link, NULL, &err), 0);
+	assert_string_equal(ws.root, root);
+	snprintf(p, sizeof(p), "%s/sub/inner/f", link);
+	rel_is(p, "sub/inner/f");
+	snprintf(p, sizeof(p), "%s/sub", root);
+	rel_is(p, "sub");
+	rel_is(link, ".");
+	snprintf(p, sizeof(p), "%s-evil/x", link);
+	rel_fails(p, strlen(p), WAP_E_ACCESS);
+	snprintf(p, sizeof(p), "%s/../outside/s", link);
+	rel_fails(p, strlen(p), WAP_E_ACCESS);
+	wap_ws_release(&ws);
+}
+
 static void opens(const char *rel, int flags)
 {
 	struct wap_err err = { 0 };
@@ -305,6 +328,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rel),
+		cmocka_unit_test(test_root_alias),
 		cmocka_unit_test(test_open),
 		cmocka_unit_test(test_open_parent),
 		cmocka_unit_test(test_policy),

@@ -1,0 +1,123 @@
+/* test_archive.c - read lists and reads 7z and zip members (archives
+ * written here with libarchive, as no 7z tool may be installed). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <archive.h>
+#include <archive_entry.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "applet.h"
+
+static char dir[PATH_MAX];
+
+static void make(const char *name, int (*format)(struct archive *))
+{
+	static const struct { const char *path, *data; } files[] = {
+		{ "src/a.c", "int a;\nint b;\nint c;\n" }, { "README", "read me\n" },
+	};
+	char path[PATH_MAX + 32];
+	struct archive *a = archive_write_new();
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(format(a), ARCHIVE_OK);
+	assert_int_equal(archive_write_open_filename(a, path), ARCHIVE_OK);
+	for (size_t i = 0; i < 2; i++) {
+		struct archive_entry *e = archive_entry_new();
+		archive_entry_set_pathname(e, files[i].path);
+		archive_entry_set_size(e, strlen(files[i].data));
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_perm(e, 0644);
+		assert_int_equal(archive_write_header(a, e), ARCHIVE_OK);
+		assert_int_equal(archive_write_data(a, files[i].data, strlen(files[i].data)),
+				 (la_ssize_t)strlen(files[i].data));
+		archive_entry_free(e);
+	}
+	archive_write_close(a);
+	archive_write_free(a);
+}
+
+static json_t *run(struct wap_ws *ws, const char *json)
+{
+	struct wap_call call = { .ws = ws };
+	struct wap_err err = { 0 };
+	json_t *req = json_loads(json, 0, NULL), *res = NULL;
+
+	assert_non_null(req);
+	if (wap_applet_find("read")->op(&call, req, &res, &err))
+		fail_msg("read %s: %s", json, err.msg);
+	json_decref(req);
+	return res;
+}
+
+static void check(const char *name, int (*format)(struct archive *))
+{
+	struct wap_ws ws;
+	struct wap_err err = { 0 };
+	char req[256];
+	json_t *res;
+
+	make(name, format);
+	assert_int_equal(wap_ws_init(&ws, dir, NULL, &err), 0);
+	snprintf(req, sizeof(req), "{\"path\": \"%s\"}", name);
+	res = run(&ws, req);
+	assert_true(json_is_true(json_object_get(res, "archive")));
+	assert_int_equal(json_array_size(json_object_get(res, "entries")), 2);
+	assert_non_null(strstr(json_string_value(json_object_get(res, "content")), "src/a.c  (21 bytes)"));
+	json_decref(res);
+	snprintf(req, sizeof(req), "{\"path\": \"%s\", \"member\": \"src/a.c\", \"offset\": 2, \"limit\": 1}", name);
+	res = run(&ws, req);
+	assert_string_equal(json_string_value(json_object_get(res, "content")), "int b;\n");
+	assert_int_equal(json_integer_value(json_object_get(res, "totalLines")), 3);
+	json_decref(res);
+	snprintf(req, sizeof(req), "{\"path\": \"%s\", \"member\": \"src/a.c\", \"tail\": 1}", name);
+	res = run(&ws, req);
+	assert_string_equal(json_string_value(json_object_get(res, "content")), "int c;\n");
+	assert_int_equal(json_integer_value(json_object_get(res, "startLine")), 3);
+	json_decref(res);
+	wap_ws_release(&ws);
+}
+
+static void test_7z(void **state)
+{
+	(void)state;
+	check("x.7z", archive_write_set_format_7zip);
+}
+
+static void test_zip(void **state)
+{
+	(void)state;
+	check("x.zip", archive_write_set_format_zip);
+}
+
+static int setup(void **state)
+{
+	char tmpl[] = "/tmp/wap-unit-ar.XXXXXX";
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(dir, sizeof(dir), "%s", tmpl);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_7z),
+		cmocka_unit_test(test_zip),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
