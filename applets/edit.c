@@ -220,13 +220,34 @@ static int patch_op(struct wap_call *call, const json_t *req, const char *text, 
 	return *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
 }
 
+/* A list argument (a new reference in *OUT, or NULL when absent): some
+ * clients send nested JSON as a string, so a string is parsed. */
+static int json_list(const json_t *req, const char *key, json_t **out, struct wap_err *err)
+{
+	json_t *v = json_object_get(req, key);
+	json_error_t je;
+
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v)) {
+		*out = json_incref(v);
+		return 0;
+	}
+	*out = json_loadb(json_string_value(v), json_string_length(v), JSON_DECODE_ANY, &je);
+	if (!*out)
+		return wap_err_set(err, WAP_E_INVALID, "argument '%s' is a string but not JSON: %s",
+				   key, je.text);
+	return 0;
+}
+
 static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
 {
 	struct wap_edit_spec spec = { 0 };
 	struct xform x = { 0 };
 	const char *old = NULL, *new = NULL, *patch = NULL, *ev = NULL;
 	bool dry = false, created = false;
-	json_t *edits, *ops, *tedits;
+	json_t *edits = NULL, *ops = NULL, *tedits = NULL;
 	char *rel = NULL, version[WAP_VERSION_LEN + 1] = "";
 	int modes = 0, rc = -1;
 
@@ -238,23 +259,28 @@ static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	    wap_req_bool(req, "replace_all", &spec.replace_all, err) < 0 ||
 	    wap_req_bool(req, "exact", &spec.exact, err) < 0)
 		return -1;
-	edits = json_object_get(req, "edits");
-	ops = json_object_get(req, "ops");
-	tedits = json_object_get(req, "text_edits");
+	if (json_list(req, "edits", &edits, err) || json_list(req, "ops", &ops, err) ||
+	    json_list(req, "text_edits", &tedits, err))
+		goto out;
 	modes = (old || new) + !!edits + !!ops + !!tedits + !!patch;
-	if (modes != 1)
-		return wap_err_set(err, WAP_E_INVALID,
-				   modes ? "give only one of old/new, edits, ops, text_edits or patch"
-					 : "nothing to do: give old and new, edits, ops, text_edits or patch "
-					   "(see 'wap edit --help')");
+	if (modes != 1) {
+		wap_err_set(err, WAP_E_INVALID,
+			    modes ? "give only one of old/new, edits, ops, text_edits or patch"
+				  : "nothing to do: give old and new, edits, ops, text_edits or patch "
+				    "(see 'wap edit --help')");
+		goto out;
+	}
 	if (patch) {
 		json_t *pj = json_object_get(req, "patch");
-		return patch_op(call, req, patch, json_string_length(pj), dry, ev, res, err);
+		rc = patch_op(call, req, patch, json_string_length(pj), dry, ev, res, err);
+		goto out;
 	}
 	if (wap_req_path(call, req, "path", NULL, &rel, err))
-		return -1;
-	if (!rel)
-		return wap_err_set(err, WAP_E_INVALID, "missing PATH (see 'wap edit --help')");
+		goto out;
+	if (!rel) {
+		wap_err_set(err, WAP_E_INVALID, "missing PATH (see 'wap edit --help')");
+		goto out;
+	}
 	spec.path = rel;
 	if (old || new) {
 		spec.mode = WAP_EDIT_REPLACE;
@@ -350,6 +376,9 @@ out:
 	if (x.have_diff)
 		wap_diff_release(&x.diff);
 	free(rel);
+	json_decref(edits);
+	json_decref(ops);
+	json_decref(tedits);
 	return rc;
 }
 
@@ -394,6 +423,22 @@ static int edit_render(const json_t *res, const json_t *req, FILE *out)
 	return 0;
 }
 
+static const char edit_schema[] =
+"{\"type\":\"object\",\"properties\":{"
+"\"path\":{\"type\":\"string\"},\"replacements\":{\"type\":\"integer\"},"
+"\"linesChanged\":{\"type\":\"integer\"},\"additions\":{\"type\":\"integer\"},"
+"\"deletions\":{\"type\":\"integer\"},\"diff\":{\"type\":\"string\"},"
+"\"version\":{\"type\":[\"string\",\"null\"]},\"strategy\":{\"type\":\"string\"},"
+"\"strategies\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+"\"created\":{\"type\":\"boolean\"},\"dryRun\":{\"type\":\"boolean\"},"
+"\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+"\"status\":{\"type\":\"string\",\"enum\":[\"A\",\"M\",\"D\",\"R\"]},"
+"\"path\":{\"type\":\"string\"},\"from\":{\"type\":\"string\"},"
+"\"diff\":{\"type\":\"string\"},\"additions\":{\"type\":\"integer\"},"
+"\"deletions\":{\"type\":\"integer\"},\"version\":{\"type\":\"string\"}},"
+"\"required\":[\"status\",\"path\",\"diff\"]}}},"
+"\"required\":[\"diff\",\"dryRun\"]}";
+
 const struct wap_applet wap_applet_edit = {
 	.name = "edit",
 	.summary = wap_summary_edit,
@@ -404,4 +449,5 @@ const struct wap_applet wap_applet_edit = {
 	.render = edit_render,
 	.flags = WAP_APPLET_DESTRUCTIVE,
 	.cli_prep = edit_prep,
+	.output_schema = edit_schema,
 };

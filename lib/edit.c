@@ -425,8 +425,23 @@ out:
 	return rc;
 }
 
+/* Does S hold any character the fold changes? */
+static bool foldable(const char *s, size_t len)
+{
+	size_t fl;
+	char *f;
+	bool r;
+
+	if (!has_high(s, len))
+		return false;
+	f = fold_map(s, len, &fl, NULL);
+	r = !f || fl != len || memcmp(f, s, len);
+	free(f);
+	return r;
+}
+
 static int find_unicode(const char *text, size_t len, const char *old, size_t oldlen,
-			struct mvec *mv)
+			const char *new, size_t newlen, struct mvec *mv)
 {
 	size_t ftl, fol, *map = NULL;
 	char *ft = NULL, *fo = NULL;
@@ -446,6 +461,14 @@ static int find_unicode(const char *text, size_t len, const char *old, size_t ol
 			continue;
 		if (mpush(mv, map[ns], map[ne]))
 			goto out;
+		/* the file has plain ASCII there and the model typed typographic
+		 * punctuation: write the new text in the file's style too */
+		if (!foldable(text + map[ns], map[ne] - map[ns]) && foldable(new, newlen)) {
+			struct match *m = &mv->v[mv->n - 1];
+			m->repl = fold_map(new, newlen, &m->rlen, NULL);
+			if (!m->repl)
+				goto out;
+		}
 	}
 	rc = 0;
 out:
@@ -454,6 +477,68 @@ out:
 	free(fo);
 	free(map);
 	return rc;
+}
+
+/* Levenshtein distance of two short strings (each cut at 200 bytes). */
+static size_t lev(struct wap_span a, struct wap_span b)
+{
+	size_t row[201], n = a.len > 200 ? 200 : a.len, m = b.len > 200 ? 200 : b.len;
+
+	for (size_t j = 0; j <= m; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= n; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= m; j++) {
+			size_t up = row[j], best = diag + (a.p[i - 1] != b.p[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[m];
+}
+
+/* Where the old text was probably meant: the file line closest to old's
+ * first non-blank line, for the NO_MATCH details (a hint, never applied). */
+static json_t *closest_hint(const char *text, size_t len, const char *old, size_t oldlen)
+{
+	struct wap_span *fl = NULL, *ol = NULL, want = { NULL, 0 };
+	long n = split_lines(text, len, &fl), k = split_lines(old, oldlen, &ol);
+	size_t best = (size_t)-1, bestline = 0;
+	json_t *j = NULL;
+
+	for (long i = 0; i < k && !want.len; i++)
+		want = trim(ol[i]);
+	if (n > 0 && want.len) {
+		for (long i = 0; i < n && i < 20000; i++) {
+			struct wap_span t = trim(fl[i]);
+			size_t d;
+			size_t wl = want.len > 200 ? 200 : want.len, tl = t.len > 200 ? 200 : t.len;
+			size_t diff = wl > tl ? wl - tl : tl - wl;
+			/* the distance is at least the length difference */
+			if (!t.len || diff * 10 > wl * 4 || diff >= best)
+				continue;
+			d = lev(want, t);
+			if (d < best) {
+				best = d;
+				bestline = (size_t)i;
+			}
+		}
+		if (best != (size_t)-1 && best * 10 <= (want.len > 200 ? 200 : want.len) * 4) {
+			struct wap_span t = fl[bestline];
+			size_t cut = t.len > 300 ? wap_text_utf8_cut(t.p, t.len, 300) : t.len;
+			if (wap_text_utf8_valid(t.p, cut, NULL))
+				j = json_pack("{s:I, s:s%}", "closestLine", (json_int_t)bestline + 1,
+					      "closestText", t.p, cut);
+		}
+	}
+	free(fl);
+	free(ol);
+	return j;
 }
 
 /* line number (1-based) of byte OFF */
@@ -528,7 +613,7 @@ int wap_edit_replace(const char *text, size_t len, const char *old, size_t oldle
 		case WAP_S_INDENT:
 			continue;	/* decided with WHITESPACE, see below */
 		case WAP_S_UNICODE:
-			r = find_unicode(text, len, old, oldlen, &mv);
+			r = find_unicode(text, len, old, oldlen, new, newlen, &mv);
 			break;
 		case WAP_S_ESCAPES: {
 			size_t ul;
@@ -563,8 +648,16 @@ int wap_edit_replace(const char *text, size_t len, const char *old, size_t oldle
 			wap_err_set(err, WAP_E_NO_MATCH, "oldString not found in content (edit %d)", editno);
 		else
 			wap_err_set(err, WAP_E_NO_MATCH, "oldString not found in content");
-		if (editno > 0)
-			wap_err_details(err, json_pack("{s:i}", "edit", editno));
+		if (err) {
+			json_t *d = closest_hint(text, len, old, oldlen);
+			if (editno > 0) {
+				if (!d)
+					d = json_object();
+				json_object_set_new(d, "edit", json_integer(editno));
+			}
+			if (d)
+				wap_err_details(err, d);
+		}
 		goto out;
 	}
 	if (st == WAP_S_WHITESPACE) {
@@ -808,6 +901,8 @@ int wap_edit_validate(const struct wap_edit_spec *s, struct wap_err *err)
 			size_t ol, nl;
 			const char *o = jstr(e, k_old, &ol), *nw = jstr(e, k_new, &nl);
 			json_t *ra = json_object_get(e, "replace_all");
+			if (!ra)
+				ra = json_object_get(e, "replaceAll");
 			if (!json_is_object(e) || !o || !nw)
 				return wap_err_set(err, WAP_E_INVALID,
 						   "edit %zu: needs string fields old and new", i + 1);
@@ -977,12 +1072,13 @@ static int do_replace(const struct wap_edit_spec *s, bool exists, const char *te
 		goto out;
 	}
 	if (!o.len) {
-		if (exists && len)
-			return free(o.p), free(n.p),
-			       wap_err_set(err, WAP_E_INVALID,
-					   "old is empty but %s is not empty: give the text to replace "
-					   "(an empty old only creates a file or fills an empty one)",
-					   s->path ? s->path : "the file");
+		if (exists && len) {
+			wap_err_set(err, WAP_E_INVALID,
+				    "old is empty but %s is not empty: give the text to replace "
+				    "(an empty old only creates a file or fills an empty one)",
+				    s->path ? s->path : "the file");
+			goto out;
+		}
 		*out = n.p;
 		*outlen = n.len;
 		n.p = NULL;
@@ -1035,7 +1131,8 @@ static int do_multi(const struct wap_edit_spec *s, const char *text, size_t len,
 			nx = sn.p, nxl = sn.len, sn.p = NULL, cnt = 1, r = 0;
 		} else {
 			r = wap_edit_replace(cur, curlen, so.p, so.len, sn.p, sn.len,
-					     json_is_true(json_object_get(e, "replace_all")), s->exact,
+					     json_is_true(json_object_get(e, "replace_all")) ||
+					     json_is_true(json_object_get(e, "replaceAll")), s->exact,
 					     (int)i + 1, &nx, &nxl, &cnt, &st, err);
 		}
 		free(so.p);
@@ -1204,6 +1301,7 @@ static int do_ops(const struct wap_edit_spec *s, const char *text, size_t len, b
 		uint32_t copt = 0, sopt = PCRE2_SUBSTITUTE_OVERFLOW_LENGTH;
 		struct wap_sb rep = WAP_SB_INIT;
 		pcre2_code *re;
+		pcre2_match_context *mctx;
 		int ecode, nsub;
 		PCRE2_SIZE eoff, olen;
 		char *obuf;
@@ -1258,19 +1356,26 @@ static int do_ops(const struct wap_edit_spec *s, const char *text, size_t len, b
 			}
 			wap_sb_grow(&rep, 1);
 		}
+		mctx = pcre2_match_context_create(NULL);
+		if (mctx) {
+			/* a pathological pattern fails instead of hanging a server */
+			pcre2_set_match_limit(mctx, 10000000);
+			pcre2_set_heap_limit(mctx, 256 * 1024);
+		}
 		olen = curlen * 2 + 256;
 		obuf = rep.oom ? NULL : malloc(olen);
-		nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)cur, curlen, 0, sopt, NULL, NULL,
+		nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)cur, curlen, 0, sopt, NULL, mctx,
 					       (PCRE2_SPTR)(rep.buf ? rep.buf : ""), rep.len,
 					       (PCRE2_UCHAR *)obuf, &olen) : PCRE2_ERROR_NOMEMORY;
 		if (nsub == PCRE2_ERROR_NOMEMORY && obuf) {
 			free(obuf);
 			obuf = malloc(olen + 1);
-			nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)cur, curlen, 0, sopt, NULL, NULL,
+			nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)cur, curlen, 0, sopt, NULL, mctx,
 						       (PCRE2_SPTR)(rep.buf ? rep.buf : ""), rep.len,
 						       (PCRE2_UCHAR *)obuf, &olen) : PCRE2_ERROR_NOMEMORY;
 		}
 		pcre2_code_free(re);
+		pcre2_match_context_free(mctx);
 		wap_sb_release(&rep);
 		if (nsub < 0) {
 			PCRE2_UCHAR msg[256];

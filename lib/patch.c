@@ -387,6 +387,18 @@ static int ufile_finish(struct ufile *u, struct wap_err *err)
 	}
 	strip = u->git || ((!strncmp(o, "a/", 2) || !strcmp(o, "/dev/null")) &&
 			   (!strncmp(nw, "b/", 2) || !strcmp(nw, "/dev/null")));
+	if (!strip && strcmp(o, nw) && strchr(o, '/') && strchr(nw, '/') &&
+	    !strcmp(strchr(o, '/'), strchr(nw, '/'))) {
+		/* `diff -ur old new`: same path under two top directories */
+		char *a = strdup(strchr(o, '/') + 1), *b = strdup(strchr(nw, '/') + 1);
+		free(o);
+		free(nw);
+		o = a, nw = b;
+		if (!o || !nw) {
+			oom(err);
+			goto out;
+		}
+	}
 	if (strip) {
 		char *a = strip_pfx(o, "a/"), *b = strip_pfx(nw, "b/");
 		free(o);
@@ -447,7 +459,7 @@ static int ufile_finish(struct ufile *u, struct wap_err *err)
 		f->clen = sb.len;
 		f->content = wap_sb_detach(&sb);
 	}
-	if (f->kind == WAP_P_UPDATE && !f->nh && !f->move_to) {
+	if (f->kind == WAP_P_UPDATE && !f->nh && !f->move_to && !f->chmod) {
 		wap_err_set(err, WAP_E_INVALID, "%s: the patch has no hunks for it", f->path);
 		goto out;
 	}
@@ -512,6 +524,10 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 			if (starts(l, "new file mode ")) {
 				u.added = true;
 				u.f->mode = (mode_t)strtol(l.p + 14, NULL, 8) & 07777;
+				continue;
+			}
+			if (starts(l, "new mode ")) {
+				u.f->chmod = (mode_t)strtol(l.p + 9, NULL, 8) & 07777;
 				continue;
 			}
 			if (starts(l, "deleted file mode ")) {
@@ -854,6 +870,8 @@ struct ent {
 	size_t olen, clen;
 	char ver[WAP_VERSION_LEN + 1];
 	mode_t mode;		/* of the original, or for a new file (0: default) */
+	mode_t want_mode;	/* a mode change asked for an existing file, or 0 */
+	size_t keep_dirs;	/* length of the longest existing parent of rel */
 	char newver[WAP_VERSION_LEN + 1];
 };
 
@@ -960,6 +978,24 @@ static struct ent *get_ent(const struct wap_ws *ws, struct plan *pl, const char 
 		return NULL;
 	}
 	e->clen = e->olen;
+	if (!e->orig_exists) {
+		/* how much of the path exists, so that undoing a creation
+		 * removes only the directories it made */
+		char *d = strdup(rel), *slash;
+		while (d && (slash = strrchr(d, '/'))) {
+			struct wap_err t2 = { 0 };
+			int fd;
+			*slash = 0;
+			fd = wap_ws_open(ws, d, O_PATH | O_DIRECTORY, 0, WAP_ACC_READ, &t2);
+			wap_err_release(&t2);
+			if (fd >= 0) {
+				close(fd);
+				e->keep_dirs = strlen(d);
+				break;
+			}
+		}
+		free(d);
+	}
 	pl->e[pl->ne++] = e;
 	return e;
 }
@@ -1042,6 +1078,8 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 		if (wap_patch_apply_file(f, e->cur, e->clen, &nw, &nl, err))
 			return -1;
 		if (!f->move_to) {
+			if (f->chmod)
+				e->want_mode = f->chmod;
 			if (add_op(pl, 'M', e, NULL, e->cur, e->clen, nw, nl, err)) {
 				free(nw);
 				return -1;
@@ -1062,9 +1100,11 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 			free(nw);
 			return -1;
 		}
+		if (f->chmod)
+			d->want_mode = f->chmod;
 		if (d != e) {
 			if (!d->orig_exists)
-				d->mode = e->mode;
+				d->mode = f->chmod ? f->chmod : e->mode;
 			set_cur(e, NULL, 0);
 		}
 		set_cur(d, nw, nl);
@@ -1126,8 +1166,9 @@ out:
 	return rc;
 }
 
-/* After a deletion, remove the directories it left empty (as git does). */
-static void prune_dirs(const struct wap_ws *ws, const char *rel)
+/* After a deletion, remove the directories it left empty (as git does),
+ * keeping the first KEEP bytes of the path. */
+static void prune_dirs(const struct wap_ws *ws, const char *rel, size_t keep)
 {
 	char *d = strdup(rel), *slash;
 
@@ -1136,7 +1177,7 @@ static void prune_dirs(const struct wap_ws *ws, const char *rel)
 		int dfd;
 		struct wap_err tmp = { 0 };
 		*slash = 0;
-		if (!*d || !strcmp(d, "."))
+		if (!*d || !strcmp(d, ".") || strlen(d) <= keep)
 			break;
 		dfd = wap_ws_open_parent(ws, d, false, &name, &tmp);
 		wap_err_release(&tmp);
@@ -1151,27 +1192,47 @@ static void prune_dirs(const struct wap_ws *ws, const char *rel)
 	free(d);
 }
 
-enum step_kind { ST_OVERWRITE, ST_CREATE, ST_DELETE };
+enum step_kind { ST_OVERWRITE, ST_CREATE, ST_DELETE, ST_CHMOD };
 
-static bool changed(const struct ent *e)
+static bool content_changed(const struct ent *e)
 {
 	if (e->orig_exists != e->cur_exists)
 		return true;
 	return e->cur_exists && (e->olen != e->clen || memcmp(e->orig, e->cur, e->clen));
 }
 
+static bool mode_changed(const struct ent *e)
+{
+	return e->orig_exists && e->cur_exists && e->want_mode && e->want_mode != e->mode;
+}
+
+static int set_mode(const struct wap_ws *ws, const char *rel, mode_t mode, struct wap_err *err)
+{
+	int fd = wap_ws_open(ws, rel, O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0, WAP_ACC_WRITE, err);
+	int rc = 0;
+
+	if (fd < 0)
+		return -1;
+	if (fchmod(fd, mode))
+		rc = wap_err_errno(err, errno, rel);
+	close(fd);
+	return rc;
+}
+
 static int do_step(const struct wap_ws *ws, struct ent *e, enum step_kind k, int stepno,
-		   struct wap_err *err)
+		   int fail_at, struct wap_err *err)
 {
 	struct wap_wopts o = { 0 };
 	struct wap_wres r;
 
-	if (stepno == wap_patch_fail_at)
+	if (stepno == fail_at)
 		return wap_err_set(err, WAP_E_FAILED, "cannot write %s: injected failure (test)", e->rel);
+	if (k == ST_CHMOD)
+		return set_mode(ws, e->rel, e->want_mode, err);
 	if (k == ST_DELETE) {
 		if (delete_file(ws, e->rel, e->ver, err))
 			return -1;
-		prune_dirs(ws, e->rel);
+		prune_dirs(ws, e->rel, 0);
 		return 0;
 	}
 	o.mode = k == ST_CREATE ? WAP_W_CREATE : WAP_W_OVERWRITE;
@@ -1191,12 +1252,17 @@ static int undo_step(const struct wap_ws *ws, struct ent *e, enum step_kind k,
 	struct wap_wopts o = { 0 };
 
 	switch (k) {
+	case ST_CHMOD:
+		return set_mode(ws, e->rel, e->mode, err);
 	case ST_OVERWRITE:
 		o.mode = WAP_W_OVERWRITE;
 		o.expected_version = e->newver;
 		return wap_write_file(ws, e->rel, e->orig, e->olen, &o, NULL, err);
 	case ST_CREATE:
-		return delete_file(ws, e->rel, e->newver, err);
+		if (delete_file(ws, e->rel, e->newver, err))
+			return -1;
+		prune_dirs(ws, e->rel, e->keep_dirs);
+		return 0;
 	case ST_DELETE:
 		o.mode = WAP_W_CREATE;
 		o.mkparents = true;
@@ -1206,40 +1272,16 @@ static int undo_step(const struct wap_ws *ws, struct ent *e, enum step_kind k,
 	return 0;
 }
 
-static int commit(const struct wap_ws *ws, struct plan *pl, struct wap_err *err)
-{
-	struct { struct ent *e; enum step_kind k; } *done = calloc(pl->ne + 1, sizeof(*done));
-	size_t nd = 0;
-	int stepno = 0;
-	const char *env = getenv("WAP_TEST_PATCH_FAIL_AT");
+struct done {
+	struct ent *e;
+	enum step_kind k;
+};
 
-	if (!done)
-		return oom(err);
-	if (env && *env)
-		wap_patch_fail_at = atoi(env);
-	/* writes first, deletions last */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < pl->ne; i++) {
-			struct ent *e = pl->e[i];
-			enum step_kind k;
-			if (!changed(e))
-				continue;
-			if (pass == 0 && e->cur_exists)
-				k = e->orig_exists ? ST_OVERWRITE : ST_CREATE;
-			else if (pass == 1 && !e->cur_exists)
-				k = ST_DELETE;
-			else
-				continue;
-			if (do_step(ws, e, k, stepno++, err))
-				goto rollback;
-			done[nd].e = e;
-			done[nd].k = k;
-			nd++;
-		}
-	free(done);
-	return 0;
-rollback: {
+/* Undo the ND steps done, newest first, and say so in ERR's message. */
+static void rollback(const struct wap_ws *ws, struct done *done, size_t nd, struct wap_err *err)
+{
 	struct wap_sb bad = WAP_SB_INIT;
+
 	while (nd--) {
 		struct wap_err uerr = { 0 };
 		if (undo_step(ws, done[nd].e, done[nd].k, &uerr))
@@ -1256,9 +1298,41 @@ rollback: {
 				 "; the patch was not applied (files already written were restored)");
 	}
 	wap_sb_release(&bad);
-	free(done);
-	return -1;
 }
+
+static int commit(const struct wap_ws *ws, struct plan *pl, struct wap_err *err)
+{
+	struct done *done = calloc(2 * pl->ne + 1, sizeof(*done));
+	const char *env = getenv("WAP_TEST_PATCH_FAIL_AT");
+	int fail_at = env && *env ? atoi(env) : wap_patch_fail_at, stepno = 0;
+	size_t nd = 0;
+
+	if (!done)
+		return oom(err);
+	/* writes first, then mode changes, deletions last */
+	for (int pass = 0; pass < 3; pass++)
+		for (size_t i = 0; i < pl->ne; i++) {
+			struct ent *e = pl->e[i];
+			enum step_kind k;
+			if (pass == 0 && e->cur_exists && content_changed(e))
+				k = e->orig_exists ? ST_OVERWRITE : ST_CREATE;
+			else if (pass == 1 && mode_changed(e))
+				k = ST_CHMOD;
+			else if (pass == 2 && !e->cur_exists && e->orig_exists)
+				k = ST_DELETE;
+			else
+				continue;
+			if (do_step(ws, e, k, stepno++, fail_at, err)) {
+				rollback(ws, done, nd, err);
+				free(done);
+				return -1;
+			}
+			done[nd].e = e;
+			done[nd].k = k;
+			nd++;
+		}
+	free(done);
+	return 0;
 }
 
 int wap_patch_run(const struct wap_ws *ws, const struct wap_patch *p,

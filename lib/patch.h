@@ -46,6 +46,7 @@ struct wap_pfile {
 	char *move_to;			/* or NULL */
 	bool unified;
 	mode_t mode;			/* "new file mode" permission bits, or 0 */
+	mode_t chmod;			/* UPDATE: "new mode" bits, or 0 */
 	struct wap_phunk *h;
 	size_t nh;
 	char *content;			/* ADD: the new file's bytes */

@@ -33,6 +33,9 @@ expect "not found: NO_MATCH" 11 wap edit dup.txt --old 'zzz' --new 'q'
 same "not found message" "$ERR" "wap edit: oldString not found in content"
 expect "not found --json" 11 wap edit dup.txt --old 'zzz' --new 'q' --json
 jcheck "not found json" "$OUT" 'j["code"]=="NO_MATCH" and j["error"]=="oldString not found in content"'
+printf 'int main() {\n    int count = 0;\n    return count;\n}\n' > hint.c
+expect "near miss --json" 11 wap edit hint.c --old 'int cnt = 0;' --new 'x' --json
+jcheck "NO_MATCH details point at the closest line" "$OUT" 'j["details"]=={"closestLine":2,"closestText":"    int count = 0;"}'
 expect "old == new: INVALID_ARGUMENT" 2 wap edit dup.txt --old 'y' --new 'y'
 same "old == new message" "$ERR" "wap edit: oldString and newString must be different"
 expect "missing file: FILE_NOT_FOUND" 3 wap edit nope.txt --old a --new b
@@ -259,3 +262,19 @@ expect "text_edits with text (ACP editor.* spelling)" 0 wap edit keys.txt --text
 same "ACP spelling applied" "$(cat keys.txt)" "k = 2"
 expect "edits with oldString/newString spellings" 0 wap edit keys.txt --edits '[{"oldString":"k = 2","newString":"k = 3"}]'
 same "alternate spelling applied" "$(cat keys.txt)" "k = 3"
+# ---- a pathological regex fails instead of hanging ----
+python3 -c "print('a'*40+'!')" > re.txt
+expect "catastrophic backtracking is cut off" 2 timeout 20 wap edit re.txt --ops '[{"type":"regexReplace","pattern":"(a+)+$","replacement":"x"}]'
+same "match limit message" "$ERR" "wap edit: operation 1 (regexReplace): match limit exceeded"
+expect "edits sent as a JSON string (some clients stringify)" 0 wap edit keys.txt --edits '"[{\"old\":\"k = 3\",\"new\":\"k = 4\"}]"'
+same "stringified edits applied" "$(cat keys.txt)" "k = 4"
+printf 'q q\n' > ra.txt
+expect "replaceAll spelling" 0 wap edit ra.txt --edits '[{"old":"q","new":"r","replaceAll":true}]'
+same "replaceAll applied" "$(cat ra.txt)" "r r"
+expect "a string that is not JSON" 2 wap edit ra.txt --ops '"[nope"'
+has "not JSON message" "$ERR" "argument 'ops' is a string but not JSON"
+# typographic punctuation typed by a model into an ASCII file stays ASCII
+printf 'msg = "don'"'"'t panic"\n' > ascii.py
+expect "unicode: model typed curly quotes" 0 wap edit ascii.py --old $'msg = \xe2\x80\x9cdon\xe2\x80\x99t panic\xe2\x80\x9d' --new $'msg = \xe2\x80\x9cdon\xe2\x80\x99t worry\xe2\x80\x9d' --json
+jcheck "unicode strategy (reverse)" "$OUT" 'j["strategy"]=="unicode"'
+same "new text in the file's ASCII style" "$(cat ascii.py)" 'msg = "don'"'"'t worry"'

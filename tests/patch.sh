@@ -111,7 +111,9 @@ printf 'no newline' > docs/nonl.txt
 printf '#!/bin/sh\necho old\n' > run.sh; chmod 755 run.sh
 seq 1 50 > nums.txt
 printf 'doomed\n' > doomed.txt
+printf 'echo tool\n' > tool.sh
 git add -A && git commit -qm base
+chmod 755 tool.sh
 sed -i 's/"hi"/"hello, world"/' src/main.go
 printf '\n// extra\n' >> src/main.go
 printf 'a\r\nB\r\nc\r\nd\r\n' > docs/win.txt
@@ -128,4 +130,23 @@ expect "round trip: re-apply git diff" 0 wap edit --patch "$T/rt.patch"
 git add -A
 same "round trip: the tree equals the changed one" "$(git write-tree)" "$want_tree"
 same "round trip: mode kept" "$(stat -c %a run.sh)" "755"
+same "round trip: mode change applied" "$(stat -c %a tool.sh)" "755"
 cd - >/dev/null
+
+# a rollback removes the directories the patch created, and only those
+rm -rf "$W" && mkdir -p "$W/keep/empty" && printf 'a\n' > "$W/a.txt"
+WAP_TEST_PATCH_FAIL_AT=2 expect "failing patch that created directories" 125 wap edit --patch - <<'P'
+*** Begin Patch
+*** Add File: deep/er/new.txt
++n
+*** Add File: keep/empty/x/y.txt
++y
+*** Update File: a.txt
+-a
++A
+*** End Patch
+P
+check "created directories removed" test ! -e "$W/deep"
+check "an empty directory that was there is kept" test -d "$W/keep/empty"
+check "but what the patch made inside it is gone" test ! -e "$W/keep/empty/x"
+same "the updated file restored" "$(cat "$W/a.txt")" "a"

@@ -15,6 +15,7 @@
 #include "edit.h"
 #include "patch.h"
 #include "ws.h"
+#include "applet.h"
 
 /* replace OLD by NEW in TEXT; returns the result (static) or NULL */
 static char res_buf[4096];
@@ -374,6 +375,92 @@ static void test_patch_run_rollback(void **state)
 	}
 }
 
+static void test_schema(void **state)
+{
+	const struct wap_applet *a = wap_applet_find("edit");
+	json_t *j;
+
+	(void)state;
+	assert_non_null(a);
+	j = json_loads(a->output_schema, 0, NULL);
+	assert_non_null(j);
+	assert_non_null(json_object_get(json_object_get(j, "properties"), "files"));
+	json_decref(j);
+}
+
+/* a deterministic smoke fuzz of the parsers and the engine (run under
+ * ASan by `make check ASAN=1`): mutated patches and random edits must
+ * fail cleanly, never crash or leak */
+static unsigned rnd_state = 12345;
+static unsigned rnd(void)
+{
+	rnd_state = rnd_state * 1103515245u + 12345u;
+	return rnd_state >> 16;
+}
+
+static void test_fuzz_smoke(void **state)
+{
+	static const char *const seeds[] = {
+		"*** Begin Patch\n*** Update File: f\n*** Move to: g\n@@ ctx\n a\n-b\n+c\n*** End of File\n"
+		"*** Add File: n\n+x\n*** Delete File: d\n*** End Patch\n",
+		"diff --git a/f b/f\nold mode 100644\nnew mode 100755\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n"
+		"\\ No newline at end of file\n d\n@@ @@\n-x\n+y\n",
+		"--- \"a/q\\tx\"\n+++ \"b/q\\303\\251\"\n@@ -0,0 +1 @@\n+z\n",
+	};
+	const char *text = "a\nb\nd\nctx\na\nb\nx\n\xf0\x9f\x98\x80\r\n";
+	char buf[512];
+
+	(void)state;
+	for (int it = 0; it < 3000; it++) {
+		const char *sd = seeds[it % 3];
+		size_t n = strlen(sd);
+		struct wap_patch p;
+		struct wap_err err = { 0 };
+
+		memcpy(buf, sd, n);
+		for (int m = rnd() % 6; m >= 0 && n; m--) {
+			size_t at = rnd() % n;
+			switch (rnd() % 3) {
+			case 0: buf[at] = (char)(rnd() & 0xff); break;
+			case 1: buf[at] = "\n+- @*\\\r"[rnd() % 9]; break;
+			default: n = at; break;
+			}
+		}
+		if (wap_patch_parse(buf, n, "x", &p, &err) == 0) {
+			for (size_t i = 0; i < p.n; i++) {
+				char *out = NULL;
+				size_t ol;
+				struct wap_err e2 = { 0 };
+				if (p.f[i].kind != WAP_P_ADD &&
+				    wap_patch_apply_file(&p.f[i], text, strlen(text), &out, &ol, &e2) == 0)
+					free(out);
+				wap_err_release(&e2);
+			}
+			wap_patch_release(&p);
+		}
+		wap_err_release(&err);
+	}
+	for (int it = 0; it < 2000; it++) {
+		char old[8], nw[8];
+		size_t ol = 1 + rnd() % 6, nl = rnd() % 6, tl = strlen(text), outl, cnt;
+		char *out = NULL;
+		enum wap_strategy st;
+		struct wap_err err = { 0 };
+		long off;
+		for (size_t i = 0; i < ol; i++)
+			old[i] = "ab\n \t\\n\xe2"[rnd() % 8];
+		for (size_t i = 0; i < nl; i++)
+			nw[i] = "xy\n "[rnd() % 4];
+		if (wap_edit_replace(text, tl, old, ol, nw, nl, rnd() & 1, false, 0, &out, &outl,
+				     &cnt, &st, &err) == 0)
+			free(out);
+		wap_err_release(&err);
+		off = wap_lsp_offset(text, tl, rnd() % 12, rnd() % 6, &err);
+		assert_true(off <= (long)tl);
+		wap_err_release(&err);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -386,6 +473,8 @@ int main(void)
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_fold),
 		cmocka_unit_test(test_patch_run_rollback),
+		cmocka_unit_test(test_schema),
+		cmocka_unit_test(test_fuzz_smoke),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

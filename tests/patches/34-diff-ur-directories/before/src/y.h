@@ -1,0 +1,1 @@
+#define Y 1
