@@ -12,6 +12,8 @@
  * (--max-results), the result says when it was truncated and how many
  * were found.  No match is an empty list (exit status 1).
  *
+ *   PATTERN                   the glob, relative to PATH
+ *   PATH                      the directory to search (default: the root)
  *   -m, --max-results N       return at most N paths (default 100; 0: all)
  *   --sort ORDER              mtime (default: newest first), path or none
  *   -t, --type KIND           f: files only, d: directories only
@@ -34,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "applet.h"
@@ -65,9 +68,16 @@ struct hit {
 	size_t seq;
 };
 
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	char data[];
+};
+
 struct hits {
 	struct hit *h;
 	size_t n, cap;
+	struct chunk *arena;	/* the paths */
 };
 
 struct gl {
@@ -75,6 +85,7 @@ struct gl {
 	struct wap_glob *g;
 	size_t baselen;		/* strip "PATH/" from root-relative paths */
 	int type;		/* 0 all, 1 files, 2 dirs */
+	bool mtime;		/* stat what matches (JSON, or sorting by mtime) */
 	struct hits *per;	/* one per worker */
 	size_t seq;		/* atomic */
 };
@@ -111,6 +122,28 @@ static int cmp_seq(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static char *arena_dup(struct hits *hs, const char *s, size_t n)
+{
+	struct chunk *c = hs->arena;
+	char *p;
+
+	if (!c || c->cap - c->used < n + 1) {
+		size_t cap = n + 1 > 60000 ? n + 1 : 60000;
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->next = hs->arena;
+		c->used = 0;
+		c->cap = cap;
+		hs->arena = c;
+	}
+	p = c->data + c->used;
+	memcpy(p, s, n);
+	p[n] = 0;
+	c->used += n + 1;
+	return p;
+}
+
 static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 {
 	struct gl *g = arg;
@@ -127,7 +160,10 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 		return 0;
 	if (!wap_glob_match(g->g, rel, rlen))
 		return 0;
-	if (e->link) {
+	memset(&st, 0, sizeof(st));
+	if (!g->mtime) {
+		/* no stat: the text output of a walk not sorted by time */
+	} else if (e->link) {
 		int fd = wap_ws_open(g->ws, e->path, O_PATH, 0, WAP_ACC_READ, NULL);
 		if (fd < 0 || fstat(fd, &st)) {
 			if (fd >= 0)
@@ -147,7 +183,7 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 		hs->cap = nc;
 	}
 	h = &hs->h[hs->n];
-	h->path = strndup(e->path, e->pathlen);
+	h->path = arena_dup(hs, e->path, e->pathlen);
 	if (!h->path)
 		return wap_err_set(err, WAP_E_FAILED, "out of memory");
 	h->dir = dir;
@@ -185,7 +221,33 @@ static int pattern_depth(const char *pat)
 	return d;
 }
 
-static int glob_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
+/* what a glob found, sorted */
+struct found {
+	struct hit *all;
+	size_t total;
+	size_t max;		/* 0: all */
+	struct hits *per;	/* own the paths */
+	int nw;
+};
+
+static void found_release(struct found *f)
+{
+	free(f->all);
+	for (int i = 0; f->per && i < f->nw; i++) {
+		while (f->per[i].arena) {
+			struct chunk *c = f->per[i].arena;
+			f->per[i].arena = c->next;
+			free(c);
+		}
+		free(f->per[i].h);
+	}
+	free(f->per);
+	memset(f, 0, sizeof(*f));
+}
+
+/* Walk and match; MTIME: stat the hits even when not sorting by time. */
+static int glob_collect(const struct wap_call *call, const json_t *req, bool mtime,
+			struct found *fo, struct wap_err *err)
 {
 	const struct wap_ws *ws = call->ws;
 	struct wap_walk_opts wo = { .max_depth = -1 };
@@ -196,9 +258,8 @@ static int glob_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	int sortby = SORT_MTIME, nw = 0, rc = -1;
 	struct hit *all = NULL;
 	size_t total = 0, pre;
-	json_t *files;
 
-	*res = NULL;
+	memset(fo, 0, sizeof(*fo));
 	if (wap_req_str(req, "pattern", &pattern, err) < 0 ||
 	    wap_req_str(req, "sort", &sort, err) < 0 ||
 	    wap_req_str(req, "type", &type, err) < 0 ||
@@ -227,6 +288,7 @@ static int glob_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	else if (type)
 		return wap_err_set(err, WAP_E_INVALID, "Invalid type '%s' (f or d)", type);
 	wo.threads = threads > 256 ? 256 : (int)threads;
+	g.mtime = mtime || sortby == SORT_MTIME;
 	wo.dirs = true;
 	wo.links = true;
 	wo.cancelled = call->cancelled;
@@ -306,25 +368,25 @@ static int glob_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		total += g.per[i].n;
 		g.per[i].n = 0;
 	}
-	qsort(all, total, sizeof(*all), sortby == SORT_PATH ? cmp_path :
-	      sortby == SORT_MTIME ? cmp_mtime : cmp_seq);
-	files = json_array();
-	for (size_t i = 0; i < total && (!max || i < (size_t)max); i++) {
-		char t[32];
-		wap_iso_time(&all[i].mtime, t);
-		json_array_append_new(files, json_pack("{s:s, s:b, s:s}", "path", all[i].path,
-						       "isDirectory", all[i].dir, "mtime", t));
-	}
-	*res = json_pack("{s:o, s:b, s:I}", "files", files,
-			 "isTruncated", max && total > (size_t)max, "totalFound", (json_int_t)total);
-	rc = *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+	if (total)
+		qsort(all, total, sizeof(*all), sortby == SORT_PATH ? cmp_path :
+		      sortby == SORT_MTIME ? cmp_mtime : cmp_seq);
+	fo->all = all;
+	fo->total = total;
+	fo->max = max;
+	fo->per = g.per;
+	fo->nw = nw;
+	all = NULL;
+	g.per = NULL;
+	rc = 0;
 out:
-	for (size_t i = 0; all && i < total; i++)
-		free(all[i].path);
 	free(all);
 	for (int i = 0; g.per && i < nw; i++) {
-		for (size_t k = 0; k < g.per[i].n; k++)
-			free(g.per[i].h[k].path);
+		while (g.per[i].arena) {
+			struct chunk *c = g.per[i].arena;
+			g.per[i].arena = c->next;
+			free(c);
+		}
 		free(g.per[i].h);
 	}
 	free(g.per);
@@ -332,6 +394,55 @@ out:
 	free(base);
 	free(start);
 	return rc;
+}
+
+/* ISO time, the date part cached: a tree's files often share a second */
+struct isocache {
+	time_t sec;
+	char buf[32];
+};
+
+static const char *iso(struct isocache *c, const struct timespec *ts)
+{
+	if (c->sec != ts->tv_sec || !c->buf[0]) {
+		wap_iso_time(ts, c->buf);
+		c->sec = ts->tv_sec;
+	} else {
+		long ms = ts->tv_nsec / 1000000;
+		/* "YYYY-MM-DDTHH:MM:SS.mmmZ": the milliseconds at 20..22 */
+		c->buf[20] = '0' + ms / 100;
+		c->buf[21] = '0' + ms / 10 % 10;
+		c->buf[22] = '0' + ms % 10;
+	}
+	return c->buf;
+}
+
+static json_t *found_json(const struct found *fo)
+{
+	json_t *files = json_array();
+	struct isocache ic = { 0 };
+
+	for (size_t i = 0; i < fo->total && (!fo->max || i < fo->max); i++) {
+		json_t *o = json_object();
+		json_object_set_new_nocheck(o, "path", json_string(fo->all[i].path));
+		json_object_set_new_nocheck(o, "isDirectory", json_boolean(fo->all[i].dir));
+		json_object_set_new_nocheck(o, "mtime", json_string(iso(&ic, &fo->all[i].mtime)));
+		json_array_append_new(files, o);
+	}
+	return json_pack("{s:o, s:b, s:I}", "files", files, "isTruncated",
+			 fo->max && fo->total > fo->max, "totalFound", (json_int_t)fo->total);
+}
+
+static int glob_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
+{
+	struct found fo;
+
+	*res = NULL;
+	if (glob_collect(call, req, true, &fo, err))
+		return -1;
+	*res = found_json(&fo);
+	found_release(&fo);
+	return *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
 }
 
 static int glob_render(const json_t *res, const json_t *req, FILE *out)
@@ -366,6 +477,65 @@ static int glob_render(const json_t *res, const json_t *req, FILE *out)
 	return total ? 0 : 1;
 }
 
+/* The CLI: text straight from the sorted hits (no JSON document, and no
+ * stat unless sorting by time); --json prints the op's result. */
+static int glob_cli(struct wap_ws *ws, json_t *req, bool json)
+{
+	struct wap_call call = { .ws = ws };
+	struct wap_err err = { 0 };
+	struct found fo;
+	int status;
+
+	if (glob_collect(&call, req, json, &fo, &err)) {
+		if (json) {
+			json_t *o = wap_err_json(&err);
+			json_dumpf(o, stdout, JSON_COMPACT);
+			fputc('\n', stdout);
+			json_decref(o);
+		} else {
+			fprintf(stderr, "wap glob: %s\n", err.msg);
+		}
+		wap_err_release(&err);
+		fflush(stdout);
+		return 2;
+	}
+	if (json) {
+		json_t *res = found_json(&fo);
+		json_dumpf(res, stdout, JSON_COMPACT);
+		fputc('\n', stdout);
+		json_decref(res);
+	} else {
+		static char obuf[1 << 16];
+		bool tagged = json_is_true(json_object_get(req, "tagged"));
+		const char *pat = json_string_value(json_object_get(req, "pattern"));
+		const char *path = json_string_value(json_object_get(req, "path"));
+		size_t shown = 0;
+
+		setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+		if (tagged && !fo.total)
+			printf("No matches found for pattern '%s' in %s\n", pat, path ? path : ".");
+		else if (tagged)
+			printf("Found %zu match(es) for '%s':\n\n", fo.total, pat);
+		for (size_t i = 0; i < fo.total && (!fo.max || i < fo.max); i++, shown++) {
+			if (tagged)
+				fputs(fo.all[i].dir ? "[DIR] " : "[FILE] ", stdout);
+			fputs(fo.all[i].path, stdout);
+			fputc('\n', stdout);
+		}
+		if (fo.max && fo.total > fo.max)
+			printf("[... %zu of %zu shown; use --max-results 0 for all]\n", shown, fo.total);
+	}
+	status = fo.total ? 0 : 1;
+	found_release(&fo);
+	if (fflush(stdout) || ferror(stdout)) {
+		if (errno == EPIPE)
+			return status;
+		fprintf(stderr, "wap glob: write error: %s\n", strerror(errno));
+		return 2;
+	}
+	return status;
+}
+
 const struct wap_applet wap_applet_glob = {
 	.name = "glob",
 	.summary = wap_summary_glob,
@@ -374,5 +544,6 @@ const struct wap_applet wap_applet_glob = {
 	.opts = glob_opts,
 	.op = glob_op,
 	.render = glob_render,
+	.cli_main = glob_cli,
 	.flags = WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT | WAP_APPLET_EXIT2,
 };

@@ -13,6 +13,8 @@
  * result says when it was truncated and the true total.  Exit status: 0
  * found, 1 nothing found, 2 error.
  *
+ *   PATTERN                   a PCRE2 regular expression (a literal string with -F)
+ *   PATHS                     files and directories to search (default: the root)
  *   -F, --fixed-strings       PATTERN is a literal string, not a regex
  *   -i, --ignore-case         match case-insensitively (Unicode)
  *   -w, --word-regexp         match whole words only
@@ -227,7 +229,8 @@ static void prune(struct gctx *g)
 	size_t acc = 0;
 
 	g_sort = g->sort;
-	qsort(g->fr, g->nfr, sizeof(*g->fr), frcmp_q);
+	if (g->nfr)
+		qsort(g->fr, g->nfr, sizeof(*g->fr), frcmp_q);
 	for (size_t i = 0; i < g->nfr; i++) {
 		if (acc >= g->max) {
 			json_decref(g->fr[i].recs);
@@ -862,7 +865,8 @@ static json_t *build_result(struct gctx *g, size_t total_files, size_t total_mat
 	bool trunc = false;
 
 	g_sort = g->sort;
-	qsort(g->fr, g->nfr, sizeof(*g->fr), frcmp_q);
+	if (g->nfr)
+		qsort(g->fr, g->nfr, sizeof(*g->fr), frcmp_q);
 	for (size_t i = 0; i < g->nfr; i++) {
 		struct frec *f = &g->fr[i];
 		if (g->files || g->count) {
@@ -1065,7 +1069,8 @@ static int grep_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		struct rewrite rw = { &g, wap_mstate_new(g.m), 0 };
 		json_t *files = json_array();
 		g_sort = SORT_PATH;
-		qsort(g.fr, g.nfr, sizeof(*g.fr), frcmp_q);
+		if (g.nfr)
+			qsort(g.fr, g.nfr, sizeof(*g.fr), frcmp_q);
 		if (!rw.st) {
 			json_decref(files);
 			wap_err_set(err, WAP_E_FAILED, "out of memory");

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "file.h"
@@ -47,9 +48,30 @@ struct walker {
 	bool errset;
 };
 
+struct dent {
+	unsigned char type;
+	unsigned short len;
+	char *name;
+};
+
+/* what a worker reuses from one directory to the next */
 struct worker {
 	struct walker *w;
 	int id;
+	char *dbuf;		/* getdents64 buffer */
+	struct dent *ents;
+	size_t cap;
+	struct wap_sb names, path;
+};
+
+#define DBUF (64 << 10)
+
+struct linux_dirent64 {
+	ino_t d_ino;
+	off_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
 };
 
 /* names skipped by default (DESIGN §6: the default exclusions are these
@@ -187,29 +209,17 @@ static struct wap_ign_list *load_list(int dirfd, const char *name)
 	return l;
 }
 
-struct dent {
-	unsigned char type;
-	unsigned short len;
-	char *name;
-};
-
-static int cmp_dent(const void *a, const void *b)
-{
-	return strcmp(((const struct dent *)a)->name, ((const struct dent *)b)->name);
-}
 
 static void do_dir(struct worker *wk, struct job *j)
 {
 	struct walker *w = wk->w;
 	const struct wap_walk_opts *o = w->o;
 	const struct wap_ws *ws = w->ws;
-	struct dent *ents = NULL;
-	size_t n = 0, cap = 0;
-	struct wap_sb names = WAP_SB_INIT, path = WAP_SB_INIT;
+	struct dent *ents;
+	size_t n = 0, plen;
+	struct wap_sb *names = &wk->names, *pathp = &wk->path;
 	bool has_gi = false, has_ig = false;
 	struct wap_ign *ign = NULL;
-	struct dirent *de;
-	DIR *d;
 	int fd = j->fd;
 
 	if (fd < 0) {
@@ -221,60 +231,71 @@ static void do_dir(struct worker *wk, struct job *j)
 			return;
 	}
 	j->fd = -1;
-	d = fdopendir(fd);
-	if (!d) {
+	if (!wk->dbuf && !(wk->dbuf = malloc(DBUF))) {
 		close(fd);
 		return;
 	}
+	names->len = 0;
 	/* read the whole directory first: its ignore files rule its entries */
-	while ((de = readdir(d))) {
-		const char *nm = de->d_name;
-		size_t nl;
-		if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
-			continue;
-		if (nm[0] == '.' && !strcmp(nm, ".git"))
-			continue;	/* never */
-		nl = strlen(nm);
-		if (nm[0] == '.' && !o->no_ignore) {
-			if (!strcmp(nm, ".gitignore"))
-				has_gi = true;
-			else if (!strcmp(nm, ".ignore"))
-				has_ig = true;
+	for (;;) {
+		long nr = syscall(SYS_getdents64, fd, wk->dbuf, DBUF);
+		if (nr <= 0)
+			break;
+		for (long off = 0; off < nr;) {
+			struct linux_dirent64 *de = (struct linux_dirent64 *)(wk->dbuf + off);
+			const char *nm = de->d_name;
+			size_t nl;
+			off += de->d_reclen;
+			if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
+				continue;
+			if (nm[0] == '.' && !strcmp(nm, ".git"))
+				continue;	/* never */
+			nl = strlen(nm);
+			if (nm[0] == '.' && !o->no_ignore) {
+				if (!strcmp(nm, ".gitignore"))
+					has_gi = true;
+				else if (!strcmp(nm, ".ignore"))
+					has_ig = true;
+			}
+			if (n == wk->cap) {
+				size_t nc = wk->cap ? wk->cap * 2 : 256;
+				struct dent *ne = realloc(wk->ents, nc * sizeof(*ne));
+				if (!ne)
+					break;
+				wk->ents = ne;
+				wk->cap = nc;
+			}
+			wk->ents[n].type = de->d_type;
+			wk->ents[n].len = nl;
+			wk->ents[n].name = (char *)(uintptr_t)names->len;	/* offset for now */
+			wap_sb_add(names, nm, nl + 1);
+			n++;
 		}
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			struct dent *ne = realloc(ents, nc * sizeof(*ne));
-			if (!ne)
-				break;
-			ents = ne;
-			cap = nc;
-		}
-		ents[n].type = de->d_type;
-		ents[n].len = nl;
-		ents[n].name = (char *)(uintptr_t)names.len;	/* offset for now */
-		wap_sb_add(&names, nm, nl + 1);
-		n++;
 	}
-	if (names.oom)
+	ents = wk->ents;
+	if (names->oom)
 		goto out;
 	for (size_t i = 0; i < n; i++)
-		ents[i].name = names.buf + (uintptr_t)ents[i].name;
-	/* a stable order inside a directory helps callers that stop early */
-	if (n > 1)
-		qsort(ents, n, sizeof(*ents), cmp_dent);
+		ents[i].name = names->buf + (uintptr_t)ents[i].name;
 
 	if (has_gi || has_ig) {
 		struct wap_ign_list *lists[2] = { NULL, NULL };
 		if (has_ig)
-			lists[0] = load_list(dirfd(d), ".ignore");
+			lists[0] = load_list(fd, ".ignore");
 		if (has_gi && w->in_repo)
-			lists[1] = load_list(dirfd(d), ".gitignore");
+			lists[1] = load_list(fd, ".gitignore");
 		if (lists[0] || lists[1])
 			ign = wap_ign_push(j->ign, strcmp(j->path, ".") ? j->path : "", lists, 2);
 	}
 	if (!ign)
 		ign = wap_ign_ref(j->ign);
 
+	pathp->len = 0;
+	if (strcmp(j->path, ".")) {
+		wap_sb_add(pathp, j->path, j->pathlen);
+		wap_sb_addc(pathp, '/');
+	}
+	plen = pathp->len;
 	for (size_t i = 0; i < n && !w->stop; i++) {
 		struct dent *e = &ents[i];
 		unsigned char t = e->type;
@@ -283,17 +304,13 @@ static void do_dir(struct worker *wk, struct job *j)
 		bool link = false;
 		int depth = j->depth + 1, rc;
 
-		path.len = 0;
-		if (strcmp(j->path, ".")) {
-			wap_sb_add(&path, j->path, j->pathlen);
-			wap_sb_addc(&path, '/');
-		}
-		wap_sb_add(&path, e->name, e->len);
-		if (path.oom)
+		pathp->len = plen;
+		wap_sb_add(pathp, e->name, e->len);
+		if (pathp->oom)
 			break;
 		if (t == DT_UNKNOWN) {
 			struct stat st;
-			if (fstatat(dirfd(d), e->name, &st, AT_SYMLINK_NOFOLLOW))
+			if (fstatat(fd, e->name, &st, AT_SYMLINK_NOFOLLOW))
 				continue;
 			t = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG :
 			    S_ISLNK(st.st_mode) ? DT_LNK : DT_FIFO;
@@ -307,7 +324,7 @@ static void do_dir(struct worker *wk, struct job *j)
 					continue;
 				goto report;
 			}
-			lfd = wap_ws_open(ws, path.buf, O_PATH, 0, WAP_ACC_READ, &er);
+			lfd = wap_ws_open(ws, pathp->buf, O_PATH, 0, WAP_ACC_READ, &er);
 			wap_err_release(&er);
 			if (lfd < 0) {
 				/* dangling, or leaves the root: not followed */
@@ -336,19 +353,19 @@ report:
 			if (skip)
 				continue;
 		}
-		if (ws->pol.restricted.n && wap_globset_match(&ws->pol.restricted, path.buf, path.len))
+		if (ws->pol.restricted.n && wap_globset_match(&ws->pol.restricted, pathp->buf, pathp->len))
 			continue;
 		if (o->exclude && o->exclude->n &&
-		    (t == DT_DIR ? wap_globset_match_dir(o->exclude, path.buf, path.len)
-				 : wap_globset_match(o->exclude, path.buf, path.len)))
+		    (t == DT_DIR ? wap_globset_match_dir(o->exclude, pathp->buf, pathp->len)
+				 : wap_globset_match(o->exclude, pathp->buf, pathp->len)))
 			continue;
-		if (ign && !o->no_ignore && wap_ign_ignored(ign, path.buf, path.len, t == DT_DIR))
+		if (ign && !o->no_ignore && wap_ign_ignored(ign, pathp->buf, pathp->len, t == DT_DIR))
 			continue;
 
-		ent.dirfd = dirfd(d);
+		ent.dirfd = fd;
 		ent.name = e->name;
-		ent.path = path.buf;
-		ent.pathlen = path.len;
+		ent.path = pathp->buf;
+		ent.pathlen = pathp->len;
 		ent.depth = depth;
 		ent.worker = wk->id;
 		ent.link = link;
@@ -372,12 +389,12 @@ report:
 			}
 			if (link) {
 				struct wap_err er = { 0 };
-				cfd = wap_ws_open(ws, path.buf, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, &er);
+				cfd = wap_ws_open(ws, pathp->buf, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, &er);
 				wap_err_release(&er);
 				if (cfd < 0)
 					continue;
 			} else {
-				cfd = openat(dirfd(d), e->name,
+				cfd = openat(fd, e->name,
 					     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 				if (cfd < 0 && errno != EMFILE && errno != ENFILE)
 					continue;
@@ -388,7 +405,7 @@ report:
 					close(cfd);
 					continue;
 				}
-				nj = job_new(path.buf, path.len, cfd, depth, ign);
+				nj = job_new(pathp->buf, pathp->len, cfd, depth, ign);
 				if (!nj) {
 					if (cfd >= 0)
 						close(cfd);
@@ -413,10 +430,7 @@ report:
 	}
 out:
 	wap_ign_unref(ign);
-	closedir(d);
-	free(ents);
-	wap_sb_release(&names);
-	wap_sb_release(&path);
+	close(fd);
 }
 
 static void *work(void *arg)
@@ -435,6 +449,13 @@ static void *work(void *arg)
 		}
 		job_free(j);
 	}
+	free(wk->dbuf);
+	free(wk->ents);
+	wap_sb_release(&wk->names);
+	wap_sb_release(&wk->path);
+	wk->dbuf = NULL;
+	wk->ents = NULL;
+	wk->cap = 0;
 	return NULL;
 }
 

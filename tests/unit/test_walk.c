@@ -204,7 +204,7 @@ static void mk(const char *root, const char *rel)
 	}
 	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	assert_true(fd >= 0);
-	if (!strcmp(rel + strlen(rel) - 10, ".gitignore"))
+	if (strlen(rel) >= 10 && !strcmp(rel + strlen(rel) - 10, ".gitignore"))
 		assert_int_equal(write(fd, "*.o\n", 4), 4);
 	close(fd);
 }
