@@ -52,7 +52,7 @@
  *                       add: add ignored files
  *   --remote NAME       push, fetch, pull: the remote (default: upstream, origin)
  *   --branch NAME       branch, checkout, push: the branch
- *   --rev REV           show, log: the revision
+ *   --rev REV           show, log, diff: the revision (REV..REV for a range)
  *   --url URL           clone: the URL
  *   --dir DIR           the repository's directory (default: found from the
  *                       root); init, clone: where to create it
@@ -218,7 +218,7 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 		git_date(sget(res, "date"), out);
 		fputs("\n\n", out);
 		print_message(sget(res, "message"), out);
-		if (*sget(res, "diff"))
+		if (*sget(res, "diff") || json_array_size(a) > 1)
 			fprintf(out, "\n%s", sget(res, "diff"));
 		return 0;
 	}

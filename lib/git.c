@@ -452,6 +452,129 @@ static int resolve_commit(struct g *g, const char *rev, git_commit **out)
 	return wap_err_set(g->err, WAP_E_INVALID, "Unknown revision: '%s'", rev);
 }
 
+/* ---- upstreams, read from the config ----
+ * libgit2 1.5 leaks PCRE2 match data whenever it runs a config regex that
+ * does not match (fixed upstream in libgit2 PR #6382, in 1.6); its remote
+ * lookup and branch-upstream functions do, once per config entry.  So the
+ * upstream of a branch is read here with plain config lookups, which do not
+ * (git_remote_lookup still runs, unavoidably, for fetch and push). */
+struct upstream {
+	char *remote, *merge, *tracking;
+};
+
+static void upstream_release(struct upstream *u)
+{
+	free(u->remote);
+	free(u->merge);
+	free(u->tracking);
+	memset(u, 0, sizeof(*u));
+}
+
+static char *cfg_str(git_config *cfg, const char *fmt, const char *arg)
+{
+	struct wap_sb key = WAP_SB_INIT;
+	const char *v = NULL;
+	char *r = NULL;
+
+	wap_sb_addf(&key, fmt, arg);
+	if (key.buf && !git_config_get_string(&v, cfg, key.buf) && v)
+		r = strdup(v);
+	git_error_clear();
+	wap_sb_release(&key);
+	return r;
+}
+
+static int fetchspec_cb(const git_config_entry *e, void *p)
+{
+	return strv_add(p, strdup(e->value)) ? -1 : 0;
+}
+
+/* 1 if local branch BRANCH has an upstream configured. */
+static int upstream_of(struct g *g, const char *branch, struct upstream *u)
+{
+	git_config *cfg = NULL;
+	struct strv specs = { 0 };
+	struct wap_sb key = WAP_SB_INIT;
+
+	memset(u, 0, sizeof(*u));
+	if (!branch || git_repository_config_snapshot(&cfg, g->repo)) {
+		git_error_clear();
+		return 0;
+	}
+	u->remote = cfg_str(cfg, "branch.%s.remote", branch);
+	u->merge = cfg_str(cfg, "branch.%s.merge", branch);
+	if (u->remote && u->merge) {
+		if (!strcmp(u->remote, ".")) {
+			u->tracking = strdup(u->merge);
+		} else {
+			wap_sb_addf(&key, "remote.%s.fetch", u->remote);
+			if (key.buf)
+				git_config_get_multivar_foreach(cfg, key.buf, NULL, fetchspec_cb, &specs);
+			for (size_t i = 0; i < specs.n && !u->tracking; i++) {
+				git_refspec *rs = NULL;
+				git_buf b = { 0 };
+				if (!git_refspec_parse(&rs, specs.v[i], 1) && git_refspec_src_matches(rs, u->merge) &&
+				    !git_refspec_transform(&b, rs, u->merge))
+					u->tracking = strndup(b.ptr, b.size);
+				git_buf_dispose(&b);
+				git_refspec_free(rs);
+			}
+		}
+	}
+	git_error_clear();
+	strv_free(&specs);
+	wap_sb_release(&key);
+	git_config_free(cfg);
+	return u->remote && u->merge;
+}
+
+static const char *ref_short(const char *ref)
+{
+	if (!strncmp(ref, "refs/remotes/", 13))
+		return ref + 13;
+	if (!strncmp(ref, "refs/heads/", 11))
+		return ref + 11;
+	return ref;
+}
+
+/* Delete local branch REF (NAME) and its config section, without
+ * git_branch_delete (see above). */
+static int delete_branch(struct g *g, git_reference *ref, const char *name)
+{
+	git_config *cfg = NULL, *snap = NULL;
+	git_config_iterator *it = NULL;
+	git_config_entry *ce;
+	struct strv keys = { 0 };
+	struct wap_sb pfx = WAP_SB_INIT;
+	char *refname = strdup(git_reference_name(ref));
+	int e;
+
+	if (!refname)
+		return oom(g);
+	if ((e = git_reference_delete(ref))) {
+		free(refname);
+		return lg(g, e, "cannot delete branch '%s'", name);
+	}
+	git_reflog_delete(g->repo, refname);
+	free(refname);
+	wap_sb_addf(&pfx, "branch.%s.", name);
+	if (pfx.buf && !git_repository_config(&cfg, g->repo) && !git_config_snapshot(&snap, cfg) &&
+	    !git_config_iterator_new(&it, snap)) {
+		while (!git_config_next(&ce, it))
+			if (!strncmp(ce->name, pfx.buf, pfx.len) && ce->level == GIT_CONFIG_LEVEL_LOCAL)
+				strv_add(&keys, strdup(ce->name));
+		for (size_t i = 0; i < keys.n; i++)
+			git_config_delete_multivar(cfg, keys.v[i], ".*");
+	}
+	git_error_clear();
+	git_config_iterator_free(it);
+	git_config_free(snap);
+	git_config_free(cfg);
+	strv_free(&keys);
+	wap_sb_release(&pfx);
+	return 0;
+}
+
 /* ---- status ---- */
 
 static char xy_index(unsigned s)
@@ -543,17 +666,20 @@ static int op_status(struct g *g, json_t **res)
 	json_object_set_new(r, "detached", json_boolean(detached));
 	free(branch);
 	if (!git_repository_head(&head, g->repo)) {
+		struct upstream u = { 0 };
 		json_object_set_new(r, "head", oid_json(git_reference_target(head)));
-		if (git_reference_is_branch(head) && !git_branch_upstream(&up, head)) {
+		if (git_reference_is_branch(head) && upstream_of(g, git_reference_shorthand(head), &u) &&
+		    u.tracking) {
 			size_t ahead = 0, behind = 0;
-			json_object_set_new(r, "upstream", json_string(git_reference_shorthand(up)));
-			if (git_reference_target(up) &&
+			json_object_set_new(r, "upstream", json_string(ref_short(u.tracking)));
+			if (!git_reference_lookup(&up, g->repo, u.tracking) && git_reference_target(up) &&
 			    !git_graph_ahead_behind(&ahead, &behind, g->repo, git_reference_target(head),
 						    git_reference_target(up))) {
 				json_object_set_new(r, "ahead", json_integer(ahead));
 				json_object_set_new(r, "behind", json_integer(behind));
 			}
 		}
+		upstream_release(&u);
 	} else {
 		json_object_set_new(r, "head", json_null());
 		json_object_set_new(r, "unborn", json_true());
@@ -1149,17 +1275,17 @@ static int rev_tree(struct g *g, const char *rev, git_tree **out)
 /* Does ARG name a revision (or a range of them)? */
 static bool is_rev(struct g *g, const char *arg)
 {
-	git_revspec spec;
+	git_revspec spec = { 0 };
+	bool ok;
 
 	if (arg[0] == '-' || !*arg)
 		return false;
-	if (git_revparse(&spec, g->repo, arg)) {
-		git_error_clear();
-		return false;
-	}
+	/* a failed range leaves its left side set: free both always */
+	ok = !git_revparse(&spec, g->repo, arg);
 	git_object_free(spec.from);
 	git_object_free(spec.to);
-	return true;
+	git_error_clear();
+	return ok;
 }
 
 /* Split the positional arguments of diff/log into revisions and paths, as
@@ -1304,6 +1430,10 @@ static int op_diff(struct g *g, json_t **res)
 
 	if (split_revs_paths(g, &revs, &paths, WAP_ACC_READ))
 		goto out;
+	if (str_key(g, "rev") && strv_add(&revs, strdup(str_key(g, "rev")))) {
+		oom(g);
+		goto out;
+	}
 	if (build_diff(g, &revs, &paths, bool_key(g, "staged"), &d))
 		goto out;
 	r = json_object();
@@ -1993,10 +2123,8 @@ static int op_branch(struct g *g, json_t **res)
 			git_commit_free(h);
 		}
 		oid_hex(tip, hex);
-		if ((e = git_branch_delete(ref))) {
-			lg(g, e, "cannot delete branch '%s'", name);
+		if (delete_branch(g, ref, name))
 			goto out;
-		}
 		*res = json_pack("{s:b, s:s, s:s, s:s+++s}", "success", 1, "branch", name, "hash", hex,
 				 "summary", "Deleted branch ", name, " (was ", hex, ")");
 		rc = 0;
@@ -2031,10 +2159,10 @@ static int op_branch(struct g *g, json_t **res)
 			if (git_reference_target(ref))
 				json_object_set_new(b, "hash", oid_json(git_reference_target(ref)));
 			if (type == GIT_BRANCH_LOCAL) {
-				git_reference *up = NULL;
-				if (!git_branch_upstream(&up, ref))
-					json_object_set_new(b, "upstream", json_string(git_reference_shorthand(up)));
-				git_reference_free(up);
+				struct upstream u = { 0 };
+				if (upstream_of(g, bn, &u) && u.tracking)
+					json_object_set_new(b, "upstream", json_string(ref_short(u.tracking)));
+				upstream_release(&u);
 			}
 			json_array_append_new(list, b);
 			git_reference_free(ref);
@@ -2119,29 +2247,41 @@ static int checkout_to(struct g *g, git_object *target, bool force)
  * one exists (git checkout's DWIM). */
 static int dwim_remote(struct g *g, const char *name, git_reference **out, char **remote)
 {
-	git_strarray rs = { 0 };
+	struct strv rs = { 0 };
+	git_config *cfg = NULL;
+	git_config_iterator *it = NULL;
+	git_config_entry *ce;
 	int found = 0;
 
 	*out = NULL;
 	*remote = NULL;
-	if (git_remote_list(&rs, g->repo)) {
-		git_error_clear();
-		return 0;
+	/* the remotes: "remote.NAME.url" keys (not git_remote_list, see above) */
+	if (!git_repository_config_snapshot(&cfg, g->repo) && !git_config_iterator_new(&it, cfg)) {
+		while (!git_config_next(&ce, it)) {
+			size_t n = strlen(ce->name);
+			if (!strncmp(ce->name, "remote.", 7) && n > 11 && !strcmp(ce->name + n - 4, ".url"))
+				strv_add(&rs, strndup(ce->name + 7, n - 11));
+		}
 	}
-	for (size_t i = 0; i < rs.count; i++) {
+	git_config_iterator_free(it);
+	git_config_free(cfg);
+	for (size_t i = 0; i < rs.n; i++) {
 		struct wap_sb sb = WAP_SB_INIT;
 		git_reference *r = NULL;
-		wap_sb_addf(&sb, "refs/remotes/%s/%s", rs.strings[i], name);
-		if (sb.buf && !git_reference_lookup(&r, g->repo, sb.buf)) {
+		bool dup = false;
+		for (size_t k = 0; k < i; k++)
+			dup = dup || !strcmp(rs.v[k], rs.v[i]);
+		wap_sb_addf(&sb, "refs/remotes/%s/%s", rs.v[i], name);
+		if (!dup && sb.buf && !git_reference_lookup(&r, g->repo, sb.buf)) {
 			found++;
 			git_reference_free(*out);
 			free(*remote);
 			*out = r;
-			*remote = strdup(rs.strings[i]);
+			*remote = strdup(rs.v[i]);
 		}
 		wap_sb_release(&sb);
 	}
-	git_strarray_dispose(&rs);
+	strv_free(&rs);
 	git_error_clear();
 	if (found != 1) {
 		git_reference_free(*out);
@@ -2203,7 +2343,7 @@ static int op_checkout(struct g *g, json_t **res)
 		}
 		created = true;
 		if (checkout_to(g, (git_object *)c, force)) {
-			git_branch_delete(ref);
+			delete_branch(g, ref, name);
 			goto out;
 		}
 	} else if (!git_branch_lookup(&ref, g->repo, name, GIT_BRANCH_LOCAL)) {
@@ -2222,7 +2362,7 @@ static int op_checkout(struct g *g, json_t **res)
 		}
 		created = true;
 		if (checkout_to(g, peeled, force)) {
-			git_branch_delete(ref);
+			delete_branch(g, ref, name);
 			goto out;
 		}
 		wap_sb_addf(&up, "%s/%s", remote, name);
@@ -2418,6 +2558,13 @@ static bool stop(struct g *g)
 	return g->cancelled;
 }
 
+static int cancelled(struct g *g)
+{
+	if (stop(g))
+		return wap_err_set(g->err, WAP_E_FAILED, "cancelled");
+	return 0;
+}
+
 static void report(struct g *g, double done, double total, const char *what)
 {
 	int pct;
@@ -2516,17 +2663,13 @@ static char *default_remote(struct g *g)
 {
 	bool detached;
 	char *b = head_branch(g->repo, &detached), *r = NULL;
-	git_buf buf = { 0 };
+	struct upstream u = { 0 };
 
-	if (b && !detached) {
-		struct wap_sb sb = WAP_SB_INIT;
-		wap_sb_addf(&sb, "refs/heads/%s", b);
-		if (sb.buf && !git_branch_upstream_remote(&buf, g->repo, sb.buf))
-			r = strndup(buf.ptr, buf.size);
-		wap_sb_release(&sb);
+	if (b && !detached && upstream_of(g, b, &u)) {
+		r = u.remote;
+		u.remote = NULL;
 	}
-	git_error_clear();
-	git_buf_dispose(&buf);
+	upstream_release(&u);
 	free(b);
 	return r ? r : strdup("origin");
 }
@@ -2571,7 +2714,7 @@ static int do_fetch(struct g *g, const char *name)
 	git_fetch_options fo;
 	int e, rc = -1;
 
-	if (open_remote(g, name, false, &r) || load_token(g))
+	if (cancelled(g) || open_remote(g, name, false, &r) || load_token(g))
 		goto out;
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
 	callbacks(g, &fo.callbacks);
@@ -2653,14 +2796,12 @@ static int op_push(struct g *g, json_t **res)
 	}
 	/* to the branch it tracks on that remote, else the same name */
 	{
-		git_buf rb = { 0 }, mb = { 0 };
-		if (!git_branch_upstream_remote(&rb, g->repo, git_reference_name(ref)) &&
-		    !strcmp(rb.ptr, rname) &&
-		    !git_branch_upstream_merge(&mb, g->repo, git_reference_name(ref)))
-			dst = strndup(mb.ptr, mb.size);
-		git_buf_dispose(&rb);
-		git_buf_dispose(&mb);
-		git_error_clear();
+		struct upstream u = { 0 };
+		if (upstream_of(g, bname, &u) && !strcmp(u.remote, rname)) {
+			dst = u.merge;
+			u.merge = NULL;
+		}
+		upstream_release(&u);
 	}
 	if (!dst) {
 		struct wap_sb d = WAP_SB_INIT;
@@ -2672,7 +2813,7 @@ static int op_push(struct g *g, json_t **res)
 		oom(g);
 		goto out;
 	}
-	if (open_remote(g, rname, true, &r) || load_token(g))
+	if (cancelled(g) || open_remote(g, rname, true, &r) || load_token(g))
 		goto out;
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
 	callbacks(g, &po.callbacks);
@@ -2717,7 +2858,7 @@ static int op_pull(struct g *g, json_t **res)
 	char *branch = NULL, *dflt = NULL, *upname = NULL;
 	bool detached;
 	struct wap_sb bref = WAP_SB_INIT, sum = WAP_SB_INIT;
-	git_buf ub = { 0 };
+	struct upstream u = { 0 };
 	git_reference *up = NULL, *br = NULL;
 	git_commit *head = NULL, *target = NULL;
 	const char *result;
@@ -2744,8 +2885,9 @@ static int op_pull(struct g *g, json_t **res)
 		oom(g);
 		goto out;
 	}
-	if (!git_branch_upstream_name(&ub, g->repo, bref.buf)) {
-		upname = strndup(ub.ptr, ub.size);
+	if (upstream_of(g, branch, &u) && u.tracking) {
+		upname = u.tracking;
+		u.tracking = NULL;
 	} else {
 		struct wap_sb d = WAP_SB_INIT;
 		wap_sb_addf(&d, "refs/remotes/%s/%s", rname, branch);
@@ -2776,8 +2918,11 @@ static int op_pull(struct g *g, json_t **res)
 			goto out;
 		if (head) {
 			e = git_reference_lookup(&br, g->repo, bref.buf);
-			if (!e)
-				e = git_reference_set_target(&up, br, git_commit_id(target), "pull: Fast-forward");
+			if (!e) {
+				git_reference *moved = NULL;
+				e = git_reference_set_target(&moved, br, git_commit_id(target), "pull: Fast-forward");
+				git_reference_free(moved);
+			}
 		} else {
 			e = git_reference_create(&br, g->repo, bref.buf, git_commit_id(target), 0, "pull: initial");
 		}
@@ -2802,7 +2947,7 @@ out:
 	git_commit_free(target);
 	git_reference_free(up);
 	git_reference_free(br);
-	git_buf_dispose(&ub);
+	upstream_release(&u);
 	wap_sb_release(&bref);
 	wap_sb_release(&sum);
 	free(upname);
@@ -3001,7 +3146,7 @@ static int op_clone(struct g *g, json_t **res)
 			goto out;
 		}
 	}
-	if (load_token(g))
+	if (cancelled(g) || load_token(g))
 		goto fail;
 	git_clone_options_init(&co, GIT_CLONE_OPTIONS_VERSION);
 	callbacks(g, &co.fetch_opts.callbacks);
