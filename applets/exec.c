@@ -47,7 +47,7 @@
  *   --sandbox              confine the command with Landlock
  *   --no-network           deny TCP bind/connect (Landlock, else a network namespace)
  *   --max-memory BYTES     address-space limit (RLIMIT_AS)
- *   --max-procs N          process limit of the user (RLIMIT_NPROC)
+ *   --max-procs N          process limit of the user (RLIMIT_NPROC; root is exempt)
  *   --max-file-size BYTES  largest file it may write (RLIMIT_FSIZE)
  *
  * examples:

@@ -2,6 +2,8 @@
 # bench/exec.sh - overhead of running a command: `wap exec -- true` against
 # `sh -c true` and Node's child_process.spawnSync, as whole processes
 # (hyperfine) and per call inside a warm process (wap_proc_run vs spawnSync).
+# timeout(1) is there as the nearest peer: it too forks, runs the command in
+# a process group and waits.
 # Usage: bench/exec.sh [WAP]   (from the source tree; needs hyperfine, node)
 set -eu
 cd "$(dirname "$0")/.."
@@ -14,9 +16,11 @@ cc -O2 -D_GNU_SOURCE -Ilib -o "$out/exec_loop" bench/exec_loop.c build/norm/libw
 	$(pkg-config --libs libgit2 libpcre2-8 libarchive jansson libwebsockets) -lpthread
 cd "$out" && mkdir -p ws && cd ws
 hyperfine -N --warmup 20 --runs "$runs" --export-json "$out/h.json" \
-	"$wap exec -- /bin/true" "sh -c true" "node $src/bench/spawnsync.js 1" >&2 \
+	"$wap exec -- /bin/true" "sh -c true" "node $src/bench/spawnsync.js 1" \
+	"timeout 30 /bin/true" >&2 \
 	|| hyperfine --warmup 20 --runs "$runs" --export-json "$out/h.json" \
-	"$wap exec -- /bin/true" "sh -c true" "node $src/bench/spawnsync.js 1" >&2
+	"$wap exec -- /bin/true" "sh -c true" "node $src/bench/spawnsync.js 1" \
+	"timeout 30 /bin/true" >&2
 cd "$src"
 loop_wap=$("$out/exec_loop" 1000)
 loop_node=$(node bench/spawnsync.js 1000)
@@ -24,7 +28,8 @@ python3 - "$out/h.json" "$loop_wap" "$loop_node" <<'PY'
 import json, sys
 h = json.load(open(sys.argv[1]))["results"]
 med = [r["median"] * 1000 for r in h]
-names = ["wap exec -- true", "sh -c true", "node spawnSync (startup included)"]
+names = ["wap exec -- true", "sh -c true", "node spawnSync (startup included)",
+         "timeout 30 /bin/true (coreutils)"]
 print("whole process (hyperfine, median ms):")
 for n, m in zip(names, med):
     print("  %-36s %7.2f ms  (%.2fx sh)" % (n, m, m / med[1]))

@@ -642,6 +642,9 @@ static const char *const safe_builtins[] = {
 	"typeset", "readonly", "umask", "break", "continue", NULL
 };
 
+static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash",
+				       "fish", "rbash", NULL };
+
 struct wrapper {
 	const char *name;
 	const char *valopts;	/* options taking a value, space separated */
@@ -733,27 +736,49 @@ static int check_words(const struct wap_cmdrules *r, char *const *words, const u
 		}
 		return 0;
 	}
-	if (is_kw(prog, (const char *const[]){ "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash",
-					       "busybox", "su", "script", NULL })) {
-		for (size_t i = 1; i + 1 < n; i++) {
+	if (is_kw(prog, shells) || !strcmp(prog, "su") || !strcmp(prog, "script")) {
+		size_t i;
+		for (i = 1; i < n; i++) {
 			const char *w = words[i];
-			if (w[0] != '-')
+			if (!strcmp(w, "--") || (w[0] != '-' && w[0] != '+'))
 				break;
-			if (strchr(w, 'c') && w[1] != '-') {
+			if (is_kw(w, (const char *const[]){ "-o", "+o", "-O", "+O", "--rcfile",
+							    "--init-file", NULL })) {
+				i++;
+				continue;
+			}
+			if ((w[1] != '-' && strchr(w, 'c')) || !strcmp(w, "--command")) {
 				/* the first non-option word is the script */
 				size_t k = i + 1;
 				while (k < n && words[k][0] == '-' && strcmp(prog, "su"))
 					k++;
-				if (k < n) {
-					if (flags && (flags[k] & WAP_CMDW_DYN))
-						return refuse(err, words, n,
-							      "its script is computed at run time, so the command policy cannot verify it",
-							      NULL, NULL);
-					return check_line(r, words[k], depth + 1, err);
-				}
+				if (k >= n)
+					return 0;
+				if (flags && (flags[k] & WAP_CMDW_DYN))
+					return refuse(err, words, n,
+						      "its script is computed at run time, so the command policy cannot verify it",
+						      NULL, NULL);
+				return check_line(r, words[k], depth + 1, err);
 			}
 		}
+		/* no script file either: the commands come from stdin */
+		if (i >= n && is_kw(prog, shells) && !a)
+			return refuse(err, words, n,
+				      "a shell reading its commands from stdin cannot be verified by the command policy",
+				      NULL, NULL);
+		return 0;
 	}
+	if (!strcmp(prog, "alias")) {
+		/* alias x='rm -rf' then x (with expand_aliases): check the value */
+		for (size_t i = 1; i < n; i++) {
+			const char *eq = strchr(words[i], '=');
+			if (eq && check_line(r, eq + 1, depth + 1, err))
+				return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(prog, "trap") && n > 1 && strcmp(words[1], "-") && words[1][0] != '-')
+		return check_line(r, words[1], depth + 1, err);
 	if (!strcmp(prog, "find")) {
 		for (size_t i = 1; i < n; i++) {
 			if (!strcmp(words[i], "-exec") || !strcmp(words[i], "-execdir") ||

@@ -6,7 +6,9 @@
  * removed, leading VAR=value assignments and shell keywords (if, then, do,
  * !, {, time ...) skipped, and the program is compared by basename.
  * Wrappers are looked through: `env rm`, `sudo rm`, `nohup`, `timeout 5
- * rm`, `xargs rm`, `find -exec rm`, `bash -c 'rm'`, `eval 'rm'` check rm.
+ * rm`, `xargs rm`, `find -exec rm`, `bash -c 'rm'`, `eval 'rm'`, `alias
+ * x='rm'`, `trap 'rm' EXIT` check rm; a shell reading its commands from
+ * stdin (`... | sh`, `bash <<EOF`) is refused while a list is active.
  *
  * A list entry is a program name ("rm", or a glob "python*") optionally
  * followed by leading arguments ("git push"); it matches a command whose

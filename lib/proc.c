@@ -78,8 +78,17 @@ static void fail_rec(int fd, int kind, const char *fmt, const char *a, const cha
 	put_rec(fd, &r);
 }
 
-/* Send SIG to every child of this process; returns how many were found. */
-static int signal_children(int sig)
+/* Send SIG to the child PID unless it is in group SKIP (signalled as a
+ * group already: a second SIGINT would run a trap twice). */
+static void signal_child(pid_t pid, int sig, pid_t skip)
+{
+	if (pid > 0 && getpgid(pid) != skip)
+		kill(pid, sig);
+}
+
+/* Send SIG to every child of this process outside group SKIP; returns how
+ * many children were found. */
+static int signal_children(int sig, pid_t skip)
 {
 	char path[64], buf[4096];
 	int fd, found = 0;
@@ -99,7 +108,7 @@ static int signal_children(int sig)
 						num[nl++] = buf[i];
 				} else if (nl) {
 					num[nl] = 0;
-					kill((pid_t)atoi(num), sig);
+					signal_child((pid_t)atoi(num), sig, skip);
 					found++;
 					nl = 0;
 				}
@@ -107,7 +116,7 @@ static int signal_children(int sig)
 		}
 		if (nl) {
 			num[nl] = 0;
-			kill((pid_t)atoi(num), sig);
+			signal_child((pid_t)atoi(num), sig, skip);
 			found++;
 		}
 		close(fd);
@@ -134,7 +143,7 @@ static int signal_children(int sig)
 		buf[n] = 0;
 		p = strrchr(buf, ')');	/* comm may hold spaces and parens */
 		if (p && p[1] == ' ' && p[2] && p[3] == ' ' && atoi(p + 4) == me) {
-			kill((pid_t)atoi(e->d_name), sig);
+			signal_child((pid_t)atoi(e->d_name), sig, skip);
 			found++;
 		}
 	}
@@ -145,10 +154,10 @@ static int signal_children(int sig)
 static void terminate_all(pid_t pgid, int sig)
 {
 	kill(-pgid, sig);
-	signal_children(sig);
-	if (sig == SIGTERM) {
+	signal_children(sig, pgid);
+	if (sig != SIGKILL) {
 		kill(-pgid, SIGCONT);	/* a stopped process must run to die */
-		signal_children(SIGCONT);
+		signal_children(SIGCONT, pgid);
 	}
 }
 
@@ -336,7 +345,9 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 			done.cancelled = 1;
 			phase = TERM;
 			kill_at = now_ms() + o->kill_after_ms;
-			terminate_all(cmd, SIGTERM);
+			/* SIGINT is passed on as it is (an interactive program
+			 * may clean up on it); anything else becomes SIGTERM */
+			terminate_all(cmd, sig == SIGINT ? SIGINT : SIGTERM);
 		}
 	}
 	put_rec(io->status, &done);
@@ -594,7 +605,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 			break;
 		}
 		if (!sent_term && o->cancelled && *o->cancelled) {
-			kill(pid, SIGTERM);
+			kill(pid, *o->cancelled == SIGINT ? SIGINT : SIGTERM);
 			sent_term = true;
 			res->cancelled = true;
 		}

@@ -12,8 +12,9 @@
  * Timeout and cancellation: SIGTERM to the command's group and to every
  * other descendant, KILL_AFTER_MS of grace, then SIGKILL.  The same happens
  * when *CANCELLED becomes non-zero (checked at least every 50 ms; a signal
- * that interrupts the poll is noticed at once), and to leftovers after the
- * command itself has exited.
+ * that interrupts the poll is noticed at once; a value of SIGINT sends
+ * SIGINT instead of SIGTERM, so a CLI passes Ctrl-C on as it is), and to
+ * leftovers after the command itself has exited.
  *
  * Output: both streams are read through pipes with bounded memory.  At most
  * MAX_OUTPUT bytes a stream are kept: the first half and the last half,

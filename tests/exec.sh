@@ -127,6 +127,15 @@ for s in TERM INT; do
 	same "SIG$s to wap: exit status" "$st" "$want"
 	if ! kill -0 "$pid" 2>/dev/null; then ok "SIG$s to wap: command killed"; else fail "SIG$s: command alive"; kill -9 "$pid"; fi
 done
+# SIGINT is passed on as SIGINT, SIGTERM as SIGTERM
+for s in INT TERM; do
+	rm -f "$W/sig.pid"
+	wap exec -c 'trap "echo got-int; exit 7" INT; trap "echo got-term; exit 8" TERM; echo $$ > sig.pid; sleep 10 & wait' > "$T/sigout" & wp=$!
+	for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$W/sig.pid" ] && break; sleep 0.1; done
+	kill -$s $wp; wait $wp
+	[ $s = INT ] && want=got-int || want=got-term
+	same "SIG$s reaches the command as SIG$s" "$(cat "$T/sigout")" "$want"
+done
 # wap itself killed outright: the reaper notices (parent-death signal)
 rm -f "$W/sig.pid"
 wap exec --kill-after 300 -c 'echo $$ > sig.pid; exec sleep 60' & wp=$!
@@ -183,6 +192,11 @@ deny "here-doc substitution" "$(printf 'cat <<EOF\n$(rm x)\nEOF')"
 deny "arithmetic substitution" 'echo $(( $(rm x) + 1 ))'
 deny "program with arguments" 'git push origin main'
 deny "function body" 'f() { rm x; }; f'
+deny "piped into a shell" 'echo "rm x" | sh'
+deny "here-doc into a shell" "$(printf 'bash <<EOF\nrm x\nEOF')"
+deny "alias" "$(printf 'shopt -s expand_aliases\nalias x=\"rm -f\"\nx y')"
+deny "trap action" "trap 'rm x' EXIT"
+deny "busybox" 'busybox rm x'
 expect "deny: names the offending command" 14 wap exec --json --deny rm -c 'ls; rm -rf x'
 jcheck "COMMAND_RESTRICTED JSON" "$OUT" 'j["code"]=="COMMAND_RESTRICTED" and j["error"]=="Command not allowed: rm -rf x (matches --deny entry '"'"'rm'"'"')" and j["details"]["program"]=="rm"'
 expect "deny: argv form" 14 wap exec --deny rm -- /usr/bin/rm x

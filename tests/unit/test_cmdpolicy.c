@@ -155,6 +155,18 @@ static void test_check(void **state)
 	assert_int_equal(check(none, deny, "command rm x"), -1);
 	assert_int_equal(check(none, deny, "exec rm x"), -1);
 	assert_int_equal(check(none, deny, "$CMD x"), -1);
+	assert_int_equal(check(none, deny, "bash -o pipefail -c 'rm x'"), -1);
+	assert_int_equal(check(none, deny, "bash -o pipefail -c 'ls'"), 0);
+	assert_int_equal(check(none, deny, "echo 'rm x' | sh"), -1);
+	assert_int_equal(check(none, deny, "bash -s < script"), -1);
+	assert_int_equal(check(none, deny, "bash build.sh"), 0);
+	assert_int_equal(check(none, deny, "su -c 'rm x' nobody"), -1);
+	assert_int_equal(check(none, deny, "busybox rm x"), -1);
+	assert_int_equal(check(none, deny, "busybox sh -c 'rm x'"), -1);
+	assert_int_equal(check(none, deny, "alias x='rm -rf'"), -1);
+	assert_int_equal(check(none, deny, "alias ll='ls -l'"), 0);
+	assert_int_equal(check(none, deny, "trap 'rm x' EXIT"), -1);
+	assert_int_equal(check(none, deny, "trap - EXIT"), 0);
 	assert_int_equal(check(none, deny, "echo $CMD"), 0);
 	assert_int_equal(check(none, none, "$CMD x"), 0);	/* no list: nothing to verify */
 	assert_int_equal(check(allow, none, "ls && make -j2"), 0);
