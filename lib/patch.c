@@ -535,10 +535,12 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 				continue;
 			}
 			if (starts(l, "rename from ")) {
+				free(u.ren_from);
 				u.ren_from = diff_path((struct wap_span){ l.p + 12, l.len - 12 });
 				continue;
 			}
 			if (starts(l, "rename to ")) {
+				free(u.ren_to);
 				u.ren_to = diff_path((struct wap_span){ l.p + 10, l.len - 10 });
 				continue;
 			}

@@ -257,6 +257,13 @@ static void test_patch_parse_apply(void **state)
 	assert_null(patch_one("@@ -1 +1 @@\n-zz\n+c\n", "a\n", "x", &err));
 	assert_int_equal(err.kind, WAP_E_NO_MATCH);
 	wap_err_release(&err);
+	/* repeated header lines (found by fuzzing: leaked) */
+	{
+		const char *rr = "diff --git a/x b/y\nrename from x\nrename from x\nrename to y\nrename to y\n";
+		assert_int_equal(wap_patch_parse(rr, strlen(rr), NULL, &p, &err), 0);
+		assert_string_equal(p.f[0].move_to, "y");
+		wap_patch_release(&p);
+	}
 	/* bad input */
 	assert_int_equal(wap_patch_parse("hello\n", 6, NULL, &p, &err), -1);
 	assert_int_equal(err.kind, WAP_E_INVALID);
