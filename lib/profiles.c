@@ -70,15 +70,17 @@ static int conv_recursive(const struct wap_argmap *m, const json_t *v, const jso
 
 /* ---- result reshaping ---- */
 
-static json_t *res_success(json_t *res, const json_t *req)
+static json_t *res_success(json_t *res, const json_t *req, struct wap_err *err)
 {
+	(void)err;
 	(void)req;
 	json_object_set_new(res, "success", json_true());
 	return res;
 }
 
-static json_t *res_wap_exec(json_t *res, const json_t *req)
+static json_t *res_wap_exec(json_t *res, const json_t *req, struct wap_err *err)
 {
+	(void)err;
 	json_t *o = json_object();
 
 	(void)req;
@@ -99,19 +101,28 @@ static json_t *res_wap_exec(json_t *res, const json_t *req)
 	return o;
 }
 
-static json_t *res_acp_read(json_t *res, const json_t *req)
+static json_t *res_acp_read(json_t *res, const json_t *req, struct wap_err *err)
 {
 	json_t *o;
 
 	(void)req;
+	if (json_object_get(res, "entries") || json_is_true(json_object_get(res, "binary"))) {
+		wap_err_set(err, json_object_get(res, "entries") ? WAP_E_NOT_FILE : WAP_E_INVALID,
+			    json_object_get(res, "entries") ? "Is a directory, not a text file: %s"
+							    : "Binary file, not text: %s",
+			    json_string_value(json_object_get(req, "path")));
+		json_decref(res);
+		return NULL;
+	}
 	o = json_pack("{s:s}", "content", json_string_value(json_object_get(res, "content")) ?
 		      json_string_value(json_object_get(res, "content")) : "");
 	json_decref(res);
 	return o;
 }
 
-static json_t *res_null(json_t *res, const json_t *req)
+static json_t *res_null(json_t *res, const json_t *req, struct wap_err *err)
 {
+	(void)err;
 	(void)req;
 	json_decref(res);
 	return json_null();
@@ -1087,8 +1098,12 @@ int wap_ptool_run(struct wap_run *run, const struct wap_ptool *t, const json_t *
 		return -1;
 	}
 	*text = wap_render_text(a, out, req);
-	if (t->result)
-		out = t->result(out, req);
+	if (t->result && !(out = t->result(out, req, err))) {
+		free(*text);
+		*text = NULL;
+		json_decref(req);
+		return -1;
+	}
 	json_decref(req);
 	*res = out;
 	return 0;

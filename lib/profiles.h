@@ -46,8 +46,10 @@ struct wap_ptool {
 					 * permissive object; "" : none */
 	const struct wap_argmap *args;	/* NULL: arguments are applet keys */
 	const char *fixed;		/* JSON object text merged into every request */
-	/* Reshape the op's result (stolen) into the profile's; may be NULL. */
-	json_t *(*result)(json_t *res, const json_t *req);
+	/* Reshape the op's result (stolen) into the profile's; may be NULL.
+	 * Returns NULL with err when the result is not one the profile can
+	 * give (acp: a directory read as a text file). */
+	json_t *(*result)(json_t *res, const json_t *req, struct wap_err *err);
 	/* A text-only tool (langop): runs the whole call and gives the text;
 	 * returns 0, or 1 when the text reports an error (isError). */
 	int (*text_call)(struct wap_run *run, const json_t *args, char **text);
