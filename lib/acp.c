@@ -24,6 +24,7 @@
 #include "config.h"
 #include "file.h"
 #include "jsonrpc.h"
+#include "match.h"
 #include "strbuf.h"
 #include "term.h"
 #include "text.h"
@@ -799,59 +800,76 @@ static long utf16_len(const char *s, size_t n)
 	return u;
 }
 
+static json_t *match_entry(long ln, const char *line, size_t b0, size_t b1)
+{
+	long sc = utf16_len(line, b0), ec = sc + utf16_len(line + b0, b1 - b0);
+
+	return json_pack("{s:{s:{s:i, s:i}, s:{s:i, s:i}}, s:s}", "range",
+			 "start", "line", (int)(ln - 1), "character", (int)sc,
+			 "end", "line", (int)(ln - 1), "character", (int)ec, "preview", line);
+}
+
 static int m_search_findInFiles(struct ctx *c, json_t **res, struct wap_err *err)
 {
-	json_t *req, *r2, *m, *results, *byfile = json_object();
+	json_t *req, *r2, *m, *results, *byfile;
+	struct wap_match_opts mo = { 0 };
+	struct wap_matcher *mt;
+	struct wap_mstate *ms;
+	const char *pat;
 	size_t i;
 
-	if (search_req(c, &req, err) < 0) {
-		json_decref(byfile);
+	if (search_req(c, &req, err) < 0)
+		return -1;
+	/* grep gives matching lines; the same matcher finds the columns. */
+	pat = json_string_value(json_object_get(req, "pattern"));
+	mo.patterns = &pat;
+	mo.n = 1;
+	mo.fixed = json_is_true(json_object_get(req, "fixed_strings"));
+	mo.icase = json_is_true(json_object_get(req, "ignore_case"));
+	mo.word = json_is_true(json_object_get(req, "word_regexp"));
+	if (!(mt = wap_matcher_new(&mo, err))) {
+		json_decref(req);
 		return -1;
 	}
 	if (call_applet(c, "grep", req, &r2, err) < 0) {
-		json_decref(byfile);
+		wap_matcher_free(mt);
 		return -1;
 	}
+	ms = wap_mstate_new(mt);
+	byfile = json_object();
 	results = json_array();
 	json_array_foreach(json_object_get(r2, "matches"), i, m) {
 		const char *path = json_string_value(json_object_get(m, "path"));
-		const char *line = json_string_value(json_object_get(m, "lineText"));
-		const char *mt = json_string_value(json_object_get(m, "matchText"));
+		const char *line = json_string_value(json_object_get(m, "matchText"));
 		long ln = (long)json_integer_value(json_object_get(m, "line"));
-		json_t *col = json_object_get(m, "column"), *f, *range;
-		long sc = 0, ec = 0;
+		size_t n, off = 0, s0, s1;
+		bool any = false;
+		json_t *f;
 
-		if (!path)
+		if (!path || !line)
 			continue;
-		if (!line)
-			line = mt ? mt : "";
-		if (json_is_integer(col)) {	/* 1-based byte column */
-			size_t b = (size_t)json_integer_value(col) - 1;
-			if (b > strlen(line))
-				b = strlen(line);
-			sc = utf16_len(line, b);
-			ec = sc + (mt && mt != line ? utf16_len(mt, strlen(mt)) : 0);
-		} else if (mt && line != mt && strstr(line, mt)) {
-			size_t b = (size_t)(strstr(line, mt) - line);
-			sc = utf16_len(line, b);
-			ec = sc + utf16_len(mt, strlen(mt));
-		} else {
-			ec = utf16_len(line, strlen(line));
-		}
 		f = json_object_get(byfile, path);
 		if (!f) {
 			f = json_pack("{s:s, s:[]}", "path", path, "matches");
 			json_object_set_new(byfile, path, f);
 			json_array_append(results, f);
 		}
-		range = json_pack("{s:{s:i, s:i}, s:{s:i, s:i}}", "start", "line", (int)(ln - 1), "character", (int)sc,
-				  "end", "line", (int)(ln - 1), "character", (int)ec);
-		json_array_append_new(json_object_get(f, "matches"),
-				      json_pack("{s:o, s:s}", "range", range, "preview", line));
+		n = strlen(line);
+		if (ms)
+			wap_match_begin(ms);
+		while (ms && off <= n && wap_match_sub(mt, ms, line, n, off, &s0, &s1)) {
+			json_array_append_new(json_object_get(f, "matches"), match_entry(ln, line, s0, s1));
+			any = true;
+			off = s1 > s0 ? s1 : s1 + 1;
+		}
+		if (!any)	/* a line cut short: the whole line */
+			json_array_append_new(json_object_get(f, "matches"), match_entry(ln, line, 0, n));
 	}
 	*res = json_pack("{s:o}", "results", results);
 	if (json_is_true(json_object_get(r2, "isTruncated")))
 		json_object_set_new(*res, "isTruncated", json_true());
+	wap_mstate_free(ms);
+	wap_matcher_free(mt);
 	json_decref(byfile);
 	json_decref(r2);
 	return 0;
@@ -872,7 +890,7 @@ static int m_search_findAndReplace(struct ctx *c, json_t **res, struct wap_err *
 	json_object_set_new(req, "write", json_true());
 	if (call_applet(c, "grep", req, &r2, err) < 0)
 		return -1;
-	n = json_object_get(r2, "replacements");
+	n = json_object_get(r2, "count");
 	if (!json_is_integer(n))
 		n = json_object_get(r2, "totalMatches");
 	*res = json_pack("{s:I}", "count", (json_int_t)json_integer_value(n));
