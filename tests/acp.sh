@@ -94,3 +94,45 @@ lacks "no runtime error" "$(cat "$T"/*.log)" "runtime error"
 expect "--ws with a bad address" 2 wap serve --ws 127.0.0.1:99999 --root "$W"
 has "bad address message" "$ERR" "--ws wants HOST:PORT"
 expect "--session-ttl must be positive" 2 wap serve --ws :0 --session-ttl 0 --root "$W"
+
+# --- the acp stdio profile's terminal/... methods (Agent Client Protocol) ---
+cat > "$T/acpstdio.py" <<'EOF2'
+import json, subprocess, sys, os
+p = subprocess.Popen([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2]],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+n = 0
+def call(method, **params):
+    global n
+    n += 1
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+root = os.path.realpath(sys.argv[2])
+r = call("terminal/create", sessionId="s", command="sh", args=["-c", "printf 'héllo wörld'; echo \" $X\"; exit 4"],
+         env=[{"name": "X", "value": "ex"}], cwd=root, outputByteLimit=9)
+tid = r["result"]["terminalId"]
+print(json.dumps(call("terminal/wait_for_exit", sessionId="s", terminalId=tid)))
+print(json.dumps(call("terminal/output", sessionId="s", terminalId=tid)))
+print(json.dumps(call("terminal/release", sessionId="s", terminalId=tid)))
+print(json.dumps(call("terminal/output", sessionId="s", terminalId=tid)))
+r = call("terminal/create", sessionId="s", command="sleep", args=["30"])
+tid = r["result"]["terminalId"]
+print(json.dumps(call("terminal/kill", sessionId="s", terminalId=tid)))
+print(json.dumps(call("terminal/wait_for_exit", sessionId="s", terminalId=tid)))
+r = call("terminal/create", sessionId="s", command="sleep", args=["30"])
+print(json.dumps(call("terminal/create", sessionId="s", command="true", cwd="/")))
+p.stdin.close()
+p.wait(timeout=10)
+print(json.dumps({"status": p.returncode}))
+EOF2
+python3 "$T/acpstdio.py" "$WAP" "$W" > "$T/acpstdio.out" 2>&1
+L() { sed -n "$1p" "$T/acpstdio.out"; }
+jcheck "acp stdio: terminal/wait_for_exit" "$(L 1)" 'j["result"] == {"exitCode": 4, "signal": None}'
+jcheck "acp stdio: terminal/output keeps the last bytes at a character boundary" "$(L 2)" \
+	'j["result"]["output"] == "\u00f6rld ex\n" and j["result"]["truncated"] is True and j["result"]["exitStatus"]["exitCode"] == 4'
+jcheck "acp stdio: terminal/release" "$(L 3)" '"result" in j'
+jcheck "acp stdio: a released id is gone" "$(L 4)" 'j["error"]["code"] == -32002 and j["error"]["message"] == "Terminal not found: term-1"'
+jcheck "acp stdio: terminal/kill" "$(L 5)" '"result" in j'
+jcheck "acp stdio: killed: the signal is reported" "$(L 6)" 'j["result"]["exitCode"] is None and j["result"]["signal"] in ("SIGHUP", "SIGKILL")'
+jcheck "acp stdio: cwd outside the root" "$(L 7)" 'j["error"]["code"] == -32010'
+jcheck "acp stdio: the server ends cleanly at EOF, killing its terminals" "$(L 8)" 'j["status"] == 0'
