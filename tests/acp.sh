@@ -136,3 +136,22 @@ jcheck "acp stdio: terminal/kill" "$(L 5)" '"result" in j'
 jcheck "acp stdio: killed: the signal is reported" "$(L 6)" 'j["result"]["exitCode"] is None and j["result"]["signal"] in ("SIGHUP", "SIGKILL")'
 jcheck "acp stdio: cwd outside the root" "$(L 7)" 'j["error"]["code"] == -32010'
 jcheck "acp stdio: the server ends cleanly at EOF, killing its terminals" "$(L 8)" 'j["status"] == 0'
+
+# --- beside --http, in the same process ---
+HP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+start_ws both --http "127.0.0.1:$HP" --token-file "$T/both.token" --root "$W"
+BOTH=$PID
+jcheck "--http and --ws together: /health answers" \
+	"$(python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$HP/health').read().decode())")" \
+	'j["status"] == "ok"'
+rm -f "$W/shell.pid"
+(tap shutdown "$PORT" "$(cat "$T/both.token")" "$W" > "$T/both.tap") &
+CL=$!
+for _ in $(seq 100); do grep -q READY "$T/both.tap" 2>/dev/null && break; sleep 0.1; done
+shell=$(cat "$W/shell.pid" 2>/dev/null)
+kill -TERM $BOTH
+wait $CL
+grep -v '^#' "$T/both.tap" | sed 's/^\(not \)\{0,1\}ok [0-9]* - /&with --http: /'
+wait $BOTH; st=$?
+same "--http and --ws: SIGTERM stops both, exit 0" "$st" 0
+if [ -n "$shell" ] && ! kill -0 "$shell" 2>/dev/null; then ok "with --http: the terminal's shell was killed"; else fail "with --http: the terminal's shell ($shell) survived"; fi
