@@ -549,10 +549,9 @@ static json_t *tools_list(struct wap_mcp_session *s, const struct wap_rpc_msg *m
  * the request was cancelled.  AS_TOOL: MCP tools/call result shape;
  * otherwise (acp) the result itself or a JSON-RPC error. */
 static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
-			const struct wap_ptool *t, const json_t *args, bool as_tool,
-			wap_mcp_send_fn send, void *arg)
+			struct inflight *c, const struct wap_ptool *t, const json_t *args,
+			bool as_tool, wap_mcp_send_fn send, void *arg)
 {
-	struct inflight *c = start_call(s, m->id);
 	struct progress prog = { 0 };
 	struct wap_call call = { 0 };
 	struct wap_run run = { &call, s->srv->audit };
@@ -563,8 +562,6 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 	bool hb_on = false;
 	int rc;
 
-	if (!c)
-		return wap_rpc_error(m->id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
 	if (c->cancelled) {
 		end_call(s, c);
 		return NULL;
@@ -631,18 +628,24 @@ static json_t *tools_call(struct wap_mcp_session *s, const struct wap_rpc_msg *m
 	json_t *name = json_object_get(m->params, "name");
 	json_t *args = json_object_get(m->params, "arguments"), *empty = NULL, *out;
 	const struct wap_ptool *t;
+	struct inflight *c = start_call(s, m->id);	/* takes over an expected entry */
 
+	if (!c)
+		return wap_rpc_error(m->id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
 	if (!json_is_object(m->params) || !json_is_string(name))
-		return invalid_params(m, "Invalid params: tools/call needs \"name\" (a string)%s", NULL);
-	t = wap_profile_tool(s->srv->profile, json_string_value(name));
-	if (!t || s->srv->profile->methods)
-		return invalid_params(m, "Unknown tool: %s", json_string_value(name));
-	if (args && !json_is_null(args) && !json_is_object(args))
-		return invalid_params(m, "Invalid params: \"arguments\" must be an object%s", NULL);
-	if (!args || json_is_null(args))
-		args = empty = json_object();
-	out = run_tool(s, m, t, args, true, send, arg);
-	json_decref(empty);
+		out = invalid_params(m, "Invalid params: tools/call needs \"name\" (a string)%s", NULL);
+	else if (!(t = wap_profile_tool(s->srv->profile, json_string_value(name))) || s->srv->profile->methods)
+		out = invalid_params(m, "Unknown tool: %s", json_string_value(name));
+	else if (args && !json_is_null(args) && !json_is_object(args))
+		out = invalid_params(m, "Invalid params: \"arguments\" must be an object%s", NULL);
+	else {
+		if (!args || json_is_null(args))
+			args = empty = json_object();
+		out = run_tool(s, m, c, t, args, true, send, arg);	/* ends the call */
+		json_decref(empty);
+		return out;
+	}
+	end_call(s, c);
 	return out;
 }
 
@@ -725,11 +728,17 @@ json_t *wap_mcp_handle(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 		const struct wap_ptool *t = wap_profile_tool(p, m->method);
 		json_t *empty = NULL, *out;
 
+		struct inflight *c;
+
 		if (!t)
 			return wap_rpc_error(m->id, WAP_RPC_METHOD_NOT_FOUND, "Method not found", NULL);
-		if (m->params && !json_is_object(m->params))
+		if (!(c = start_call(s, m->id)))
+			return wap_rpc_error(m->id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
+		if (m->params && !json_is_object(m->params)) {
+			end_call(s, c);
 			return invalid_params(m, "Invalid params: params must be an object%s", NULL);
-		out = run_tool(s, m, t, m->params ? m->params : (empty = json_object()), false, send, arg);
+		}
+		out = run_tool(s, m, c, t, m->params ? m->params : (empty = json_object()), false, send, arg);
 		json_decref(empty);
 		return out;
 	}

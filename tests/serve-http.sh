@@ -99,6 +99,18 @@ same "/health during a long call" "$CODE" 200
 check "health and a read answered in under 1 s while exec sleeps" test $(( (t1 - t0) / 1000000 )) -lt 1000
 wait $bg
 
+# several calls run at once (the worker pool)
+t0=$(date +%s%N)
+cpids=
+for i in 1 2 3; do
+	curl -s -o /dev/null -X POST "$U/mcp" -H 'content-type: application/json' $S \
+		-d '{"jsonrpc":"2.0","id":2'$i',"method":"tools/call","params":{"name":"exec","arguments":{"command":"sleep 1"}}}' &
+	cpids="$cpids $!"
+done
+for p in $cpids; do wait "$p"; done
+t1=$(date +%s%N)
+check "three 1 s calls at once take under 2.5 s" test $(( (t1 - t0) / 1000000 )) -lt 2500
+
 # cancellation over HTTP
 post '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"exec","arguments":{"command":"sleep 30"}}}' $S &
 bg=$!

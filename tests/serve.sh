@@ -84,3 +84,16 @@ while IFS= read -r line; do
 	*) fail "roots: $line" ;;
 	esac
 done < "$T/roots"
+
+# ---- memory returns to its baseline (LeakSanitizer covers leaks under ASAN=1) ----
+if [ -n "${ASAN:-}" ]; then
+	echo "ok - memory baseline # SKIP ASan's quarantine holds freed memory"
+else
+	python3 tests/serve/baseline.py "$WAP" "$W" > "$T/base" 2>&1
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "baseline: ${line#ok * - }" ;;
+		*) fail "baseline: ${line#not ok * - }" ;;
+		esac
+	done < "$T/base"
+fi
