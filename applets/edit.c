@@ -8,7 +8,8 @@
  * content in memory and writes it once, atomically (or writes nothing).
  * CRLF files stay CRLF, the trailing-newline state and the mode bits are
  * kept, and --expected-version refuses the edit if the file changed since
- * it was read.  The result carries the unified diff and the new version.
+ * it was read.  The result carries the unified diff (cut at maxFileSize,
+ * with diffTruncated) and the new version.
  *
  * When the exact old text is not found, fallbacks are tried in order, each
  * accepted only if it finds exactly one place (several: an error listing
@@ -16,8 +17,9 @@
  * whitespace (leading and trailing, per line; new text re-indented),
  * indentation (common indent removed on both sides), unicode (typographic
  * quotes, dashes, non-breaking spaces), escapes (a model's literal
- * backslash-n, backslash-t and backslash-quote).
- * The result names the strategy that matched.
+ * backslash-n, backslash-t and backslash-quote), trimmed (old and new
+ * taken without the blank lines and spaces around them).  The result
+ * names the strategy that matched.
  *
  *   PATH                     the file to edit (with --patch: the file a
  *                            patch without file headers applies to)
@@ -38,7 +40,8 @@
  *                            overlaps refused; regexReplace runs after the
  *                            line operations
  *   --text-edits FILE.json   LSP TextEdits [{range:{start:{line,character},
- *                            end:{...}},newText}]: 0-based, characters in
+ *                            end:{...}},newText}] (or {position,text}; no
+ *                            text deletes the range): 0-based, characters in
  *                            UTF-16 code units, no overlaps, all or nothing
  *   --patch FILE|-           apply a patch: '*** Begin Patch' (Add File, Delete
  *                            File, Update File, Move to, @@ context, End of
@@ -173,6 +176,26 @@ static int xform_fn(void *arg, const char *old, size_t oldlen, char **out, size_
 	return 0;
 }
 
+/* Cut OBJ's "diff" at a line boundary when it is over CAP bytes, and say
+ * so: a huge replace-all must not flood a client. */
+static void cap_diff(json_t *obj, size_t cap)
+{
+	json_t *d = json_object_get(obj, "diff");
+	const char *t = json_string_value(d);
+	size_t len = json_string_length(d), cut;
+
+	if (!t || len <= cap)
+		return;
+	cut = cap;
+	while (cut && t[cut - 1] != '\n')
+		cut--;
+	if (!cut)
+		cut = wap_text_utf8_cut(t, len, cap);
+	json_object_set_new(obj, "diffBytes", json_integer((json_int_t)len));
+	json_object_set_new(obj, "diffTruncated", json_true());
+	json_object_set_new(obj, "diff", json_stringn(t, cut));
+}
+
 static int patch_op(struct wap_call *call, const json_t *req, const char *text, size_t len,
 		    bool dry, const char *ev, json_t **res, struct wap_err *err)
 {
@@ -217,7 +240,12 @@ static int patch_op(struct wap_call *call, const json_t *req, const char *text, 
 	*res = json_pack("{s:o, s:s, s:b}", "files", files, "diff", all.buf ? all.buf : "",
 			 "dryRun", dry);
 	wap_sb_release(&all);
-	return *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+	if (!*res)
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	json_array_foreach(files, i, f)
+		cap_diff(f, call->ws->lim.max_file_size);
+	cap_diff(*res, call->ws->lim.max_file_size);
+	return 0;
 }
 
 /* A list argument (a new reference in *OUT, or NULL when absent): some
@@ -367,6 +395,7 @@ static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		goto out;
 	}
 	json_object_set_new(*res, "diff", wap_diff_json(&x.diff));
+	cap_diff(*res, call->ws->lim.max_file_size);
 	json_object_set_new(*res, "version", *version ? json_string(version) : json_null());
 	if (x.info.strategies)
 		json_object_set(*res, "strategies", x.info.strategies);
@@ -418,6 +447,10 @@ static int edit_render(const json_t *res, const json_t *req, FILE *out)
 	}
 	if (dry) {
 		fputs(json_string_value(json_object_get(res, "diff")), out);
+		if (json_is_true(json_object_get(res, "diffTruncated")))
+			fprintf(out, "(diff cut at %zu of %lld bytes)\n",
+				json_string_length(json_object_get(res, "diff")),
+				(long long)json_integer_value(json_object_get(res, "diffBytes")));
 		fputs("(dry run: nothing written)\n", out);
 	}
 	return 0;
@@ -431,6 +464,7 @@ static const char edit_schema[] =
 "\"version\":{\"type\":[\"string\",\"null\"]},\"strategy\":{\"type\":\"string\"},"
 "\"strategies\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
 "\"created\":{\"type\":\"boolean\"},\"dryRun\":{\"type\":\"boolean\"},"
+"\"diffTruncated\":{\"type\":\"boolean\"},\"diffBytes\":{\"type\":\"integer\"},"
 "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 "\"status\":{\"type\":\"string\",\"enum\":[\"A\",\"M\",\"D\",\"R\"]},"
 "\"path\":{\"type\":\"string\"},\"from\":{\"type\":\"string\"},"

@@ -12,7 +12,24 @@
 
 static const char *const strategy_names[WAP_S_COUNT] = {
 	"exact", "trailing_whitespace", "whitespace", "indentation", "unicode", "escapes",
+	"trimmed",
 };
+
+static bool ws_nl(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* S without the whitespace and newlines around it */
+static struct wap_span trim_all(const char *s, size_t len)
+{
+	struct wap_span t = { s, len };
+	while (t.len && ws_nl(*t.p))
+		t.p++, t.len--;
+	while (t.len && ws_nl(t.p[t.len - 1]))
+		t.len--;
+	return t;
+}
 
 const char *wap_strategy_name(enum wap_strategy s)
 {
@@ -633,6 +650,22 @@ int wap_edit_replace(const char *text, size_t len, const char *old, size_t oldle
 			}
 			break;
 		}
+		case WAP_S_TRIMMED: {
+			struct wap_span to = trim_all(old, oldlen), tn = trim_all(new, newlen);
+			if (to.len && to.len != oldlen)
+				r = find_all(text, len, to.p, to.len, &mv);
+			if (!r && mv.n) {
+				unew = malloc(tn.len + 1);
+				if (!unew) {
+					r = -1;
+					break;
+				}
+				memcpy(unew, tn.p, tn.len);
+				unew[tn.len] = 0;
+				unewlen = tn.len;
+			}
+			break;
+		}
 		default:
 			break;
 		}
@@ -962,11 +995,15 @@ int wap_edit_validate(const struct wap_edit_spec *s, struct wap_err *err)
 			if (!json_is_object(e) || get_range(e, r))
 				return wap_err_set(err, WAP_E_INVALID,
 						   "text edit %zu: needs range {start:{line,character}, end:{line,character}} with integers >= 0", i + 1);
+			for (const char *const *k = k_text; *k; k++) {
+				json_t *t = json_object_get(e, *k);
+				if (t && !json_is_string(t))
+					return wap_err_set(err, WAP_E_INVALID,
+							   "text edit %zu: %s must be a string", i + 1, *k);
+			}
+			/* a range without text deletes it; a position needs text */
 			if (!jstr(e, k_text, &tl) && json_object_get(e, "position"))
 				return wap_err_set(err, WAP_E_INVALID, "text edit %zu: needs text", i + 1);
-			if (!jstr(e, k_text, &tl) && !json_is_string(json_object_get(e, "newText")) &&
-			    json_object_get(e, "newText"))
-				return wap_err_set(err, WAP_E_INVALID, "text edit %zu: newText must be a string", i + 1);
 		}
 		(void)n;
 		return 0;
@@ -1183,6 +1220,108 @@ static void emit_content(struct wap_sb *sb, const struct str *c, bool *first)
 	*first = false;
 }
 
+/* One regexReplace operation (PCRE2, JavaScript-style flags and $&) on
+ * *CUR, replaced by the result; *COUNT gets the number of substitutions. */
+static int regex_op(const json_t *e, size_t i, char **cur, size_t *curlen, size_t *count,
+		    struct wap_err *err)
+{
+	json_t *pj = json_object_get(e, "pattern"), *rj = json_object_get(e, "replacement");
+	const char *flags = json_string_value(json_object_get(e, "flags"));
+	const char *r = json_string_value(rj);
+	size_t rl = json_string_length(rj);
+	uint32_t copt = 0, sopt = PCRE2_SUBSTITUTE_OVERFLOW_LENGTH;
+	struct wap_sb rep = WAP_SB_INIT;
+	pcre2_code *re;
+	pcre2_match_context *mctx;
+	int ecode, nsub;
+	PCRE2_SIZE eoff, olen;
+	char *obuf;
+
+	for (const char *f = flags ? flags : ""; *f; f++) {
+		switch (*f) {
+		case 'g': sopt |= PCRE2_SUBSTITUTE_GLOBAL; break;
+		case 'i': copt |= PCRE2_CASELESS; break;
+		case 'm': copt |= PCRE2_MULTILINE; break;
+		case 's': copt |= PCRE2_DOTALL; break;
+		case 'x': copt |= PCRE2_EXTENDED; break;
+		case 'u': case 'y': break;
+		default:
+			return wap_err_set(err, WAP_E_INVALID,
+					   "operation %zu (regexReplace): unknown flag '%c' (g, i, m, s, x)",
+					   i + 1, *f);
+		}
+	}
+	if (wap_text_utf8_valid(*cur, *curlen, NULL) &&
+	    wap_text_utf8_valid(json_string_value(pj), json_string_length(pj), NULL))
+		copt |= PCRE2_UTF;
+	re = pcre2_compile((PCRE2_SPTR)json_string_value(pj), json_string_length(pj), copt,
+			   &ecode, &eoff, NULL);
+	if (!re) {
+		PCRE2_UCHAR msg[256];
+		pcre2_get_error_message(ecode, msg, sizeof(msg));
+		return wap_err_set(err, WAP_E_INVALID,
+				   "operation %zu (regexReplace): bad pattern at offset %zu: %s",
+				   i + 1, (size_t)eoff, (char *)msg);
+	}
+	/* JavaScript's $& is PCRE2's $0, $<name> is ${name} */
+	for (size_t q = 0; q < rl; q++) {
+		const char *gt;
+		if (r[q] == '$' && q + 1 < rl && r[q + 1] == '&') {
+			wap_sb_adds(&rep, "$0");
+			q++;
+		} else if (r[q] == '$' && q + 1 < rl && r[q + 1] == '<' &&
+			   (gt = memchr(r + q, '>', rl - q))) {
+			wap_sb_adds(&rep, "${");
+			wap_sb_add(&rep, r + q + 2, gt - (r + q + 2));
+			wap_sb_addc(&rep, '}');
+			q = gt - r;
+		} else {
+			wap_sb_addc(&rep, r[q]);
+		}
+	}
+	wap_sb_grow(&rep, 1);
+	/* limits: a pathological pattern fails instead of hanging a server */
+	mctx = pcre2_match_context_create(NULL);
+	if (mctx) {
+		pcre2_set_match_limit(mctx, 10000000);
+		pcre2_set_heap_limit(mctx, 256 * 1024);
+	}
+	olen = *curlen * 2 + 256;
+	obuf = rep.oom ? NULL : malloc(olen);
+	nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)*cur, *curlen, 0, sopt, NULL, mctx,
+				       (PCRE2_SPTR)(rep.buf ? rep.buf : ""), rep.len,
+				       (PCRE2_UCHAR *)obuf, &olen) : PCRE2_ERROR_NOMEMORY;
+	if (nsub == PCRE2_ERROR_NOMEMORY && obuf) {
+		/* olen is now the length needed */
+		free(obuf);
+		obuf = malloc(olen + 1);
+		nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)*cur, *curlen, 0, sopt, NULL, mctx,
+					       (PCRE2_SPTR)(rep.buf ? rep.buf : ""), rep.len,
+					       (PCRE2_UCHAR *)obuf, &olen) : PCRE2_ERROR_NOMEMORY;
+	}
+	pcre2_code_free(re);
+	pcre2_match_context_free(mctx);
+	wap_sb_release(&rep);
+	if (nsub < 0) {
+		PCRE2_UCHAR msg[256];
+		free(obuf);
+		pcre2_get_error_message(nsub, msg, sizeof(msg));
+		return wap_err_set(err, WAP_E_INVALID, "operation %zu (regexReplace): %s", i + 1,
+				   (char *)msg);
+	}
+	if (nsub == 0) {
+		free(obuf);
+		return wap_err_set(err, WAP_E_NO_MATCH,
+				   "operation %zu (regexReplace): pattern not found in content", i + 1);
+	}
+	free(*cur);
+	*cur = obuf;
+	*curlen = olen;
+	obuf[olen] = 0;
+	*count = (size_t)nsub;
+	return 0;
+}
+
 static int do_ops(const struct wap_edit_spec *s, const char *text, size_t len, bool mixed,
 		  char **out, size_t *outlen, struct wap_edit_info *info, struct wap_err *err)
 {
@@ -1296,105 +1435,12 @@ static int do_ops(const struct wap_edit_spec *s, const char *text, size_t len, b
 	/* regexReplace operations, in order, on the result */
 	json_array_foreach(s->list, i, e) {
 		const char *t = json_string_value(json_object_get(e, "type"));
-		json_t *pj = json_object_get(e, "pattern"), *rj = json_object_get(e, "replacement");
-		const char *flags = json_string_value(json_object_get(e, "flags"));
-		uint32_t copt = 0, sopt = PCRE2_SUBSTITUTE_OVERFLOW_LENGTH;
-		struct wap_sb rep = WAP_SB_INIT;
-		pcre2_code *re;
-		pcre2_match_context *mctx;
-		int ecode, nsub;
-		PCRE2_SIZE eoff, olen;
-		char *obuf;
-
+		size_t n = 0;
 		if (strcmp(t, "regexReplace"))
 			continue;
-		for (const char *f = flags ? flags : ""; *f; f++) {
-			switch (*f) {
-			case 'g': sopt |= PCRE2_SUBSTITUTE_GLOBAL; break;
-			case 'i': copt |= PCRE2_CASELESS; break;
-			case 'm': copt |= PCRE2_MULTILINE; break;
-			case 's': copt |= PCRE2_DOTALL; break;
-			case 'x': copt |= PCRE2_EXTENDED; break;
-			case 'u': case 'y': break;
-			default:
-				wap_err_set(err, WAP_E_INVALID,
-					    "operation %zu (regexReplace): unknown flag '%c' (g, i, m, s, x)", i + 1, *f);
-				goto out;
-			}
-		}
-		if (wap_text_utf8_valid(cur, curlen, NULL) &&
-		    wap_text_utf8_valid(json_string_value(pj), json_string_length(pj), NULL))
-			copt |= PCRE2_UTF;
-		re = pcre2_compile((PCRE2_SPTR)json_string_value(pj), json_string_length(pj), copt,
-				   &ecode, &eoff, NULL);
-		if (!re) {
-			PCRE2_UCHAR msg[256];
-			pcre2_get_error_message(ecode, msg, sizeof(msg));
-			wap_err_set(err, WAP_E_INVALID,
-				    "operation %zu (regexReplace): bad pattern at offset %zu: %s",
-				    i + 1, (size_t)eoff, (char *)msg);
+		if (regex_op(e, i, &cur, &curlen, &n, err))
 			goto out;
-		}
-		/* JavaScript's $& is PCRE2's $0, $<name> is ${name} */
-		{
-			const char *r = json_string_value(rj);
-			size_t rl = json_string_length(rj);
-			for (size_t q = 0; q < rl; q++) {
-				if (r[q] == '$' && q + 1 < rl && r[q + 1] == '&') {
-					wap_sb_adds(&rep, "$0");
-					q++;
-				} else if (r[q] == '$' && q + 1 < rl && r[q + 1] == '<' &&
-					   memchr(r + q, '>', rl - q)) {
-					const char *gt = memchr(r + q, '>', rl - q);
-					wap_sb_adds(&rep, "${");
-					wap_sb_add(&rep, r + q + 2, gt - (r + q + 2));
-					wap_sb_addc(&rep, '}');
-					q = gt - r;
-				} else {
-					wap_sb_addc(&rep, r[q]);
-				}
-			}
-			wap_sb_grow(&rep, 1);
-		}
-		mctx = pcre2_match_context_create(NULL);
-		if (mctx) {
-			/* a pathological pattern fails instead of hanging a server */
-			pcre2_set_match_limit(mctx, 10000000);
-			pcre2_set_heap_limit(mctx, 256 * 1024);
-		}
-		olen = curlen * 2 + 256;
-		obuf = rep.oom ? NULL : malloc(olen);
-		nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)cur, curlen, 0, sopt, NULL, mctx,
-					       (PCRE2_SPTR)(rep.buf ? rep.buf : ""), rep.len,
-					       (PCRE2_UCHAR *)obuf, &olen) : PCRE2_ERROR_NOMEMORY;
-		if (nsub == PCRE2_ERROR_NOMEMORY && obuf) {
-			free(obuf);
-			obuf = malloc(olen + 1);
-			nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)cur, curlen, 0, sopt, NULL, mctx,
-						       (PCRE2_SPTR)(rep.buf ? rep.buf : ""), rep.len,
-						       (PCRE2_UCHAR *)obuf, &olen) : PCRE2_ERROR_NOMEMORY;
-		}
-		pcre2_code_free(re);
-		pcre2_match_context_free(mctx);
-		wap_sb_release(&rep);
-		if (nsub < 0) {
-			PCRE2_UCHAR msg[256];
-			free(obuf);
-			pcre2_get_error_message(nsub, msg, sizeof(msg));
-			wap_err_set(err, WAP_E_INVALID, "operation %zu (regexReplace): %s", i + 1, (char *)msg);
-			goto out;
-		}
-		if (nsub == 0) {
-			free(obuf);
-			wap_err_set(err, WAP_E_NO_MATCH,
-				    "operation %zu (regexReplace): pattern not found in content", i + 1);
-			goto out;
-		}
-		free(cur);
-		cur = obuf;
-		curlen = olen;
-		cur[curlen] = 0;
-		info->replacements += nsub;
+		info->replacements += n;
 	}
 	*out = cur;
 	*outlen = curlen;

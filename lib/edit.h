@@ -30,6 +30,7 @@ enum wap_strategy {
 	WAP_S_INDENT,		/* common indentation removed on both sides */
 	WAP_S_UNICODE,		/* typographic quotes, dashes, odd spaces normalised */
 	WAP_S_ESCAPES,		/* \n \t \" written literally by a model */
+	WAP_S_TRIMMED,		/* old with whitespace and blank lines around it */
 	WAP_S_COUNT
 };
 const char *wap_strategy_name(enum wap_strategy s);	/* "exact", "trailing_whitespace"... */

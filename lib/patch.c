@@ -1391,14 +1391,22 @@ int wap_patch_run(const struct wap_ws *ws, const struct wap_patch *p,
 			json_object_set_new(j, "from", json_string(o->from->rel));
 		json_array_append_new(arr, j);
 	}
-	/* the version each path has now (or would have) */
+	/* the version each path has now: after the patch, or in a dry run
+	 * the current one (what to pass as expected_version next) */
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		json_t *j = json_array_get(arr, i);
 		const char *path = json_string_value(json_object_get(j, "path"));
 		for (size_t k = 0; k < pl.ne; k++) {
 			struct ent *e = pl.e[k];
 			char v[WAP_VERSION_LEN + 1];
-			if (strcmp(e->rel, path) || !e->cur_exists)
+			if (strcmp(e->rel, path))
+				continue;
+			if (dry_run) {
+				if (e->orig_exists)
+					json_object_set_new(j, "version", json_string(e->ver));
+				continue;
+			}
+			if (!e->cur_exists)
 				continue;
 			if (wap_blob_id(e->cur, e->clen, v, err))
 				goto out;

@@ -73,7 +73,8 @@ int wap_patch_apply_file(const struct wap_pfile *f, const char *old, size_t oldl
 /* Apply P to the workspace (DRY_RUN: compute only).  EXPECTED_VERSION
  * (may be NULL) is allowed when the patch touches one existing file.
  * *FILES receives [{status:"A"|"M"|"D"|"R", path, from?, diff, additions,
- * deletions, version?}].  All or nothing. */
+ * deletions, version?}] (version: after the patch; in a dry run the
+ * current one, absent for a file that does not exist).  All or nothing. */
 int wap_patch_run(const struct wap_ws *ws, const struct wap_patch *p,
 		  const char *expected_version, bool dry_run, json_t **files,
 		  struct wap_err *err);

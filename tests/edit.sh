@@ -278,3 +278,37 @@ printf 'msg = "don'"'"'t panic"\n' > ascii.py
 expect "unicode: model typed curly quotes" 0 wap edit ascii.py --old $'msg = \xe2\x80\x9cdon\xe2\x80\x99t panic\xe2\x80\x9d' --new $'msg = \xe2\x80\x9cdon\xe2\x80\x99t worry\xe2\x80\x9d' --json
 jcheck "unicode strategy (reverse)" "$OUT" 'j["strategy"]=="unicode"'
 same "new text in the file's ASCII style" "$(cat ascii.py)" 'msg = "don'"'"'t worry"'
+printf 'abc\n' > te.txt
+expect "text edit with a non-string text refused" 2 wap edit te.txt --text-edits '[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"text":5}]'
+same "non-string text message" "$ERR" "wap edit: text edit 1: text must be a string"
+expect "a range without text deletes it (deleteRange)" 0 wap edit te.txt --text-edits '[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}}]'
+same "deleted" "$(cat te.txt)" "bc"
+# ---- symlinks inside the root: the target is edited, the link stays ----
+printf 'target text\n' > real.txt; ln -s real.txt link.txt
+expect "edit through a symlink" 0 wap edit link.txt --old target --new linked
+same "target edited" "$(cat real.txt)" "linked text"
+check "the link is still a link" test -L link.txt
+ln -s ../../etc/passwd out.txt 2>/dev/null
+expect "a symlink leaving the root is refused" 4 wap edit out.txt --old root --new x
+# ---- expected_version "" means: must not exist yet ----
+expect "create with expected version empty" 0 wap edit fresh.txt --old '' --new 'x
+' --expected-version ''
+expect "create again with expected version empty: CONFLICT" 13 wap edit fresh.txt --old '' --new 'y' --expected-version ''
+# ---- trimmed: old with stray blank lines and spaces around it ----
+printf 'x = compute(1) + 2\n' > tr.py
+expect "trimmed accepted" 0 wap edit tr.py --old '
+   compute(1)  
+' --new '
+  compute(3)
+' --json
+jcheck "trimmed strategy" "$OUT" 'j["strategy"]=="trimmed"'
+same "trimmed result" "$(cat tr.py)" "x = compute(3) + 2"
+printf 'f(a) + f(a)\n' > tr2.py
+expect "trimmed ambiguous: MULTIPLE" 12 wap edit tr2.py --old ' f(a) ' --new 'g'
+expect "trimmed near miss refused" 11 wap edit tr2.py --old ' f(b) ' --new 'g'
+# ---- a huge diff is cut in the result, and says so ----
+seq 1 400 | sed 's/^/line /' > big.txt
+printf '{"limits": {"maxFileSize": 500}}' > "$T/small.json"
+expect "replace-all with a big diff" 0 wap edit big.txt --old line --new LINE --replace-all --json --config "$T/small.json"
+jcheck "diff cut and said so" "$OUT" 'j["diffTruncated"] is True and len(j["diff"].encode()) <= 500 and j["diff"].endswith("\n") and j["diffBytes"] > 500 and j["replacements"]==400'
+same "the file itself is complete" "$(grep -c LINE big.txt)" "400"

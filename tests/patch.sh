@@ -43,6 +43,8 @@ expect "--patch - --dry-run" 0 wap edit --patch - --dry-run < "$C/01-codex-updat
 has "dry run prints the diff" "$OUT" '+    """Subtract b from a."""'
 has "dry run says so" "$OUT" "(dry run: nothing written)"
 same "dry run changed nothing" "$(snap)" "$before"
+expect "dry run --json" 0 wap edit --patch "$C/01-codex-update/patch" --dry-run --json
+jcheck "dry run json: current version, dryRun" "$OUT" 'j["dryRun"] is True and j["files"][0]["version"]=="'"$(git hash-object "$W/calc.py")"'"'
 same "dry run kept the mtime" "$(stat -c '%y' "$W/calc.py")" "$mt"
 expect "the same patch from stdin" 0 wap-edit --patch - < "$C/01-codex-update/patch"
 check "applied from stdin" diff -r "$W" "$C/01-codex-update/after"

@@ -1,5 +1,6 @@
-/* fuzz_patch.c - libFuzzer target for the patch parser, hunk application
- * and the string-replace engine.  Build and run, seeded with the corpus
+/* fuzz_patch.c - libFuzzer target for the patch parser, hunk application,
+ * the string-replace engine, and (input starting with '[') edits, line
+ * operations and LSP text edits.  Build and run, seeded with the corpus
  * (after `make`, which generates build/norm/applets.c):
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -std=gnu11 \
@@ -12,6 +13,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "edit.h"
 #include "patch.h"
@@ -43,5 +46,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				     &out, &ol, &cnt, &st, &err) == 0)
 		free(out);
 	wap_err_release(&err);
+	/* JSON input: as edits, line operations and LSP text edits */
+	if (size && data[0] == '[') {
+		json_t *list = json_loadb((const char *)data, size, 0, NULL);
+		if (list) {
+			for (int m = WAP_EDIT_MULTI; m <= WAP_EDIT_POSITIONS; m++) {
+				struct wap_edit_spec sp = { 0 };
+				struct wap_edit_info info;
+				sp.mode = m;
+				sp.list = list;
+				if (wap_edit_apply(&sp, text, sizeof(text) - 1, &out, &ol, &info, &err) == 0)
+					free(out);
+				wap_edit_info_release(&info);
+				wap_err_release(&err);
+			}
+			json_decref(list);
+		}
+	}
 	return 0;
 }
