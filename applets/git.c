@@ -6,7 +6,8 @@
  * the repository is the one at --dir (default: the root) or the nearest one
  * above it, never above the root; its .git and work tree, every path and
  * every local remote must be beneath the root.  Paths are relative to the
- * root.  Text output by default; --json gives the structured result.
+ * root.  Files denied by restrictedPaths are left out of diffs (and named).
+ * Text output by default; --json gives the structured result.
  *
  * actions:
  *   status                     branch, upstream, ahead/behind, staged,
@@ -30,44 +31,41 @@
  *   clone URL [DIR]            clone into DIR beneath the root
  *
  * options:
- *   ACTION              the action (above)
+ *   ACTION              status|diff|log|show|add|stage|unstage|reset|commit|branch|checkout|push|fetch|pull|init|clone
  *   ARGS                the action's arguments: revisions, paths, names
- *   --staged            diff: the index against HEAD (or REV)
+ *   --staged            diff: the index against HEAD (or against REV)
  *   -U, --context N     diff, show: lines of context (default 3)
- *   --stat              diff, show: a diffstat, as `git diff --stat`
+ *   --stat              diff, show: a diffstat, as `git diff --stat` prints it
  *   --name-only         diff: only the names of changed files
  *   -n, --max-count N   log: at most N commits (default 50)
- *   --since DATE        log: commits after DATE (YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM],
- *                       @EPOCH, or "N days ago", also hours/weeks/months/years)
- *   --until DATE        log: commits before DATE
- *   -m, --message MSG   commit: the message
- *   --path PATH         a path (repeatable; same as PATH arguments)
- *   --file PATH         a path (repeatable; same as PATH arguments)
- *   --create            branch: create NAME; checkout: create BRANCH first
- *   --from REV          branch --create, checkout --create: start at REV
- *   --delete            branch: delete NAME (unmerged only with --force)
- *   -a, --all           branch: remote-tracking branches too
- *   -f, --force         checkout: discard local changes; push: allow a
- *                       non-fast-forward; branch: overwrite or delete unmerged;
- *                       add: add ignored files
- *   --remote NAME       push, fetch, pull: the remote (default: upstream, origin)
- *   --branch NAME       branch, checkout, push: the branch
+ *   --since DATE        log: commits after DATE (YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM], @EPOCH, "N days ago")
+ *   --until DATE        log: commits before DATE (same forms as --since)
+ *   -m, --message MSG   commit: the commit message
+ *   --path PATH         a path to act on or limit to (repeatable; like PATH arguments)
+ *   --file PATH         a path to act on or limit to (repeatable; like PATH arguments)
+ *   --create            branch: create NAME; checkout: create BRANCH if it is missing
+ *   --from REV          branch --create, checkout --create: start the new branch at REV
+ *   --delete            branch: delete NAME (a branch not merged into HEAD needs --force)
+ *   -a, --all           branch: list remote-tracking branches too
+ *   -f, --force         discard local changes (checkout), non-fast-forward (push), unmerged (branch --delete), ignored files (add)
+ *   --remote NAME       push, fetch, pull: the remote (default: the upstream's, else origin)
+ *   --branch NAME       branch, checkout, push: the branch (instead of an argument)
  *   --rev REV           show, log, diff: the revision (REV..REV for a range)
- *   --url URL           clone: the URL
- *   --dir DIR           the repository's directory (default: found from the
- *                       root); init, clone: where to create it
- *   --token-file FILE   push, fetch, pull, clone: read the HTTPS token from
- *                       FILE (beneath the root) instead of $WAP_GIT_TOKEN
+ *   --url URL           clone: the URL to clone
+ *   --dir DIR           the repository's directory (default: found from the root); init, clone: where to create it
+ *   --token-file FILE   push, fetch, pull, clone: read the HTTPS token from FILE beneath the root (else $WAP_GIT_TOKEN)
  *
  * Credentials: a token ($WAP_GIT_TOKEN or --token-file) is sent over HTTPS
  * as user x-access-token (plain HTTP only to localhost); ssh remotes use the
  * SSH agent.  The token never appears in output, errors or the repository.
  * Progress of push, fetch and clone is reported to `wap serve` callers.
  *
- * exit status: 0 ok, 2 bad argument or unknown revision, 3 not found (no
- * repository, branch or remote), 4 outside the root, 5 restricted or
- * read-only, 10 branch exists, 13 conflict (local changes, non-fast-forward,
- * unmerged branch), 125 failed (network, authentication).
+ * exit status: 0 ok, 2 bad argument, unknown revision or nothing to commit,
+ * 3 not found (no repository, path, branch or remote), 4 outside the root,
+ * 5 restricted path or read-only workspace, 6 repository owned by another
+ * user, 9 --dir is not a directory, 10 branch or destination exists,
+ * 13 conflict (local changes, non-fast-forward, unmerged branch or paths),
+ * 15 file access disabled by policy, 125 failed (network, authentication).
  *
  * examples:
  *   wap git status
@@ -195,6 +193,13 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 	}
 	if (!strcmp(action, "diff")) {
 		fputs(sget(res, "diff"), out);
+		a = json_object_get(res, "restricted");
+		if (json_array_size(a)) {
+			fputs("(left out, denied by restrictedPaths:", out);
+			json_array_foreach(a, i, v)
+				fprintf(out, " %s", json_string_value(v));
+			fputs(")\n", out);
+		}
 		return 0;
 	}
 	if (!strcmp(action, "log")) {

@@ -7,8 +7,9 @@
  * (any number of directories), `?`, `[abc]`, `[!a]`, `{a,b}` (nested
  * braces too).  A pattern without a slash matches names at the top of PATH
  * only; '**'/config finds what is named config at any depth.  The
- * walk skips what grep skips (default exclusions, ignore files in a git
- * work tree, never .git).  Newest first by default; at most 100 results
+ * walk skips what grep skips (default exclusions, .ignore files, and
+ * .gitignore in a git work tree; never .git); symbolic links are listed,
+ * not followed.  Newest first by default; at most 100 results
  * (--max-results), the result says when it was truncated and how many
  * were found.  No match is an empty list (exit status 1).
  *
@@ -16,7 +17,7 @@
  *   PATH                      the directory to search (default: the root)
  *   -m, --max-results N       return at most N paths (default 100; 0: all)
  *   --sort ORDER              mtime (default: newest first), path or none
- *   -t, --type KIND           f: files only, d: directories only
+ *   -t, --type KIND           f: regular files only, d: directories only (symlinks: neither)
  *   --no-ignore               do not apply .gitignore, .git/info/exclude and .ignore
  *   --no-default-excludes     walk the default exclusions too (never .git)
  *   -L, --follow              follow symbolic links (loop-safe, within the root)
@@ -156,7 +157,7 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 
 	if (e->depth == 0 || e->pathlen < g->baselen)
 		return 0;
-	if ((g->type == 1 && dir) || (g->type == 2 && !dir))
+	if ((g->type == 1 && e->type != WAP_WALK_FILE) || (g->type == 2 && !dir))
 		return 0;
 	if (!wap_glob_match(g->g, rel, rlen))
 		return 0;

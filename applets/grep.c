@@ -6,9 +6,9 @@
  * Search the files under PATH (default: the workspace root) for PATTERN, a
  * PCRE2 regular expression, as ripgrep does: in parallel, skipping binary
  * files, the default exclusions (node_modules, .git, dist, build, .venv,
- * target, __pycache__, vendor) and, inside a git work tree, what
- * .gitignore, .git/info/exclude and .ignore files exclude.  Hidden files
- * are searched.  Output is sorted by path: `path:line:text`, lines cut at
+ * target, __pycache__, vendor), what .ignore files exclude and, inside a
+ * git work tree, what .gitignore and .git/info/exclude exclude (as git
+ * decides).  Hidden files are searched; symbolic links are not followed.  Output is sorted by path: `path:line:text`, lines cut at
  * 2000 characters.  At most 100 matches are returned (--max-results); the
  * result says when it was truncated and the true total.  Exit status: 0
  * found, 1 nothing found, 2 error.
@@ -59,11 +59,13 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pcre2.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -143,6 +145,7 @@ static const struct {
 };
 
 enum { SORT_PATH, SORT_MTIME, SORT_NONE };
+enum { OUT_JSON, OUT_TEXT, OUT_JSONL };	/* what search_buf produces */
 
 /* one searched file with a match */
 struct frec {
@@ -151,7 +154,11 @@ struct frec {
 	size_t count;		/* matching lines (occurrences with -o) */
 	size_t bytes;
 	size_t seq;
-	json_t *recs;		/* match objects, NULL when not kept */
+	json_t *recs;		/* OUT_JSON: match objects, NULL when not kept */
+	struct wap_sb out;	/* OUT_TEXT, OUT_JSONL: the file's output */
+	size_t *eoff;		/* where each entry starts in OUT */
+	size_t neoff;
+	size_t jl_lines, jl_subs;	/* OUT_JSONL: matched lines, submatches */
 };
 
 struct wk {
@@ -167,6 +174,7 @@ struct gctx {
 	const struct wap_ws *ws;
 	struct wap_matcher *m;
 	bool invert, only, files, count, text, jsonl, archives, write;
+	int mode;		/* OUT_* */
 	const char *replace;
 	long before, after;
 	size_t max;		/* 0: all */
@@ -198,29 +206,41 @@ static int pathcmp(const char *a, const char *b)
 	}
 }
 
-static int g_sort;
-
-static int frcmp(const struct frec *a, const struct frec *b)
+static int frcmp(const struct frec *a, const struct frec *b, int sort)
 {
-	if (g_sort == SORT_MTIME) {
+	if (sort == SORT_MTIME) {
 		if (a->mtime.tv_sec != b->mtime.tv_sec)
 			return a->mtime.tv_sec > b->mtime.tv_sec ? -1 : 1;
 		if (a->mtime.tv_nsec != b->mtime.tv_nsec)
 			return a->mtime.tv_nsec > b->mtime.tv_nsec ? -1 : 1;
-	} else if (g_sort == SORT_NONE) {
+	} else if (sort == SORT_NONE) {
 		return a->seq < b->seq ? -1 : a->seq > b->seq;
 	}
 	return pathcmp(a->path, b->path);
 }
 
-static int frcmp_q(const void *a, const void *b)
+static int frcmp_q(const void *a, const void *b, void *sort)
 {
-	return frcmp(a, b);
+	return frcmp(a, b, *(const int *)sort);
 }
 
 static size_t weight(const struct gctx *g, const struct frec *f)
 {
-	return (g->files || g->count) ? 1 : (f->recs ? json_array_size(f->recs) : 0);
+	if (g->files || g->count)
+		return 1;
+	if (g->mode != OUT_JSON)
+		return f->neoff;
+	return f->recs ? json_array_size(f->recs) : 0;
+}
+
+static void drop_entries(struct frec *f)
+{
+	json_decref(f->recs);
+	f->recs = NULL;
+	wap_sb_release(&f->out);
+	free(f->eoff);
+	f->eoff = NULL;
+	f->neoff = 0;
 }
 
 /* Drop the entries no result can show: sort, keep the first MAX. */
@@ -228,13 +248,11 @@ static void prune(struct gctx *g)
 {
 	size_t acc = 0;
 
-	g_sort = g->sort;
 	if (g->nfr)
-		qsort(g->fr, g->nfr, sizeof(*g->fr), frcmp_q);
+		qsort_r(g->fr, g->nfr, sizeof(*g->fr), frcmp_q, &g->sort);
 	for (size_t i = 0; i < g->nfr; i++) {
 		if (acc >= g->max) {
-			json_decref(g->fr[i].recs);
-			g->fr[i].recs = NULL;
+			drop_entries(&g->fr[i]);
 			continue;
 		}
 		acc += weight(g, &g->fr[i]);
@@ -253,13 +271,10 @@ static void add_file(struct gctx *g, struct frec *f)
 {
 	pthread_mutex_lock(&g->mu);
 	f->seq = g->seq++;
-	g_sort = g->sort;
 	if (g->max && !g->write && !g->jsonl) {
 		if ((g->sort == SORT_NONE && g->kept >= g->max) ||
-		    (g->cut && frcmp(f, &g->cutkey) > 0)) {
-			json_decref(f->recs);
-			f->recs = NULL;
-		}
+		    (g->cut && frcmp(f, &g->cutkey, g->sort) > 0))
+			drop_entries(f);
 	}
 	if (g->nfr == g->cfr) {
 		size_t nc = g->cfr ? g->cfr * 2 : 256;
@@ -267,7 +282,7 @@ static void add_file(struct gctx *g, struct frec *f)
 		if (!n) {
 			pthread_mutex_unlock(&g->mu);
 			free(f->path);
-			json_decref(f->recs);
+			drop_entries(f);
 			return;
 		}
 		g->fr = n;
@@ -278,6 +293,23 @@ static void add_file(struct gctx *g, struct frec *f)
 	if (g->max && !g->write && !g->jsonl && g->sort != SORT_NONE && g->kept > 2 * g->max + 256)
 		prune(g);
 	pthread_mutex_unlock(&g->mu);
+}
+
+/* Can a file at PATH still have entries in the result?  (Before building
+ * them: most files of a big search fall after the cut.) */
+static bool want_entries(struct gctx *g, const char *path)
+{
+	bool want = true;
+
+	if (!g->max || g->jsonl || g->sort == SORT_MTIME)
+		return true;
+	pthread_mutex_lock(&g->mu);
+	if (g->sort == SORT_NONE)
+		want = g->kept < g->max;
+	else if (g->cut)
+		want = pathcmp(path, g->cutkey.path) <= 0;
+	pthread_mutex_unlock(&g->mu);
+	return want;
 }
 
 /* ---- text of lines ---- */
@@ -331,17 +363,32 @@ static json_t *rgdata(const char *buf, size_t n)
 	return j;
 }
 
-/* the line's text for the result: no line end, cut at maxline */
+/* Where MAX characters (UTF-8 sequences; other bytes count one each) of
+ * S end; N when it has no more. */
+static size_t char_cut(const char *s, size_t n, size_t max)
+{
+	size_t chars = 0;
+
+	if (n <= max)
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && chars++ == max)
+			return i;
+	}
+	return n;
+}
+
+/* the line's text for the result: no line end, cut at maxline characters */
 static json_t *line_text(const struct gctx *g, const char *s, size_t n)
 {
 	if (n && s[n - 1] == '\r')
 		n--;
-	if (g->maxline && n > g->maxline) {
-		size_t k = wap_text_utf8_cut(s, n, g->maxline);
+	if (g->maxline && n > g->maxline && char_cut(s, n, g->maxline) < n) {
+		size_t k = char_cut(s, n, g->maxline);
 		struct wap_sb sb = WAP_SB_INIT;
 		json_t *j;
 		wap_sb_add(&sb, s, k);
-		wap_sb_addf(&sb, " [... line cut at %zu of %zu bytes]", k, n);
+		wap_sb_addf(&sb, " [... line cut at %zu characters; %zu bytes in all]", g->maxline, n);
 		j = jtext(sb.buf, sb.len);
 		wap_sb_release(&sb);
 		return j;
@@ -479,15 +526,298 @@ static json_t *make_rec(const struct gctx *g, struct wk *w, const char *path, co
 	return o;
 }
 
+/* ---- direct output (the CLI): text lines or ripgrep's JSON messages ---- */
+
+/* a JSON string (escaped, quoted) of valid UTF-8 */
+static void jesc(struct wap_sb *sb, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *run = s, *e = s + n;
+
+	wap_sb_addc(sb, '"');
+	for (; s < e; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		wap_sb_add(sb, run, s - run);
+		run = s + 1;
+		switch (c) {
+		case '"': wap_sb_adds(sb, "\\\""); break;
+		case '\\': wap_sb_adds(sb, "\\\\"); break;
+		case '\n': wap_sb_adds(sb, "\\n"); break;
+		case '\t': wap_sb_adds(sb, "\\t"); break;
+		case '\r': wap_sb_adds(sb, "\\r"); break;
+		default:
+			wap_sb_adds(sb, "\\u00");
+			wap_sb_addc(sb, hex[c >> 4]);
+			wap_sb_addc(sb, hex[c & 15]);
+		}
+	}
+	wap_sb_add(sb, run, e - run);
+	wap_sb_addc(sb, '"');
+}
+
+/* ripgrep's data object: {"text":...} or {"bytes":base64} */
+static void jdata(struct wap_sb *sb, const char *s, size_t n)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+	if (wap_text_utf8_valid(s, n, NULL)) {
+		wap_sb_adds(sb, "{\"text\":");
+		jesc(sb, s, n);
+		wap_sb_addc(sb, '}');
+		return;
+	}
+	wap_sb_adds(sb, "{\"bytes\":\"");
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned char)s[i] << 16;
+		if (i + 1 < n)
+			v |= (unsigned char)s[i + 1] << 8;
+		if (i + 2 < n)
+			v |= (unsigned char)s[i + 2];
+		wap_sb_addc(sb, b64[(v >> 18) & 63]);
+		wap_sb_addc(sb, b64[(v >> 12) & 63]);
+		wap_sb_addc(sb, i + 1 < n ? b64[(v >> 6) & 63] : '=');
+		wap_sb_addc(sb, i + 2 < n ? b64[v & 63] : '=');
+	}
+	wap_sb_adds(sb, "\"}");
+}
+
+struct emit {
+	struct gctx *g;
+	struct wk *w;
+	const char *path, *buf;
+	size_t len, pathlen;
+	struct frec *f;
+	size_t ecap;
+	long long lastp;	/* the last line written (0: none) */
+	size_t lastp_end;	/* where it ends (its '\n', or len) */
+	long long after_until;
+	size_t nsub;		/* JSONL: submatches written */
+	size_t nlines;		/* JSONL: matched lines written */
+};
+
+/* "PATH" SEP LNO SEP, without printf */
+static void put_prefix(struct emit *em, struct wap_sb *sb, char sep, long long lno)
+{
+	char d[24];
+	int k = sizeof(d);
+
+	if (!wap_sb_grow(sb, em->pathlen + 26))
+		return;
+	memcpy(sb->buf + sb->len, em->path, em->pathlen);
+	sb->len += em->pathlen;
+	d[--k] = sep;
+	do {
+		d[--k] = '0' + lno % 10;
+		lno /= 10;
+	} while (lno && k > 1);
+	d[--k] = sep;
+	memcpy(sb->buf + sb->len, d + k, sizeof(d) - k);
+	sb->len += sizeof(d) - k;
+	sb->buf[sb->len] = 0;
+}
+
+/* text of [S, E) as the output shows it: raw bytes, a CR kept (as grep
+ * and rg print lines), cut at maxline characters */
+static void add_text(struct emit *em, struct wap_sb *sb, const char *s, size_t n)
+{
+	if (em->g->maxline && n > em->g->maxline && char_cut(s, n, em->g->maxline) < n) {
+		size_t k = char_cut(s, n, em->g->maxline);
+		wap_sb_add(sb, s, k);
+		wap_sb_addf(sb, " [... line cut at %zu characters; %zu bytes in all]", em->g->maxline, n);
+	} else {
+		wap_sb_add(sb, s, n);
+	}
+}
+
+static void rg_head(struct emit *em, const char *type)
+{
+	struct wap_sb *sb = &em->f->out;
+
+	wap_sb_adds(sb, "{\"type\":\"");
+	wap_sb_adds(sb, type);
+	wap_sb_adds(sb, "\",\"data\":{\"path\":");
+	jdata(sb, em->path, strlen(em->path));
+	wap_sb_adds(sb, ",\"lines\":");
+}
+
+/* one context line */
+static void put_context(struct emit *em, long long lno, size_t s, size_t e)
+{
+	struct wap_sb *sb = &em->f->out;
+
+	if (em->g->mode == OUT_JSONL) {
+		rg_head(em, "context");
+		jdata(sb, em->buf + s, e - s + (e < em->len));
+		wap_sb_addf(sb, ",\"line_number\":%lld,\"absolute_offset\":%zu,\"submatches\":[]}}\n",
+			    lno, s);
+	} else {
+		put_prefix(em, sb, '-', lno);
+		add_text(em, sb, em->buf + s, e - s);
+		wap_sb_addc(sb, '\n');
+	}
+	em->lastp = lno;
+	em->lastp_end = e;
+}
+
+/* after-context lines owed, up to (not including) line UPTO */
+static void flush_after(struct emit *em, long long upto)
+{
+	while (em->lastp && em->lastp < em->after_until && em->lastp + 1 < upto &&
+	       em->lastp_end < em->len) {
+		size_t s = em->lastp_end + 1;
+		if (s >= em->len)
+			break;
+		put_context(em, em->lastp + 1, s, line_end(em->buf, em->len, s));
+	}
+}
+
+static void entry_start(struct emit *em)
+{
+	struct frec *f = em->f;
+
+	if (f->neoff == em->ecap) {
+		size_t nc = em->ecap ? em->ecap * 2 : 16;
+		size_t *n = realloc(f->eoff, nc * sizeof(*n));
+		if (!n)
+			return;
+		f->eoff = n;
+		em->ecap = nc;
+	}
+	f->eoff[f->neoff++] = f->out.len;
+}
+
+/* one result entry: line LNO at [LS, LE) (a match, an inverted line or,
+ * with -o, the part [MS, ME)) with its context */
+static void emit_entry(struct emit *em, long long lno, size_t ls, size_t le, size_t ms, size_t me)
+{
+	struct gctx *g = em->g;
+	struct wap_sb *sb = &em->f->out;
+	long long first = lno - g->before;
+	size_t starts[1001];
+	long k = 0;
+
+	if (first < 1)
+		first = 1;
+	flush_after(em, first);
+	if (first <= em->lastp)
+		first = em->lastp + 1;
+	entry_start(em);
+	if (g->mode == OUT_TEXT && (g->before || g->after) && em->lastp && first > em->lastp + 1)
+		wap_sb_adds(sb, "--\n");
+	/* before-context: walk back to FIRST */
+	if (first < lno) {
+		size_t st = ls;
+		for (long long ln = lno; ln > first && st > 0 && k < 1000; ln--) {
+			const char *nl = st > 1 ? memrchr(em->buf, '\n', st - 1) : NULL;
+			st = nl ? (size_t)(nl - em->buf) + 1 : 0;
+			starts[k++] = st;
+		}
+		for (long i = k - 1; i >= 0; i--)
+			put_context(em, lno - 1 - i, starts[i], line_end(em->buf, em->len, starts[i]));
+	}
+	if (g->mode == OUT_JSONL) {
+		size_t off = 0, s, e, n = 0;
+		rg_head(em, "match");
+		jdata(sb, em->buf + ls, le - ls + (le < em->len));
+		wap_sb_addf(sb, ",\"line_number\":%lld,\"absolute_offset\":%zu,\"submatches\":[", lno, ls);
+		while (!g->invert && wap_match_sub(g->m, em->w->st, em->buf + ls, le - ls, off, &s, &e)) {
+			if (e > s) {
+				if (n++)
+					wap_sb_addc(sb, ',');
+				wap_sb_adds(sb, "{\"match\":");
+				jdata(sb, em->buf + ls + s, e - s);
+				wap_sb_addf(sb, ",\"start\":%zu,\"end\":%zu}", s, e);
+			}
+			off = e > s ? e : s + 1;
+			if (off > le - ls)
+				break;
+		}
+		wap_sb_adds(sb, "]}}\n");
+		em->nsub += n;
+		em->nlines++;
+		em->lastp = lno;
+	} else if (g->only) {
+		put_prefix(em, sb, ':', lno);
+		if (g->replace) {
+			size_t n;
+			char *r = substitute(g, em->buf + ms, me - ms, &n, NULL);
+			add_text(em, sb, r ? r : em->buf + ms, r ? n : me - ms);
+			free(r);
+		} else {
+			add_text(em, sb, em->buf + ms, me - ms);
+		}
+		wap_sb_addc(sb, '\n');
+		em->lastp = lno;
+	} else {
+		/* a multiline match: one output line per line */
+		char *r = NULL;
+		const char *t = em->buf + ls;
+		size_t tn = le - ls;
+		long long ln = lno;
+		if (g->replace && !g->invert) {
+			r = substitute(g, t, tn, &tn, NULL);
+			if (r)
+				t = r;
+			else
+				tn = le - ls;
+		}
+		for (;;) {
+			const char *nl = memchr(t, '\n', tn);
+			size_t n = nl ? (size_t)(nl - t) : tn;
+			put_prefix(em, sb, ':', ln);
+			add_text(em, sb, t, n);
+			wap_sb_addc(sb, '\n');
+			if (!nl)
+				break;
+			tn -= n + 1;
+			t = nl + 1;
+			ln++;
+		}
+		free(r);
+		em->lastp = lno + (long long)wap_count_nl(em->buf + ls, le - ls);
+	}
+	em->lastp_end = le;
+	em->after_until = em->lastp + g->after;
+}
+
+/* ---- searching a buffer ---- */
+
+/* one entry, as a JSON record or as output */
+static void add_entry(struct emit *em, json_t **recs, size_t lno, size_t ls, size_t le,
+		      size_t ms, size_t me)
+{
+	struct gctx *g = em->g;
+
+	if (g->mode == OUT_JSON) {
+		if (!*recs)
+			*recs = json_array();
+		json_array_append_new(*recs, make_rec(g, em->w, em->path, em->buf, em->len, ls, le,
+						      lno, ms, me));
+		return;
+	}
+	if (g->mode == OUT_JSONL && !em->f->out.len) {
+		wap_sb_adds(&em->f->out, "{\"type\":\"begin\",\"data\":{\"path\":");
+		jdata(&em->f->out, em->path, strlen(em->path));
+		wap_sb_adds(&em->f->out, "}}\n");
+	}
+	emit_entry(em, lno, ls, le, ms, me);
+}
+
 static void search_buf(struct gctx *g, struct wk *w, const char *path, const char *buf,
 		       size_t len, int fd)
 {
 	size_t pos = 0, ls, le, count = 0, lpos = 0, lno = 1, nrec = 0;
-	bool need = !g->files && !g->count && !g->write;
+	bool need = !g->files && !g->count && !g->write, asked = false;
 	size_t cap = (g->max && !g->jsonl) ? g->max : (size_t)-1;
 	json_t *recs = NULL;
 	struct frec f = { 0 };
+	struct emit em = { .g = g, .w = w, .path = path, .buf = buf, .len = len, .f = &f,
+			   .pathlen = strlen(path) };
 
+/* the first entry asks whether the file can still be shown */
+#define WANT() (need && nrec < cap && (asked || (asked = true, need = want_entries(g, path))))
 	wap_match_begin(w->st);
 	if (!g->invert) {
 		while (pos < len && wap_match_line(g->m, w->st, buf, len, pos, &ls, &le)) {
@@ -500,13 +830,10 @@ static void search_buf(struct gctx *g, struct wk *w, const char *path, const cha
 				while (wap_match_sub(g->m, w->st, buf + ls, le - ls, off, &s, &e)) {
 					if (e > s) {
 						count++;
-						if (need && nrec < cap) {
+						if (WANT()) {
 							lno += wap_count_nl(buf + lpos, ls - lpos);
 							lpos = ls;
-							if (!recs)
-								recs = json_array();
-							json_array_append_new(recs, make_rec(g, w, path, buf, len,
-								ls, le, lno, ls + s, ls + e));
+							add_entry(&em, &recs, lno, ls, le, ls + s, ls + e);
 							nrec++;
 						}
 					}
@@ -516,13 +843,10 @@ static void search_buf(struct gctx *g, struct wk *w, const char *path, const cha
 				}
 			} else {
 				count++;
-				if (need && nrec < cap) {
+				if (WANT()) {
 					lno += wap_count_nl(buf + lpos, ls - lpos);
 					lpos = ls;
-					if (!recs)
-						recs = json_array();
-					json_array_append_new(recs, make_rec(g, w, path, buf, len, ls, le,
-									     lno, 0, 0));
+					add_entry(&em, &recs, lno, ls, le, 0, 0);
 					nrec++;
 				}
 			}
@@ -538,13 +862,10 @@ static void search_buf(struct gctx *g, struct wk *w, const char *path, const cha
 				count++;
 				if (g->files || g->write)
 					break;
-				if (need && nrec < cap) {
+				if (WANT()) {
 					lno += wap_count_nl(buf + lpos, cur - lpos);
 					lpos = cur;
-					if (!recs)
-						recs = json_array();
-					json_array_append_new(recs, make_rec(g, w, path, buf, len, cur, e,
-									     lno, 0, 0));
+					add_entry(&em, &recs, lno, cur, e, 0, 0);
 					nrec++;
 				}
 				cur = e + 1;
@@ -554,18 +875,35 @@ static void search_buf(struct gctx *g, struct wk *w, const char *path, const cha
 			cur = le + 1;
 		}
 	}
+#undef WANT
 	if (!count) {
 		json_decref(recs);
+		drop_entries(&f);
 		return;
 	}
+	if (g->mode != OUT_JSON && f.out.len) {
+		flush_after(&em, LLONG_MAX);
+		if (g->mode == OUT_JSONL) {
+			wap_sb_adds(&f.out, "{\"type\":\"end\",\"data\":{\"path\":");
+			jdata(&f.out, path, strlen(path));
+			wap_sb_addf(&f.out, ",\"binary_offset\":null,\"stats\":{\"elapsed\":{\"secs\":0,"
+				    "\"nanos\":0,\"human\":\"0.000000s\"},\"searches\":1,"
+				    "\"searches_with_match\":1,\"bytes_searched\":%zu,\"bytes_printed\":0,"
+				    "\"matched_lines\":%zu,\"matches\":%zu}}}\n", len, em.nlines, em.nsub);
+		}
+	}
 	f.path = strdup(path);
-	if (!f.path) {
+	if (!f.path || f.out.oom) {
+		free(f.path);
 		json_decref(recs);
+		drop_entries(&f);
 		return;
 	}
 	f.count = count;
 	f.bytes = len;
 	f.recs = recs;
+	f.jl_lines = em.nlines;
+	f.jl_subs = em.nsub;
 	if (g->sort == SORT_MTIME && fd >= 0) {
 		struct stat st;
 		if (!fstat(fd, &st))
@@ -664,6 +1002,11 @@ static void search_archive(struct gctx *g, struct wk *w, const char *path, const
 
 /* ---- the walk ---- */
 
+/* Read FD whole into the worker's buffer; -2 when it is larger than
+ * BIGFILE (then it is mapped instead: mmap is slower than read for many
+ * small files, not for a few big ones). */
+#define BIGFILE (16u << 20)
+
 static ssize_t read_all(int fd, struct wk *w)
 {
 	size_t n = 0;
@@ -672,6 +1015,8 @@ static ssize_t read_all(int fd, struct wk *w)
 		size_t want;
 		ssize_t r;
 		if (w->cap - n < 16384) {
+			if (w->cap >= BIGFILE)
+				return -2;
 			size_t nc = w->cap ? w->cap * 2 : 256 << 10;
 			char *nb = realloc(w->buf, nc);
 			if (!nb)
@@ -728,6 +1073,29 @@ static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 	if (fd < 0)
 		return 0;
 	n = read_all(fd, w);
+	if (n == -2) {
+		struct stat st;
+		void *map;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+			close(fd);
+			return 0;
+		}
+		map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED) {
+			close(fd);
+			return 0;
+		}
+		madvise(map, st.st_size, MADV_SEQUENTIAL);
+		w->searched++;
+		w->bytes += st.st_size;
+		if (g->archives && is_archive(map, st.st_size))
+			search_archive(g, w, e->path, map, st.st_size, fd);
+		else
+			search_one(g, w, e->path, map, st.st_size, fd);
+		munmap(map, st.st_size);
+		close(fd);
+		return 0;
+	}
 	if (n < 0) {
 		close(fd);
 		return 0;
@@ -864,9 +1232,8 @@ static json_t *build_result(struct gctx *g, size_t total_files, size_t total_mat
 	size_t shown = 0;
 	bool trunc = false;
 
-	g_sort = g->sort;
 	if (g->nfr)
-		qsort(g->fr, g->nfr, sizeof(*g->fr), frcmp_q);
+		qsort_r(g->fr, g->nfr, sizeof(*g->fr), frcmp_q, &g->sort);
 	for (size_t i = 0; i < g->nfr; i++) {
 		struct frec *f = &g->fr[i];
 		if (g->files || g->count) {
@@ -921,7 +1288,12 @@ static json_t *build_result(struct gctx *g, size_t total_files, size_t total_mat
 	return res;
 }
 
-static int grep_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
+static int print_direct(struct gctx *g, FILE *out, size_t searched, size_t bytes, long long ns);
+
+/* The search.  MODE OUT_JSON: *RES is the result; otherwise the output is
+ * written to OUT as it is made (the CLI) and *STATUS is the exit status. */
+static int grep_exec(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err,
+		     int mode, FILE *out, int *status)
 {
 	struct gctx g = { 0 };
 	struct wap_match_opts mo = { 0 };
@@ -936,6 +1308,7 @@ static int grep_op(struct wap_call *call, const json_t *req, json_t **res, struc
 
 	*res = NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	g.mode = mode;
 	g.ws = call->ws;
 	g.cancelled = call->cancelled;
 	g.maxline = call->ws->lim.max_line_len;
@@ -1068,9 +1441,8 @@ static int grep_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	if (g.write) {
 		struct rewrite rw = { &g, wap_mstate_new(g.m), 0 };
 		json_t *files = json_array();
-		g_sort = SORT_PATH;
 		if (g.nfr)
-			qsort(g.fr, g.nfr, sizeof(*g.fr), frcmp_q);
+			qsort_r(g.fr, g.nfr, sizeof(*g.fr), frcmp_q, &(int){ SORT_PATH });
 		if (!rw.st) {
 			json_decref(files);
 			wap_err_set(err, WAP_E_FAILED, "out of memory");
@@ -1095,6 +1467,18 @@ static int grep_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		goto out;
 	}
 
+	if (mode != OUT_JSON) {
+		size_t searched = 0, bytes = 0;
+		for (int i = 0; i < g.nw; i++) {
+			searched += g.wks[i].searched;
+			bytes += g.wks[i].bytes;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		*status = print_direct(&g, out, searched, bytes,
+			(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+		rc = 0;
+		goto out;
+	}
 	for (size_t i = 0; i < g.nfr; i++)
 		total += g.fr[i].count;
 	*res = build_result(&g, g.nfr, total);
@@ -1126,7 +1510,7 @@ out:
 	free(g.wks);
 	for (size_t i = 0; i < g.nfr; i++) {
 		free(g.fr[i].path);
-		json_decref(g.fr[i].recs);
+		drop_entries(&g.fr[i]);
 	}
 	free(g.fr);
 	free(g.cutkey.path);
@@ -1137,6 +1521,77 @@ out:
 	wap_globset_release(&excl);
 	pthread_mutex_destroy(&g.mu);
 	return rc;
+}
+
+static int grep_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
+{
+	return grep_exec(call, req, res, err, OUT_JSON, NULL, NULL);
+}
+
+static void put_elapsed(FILE *out, long long ns)
+{
+	fprintf(out, "{\"secs\":%lld,\"nanos\":%lld,\"human\":\"%.6fs\"}",
+		ns / 1000000000, ns % 1000000000, ns / 1e9);
+}
+
+/* The CLI output from the per-file outputs, in order, cut at MAX. */
+static int print_direct(struct gctx *g, FILE *out, size_t searched, size_t bytes, long long ns)
+{
+	size_t total = 0, shown = 0, lines = 0, subs = 0, withm = 0;
+	bool trunc = false, any = false;
+
+	for (size_t i = 0; i < g->nfr; i++)
+		total += g->fr[i].count;
+	if (g->nfr)
+		qsort_r(g->fr, g->nfr, sizeof(*g->fr), frcmp_q, &g->sort);
+	for (size_t i = 0; i < g->nfr && !trunc; i++) {
+		struct frec *f = &g->fr[i];
+		size_t n = f->neoff, end = f->out.len;
+		if (g->files || g->count) {
+			if (g->max && shown >= g->max) {
+				trunc = true;
+				break;
+			}
+			if (g->files)
+				fprintf(out, "%s\n", f->path);
+			else
+				fprintf(out, "%s:%zu\n", f->path, f->count);
+			shown++;
+			continue;
+		}
+		if (!f->out.len) {
+			trunc = g->mode == OUT_TEXT && g->max;	/* dropped after the cut */
+			continue;
+		}
+		if (g->mode == OUT_TEXT && g->max && shown + n > g->max) {
+			n = g->max - shown;
+			end = n < f->neoff ? f->eoff[n] : f->out.len;
+			trunc = true;
+		}
+		if (g->mode == OUT_TEXT && (g->before || g->after) && any && n)
+			fputs("--\n", out);
+		fwrite(f->out.buf, 1, end, out);
+		shown += n;
+		any = any || n;
+		lines += f->jl_lines;
+		subs += f->jl_subs;
+		withm++;
+	}
+	if (g->mode == OUT_TEXT && !g->files && !g->count && g->max && shown < total)
+		trunc = true;
+	if (g->mode == OUT_JSONL) {
+		fprintf(out, "{\"data\":{\"elapsed_total\":");
+		put_elapsed(out, ns);
+		fprintf(out, ",\"stats\":{\"bytes_printed\":0,\"bytes_searched\":%zu,\"elapsed\":", bytes);
+		put_elapsed(out, ns);
+		fprintf(out, ",\"matched_lines\":%zu,\"matches\":%zu,\"searches\":%zu,"
+			"\"searches_with_match\":%zu}},\"type\":\"summary\"}\n", lines, subs, searched, withm);
+	} else if (trunc) {
+		fprintf(out, "[... %zu of %zu %s shown; use --max-results 0 for all]\n", shown,
+			(g->files || g->count) ? g->nfr : total,
+			(g->files || g->count) ? "files" : "matches");
+	}
+	return total ? 0 : 1;
 }
 
 /* -e given: a PATTERN argument is a path */
@@ -1385,6 +1840,57 @@ static int grep_render(const json_t *res, const json_t *req, FILE *out)
 	return total > 0 ? 0 : 1;
 }
 
+/* The CLI: lines and --jsonl are written from each file's output as the
+ * search made it (no JSON document of every match); --json and --write go
+ * through the op as every other door does. */
+static int grep_cli(struct wap_ws *ws, json_t *req, bool json)
+{
+	struct wap_call call = { .ws = ws };
+	struct wap_err err = { 0 };
+	json_t *res = NULL;
+	int status = 0, rc;
+	static char obuf[1 << 16];
+
+	grep_prep(&call, req, &err);
+	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+	if (json || jbool(req, "write"))
+		rc = grep_exec(&call, req, &res, &err, OUT_JSON, NULL, NULL);
+	else
+		rc = grep_exec(&call, req, &res, &err, jbool(req, "jsonl") ? OUT_JSONL : OUT_TEXT,
+			       stdout, &status);
+	if (rc) {
+		if (json) {
+			json_t *o = wap_err_json(&err);
+			json_dumpf(o, stdout, JSON_COMPACT);
+			fputc('\n', stdout);
+			json_decref(o);
+		} else {
+			fflush(stdout);
+			fprintf(stderr, "wap grep: %s\n", err.msg);
+		}
+		wap_err_release(&err);
+		fflush(stdout);
+		return 2;
+	}
+	if (res) {
+		if (json) {
+			json_dumpf(res, stdout, JSON_COMPACT);
+			fputc('\n', stdout);
+			status = grep_render(res, req, NULL);
+		} else {
+			status = grep_render(res, req, stdout);
+		}
+		json_decref(res);
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		if (errno == EPIPE)
+			return status;
+		fprintf(stderr, "wap grep: write error: %s\n", strerror(errno));
+		return 2;
+	}
+	return status;
+}
+
 const struct wap_applet wap_applet_grep = {
 	.name = "grep",
 	.summary = wap_summary_grep,
@@ -1394,5 +1900,6 @@ const struct wap_applet wap_applet_grep = {
 	.op = grep_op,
 	.render = grep_render,
 	.cli_prep = grep_prep,
+	.cli_main = grep_cli,
 	.flags = WAP_APPLET_EXIT2,	/* not read-only: --write rewrites files */
 };

@@ -3,24 +3,32 @@
 # find on the Linux 6.1 source tree (Debian's linux-source-6.1), same
 # queries, same run, with hyperfine.
 #
-#   bench/search.sh                 every query, 2 threads and -j1
+#   bench/search.sh                 every query: 2 threads, then -j1, then git
 #   ROUNDS=7 bench/search.sh        more rounds
 #   ONLY=PM_RESUME bench/search.sh  queries whose name contains the word
+#   JS=2 GIT=0 bench/search.sh      only -j2; skip the git work tree part
 #
 # The corpus has no .git, so ignore files do not apply to rg and fd; wap is
 # run with --no-ignore --no-default-excludes and rg with -uu (hidden files,
-# no ignore files), fd with -HI, so all walk the same files.  Output goes to
-# a pipe (hyperfine --output=pipe): no tool can special-case /dev/null.
-# Commands alternate: each round runs every query once more for every tool
-# (hyperfine --runs RUNS), and the reported time is the median of the
-# round medians.  Ratio = wap / peer (below 1: wap is faster).
+# no ignore files), fd with -HI, so all walk the same files.  GNU grep and
+# find are single-threaded and run in the -j2 pass only.
+# Last part (GIT=1): the same tree as a git work tree (a hard-linked copy
+# beside it, Debian's top-level .gitignore removed, `git init`), so the
+# kernel's 305 .gitignore files apply: wap, rg and fd with their defaults.
+#
+# Output goes to a pipe (hyperfine --output=pipe): no tool can special-case
+# /dev/null.  Commands alternate: each round runs every query once more for
+# every tool (hyperfine --warmup 1 --runs RUNS), after warming the cache;
+# the reported time is the median of the round medians.  Ratio = wap / peer
+# (below 1: wap is faster).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 WAP=${WAP:-$here/wap}
 CORPUS=${CORPUS:-/work/corpus/linux-source-6.1}
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-3}
 RUNS=${RUNS:-3}
-J=${J:-2}
+JS=${JS:-2 1}
+GIT=${GIT:-1}
 OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/wap-bench.XXXXXX")}
 
 need() { command -v "$1" >/dev/null 2>&1 || { echo "bench: $1 is needed ($2)" >&2; exit 2; }; }
@@ -32,14 +40,11 @@ need python3 "apt-get install python3"
 
 if [ ! -d "$CORPUS" ]; then
 	echo "bench: building the corpus in $CORPUS" >&2
-	if [ ! -f /usr/src/linux-source-6.1.tar.xz ]; then
-		apt-get install -y linux-source-6.1 >&2
-	fi
+	[ -f /usr/src/linux-source-6.1.tar.xz ] || apt-get install -y linux-source-6.1 >&2
 	mkdir -p "$(dirname "$CORPUS")"
 	tar xf /usr/src/linux-source-6.1.tar.xz -C "$(dirname "$CORPUS")"
 fi
-cd "$CORPUS"
-if [ -e .git ]; then
+if [ -e "$CORPUS/.git" ]; then
 	echo "bench: $CORPUS has a .git; the comparison assumes none" >&2
 	exit 2
 fi
@@ -50,81 +55,117 @@ warm() {
 	rg -uuu --no-config -c 'zzz_no_such_text_zzz' . >/dev/null 2>&1 || true
 }
 
-# name|wap command|peer name|peer command[|peer name|peer command...]
+# One query a line: NAME<TAB>wap command<TAB>peer<TAB>peer command...
+# Words are split on spaces (hyperfine -N runs no shell), so no pattern here
+# holds a space and none needs quoting.
 queries() {
-	w="$WAP"
-	cat <<EOF
-PM_RESUME|$w grep -j$J --no-ignore --no-default-excludes -m0 PM_RESUME|rg|rg -j$J -uu --no-config PM_RESUME|grep|grep -r PM_RESUME .
--i pm_resume|$w grep -j$J --no-ignore --no-default-excludes -m0 -i pm_resume|rg|rg -j$J -uu --no-config -i pm_resume|grep|grep -ri pm_resume .
-\\w+_resume\\b|$w grep -j$J --no-ignore --no-default-excludes -m0 \\w+_resume\\b|rg|rg -j$J -uu --no-config \\w+_resume\\b|grep -E|grep -rE \\w+_resume\\b .
-PM_RESUME|PM_SUSPEND|$w grep -j$J --no-ignore --no-default-excludes -m0 PM_RESUME|PM_SUSPEND|rg|rg -j$J -uu --no-config PM_RESUME|PM_SUSPEND|grep -E|grep -rE PM_RESUME|PM_SUSPEND .
--l PM_RESUME|$w grep -j$J --no-ignore --no-default-excludes -m0 -l PM_RESUME|rg|rg -j$J -uu --no-config -l PM_RESUME|grep|grep -rl PM_RESUME .
--c PM_RESUME|$w grep -j$J --no-ignore --no-default-excludes -m0 -c PM_RESUME|rg|rg -j$J -uu --no-config -c PM_RESUME
---jsonl PM_RESUME|$w grep -j$J --no-ignore --no-default-excludes -m0 --jsonl PM_RESUME|rg --json|rg -j$J -uu --no-config --json PM_RESUME
-glob **/*.c|$w glob -j$J --no-ignore --no-default-excludes -m0 **/*.c|fd -e c|fdfind -j$J -HI -e c|find|find . -name *.c
-glob **/*.h|$w glob -j$J --no-ignore --no-default-excludes -m0 **/*.h|fd -g|fdfind -j$J -HI -g **/*.h|find|find . -name *.h
-glob ** (all files)|$w glob -j$J --no-ignore --no-default-excludes -m0 --type f **|fd -t f|fdfind -j$J -HI -t f|find|find . -type f
-EOF
+	w=$WAP j=$1
+	tab=$(printf '\t')
+	one() { # NAME WAPARGS PEER PEERCMD [PEER PEERCMD]
+		n=$1 a=$2; shift 2
+		line="$n$tab$w $a"
+		while [ $# -ge 2 ]; do
+			if [ "$j" = 1 ] && { [ "$1" = grep ] || [ "$1" = "grep -E" ] || [ "$1" = find ]; }; then
+				shift 2; continue
+			fi
+			line="$line$tab$1$tab$2"
+			shift 2
+		done
+		printf '%s\n' "$line"
+	}
+	u="--no-ignore --no-default-excludes -m0"
+	r="-uu --no-config"
+	one 'PM_RESUME' "grep -j$j $u PM_RESUME" rg "rg -j$j $r PM_RESUME" grep "grep -r PM_RESUME ."
+	one '-i pm_resume' "grep -j$j $u -i pm_resume" rg "rg -j$j $r -i pm_resume" grep "grep -ri pm_resume ."
+	one '\w+_resume\b' "grep -j$j $u \\w+_resume\\b" rg "rg -j$j $r \\w+_resume\\b" "grep -E" "grep -rE \\w+_resume\\b ."
+	one 'PM_RESUME|PM_SUSPEND' "grep -j$j $u PM_RESUME|PM_SUSPEND" rg "rg -j$j $r PM_RESUME|PM_SUSPEND" "grep -E" "grep -rE PM_RESUME|PM_SUSPEND ."
+	one '-l PM_RESUME' "grep -j$j $u -l PM_RESUME" rg "rg -j$j $r -l PM_RESUME" grep "grep -rl PM_RESUME ."
+	one '-c PM_RESUME' "grep -j$j $u -c PM_RESUME" rg "rg -j$j $r -c PM_RESUME"
+	one '--jsonl PM_RESUME' "grep -j$j $u --jsonl PM_RESUME" "rg --json" "rg -j$j $r --json PM_RESUME"
+	g="--no-ignore --no-default-excludes -m0"
+	one 'glob **/*.c' "glob -j$j $g **/*.c" "fd -e c" "fdfind -j$j -HI -e c" find "find . -name *.c"
+	one 'glob **/*.c --sort path' "glob -j$j $g --sort path **/*.c" "fd -e c" "fdfind -j$j -HI -e c"
+	one 'glob **/*.h' "glob -j$j $g **/*.h" "fd -g" "fdfind -j$j -HI -g **/*.h" find "find . -name *.h"
+	one 'glob ** (all files)' "glob -j$j $g --type f **" "fd -t f" "fdfind -j$j -HI -t f" find "find . -type f"
+	one 'glob ** (all files) --sort path' "glob -j$j $g --type f --sort path **" "fd -t f" "fdfind -j$j -HI -t f"
 }
 
-# hyperfine with -N cannot take quoted words: the '|' separates fields, and
-# a field's words are split on spaces, so no pattern here has a space.
-printf '' > "$OUT/results.tsv"
-round=1
-while [ "$round" -le "$ROUNDS" ]; do
-	warm
-	queries | while IFS= read -r line; do
-		name=${line%%|*}
-		case $name in
-		'PM_RESUME|PM_SUSPEND') rest=${line#PM_RESUME|PM_SUSPEND|} ;;
-		*) rest=${line#*|} ;;
-		esac
-		case $name in *"${ONLY:-}"*) ;; *) continue ;; esac
-		# split the rest into wap command and peers; alternation patterns
-		# hold a '|', so they are passed through python for the split
-		python3 - "$name" "$rest" "$OUT" "$round" "$RUNS" <<'PY'
+gitqueries() {
+	w=$WAP j=$1
+	tab=$(printf '\t')
+	printf '%s\n' "git: PM_RESUME$tab$w grep -j$j -m0 PM_RESUME${tab}rg${tab}rg -j$j --no-config PM_RESUME"
+	printf '%s\n' "git: \\w+_resume\\b$tab$w grep -j$j -m0 \\w+_resume\\b${tab}rg${tab}rg -j$j --no-config \\w+_resume\\b"
+	printf '%s\n' "git: glob **/*.c$tab$w glob -j$j -m0 **/*.c${tab}fd -e c${tab}fdfind -j$j -e c"
+	printf '%s\n' "git: glob **/*.c --sort path$tab$w glob -j$j -m0 --sort path **/*.c${tab}fd -e c${tab}fdfind -j$j -e c"
+}
+
+run_set() { # LABEL DIR GENERATOR J
+	label=$1 dir=$2 gen=$3 j=$4
+	cd "$dir"
+	round=1
+	while [ "$round" -le "$ROUNDS" ]; do
+		warm
+		"$gen" "$j" | while IFS= read -r line; do
+			name=${line%%"$(printf '\t')"*}
+			case $name in *"${ONLY:-}"*) ;; *) continue ;; esac
+			python3 - "$label" "$line" "$OUT" "$round" "$RUNS" <<'PY'
 import json, subprocess, sys
-name, rest, out, rnd, runs = sys.argv[1:6]
-parts = rest.split("|")
-# re-join the alternation inside commands
-fixed = []
-i = 0
-while i < len(parts):
-    p = parts[i]
-    if p.endswith("PM_RESUME") and i + 1 < len(parts) and parts[i + 1].startswith("PM_SUSPEND"):
-        p = p + "|" + parts[i + 1]
-        i += 1
-    fixed.append(p)
-    i += 1
-cmds = [("wap", fixed[0])] + [(fixed[k], fixed[k + 1]) for k in range(1, len(fixed) - 1, 2)]
+label, line, out, rnd, runs = sys.argv[1:6]
+f = line.split("\t")
+name = f[0]
+cmds = [("wap", f[1])] + [(f[k], f[k + 1]) for k in range(2, len(f) - 1, 2)]
 args = ["hyperfine", "-N", "--output=pipe", "-i", "--warmup", "1", "--runs", runs,
         "--export-json", f"{out}/h.json"]
-for label, c in cmds:
-    args += ["-n", label, c]
+for lab, c in cmds:
+    args += ["-n", lab, c]
 subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 res = json.load(open(f"{out}/h.json"))["results"]
 with open(f"{out}/results.tsv", "a") as fh:
     for r in res:
-        fh.write(f"{name}\t{r['command']}\t{rnd}\t{r['median']}\n")
+        fh.write(f"{label}\t{name}\t{r['command']}\t{rnd}\t{r['median']}\n")
 PY
+		done
+		round=$((round + 1))
 	done
-	round=$((round + 1))
-done
+}
 
-python3 - "$OUT/results.tsv" "$J" <<'PY'
+: > "$OUT/results.tsv"
+for j in $JS; do
+	run_set "-j$j" "$CORPUS" queries "$j"
+done
+if [ "$GIT" = 1 ]; then
+	GT=$(dirname "$CORPUS")/linux-git
+	if [ ! -d "$GT/.git" ]; then
+		echo "bench: making the git work tree $GT (hard links)" >&2
+		rm -rf "$GT"
+		cp -al "$CORPUS" "$GT"
+		rm -f "$GT/.gitignore"	# Debian's ends in "/*": it would ignore everything
+		git -C "$GT" init -q .
+	fi
+	for j in $JS; do
+		run_set "-j$j" "$GT" gitqueries "$j"
+	done
+fi
+
+python3 - "$OUT/results.tsv" <<'PY'
 import statistics, sys
 from collections import OrderedDict
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 data = OrderedDict()
-for name, tool, rnd, med in rows:
-    data.setdefault(name, OrderedDict()).setdefault(tool, []).append(float(med))
-print(f"| query (-j{sys.argv[2]}) | wap | peer | peer time | wap/peer |")
-print("|---|---|---|---|---|")
-for name, tools in data.items():
+for label, name, tool, rnd, med in rows:
+    data.setdefault((label, name), OrderedDict()).setdefault(tool, []).append(float(med))
+print("| threads | query | wap | peer | peer time | wap/peer |")
+print("|---|---|---|---|---|---|")
+for (label, name), tools in data.items():
+    if "wap" not in tools:
+        continue
     w = statistics.median(tools["wap"])
     peers = [(t, statistics.median(v)) for t, v in tools.items() if t != "wap"]
     for k, (t, m) in enumerate(peers):
-        print(f"| `{name}` | {w*1000:.0f} ms | {t} | {m*1000:.0f} ms | {w/m:.2f}x |" if k == 0 else
-              f"| | | {t} | {m*1000:.0f} ms | {w/m:.2f}x |")
+        q = name.replace("|", "\\|")
+        if k == 0:
+            print(f"| {label} | `{q}` | {w*1000:.0f} ms | {t} | {m*1000:.0f} ms | {w/m:.2f}x |")
+        else:
+            print(f"| | | | {t} | {m*1000:.0f} ms | {w/m:.2f}x |")
 PY
 echo "(raw data: $OUT/results.tsv)" >&2

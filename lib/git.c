@@ -211,6 +211,15 @@ static int open_repo(struct g *g, bool write)
 		e = git_repository_open_ext(&g->repo, abs, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 		if (!e)
 			break;
+		if (e == GIT_EOWNER || (git_error_last() && git_error_last()->message &&
+					strstr(git_error_last()->message, "safe.directory"))) {
+			/* libgit2 1.5 reports a failed ownership check as a
+			 * missing safe.directory setting */
+			wap_err_set(g->err, WAP_E_PERMISSION,
+				    "Permission denied: the repository at %s is not owned by the current user "
+				    "(git's safe.directory)", real);
+			goto out;
+		}
 		if (e != GIT_ENOTFOUND) {
 			lg(g, e, "cannot open the repository at %s", real);
 			goto out;
@@ -376,8 +385,14 @@ static int collect_paths(struct g *g, const char **args, size_t nargs, int acces
 				return g->err->kind ? -1 : oom(g);
 		}
 	}
+	bool sep = args == g->args;	/* the whole list: "--" is a separator */
+
 	for (size_t i = 0; i < nargs; i++) {
 		char *rp;
+		if (sep && !strcmp(args[i], "--")) {
+			sep = false;	/* "add -- -file" */
+			continue;
+		}
 		if (repo_path(g, args[i], access, &rp) || strv_add(out, rp))
 			return g->err->kind ? -1 : oom(g);
 	}
@@ -941,6 +956,7 @@ out:
 struct pctx {
 	struct wap_sb *sb;
 	struct g *g;
+	bool no_hunks;	/* git prints no ---/+++ lines then (empty files) */
 };
 
 static int print_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l, void *p)
@@ -959,6 +975,10 @@ static int print_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_d
 		while (q < end) {
 			const char *nl = memchr(q, '\n', end - q);
 			size_t n = nl ? (size_t)(nl - q) : (size_t)(end - q);
+			if (pc->no_hunks && n >= 4 && (!strncmp(q, "--- ", 4) || !strncmp(q, "+++ ", 4))) {
+				q += n + (nl != NULL);
+				continue;
+			}
 			if (sim >= 0 && !strncmp(q, "similarity index ", 17))
 				wap_sb_addf(sb, "similarity index %d%%", sim);
 			else
@@ -1132,81 +1152,142 @@ static size_t side_size(struct g *g, const git_diff_file *f)
 	return n;
 }
 
+/* Is repository path RP denied by restrictedPaths?  Diffs leave such files
+ * out (they would print their contents), and say so. */
+static bool restricted_rp(struct g *g, const char *rp)
+{
+	struct wap_err e2 = { 0 };
+	char *rel;
+	bool bad;
+
+	if (!g->ws->pol.restricted.n || !rp || !g->wd_rel)
+		return false;
+	rel = ws_path(g, rp);
+	bad = !rel || wap_ws_check(g->ws, rel, WAP_ACC_READ, &e2) < 0;
+	wap_err_release(&e2);
+	free(rel);
+	return bad;
+}
+
+/* A type change (file <-> symlink) comes from libgit2 as an added and a
+ * deleted delta for one path, the added one first in some diffs; git
+ * prints the deletion first and counts the pair as one file. */
+static bool same_path_pair(git_diff *d, size_t i, size_t j, git_delta_t first, git_delta_t second)
+{
+	const git_diff_delta *a = git_diff_get_delta(d, i), *b = git_diff_get_delta(d, j);
+
+	return a && b && a->status == first && b->status == second &&
+	       !strcmp(a->new_file.path, b->old_file.path);
+}
+
 /* Fill R with "files" and "diff" (the text git would print: the patch,
  * or --stat, or --name-only). */
 static int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
 {
-	size_t n = git_diff_num_deltas(d);
+	size_t n = git_diff_num_deltas(d), nf = 0;
+	size_t *ord = malloc((n + 1) * sizeof(*ord));
 	struct fst *fs = calloc(n + 1, sizeof(*fs));
 	struct wap_sb sb = WAP_SB_INIT;
-	json_t *files = json_array();
+	json_t *files = json_array(), *hidden = json_array();
 	size_t adds = 0, dels = 0;
 	int rc = -1, e;
 
-	if (!fs || !files)
+	if (!fs || !files || !hidden || !ord)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		git_patch *p = NULL;
-		const git_diff_delta *dd;
+	for (size_t i = 0; i < n; i++)
+		ord[i] = i;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (same_path_pair(d, ord[i], ord[i + 1], GIT_DELTA_ADDED, GIT_DELTA_DELETED)) {
+			size_t t = ord[i];
+			ord[i] = ord[i + 1];
+			ord[i + 1] = t;
+			i++;
+		}
+	for (size_t k = 0; k < n; k++) {
+		const git_diff_delta *dd = git_diff_get_delta(d, ord[k]);
+		bool pair = k + 1 < n && same_path_pair(d, ord[k], ord[k + 1], GIT_DELTA_DELETED, GIT_DELTA_ADDED);
 		size_t a = 0, dl = 0;
+		bool binary = false;
 		struct wap_sb nm = WAP_SB_INIT;
 		json_t *f;
 
-		if ((e = git_patch_from_diff(&p, d, i))) {
-			lg(g, e, "cannot compute the diff");
-			goto out;
+		if (restricted_rp(g, dd->old_file.path) || restricted_rp(g, dd->new_file.path)) {
+			json_array_append_new(hidden, json_string(dd->new_file.path));
+			k += pair;
+			continue;
 		}
-		dd = p ? git_patch_get_delta(p) : git_diff_get_delta(d, i);
-		if (p)
-			git_patch_line_stats(NULL, &a, &dl, p);
-		fs[i].binary = dd->flags & GIT_DIFF_FLAG_BINARY;
-		if (fs[i].binary) {
-			if (!git_oid_equal(&dd->old_file.id, &dd->new_file.id) ||
-			    git_oid_is_zero(&dd->new_file.id)) {
-				a = side_size(g, &dd->new_file);
-				dl = side_size(g, &dd->old_file);
+		for (size_t part = 0; part <= (size_t)pair; part++) {
+			git_patch *p = NULL;
+			const git_diff_delta *pd;
+			size_t pa = 0, pdl = 0;
+
+			if ((e = git_patch_from_diff(&p, d, ord[k + part]))) {
+				lg(g, e, "cannot compute the diff");
+				goto out;
 			}
-		} else {
+			pd = p ? git_patch_get_delta(p) : git_diff_get_delta(d, ord[k + part]);
+			if (p)
+				git_patch_line_stats(NULL, &pa, &pdl, p);
+			if (pd->flags & GIT_DIFF_FLAG_BINARY) {
+				binary = true;
+				pa = pdl = 0;
+				if (!git_oid_equal(&pd->old_file.id, &pd->new_file.id) ||
+				    git_oid_is_zero(&pd->new_file.id)) {
+					pa = side_size(g, &pd->new_file);
+					pdl = side_size(g, &pd->old_file);
+				}
+			}
+			a += pa;
+			dl += pdl;
+			if (!stat && !names && p &&
+			    (e = git_patch_print(p, print_cb, &(struct pctx){ &sb, g,
+					!git_patch_num_hunks(p) && !(pd->flags & GIT_DIFF_FLAG_BINARY) }))) {
+				git_patch_free(p);
+				lg(g, e, "cannot print the diff");
+				goto out;
+			}
+			git_patch_free(p);
+		}
+		if (!binary) {
 			adds += a;
 			dels += dl;
 		}
-		fs[i].add = a;
-		fs[i].del = dl;
+		fs[nf].binary = binary;
+		fs[nf].add = a;
+		fs[nf].del = dl;
 		if (dd->status == GIT_DELTA_RENAMED || dd->status == GIT_DELTA_COPIED)
 			pprint_rename(&nm, dd->old_file.path, dd->new_file.path);
 		else
 			quote_c(&nm, dd->new_file.path);
-		fs[i].name = wap_sb_detach(&nm);
-		git_patch_free(p);
-		if (!fs[i].name)
+		fs[nf].name = wap_sb_detach(&nm);
+		if (!fs[nf].name)
 			goto out;
+		if (names) {
+			quote_c(&sb, dd->new_file.path);
+			wap_sb_addc(&sb, '\n');
+		}
 		f = json_pack("{s:s, s:s, s:i, s:i, s:b}", "path", dd->new_file.path,
-			      "status", status_word(dd->status), "additions", (int)a,
-			      "deletions", (int)dl, "binary", fs[i].binary);
+			      "status", pair ? "typechange" : status_word(dd->status), "additions", (int)a,
+			      "deletions", (int)dl, "binary", binary);
 		if (dd->status == GIT_DELTA_RENAMED || dd->status == GIT_DELTA_COPIED) {
-			json_object_set_new(f, "oldPath", json_string(dd->old_file.path));
 			int sim = git_similarity(g, &dd->old_file.id, &dd->new_file.id);
+			json_object_set_new(f, "oldPath", json_string(dd->old_file.path));
 			json_object_set_new(f, "similarity", json_integer(sim >= 0 ? sim : (int)dd->similarity));
 		}
 		json_array_append_new(files, f);
+		nf++;
+		k += pair;
 	}
-	if (stat) {
-		stat_text(&sb, fs, n);
-	} else if (names) {
-		for (size_t i = 0; i < n; i++) {
-			quote_c(&sb, git_diff_get_delta(d, i)->new_file.path);
-			wap_sb_addc(&sb, '\n');
-		}
-	} else if ((e = git_diff_print(d, GIT_DIFF_FORMAT_PATCH, print_cb, &(struct pctx){ &sb, g }))) {
-		lg(g, e, "cannot print the diff");
-		goto out;
-	}
+	if (stat)
+		stat_text(&sb, fs, nf);
 	if (sb.oom)
 		goto out;
 	json_object_set_new(r, "diff", json_stringn(sb.buf ? sb.buf : "", sb.len));
 	json_object_set_new(r, "files", files);
 	json_object_set_new(r, "additions", json_integer(adds));
 	json_object_set_new(r, "deletions", json_integer(dels));
+	if (json_array_size(hidden))
+		json_object_set_new(r, "restricted", json_incref(hidden));
 	files = NULL;
 	rc = 0;
 out:
@@ -1215,7 +1296,9 @@ out:
 	for (size_t i = 0; fs && i < n; i++)
 		free(fs[i].name);
 	free(fs);
+	free(ord);
 	json_decref(files);
+	json_decref(hidden);
 	wap_sb_release(&sb);
 	return rc;
 }
@@ -1304,7 +1387,7 @@ static int split_revs_paths(struct g *g, struct strv *revs, struct strv *paths, 
 	for (i = 0; i < dd; i++) {
 		const char *a = g->args[i];
 		char *rp = NULL;
-		if (is_rev(g, a) || strstr(a, "..")) {
+		if (is_rev(g, a) || (strstr(a, "..") && a[0] != '.' && a[0] != '/' && !strstr(a, "/.."))) {
 			if (strv_add(revs, strdup(a)))
 				return oom(g);
 			continue;
@@ -1313,8 +1396,12 @@ static int split_revs_paths(struct g *g, struct strv *revs, struct strv *paths, 
 			struct wap_err e2 = { 0 };
 			char *rel = NULL;
 			int fd = -1;
-			if (!wap_ws_rel(g->ws, a, strlen(a), &rel, &e2))
-				fd = wap_ws_open(g->ws, rel, O_PATH | O_NOFOLLOW, 0, WAP_ACC_READ, &e2);
+			if (wap_ws_rel(g->ws, a, strlen(a), &rel, &e2)) {
+				/* not a revision, and a path outside the root */
+				*g->err = e2;
+				return -1;
+			}
+			fd = wap_ws_open(g->ws, rel, O_PATH | O_NOFOLLOW, 0, WAP_ACC_READ, &e2);
 			free(rel);
 			wap_err_release(&e2);
 			if (fd >= 0) {
@@ -1344,7 +1431,7 @@ static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool s
 	if (revs->n > 2)
 		return wap_err_set(g->err, WAP_E_INVALID, "Too many revisions: give at most two");
 	if (revs->n == 0) {
-		if (need_workdir(g) && !staged)
+		if (!staged && need_workdir(g))
 			return -1;
 		if (staged) {
 			if (head_commit(g, &head))
@@ -1562,55 +1649,160 @@ static int parse_when(struct g *g, const char *s, const char *opt, git_time_t *o
 			   opt, s);
 }
 
-/* Does commit C change PATHS against every parent (git's default history
- * simplification: a merge TREESAME to a parent is left out)? */
-static int touches(struct g *g, git_commit *c, struct strv *paths, bool *yes)
+/* ---- the history walk, as git log does it ----
+ * Commits come out of a queue ordered by committer date, newest first
+ * (equal dates in the order they were queued: git's
+ * commit_list_insert_by_date); a commit older than --since ends its line
+ * of history; with paths, a commit that changes none of them is not shown,
+ * and a merge that is TREESAME to a parent follows that parent only (git's
+ * default history simplification). */
+struct oidset {
+	git_oid *v;
+	size_t cap, n;
+};
+
+static size_t oid_hash(const git_oid *id)
+{
+	size_t h;
+
+	memcpy(&h, id->id, sizeof(h));
+	return h;
+}
+
+static bool oidset_has(const struct oidset *s, const git_oid *id)
+{
+	if (!s->cap)
+		return false;
+	for (size_t i = oid_hash(id) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+		if (git_oid_is_zero(&s->v[i]))
+			return false;
+		if (git_oid_equal(&s->v[i], id))
+			return true;
+	}
+}
+
+/* 1 if added, 0 if present, -1 out of memory */
+static int oidset_add(struct oidset *s, const git_oid *id)
+{
+	size_t i;
+
+	if (oidset_has(s, id))
+		return 0;
+	if ((s->n + 1) * 2 > s->cap) {
+		struct oidset b = { calloc(s->cap ? s->cap * 2 : 64, sizeof(git_oid)), s->cap ? s->cap * 2 : 64, 0 };
+		if (!b.v)
+			return -1;
+		for (size_t k = 0; k < s->cap; k++)
+			if (!git_oid_is_zero(&s->v[k]))
+				oidset_add(&b, &s->v[k]);
+		free(s->v);
+		*s = b;
+	}
+	for (i = oid_hash(id) & (s->cap - 1); !git_oid_is_zero(&s->v[i]); i = (i + 1) & (s->cap - 1))
+		;
+	git_oid_cpy(&s->v[i], id);
+	s->n++;
+	return 1;
+}
+
+struct cqueue {
+	git_commit **v;
+	size_t n, cap;
+};
+
+static int cq_insert(struct cqueue *q, git_commit *c)
+{
+	git_time_t t = git_commit_time(c);
+	size_t i = 0;
+
+	if (q->n == q->cap) {
+		size_t nc = q->cap ? q->cap * 2 : 16;
+		git_commit **nv = realloc(q->v, nc * sizeof(*nv));
+		if (!nv)
+			return -1;
+		q->v = nv;
+		q->cap = nc;
+	}
+	while (i < q->n && git_commit_time(q->v[i]) >= t)
+		i++;
+	memmove(q->v + i + 1, q->v + i, (q->n - i) * sizeof(*q->v));
+	q->v[i] = c;
+	q->n++;
+	return 0;
+}
+
+static git_commit *cq_pop(struct cqueue *q)
+{
+	git_commit *c;
+
+	if (!q->n)
+		return NULL;
+	c = q->v[0];
+	memmove(q->v, q->v + 1, --q->n * sizeof(*q->v));
+	return c;
+}
+
+/* Is C's tree the same as its parent I's (or, for I < 0, the empty tree's)
+ * at PATHS? */
+static int treesame(struct g *g, git_commit *c, int i, struct strv *paths, bool *same)
 {
 	git_diff_options o;
-	git_tree *t = NULL;
-	unsigned np = git_commit_parentcount(c);
+	git_commit *p = NULL;
+	git_tree *t = NULL, *pt = NULL;
+	git_diff *d = NULL;
 	int e;
 
-	*yes = true;
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 	o.pathspec = strv_arr(paths);
-	if ((e = git_commit_tree(&t, c)))
-		return lg(g, e, "cannot read a commit's tree");
-	for (unsigned i = 0; i < (np ? np : 1) && *yes; i++) {
-		git_commit *p = NULL;
-		git_tree *pt = NULL;
-		git_diff *d = NULL;
-		if (np && ((e = git_commit_parent(&p, c, i)) || (e = git_commit_tree(&pt, p)))) {
-			git_commit_free(p);
-			git_tree_free(t);
-			return lg(g, e, "cannot read a parent commit");
-		}
+	if (!(e = git_commit_tree(&t, c)) &&
+	    (i < 0 || (!(e = git_commit_parent(&p, c, i)) && !(e = git_commit_tree(&pt, p)))))
 		e = git_diff_tree_to_tree(&d, g->repo, pt, t, &o);
-		if (!e && git_diff_num_deltas(d) == 0)
-			*yes = false;
-		git_diff_free(d);
-		git_tree_free(pt);
-		git_commit_free(p);
-		if (e) {
-			git_tree_free(t);
-			return lg(g, e, "cannot compare commits");
-		}
-	}
+	if (!e)
+		*same = git_diff_num_deltas(d) == 0;
+	git_diff_free(d);
+	git_tree_free(pt);
 	git_tree_free(t);
+	git_commit_free(p);
+	return e ? lg(g, e, "cannot compare commits") : 0;
+}
+
+/* Mark every commit reachable from REV as hidden (the A of A..B). */
+static int hide_from(struct g *g, const char *rev, struct oidset *hidden)
+{
+	git_revwalk *w = NULL;
+	git_commit *c = NULL;
+	git_oid id;
+	int e;
+
+	if (resolve_commit(g, rev, &c))
+		return -1;
+	if (!(e = git_revwalk_new(&w, g->repo)) && !(e = git_revwalk_push(w, git_commit_id(c)))) {
+		while (!(e = git_revwalk_next(&id, w)))
+			if (oidset_add(hidden, &id) < 0) {
+				e = -1;
+				break;
+			}
+	}
+	git_revwalk_free(w);
+	git_commit_free(c);
+	if (e && e != GIT_ITEROVER)
+		return lg(g, e, "cannot walk the history");
+	git_error_clear();
 	return 0;
 }
 
 static int op_log(struct g *g, json_t **res)
 {
-	struct strv revs = { 0 }, paths = { 0 };
-	git_revwalk *w = NULL;
-	git_oid id;
+	struct strv revs = { 0 }, paths = { 0 }, starts = { 0 };
+	struct oidset seen = { 0 }, hidden = { 0 };
+	struct cqueue q = { 0 };
 	long long max = 50;
 	git_time_t since = 0, until = 0;
-	bool has_since = false, has_until = false, truncated = false;
+	bool has_since = false, has_until = false, truncated = false, filter;
 	const char *s;
 	json_t *entries = NULL;
-	int rc = -1, e, k;
+	git_commit *c = NULL;
+	int rc = -1, k;
 
 	if ((k = wap_req_int(g->req, "max_count", &max, g->err)) < 0)
 		return -1;
@@ -1632,83 +1824,119 @@ static int op_log(struct g *g, json_t **res)
 		oom(g);
 		goto out;
 	}
-	if ((e = git_revwalk_new(&w, g->repo))) {
-		lg(g, e, "cannot walk the history");
-		goto out;
-	}
-	git_revwalk_sorting(w, GIT_SORT_NONE);	/* git's default order */
+	filter = paths.n && !strv_has_root(&paths);
 	entries = json_array();
-	if (!revs.n) {
-		git_commit *h = NULL;
-		if (head_commit(g, &h))
-			goto out;
-		if (!h)
-			goto done;	/* no commits yet */
-		e = git_revwalk_push(w, git_commit_id(h));
-		git_commit_free(h);
-		if (e) {
-			lg(g, e, "cannot walk the history");
-			goto out;
-		}
-	}
+	/* the starting points; A..B hides what A reaches */
 	for (size_t i = 0; i < revs.n; i++) {
-		if (strstr(revs.v[i], "..")) {
-			if (strstr(revs.v[i], "...") || (e = git_revwalk_push_range(w, revs.v[i]))) {
-				git_error_clear();
-				wap_err_set(g->err, WAP_E_INVALID, "Unknown revision range: '%s'", revs.v[i]);
-				goto out;
-			}
-		} else {
-			git_commit *c = NULL;
-			if (resolve_commit(g, revs.v[i], &c))
-				goto out;
-			e = git_revwalk_push(w, git_commit_id(c));
-			git_commit_free(c);
-			if (e) {
-				lg(g, e, "cannot walk the history");
-				goto out;
-			}
+		char *dots = strstr(revs.v[i], "..");
+		if (!dots) {
+			if (strv_add(&starts, strdup(revs.v[i])))
+				goto nomem;
+			continue;
 		}
-	}
-	while (!(e = git_revwalk_next(&id, w))) {
-		git_commit *c = NULL;
-		git_time_t t;
-		bool yes = true;
-
-		if ((e = git_commit_lookup(&c, g->repo, &id))) {
-			lg(g, e, "cannot read a commit");
+		if (dots[2] == '.') {
+			wap_err_set(g->err, WAP_E_INVALID, "Unsupported revision range for log: '%s' (use A..B)",
+				    revs.v[i]);
 			goto out;
 		}
-		t = git_commit_time(c);
-		if ((has_since && t < since) || (has_until && t > until) ||
-		    (paths.n && !strv_has_root(&paths) && (touches(g, c, &paths, &yes) || !yes))) {
+		*dots = 0;
+		if (hide_from(g, *revs.v[i] ? revs.v[i] : "HEAD", &hidden))
+			goto out;
+		if (strv_add(&starts, strdup(dots[2] ? dots + 2 : "HEAD")))
+			goto nomem;
+	}
+	if (!revs.n) {
+		if (head_commit(g, &c))
+			goto out;
+		if (!c)
+			goto done;	/* no commits yet */
+	}
+	for (size_t i = 0; i <= starts.n; i++) {
+		if (i < starts.n && resolve_commit(g, starts.v[i], &c))
+			goto out;
+		if (!c)
+			continue;
+		if (oidset_add(&seen, git_commit_id(c)) != 1 || cq_insert(&q, c)) {
 			git_commit_free(c);
+			c = NULL;
 			if (g->err->kind)
 				goto out;
 			continue;
 		}
-		if ((long long)json_array_size(entries) >= max) {
-			git_commit_free(c);
-			truncated = true;
-			break;
-		}
-		json_array_append_new(entries, commit_json(c));
-		git_commit_free(c);
+		c = NULL;
 	}
-	if (e && e != GIT_ITEROVER) {
-		lg(g, e, "cannot walk the history");
-		goto out;
+	while ((c = cq_pop(&q))) {
+		git_time_t t = git_commit_time(c);
+		unsigned np = git_commit_parentcount(c);
+		int follow = -1;	/* -1: every parent */
+		bool show = true, same;
+
+		if (oidset_has(&hidden, git_commit_id(c)) || (has_since && t < since)) {
+			git_commit_free(c);
+			continue;
+		}
+		if (filter) {
+			if (np <= 1) {
+				if (treesame(g, c, np ? 0 : -1, &paths, &same))
+					goto out;
+				show = !same;
+			} else {
+				for (unsigned i = 0; i < np && follow < 0; i++) {
+					if (treesame(g, c, i, &paths, &same))
+						goto out;
+					if (same)
+						follow = i;
+				}
+				show = follow < 0;
+			}
+		}
+		for (unsigned i = 0; i < np; i++) {
+			git_commit *p = NULL;
+			int added;
+			if (follow >= 0 && (int)i != follow)
+				continue;
+			added = oidset_add(&seen, git_commit_parent_id(c, i));
+			if (added < 0)
+				goto nomem;
+			if (!added)
+				continue;
+			if (git_commit_parent(&p, c, i)) {
+				lg(g, -1, "cannot read a parent commit");
+				goto out;
+			}
+			if (cq_insert(&q, p)) {
+				git_commit_free(p);
+				goto nomem;
+			}
+		}
+		if (show && !(has_until && t > until)) {
+			if ((long long)json_array_size(entries) >= max) {
+				truncated = true;
+				break;
+			}
+			json_array_append_new(entries, commit_json(c));
+		}
+		git_commit_free(c);
 	}
 done:
 	git_error_clear();
 	*res = json_pack("{s:o, s:b}", "entries", entries, "isTruncated", truncated);
 	entries = NULL;
 	rc = 0;
+	goto out;
+nomem:
+	oom(g);
 out:
+	git_commit_free(c);
+	while ((c = cq_pop(&q)))
+		git_commit_free(c);
+	free(q.v);
+	free(seen.v);
+	free(hidden.v);
 	json_decref(entries);
-	git_revwalk_free(w);
 	strv_free(&revs);
 	strv_free(&paths);
+	strv_free(&starts);
 	return rc;
 }
 
@@ -1946,6 +2174,20 @@ static int signature(struct g *g, git_signature **sig)
 			   "or WAP_GIT_AUTHOR_NAME and WAP_GIT_AUTHOR_EMAIL");
 }
 
+struct mergeheads {
+	git_oid ids[15];
+	size_t n;
+};
+
+static int mergehead_cb(const git_oid *id, void *p)
+{
+	struct mergeheads *m = p;
+
+	if (m->n < 15)
+		git_oid_cpy(&m->ids[m->n++], id);
+	return 0;
+}
+
 static int op_commit(struct g *g, json_t **res)
 {
 	const char *msg = str_key(g, "message");
@@ -1957,6 +2199,9 @@ static int op_commit(struct g *g, json_t **res)
 	git_signature *sig = NULL;
 	git_oid tid, cid;
 	char hex[GIT_OID_HEXSZ + 1], *branch = NULL;
+	git_commit *parents[16];
+	size_t np = 0;
+	struct mergeheads mh = { { { { 0 } } }, 0 };
 	bool detached;
 	int rc = -1, e;
 
@@ -1998,12 +2243,25 @@ static int op_commit(struct g *g, json_t **res)
 	}
 	if (signature(g, &sig))
 		goto out;
+	/* a merge in progress (MERGE_HEAD) gives the commit its other parents */
+	if (h) {
+		parents[np++] = h;
+		if (git_repository_state(g->repo) == GIT_REPOSITORY_STATE_MERGE)
+			git_repository_mergehead_foreach(g->repo, mergehead_cb, &mh);
+		git_error_clear();
+		for (size_t i = 0; i < mh.n && np < 16; i++)
+			if (!git_commit_lookup(&parents[np], g->repo, &mh.ids[i]))
+				np++;
+		git_error_clear();
+	}
 	if ((e = git_tree_lookup(&tree, g->repo, &tid)) ||
-	    (e = git_commit_create(&cid, g->repo, "HEAD", sig, sig, NULL, buf.ptr, tree, h ? 1 : 0,
-				   (const git_commit **)&h))) {
+	    (e = git_commit_create(&cid, g->repo, "HEAD", sig, sig, NULL, buf.ptr, tree, np,
+				   (const git_commit **)parents))) {
 		lg(g, e, "cannot commit");
 		goto out;
 	}
+	if (np > 1)
+		git_repository_state_cleanup(g->repo);
 	oid_hex(&cid, hex);
 	branch = head_branch(g->repo, &detached);
 	{
@@ -2018,6 +2276,8 @@ out:
 	free(branch);
 	git_signature_free(sig);
 	git_tree_free(tree);
+	for (size_t i = 1; i < np; i++)
+		git_commit_free(parents[i]);
 	git_commit_free(h);
 	git_index_free(idx);
 	git_buf_dispose(&buf);
@@ -2295,7 +2555,7 @@ static int dwim_remote(struct g *g, const char *name, git_reference **out, char 
 static int op_checkout(struct g *g, json_t **res)
 {
 	const char *name = name_arg(g, 0);
-	bool force = bool_key(g, "force"), created = false, detached = false;
+	bool force = bool_key(g, "force"), created = false, detached = false, exists;
 	git_reference *ref = NULL, *rref = NULL;
 	git_commit *c = NULL;
 	git_object *peeled = NULL;
@@ -2310,15 +2570,18 @@ static int op_checkout(struct g *g, json_t **res)
 	if (g->nargs > (str_key(g, "branch") ? 0 : 1))
 		return wap_err_set(g->err, WAP_E_INVALID, "unexpected argument '%s' (checkout takes one branch)",
 				   g->args[g->nargs - 1]);
-	if (bool_key(g, "create")) {
+	/* --create makes the branch if it is missing (the Agent Control
+	 * Protocol's "create branch if missing"); an existing one is switched
+	 * to, unless --from asks for a new start */
+	exists = !git_branch_lookup(&ref, g->repo, name, GIT_BRANCH_LOCAL);
+	git_error_clear();
+	git_reference_free(ref);
+	ref = NULL;
+	if (bool_key(g, "create") && exists && str_key(g, "from"))
+		return wap_err_set(g->err, WAP_E_EXISTS, "A branch named '%s' already exists", name);
+	if (bool_key(g, "create") && !exists) {
 		if (valid_branch_name(g, name))
 			return -1;
-		if (!git_branch_lookup(&ref, g->repo, name, GIT_BRANCH_LOCAL)) {
-			git_reference_free(ref);
-			return wap_err_set(g->err, WAP_E_EXISTS, "A branch named '%s' already exists", name);
-		}
-		git_error_clear();
-		ref = NULL;
 		if (!str_key(g, "from")) {
 			if (head_commit(g, &c))
 				goto out;

@@ -10,7 +10,9 @@
  * to its file's directory, a trailing slash matches directories only, "!"
  * re-includes, "**" spans directories; the last matching line of a file
  * wins and files deeper in the tree win over shallower ones; .ignore (as
- * ripgrep) wins over .gitignore, which wins over info/exclude.  Braces are
+ * ripgrep) wins over .gitignore, which wins over info/exclude, which wins
+ * over the user's global file ($XDG_CONFIG_HOME/git/ignore, else
+ * ~/.config/git/ignore: git's default core.excludesFile).  Braces are
  * literal, as in git.  A path inside an ignored directory is ignored by the
  * walker never descending into it.
  */

@@ -37,6 +37,7 @@ struct wap_mstate {
 	pcre2_jit_stack *js;
 	size_t next[MAXLIT];	/* cached next position of each literal */
 	size_t from[MAXLIT];	/* the position the cache was computed from */
+	bool bylines;		/* the whole buffer hit a PCRE2 limit: go line by line */
 };
 
 /* ---- how common a byte is in source text (higher: more common) ---- */
@@ -98,10 +99,15 @@ static int lit_init(struct lit *l, const unsigned char *s, size_t n, bool icase)
 	for (size_t i = 1; i < n; i++)
 		if (rank_ci(s[i], icase) < rank_ci(s[best1], icase))
 			best1 = i;
+	/* the second: as rare, and far from the first (neighbours go together) */
 	for (size_t i = 0; i < n; i++) {
+		size_t d, d2;
 		if (i == best1 || (l->low[i] == l->low[best1]))
 			continue;
-		if (best2 == NONE || rank_ci(s[i], icase) < rank_ci(s[best2], icase))
+		d = i > best1 ? i - best1 : best1 - i;
+		d2 = best2 == NONE ? 0 : best2 > best1 ? best2 - best1 : best1 - best2;
+		if (best2 == NONE || rank_ci(s[i], icase) < rank_ci(s[best2], icase) ||
+		    (rank_ci(s[i], icase) == rank_ci(s[best2], icase) && d > d2))
 			best2 = i;
 	}
 	if (best2 == NONE)
@@ -155,6 +161,31 @@ static size_t find_avx2(const struct lit *l, const unsigned char *h, size_t from
 	b2 = _mm256_set1_epi8((char)l->low[l->i2]);
 	f1 = _mm256_set1_epi8((char)l->fold[l->i1]);
 	f2 = _mm256_set1_epi8((char)l->fold[l->i2]);
+	while (p + 63 <= last) {
+		const unsigned char *q1 = h + p + l->i1, *q2 = h + p + l->i2;
+		__m256i a0 = _mm256_loadu_si256((const __m256i *)q1);
+		__m256i a1 = _mm256_loadu_si256((const __m256i *)(q1 + 32));
+		__m256i c0 = _mm256_loadu_si256((const __m256i *)q2);
+		__m256i c1 = _mm256_loadu_si256((const __m256i *)(q2 + 32));
+		__m256i m0 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_or_si256(a0, f1), b1),
+					      _mm256_cmpeq_epi8(_mm256_or_si256(c0, f2), b2));
+		__m256i m1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_or_si256(a1, f1), b1),
+					      _mm256_cmpeq_epi8(_mm256_or_si256(c1, f2), b2));
+		uint64_t m;
+		if (_mm256_testz_si256(_mm256_or_si256(m0, m1), _mm256_or_si256(m0, m1))) {
+			p += 64;
+			continue;
+		}
+		m = (uint32_t)_mm256_movemask_epi8(m0) |
+		    ((uint64_t)(uint32_t)_mm256_movemask_epi8(m1) << 32);
+		while (m) {
+			unsigned k = __builtin_ctzll(m);
+			if (lit_at(l, h + p + k))
+				return p + k;
+			m &= m - 1;
+		}
+		p += 64;
+	}
 	while (p + 31 <= last) {
 		__m256i a = _mm256_loadu_si256((const __m256i *)(h + p + l->i1));
 		__m256i b = _mm256_loadu_si256((const __m256i *)(h + p + l->i2));
@@ -791,6 +822,7 @@ void wap_mstate_free(struct wap_mstate *s)
 
 void wap_match_begin(struct wap_mstate *s)
 {
+	s->bylines = false;
 	for (size_t i = 0; i < MAXLIT; i++) {
 		s->next[i] = 0;
 		s->from[i] = NONE;
@@ -843,7 +875,8 @@ bool wap_match_line(const struct wap_matcher *m, struct wap_mstate *s, const cha
 		ov = pcre2_get_ovector_pointer(s->md);
 		ms = ov[0];
 		me = ov[1];
-		if (ms >= len)
+		/* an empty match at the very end belongs to an unterminated last line */
+		if (ms > len || (ms == len && buf[len - 1] == '\n'))
 			return false;
 		*ls = line_start(buf, pos, ms);
 		*le = line_end(buf, len, me > ms ? me - 1 : ms);
@@ -857,11 +890,25 @@ bool wap_match_line(const struct wap_matcher *m, struct wap_mstate *s, const cha
 				return false;
 		} else {
 			PCRE2_SIZE *ov;
-			if (run(m, s, buf, len, pos) < 0)
+			int rc;
+			if (s->bylines) {
+				/* each line alone: bounded work however the pattern backtracks */
+				a = pos;
+				b = line_end(buf, len, pos);
+				goto verify;
+			}
+			rc = run(m, s, buf, len, pos);
+			if (rc == PCRE2_ERROR_NOMATCH)
 				return false;
+			if (rc < 0) {
+				/* a match or backtracking limit over the whole buffer:
+				 * the answer is still each line's own */
+				s->bylines = true;
+				continue;
+			}
 			ov = pcre2_get_ovector_pointer(s->md);
 			c = ov[0];
-			if (c >= len)
+			if (c > len || (c == len && buf[len - 1] == '\n'))
 				return false;
 			a = line_start(buf, pos, c);
 			b = line_end(buf, len, c);

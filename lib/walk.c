@@ -491,6 +491,21 @@ static struct wap_ign *start_frames(struct walker *w, const char *start)
 	}
 	w->in_repo = top != NULL;
 	if (top) {
+		/* git's default core.excludesFile: lowest precedence */
+		const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+		struct wap_sb gp = WAP_SB_INIT;
+		if (xdg && *xdg)
+			wap_sb_addf(&gp, "%s/git/ignore", xdg);
+		else if (home && *home)
+			wap_sb_addf(&gp, "%s/.config/git/ignore", home);
+		if (gp.buf) {
+			struct wap_ign_list *gl = load_list(AT_FDCWD, gp.buf);
+			if (gl)
+				ign = wap_ign_push(NULL, top, &gl, 1);
+		}
+		wap_sb_release(&gp);
+	}
+	if (top) {
 		struct wap_sb p = WAP_SB_INIT;
 		struct wap_ign_list *l;
 		int fd;
@@ -499,8 +514,11 @@ static struct wap_ign *start_frames(struct walker *w, const char *start)
 		if (fd >= 0) {
 			l = load_list(fd, "exclude");
 			close(fd);
-			if (l)
-				ign = wap_ign_push(NULL, top, &l, 1);
+			if (l) {
+				struct wap_ign *n = wap_ign_push(ign, top, &l, 1);
+				wap_ign_unref(ign);
+				ign = n;
+			}
 		}
 		wap_sb_release(&p);
 	}

@@ -50,6 +50,10 @@ printf 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n' > "$W/ren.t
 printf 'bin\000ary\001' > "$W/b.bin"
 echo keep > "$W/del.txt"
 echo "spaced" > "$W/sp ace.txt"
+echo "will be a link" > "$W/tc.txt"
+seq 1 600 > "$W/huge.txt"
+printf 'a\r\nb\r\n' > "$W/crlf.txt"
+ln -s a.txt "$W/link"
 G add -A && G commit -qm "base commit" && G tag v1
 printf 'alpha\nBETA\ngamma\n' > "$W/a.txt"			# unstaged change
 printf 'int main(void)\n{\n\treturn 1;\n}\n' > "$W/m.c"
@@ -63,6 +67,8 @@ echo new > "$W/new.txt" && G add new.txt			# staged new file
 echo untracked > "$W/u.txt"
 mkdir -p "$W/udir" && echo x > "$W/udir/f"
 echo "spaced 2" > "$W/sp ace.txt"
+rm "$W/tc.txt" && ln -s m.c "$W/tc.txt"			# typechange
+ln -sf renamed.txt "$W/link"					# symlink retargeted
 status_agrees "mixed changes"
 jcheck "status: branch, staged/unstaged/untracked lists" "$OUT" \
 	'(j["branch"] == "main" and "u.txt" in j["untracked"] and "udir/" in j["untracked"] and
@@ -112,6 +118,9 @@ echo 1 > "$W/deep/directory/structure/for/a/very/long/path/name/file_with_a_long
 G mv a.txt a-moved.txt
 printf '\001\002\003' > "$W/b.bin"
 echo tést > "$W/tést.txt"
+seq 1 600 | sed 's/5/X/' > "$W/huge.txt"			# a --stat graph that must scale
+printf 'a\r\nB\r\n' > "$W/crlf.txt"
+: > "$W/empty.txt"						# no ---/+++ lines for it
 G add -A && G commit -qm "third commit"
 diff_same HEAD~2 HEAD
 diff_same HEAD~1..HEAD
@@ -122,6 +131,16 @@ diff_same v1 HEAD --stat
 diff_same HEAD~2 HEAD --name-only
 diff_same HEAD~1 HEAD -U7
 diff_same v1 -- m.c
+echo "password=hunter2" > "$W/secret.env" && G add secret.env && echo "password=changed" > "$W/secret.env"
+expect "diff with a restricted path" 0 wap git diff --restrict '*.env' --json
+jcheck "restricted file left out and named" "$OUT" '(j["restricted"] == ["secret.env"] and "hunter2" not in j["diff"] and "changed" not in j["diff"])'
+expect "diff text with a restricted path" 0 wap git diff --restrict '*.env'
+lacks "restricted content not shown" "$OUT" "hunter2"
+has "restricted file named" "$OUT" "left out, denied by restrictedPaths: secret.env"
+expect "name-only with a restricted path" 0 wap git diff --staged --name-only --restrict '*.env'
+same "restricted name left out of --name-only" "$(printf '%s\n' "$OUT" | grep -cx 'secret.env')" "0"
+G reset -q -- secret.env && rm "$W/secret.env"
+expect "diff of a path outside the root: exit 4" 4 wap git diff ../outside
 expect "unknown revision: exit 2" 2 wap git diff no-such-rev
 has "unknown revision message" "$ERR" "no-such-rev"
 expect "three revisions: exit 2" 2 wap git diff HEAD HEAD~1 HEAD~2
@@ -175,6 +194,30 @@ logs_same "relative --since" "--since 3.days.ago" --since=3.days.ago
 logs_same "range" "HEAD~3..HEAD" HEAD~3..HEAD
 logs_same "a path deleted since (--path)" "--path del.txt" -- del.txt
 logs_same "--since @EPOCH" "--since @1900000000" --since=@1900000000
+# history simplification: a merge TREESAME to its first parent hides the side
+H=$T/hist
+git init -q "$H" && cd "$H"
+echo 1 > p && echo 1 > q && git add . && GIT_COMMITTER_DATE=2030-05-01T00:00:00Z git commit -qm A
+git checkout -qb side && echo 2 > p && git commit -qam C --date=2030-05-02T00:00:00Z
+git checkout -q main && echo 2 > p && GIT_COMMITTER_DATE=2030-05-03T00:00:00Z git commit -qam B
+echo 3 > q && GIT_COMMITTER_DATE=2030-05-04T00:00:00Z git commit -qam D
+GIT_COMMITTER_DATE=2030-05-05T00:00:00Z git merge -q --no-edit side >/dev/null 2>&1
+echo 4 > p && GIT_COMMITTER_DATE=2020-01-01T00:00:00Z git commit -qam "old-dated E"
+echo 5 > q && GIT_COMMITTER_DATE=2030-05-06T00:00:00Z git commit -qam F
+cd - >/dev/null
+hist_same() { # DESC "WAPARGS" GITARGS...
+	d=$1 wa=$2; shift 2
+	got=$(wap git --root "$H" log --json $wa | python3 -c 'import json,sys; print(" ".join(e["subject"] for e in json.load(sys.stdin)["entries"]))')
+	want=$(git -C "$H" log --format=%s "$@" | tr '\n' ' ' | sed 's/ $//')
+	same "log $d (merges, skewed dates)" "$got" "$want"
+}
+hist_same "all" ""
+hist_same "-- p" "-- p" -- p
+hist_same "-- q" "-- q" -- q
+hist_same "--since stops at an older commit" "--since 2030-05-02T12:00:00Z" --since=2030-05-02T12:00:00Z
+hist_same "--until" "--until 2030-05-03T12:00:00Z" --until=2030-05-03T12:00:00Z
+hist_same "range" "side..main" side..main
+hist_same "range -- p" "side..main -- p" side..main -- p
 expect "log --json" 0 wap git log -n 1 --json
 jcheck "log entry fields" "$OUT" \
 	'[(e["message"], e["author"], e["authorEmail"], e["date"]) for e in j["entries"]] == [("dated 4", "Test User", "test@example.com", "2030-04-15T12:00:00+00:00")] and j["isTruncated"]'
@@ -200,6 +243,11 @@ same "reset unstaged" "$(G diff --cached --name-only | tr '\n' ' ')" "sub/s1.txt
 rm "$W/dated.txt"
 expect "add a deleted file stages the deletion" 0 wap git add dated.txt
 same "deletion staged" "$(G status --porcelain -- dated.txt)" "D  dated.txt"
+echo dash > "$W/-dash.txt"
+expect "add -- -dash.txt" 0 wap git add -- -dash.txt
+same "a path that looks like an option staged" "$(G diff --cached --name-only -- -dash.txt)" "-dash.txt"
+expect "unstage -- -dash.txt" 0 wap git unstage -- -dash.txt
+rm "$W/-dash.txt"
 expect "add a missing path: exit 3" 3 wap git add nope.txt
 has "missing path message" "$ERR" "did not match any files"
 echo ign > "$W/junk.log" && echo '*.log' > "$W/.gitignore"
@@ -276,7 +324,10 @@ check "local change gone" test "$(cat "$W/add1.txt" 2>/dev/null)" != "conflictin
 expect "checkout --create" 0 wap git checkout topic --create --json
 jcheck "checkout json" "$OUT" 'j["success"] and j["created"] and j["branch"] == "topic"'
 same "on topic" "$(G symbolic-ref --short HEAD)" "topic"
-expect "checkout --create an existing branch: exit 10" 10 wap git checkout main --create
+expect "checkout --create --from of an existing branch: exit 10" 10 wap git checkout main --create --from v1
+expect "checkout --create of an existing branch switches to it" 0 wap git checkout main --create --json
+jcheck "not created" "$OUT" '(not j["created"]) and j["branch"] == "main"'
+expect "back to topic" 0 wap git checkout topic
 expect "checkout unknown: exit 3" 3 wap git checkout no-such-branch
 expect "checkout a revision: detached" 0 wap git checkout v1 --json
 jcheck "detached" "$OUT" 'j["detached"]'
@@ -295,6 +346,8 @@ mkdir -p "$T/outer/inner" && git -C "$T/outer" init -q
 expect "no search above the root: exit 3" 3 wap git --root "$T/outer/inner" status
 mkdir -p "$T/gf" && echo "gitdir: $T/outer/.git" > "$T/gf/.git"
 expect "a .git file pointing outside the root: exit 4" 4 wap git --root "$T/gf" status
+mkdir -p "$T/wt/repo" && git -C "$T/wt/repo" init -q && git -C "$T/wt/repo" config core.worktree "$T"
+expect "core.worktree outside the root: exit 4" 4 wap git --root "$T/wt" status --dir repo
 mkdir -p "$W/nested" && git -C "$W/nested" init -q
 expect "--dir picks a nested repository" 0 wap git status --dir nested --json
 jcheck "nested repository" "$OUT" 'j["repository"] == "nested" and j["head"] is None'
@@ -422,3 +475,18 @@ cd - >/dev/null
 WAP_ROOT=$C W=$C status_agrees "merge conflicts"
 jcheck "conflicted paths listed" "$OUT" 'sorted(j["conflicted"]) == ["added", "both", "f"]'
 expect "commit with unmerged paths: exit 13" 13 wap git --root "$C" commit -m x
+echo resolved > "$C/f" && echo resolved > "$C/added"
+expect "stage the resolutions" 0 wap git --root "$C" add f added
+expect "stage a deletion of a conflicted path" 0 wap git --root "$C" add both
+expect "commit the merge" 0 wap git --root "$C" commit -m "merge other"
+same "merge commit has two parents" "$(git -C "$C" log -1 --format=%P | wc -w)" "2"
+same "second parent is the merged branch" "$(git -C "$C" rev-parse HEAD^2)" "$(git -C "$C" rev-parse other)"
+check "merge state cleaned up" test ! -e "$C/.git/MERGE_HEAD"
+check "fsck after the merge commit" git -C "$C" fsck --strict
+mkdir -p "$T/own" && git -C "$T/own" init -q && chown -R nobody "$T/own" 2>/dev/null
+if [ "$(id -u)" = 0 ] && [ "$(stat -c %U "$T/own")" = nobody ]; then
+	expect "a repository owned by someone else: exit 6" 6 wap git --root "$T/own" status
+	has "ownership message" "$ERR" "not owned by the current user"
+else
+	ok "a repository owned by someone else # SKIP needs root"
+fi

@@ -161,3 +161,38 @@ expect "bad sort" 2 wap glob '*' --sort size
 has "bad sort message" "$ERR" "Invalid sort 'size'"
 expect "-j1 same answer" 0 wap glob '**/*.ts' -j1 --sort path
 same "-j1" "$OUT" "$(wap glob '**/*.ts' -j2 --sort path)"
+
+# --- the same files as fd (sets: fd does not sort)
+if command -v fdfind >/dev/null 2>&1; then
+	G=$T/gen
+	mkdir -p "$G"
+	python3 - "$G" <<'EOF'
+import os, random, sys
+random.seed(3)
+root = sys.argv[1]
+for d in range(40):
+    p = os.path.join(root, *["d%d" % random.randint(0, 4) for _ in range(random.randint(0, 4))])
+    os.makedirs(p, exist_ok=True)
+    for f in range(6):
+        open(os.path.join(p, "f%d.%s" % (f, random.choice(["c", "h", "txt", "o", "log"]))), "w").close()
+os.makedirs(os.path.join(root, ".hid"), exist_ok=True)
+open(os.path.join(root, ".hid", "x.c"), "w").close()
+with open(os.path.join(root, ".gitignore"), "w") as fh:
+    fh.write("*.o\nd3/\n!d3/keep.c\nd1/*.log\n")
+EOF
+	for e in c h txt o log; do
+		WAP_ROOT=$G wap glob "**/*.$e" --no-ignore --no-default-excludes -m 0 --sort path | LC_ALL=C sort > "$T/w.out"
+		(cd "$G" && fdfind -HI -e "$e" | LC_ALL=C sort) > "$T/f.out"
+		if cmp -s "$T/w.out" "$T/f.out"; then ok "same files as fd -HI -e $e"
+		else fail "files differ from fd -e $e: $(diff "$T/w.out" "$T/f.out" | head -3 | tr '\n' ' ')"; fi
+	done
+	(cd "$G" && git init -q .)
+	for e in c h txt o log; do
+		WAP_ROOT=$G wap glob "**/*.$e" -m 0 | LC_ALL=C sort > "$T/w.out"
+		(cd "$G" && fdfind -H -e "$e" | LC_ALL=C sort) > "$T/f.out"
+		if cmp -s "$T/w.out" "$T/f.out"; then ok "git work tree: same files as fd -H -e $e"
+		else fail "git work tree: files differ from fd -H -e $e: $(diff "$T/w.out" "$T/f.out" | head -3 | tr '\n' ' ')"; fi
+	done
+else
+	ok "same files as fd # SKIP fdfind not installed"
+fi

@@ -114,7 +114,26 @@ jcheck "default 100" "$(for i in $(seq 1 150); do echo "hit $i"; done > many2.tx
 python3 -c 'print("x" * 3000 + " NEEDLE")' > long.txt
 expect "long line" 0 wap grep NEEDLE long.txt --json
 jcheck "line cut at 2000" "$OUT" 'j["matches"][0]["matchText"].startswith("x" * 2000) and "cut" in j["matches"][0]["matchText"] and len(j["matches"][0]["matchText"]) < 2100'
-rm -f many.txt many2.txt long.txt
+python3 -c 'print("é" * 2500 + " NEEDLE")' > long2.txt
+expect "long line of 2-byte characters" 0 wap grep NEEDLE long2.txt --json
+jcheck "cut at 2000 characters, not bytes" "$OUT" 'j["matches"][0]["matchText"].startswith("é" * 2000 + " [") and "2000 characters" in j["matches"][0]["matchText"]'
+expect "cut in text too" 0 wap grep NEEDLE long2.txt
+has "text cut note" "$OUT" "line cut at 2000 characters"
+python3 -c 'print("é" * 1500 + " NEEDLE")' > long3.txt
+jcheck "2000 bytes but fewer characters: not cut" "$(wap grep NEEDLE long3.txt --json)" 'j["matches"][0]["matchText"].endswith("NEEDLE")'
+rm -f many.txt many2.txt long.txt long2.txt long3.txt
+python3 -c '
+import sys
+with open("big.log", "w") as f:
+    for i in range(500000):
+        f.write("line %d of a file bigger than the read buffer\n" % i)
+    f.write("NEEDLE at the end\n")
+'
+expect "a file over 16 MiB" 0 wap grep NEEDLE big.log
+same "found at its end" "$OUT" "big.log:500001:NEEDLE at the end"
+expect "big file count" 0 wap grep -c 'line \d+ of' big.log
+same "every line counted" "$OUT" "big.log:500000"
+rm -f big.log
 
 # --- filters
 expect "--include" 0 wap grep PM_ --include '*.py'
@@ -299,6 +318,15 @@ EOF
 		WAP_ROOT=$G wap grep -o -m 0 -- "$p" | sort > "$T/w.out"
 		rg -o -n --no-heading -uu --no-config -- "$p" . | sed 's|^\./||' | sort > "$T/r.out"
 		if cmp -s "$T/w.out" "$T/r.out"; then ok "same -o as rg: '$p'"; else fail "-o differs: '$p': $(diff "$T/w.out" "$T/r.out" | head -3)"; fi
+	done
+	# byte for byte, in order, with context and separators
+	for p in PM_RESUME 'end;$' '\bint\b'; do
+		for c in -C2 -A1 -B3 "-v -A1" -o "-w -C1" "-i -B1" -c -l; do
+			WAP_ROOT=$G wap grep -m 0 --no-ignore $c -- "$p" > "$T/w.out" 2>&1
+			rg --sort path -n --no-heading -uu --no-config $c -- "$p" > "$T/r.out" 2>&1
+			if cmp -s "$T/w.out" "$T/r.out"; then ok "output as rg --sort path: $c '$p'"
+			else fail "output as rg --sort path: $c '$p': $(diff "$T/w.out" "$T/r.out" | head -5)"; fi
+		done
 	done
 	cd "$W"
 else

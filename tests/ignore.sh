@@ -87,8 +87,9 @@ EOF
 cat > nested/.gitignore <<'EOF'
 logs/
 EOF
-mkdir -p .git/info
+mkdir -p .git/info "$XDG_CONFIG_HOME/git"
 printf 'top.c\n' > .git/info/exclude
+printf '*.d\n!keep.log\n' > "$XDG_CONFIG_HOME/git/ignore"
 
 # every path (files and directories), as wap lists them and as git decides
 find . -path ./.git -prune -o -mindepth 1 -print | sed 's|^\./||' | LC_ALL=C sort > "$T/all"
@@ -143,3 +144,53 @@ echo '*.o' > .ignore
 expect ".ignore without git" 0 wap grep -l NEEDLE
 same ".ignore applies without git" "$OUT" "src/lib/n.c
 src/lib/tmp/n.c"
+
+# random trees and random ignore files: the same decisions as git
+cat > "$T/fuzz.py" <<'EOF'
+import os, random, subprocess, shutil, sys
+wap, base, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+names = ["a", "b", "foo", "x.c", "y.o", "ab", "ba", "f1", "f9", ".h", "a.b.c", "dir"]
+pieces = ["a", "b", "foo", "*", "?", "[ab]", "[!a]", "**", "*.c", "*.o", "f[0-9]", "x*", "*b",
+          "dir", ".h", "a.*"]
+def rand_pat(r):
+    p = "/".join(r.choice(pieces) for _ in range(r.randint(1, 3)))
+    if r.random() < 0.2: p = "/" + p
+    if r.random() < 0.2: p = p + "/"
+    if r.random() < 0.25: p = "!" + p
+    return p
+bad = 0
+for trial in range(n):
+    r = random.Random(trial)
+    root = os.path.join(base, "t%d" % trial)
+    os.makedirs(root)
+    dirs = [""]
+    for _ in range(r.randint(3, 10)):
+        d = os.path.join(r.choice(dirs), r.choice(names))
+        if os.path.isfile(os.path.join(root, d)): continue
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+        dirs.append(d)
+    for _ in range(r.randint(5, 25)):
+        f = os.path.join(r.choice(dirs), r.choice(names))
+        if os.path.isdir(os.path.join(root, f)): continue
+        open(os.path.join(root, f), "w").close()
+    for d in r.sample(dirs, min(len(dirs), r.randint(1, 3))):
+        with open(os.path.join(root, d, ".gitignore"), "w") as fh:
+            fh.write("\n".join(rand_pat(r) for _ in range(r.randint(1, 5))) + "\n")
+    subprocess.run(["git", "init", "-q", root], check=True)
+    allp = []
+    for dp, dn, fn in os.walk(root):
+        dn[:] = [x for x in dn if not (dp == root and x == ".git")]
+        allp += [os.path.relpath(os.path.join(dp, x), root) for x in dn + fn]
+    ign = set(subprocess.run(["git", "-C", root, "check-ignore", "--stdin"], input="\n".join(allp) + "\n",
+                             capture_output=True, text=True).stdout.split("\n")) - {""}
+    got = set(subprocess.run([wap, "glob", "--root", root, "**", "-m", "0", "--no-default-excludes"],
+                             capture_output=True, text=True).stdout.split("\n")) - {""}
+    if got != set(allp) - ign:
+        bad += 1
+        print("trial %d: wap only %s, git only %s" % (trial, sorted(got - (set(allp) - ign))[:3],
+                                                      sorted((set(allp) - ign) - got)[:3]))
+sys.exit(1 if bad else 0)
+EOF
+mkdir "$T/fz"
+if python3 "$T/fuzz.py" "$WAP" "$T/fz" 40 > "$T/fz.out" 2>&1; then ok "40 random trees: the same decisions as git check-ignore"
+else fail "random trees differ from git: $(head -3 "$T/fz.out")"; fi

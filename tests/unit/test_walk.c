@@ -157,6 +157,27 @@ static void test_matcher(void **state)
 	wap_mstate_free(s);
 	wap_matcher_free(m);
 
+	/* backtracking that hits PCRE2's limit over the whole buffer: each
+	 * line is still judged on its own */
+	{
+		static const char t[] = "PM_RESUME\nabRESUMExPm_ReSuMe \n__a.bresume\nRESUMEx\n";
+		size_t n = 0, p = 0;
+		pats[0] = "((.?[^x]|ab)*k[a-c]+|(?:ab|cd))+e+|RESUME";
+		o.icase = true;
+		m = wap_matcher_new(&o, &err);
+		assert_non_null(m);
+		s = wap_mstate_new(m);
+		wap_match_begin(s);
+		while (p < sizeof(t) - 1 && wap_match_line(m, s, t, sizeof(t) - 1, p, &ls, &le)) {
+			n++;
+			p = le + 1;
+		}
+		assert_int_equal(n, 4);
+		wap_mstate_free(s);
+		wap_matcher_free(m);
+		o.icase = false;
+	}
+
 	/* a bad pattern */
 	pats[0] = "(x";
 	assert_null(wap_matcher_new(&o, &err));
@@ -168,6 +189,162 @@ static void test_matcher(void **state)
 		static const char nl[] = "a\nb\n\ncccccccccccccccccccccccccccccccccccccccccccccc\nd\n";
 		assert_int_equal(wap_count_nl(nl, strlen(nl)), 5);
 		assert_int_equal(wap_count_nl(nl, 3), 1);
+	}
+}
+
+/* the SIMD scan: a literal at every offset of buffers of every length up
+ * to a few blocks finds exactly that line, in both cases */
+static void test_scan_edges(void **state)
+{
+	const char *pats[1] = { "PM_RESUME" };
+	struct wap_match_opts o = { .patterns = pats, .n = 1 };
+	struct wap_err err = { 0 };
+	char buf[300];
+
+	(void)state;
+	for (int icase = 0; icase < 2; icase++) {
+		struct wap_matcher *m;
+		struct wap_mstate *s;
+		o.icase = icase;
+		pats[0] = icase ? "pM_rEUME" : "PM_RESUME";
+		m = wap_matcher_new(&o, &err);
+		assert_non_null(m);
+		s = wap_mstate_new(m);
+		for (size_t len = 0; len < 200; len += 7) {
+			for (size_t at = 0; at + 9 <= len; at++) {
+				size_t ls, le;
+				memset(buf, 'P', len);	/* half-matches everywhere */
+				memcpy(buf + at, icase ? "Pm_ReumE" : "PM_RESUME", icase ? 8 : 9);
+				wap_match_begin(s);
+				if (!wap_match_line(m, s, buf, len, 0, &ls, &le) || ls != 0 || le != len)
+					fail_msg("icase %d len %zu at %zu: not found", icase, len, at);
+				memset(buf + at, 'M', 1);
+				wap_match_begin(s);
+				if (wap_match_line(m, s, buf, len, 0, &ls, &le))
+					fail_msg("icase %d len %zu at %zu: false match", icase, len, at);
+			}
+		}
+		wap_mstate_free(s);
+		wap_matcher_free(m);
+	}
+}
+
+/* Differential: random patterns over random text; the matcher's lines
+ * (literal prefilter, exact literals, whole-buffer PCRE2) must be the lines
+ * where PCRE2 alone, run on each line, finds a match. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+static unsigned rnd_state = 12345;
+static unsigned rnd(unsigned n)
+{
+	rnd_state = rnd_state * 1103515245u + 12345u;
+	return (rnd_state >> 8) % n;
+}
+
+static void rand_pattern(char *out, size_t cap, int depth)
+{
+	static const char *const atoms[] = {
+		"PM_", "RESUME", "resume", "ab", "k", "s", "x", "_", "\\.", "\\w", "\\d",
+		"[a-c]", "[^x]", ".", "\\b", "^", "$", "\\s", "(?:ab|cd)", "e", "K", "S", "{", "}",
+	};
+	size_t n = 0;
+	int parts = 1 + rnd(4);
+
+	out[0] = 0;
+	for (int i = 0; i < parts && n + 40 < cap; i++) {
+		int k = rnd(10);
+		if (k == 0 && depth < 2) {
+			char sub[128];
+			rand_pattern(sub, sizeof(sub), depth + 1);
+			n += snprintf(out + n, cap - n, "(%s|%s)", sub, atoms[rnd(sizeof(atoms) / sizeof(*atoms))]);
+		} else if (k == 1 && depth < 2) {
+			char sub[128];
+			rand_pattern(sub, sizeof(sub), depth + 1);
+			n += snprintf(out + n, cap - n, "(?:%s)", sub);
+		} else {
+			n += snprintf(out + n, cap - n, "%s", atoms[rnd(sizeof(atoms) / sizeof(*atoms))]);
+		}
+		if (rnd(4) == 0)
+			n += snprintf(out + n, cap - n, "%s", (const char *[]){ "?", "*", "+", "{2}", "{0,1}" }[rnd(5)]);
+	}
+	if (rnd(6) == 0 && depth == 0)
+		n += snprintf(out + n, cap - n, "|%s", "RESUME");
+}
+
+static void test_differential(void **state)
+{
+	static const char *const words[] = {
+		"PM_RESUME", "pm_resume", "Pm_ReSuMe", "ab", "cd", "abab", "x", "k", "K", "\xe2\x84\xaa",
+		"s", "S", "\xc5\xbf", "a.b", "_", "12", " ", "\t", "{", "}", "resume", "RESUMEx", "e",
+	};
+	char text[4096], pat[256];
+	(void)state;
+	for (int iter = 0; iter < 3000; iter++) {
+		size_t tl = 0;
+		int lines = 1 + rnd(12);
+		for (int l = 0; l < lines; l++) {
+			int nw = rnd(6);
+			for (int w = 0; w < nw && tl + 40 < sizeof(text); w++)
+				tl += snprintf(text + tl, sizeof(text) - tl, "%s", words[rnd(sizeof(words) / sizeof(*words))]);
+			if (l + 1 < lines || rnd(2))
+				text[tl++] = '\n';
+		}
+		text[tl] = 0;
+		char pat2[256];
+		rand_pattern(pat, sizeof(pat), 0);
+		rand_pattern(pat2, sizeof(pat2), 0);
+		for (int icase = 0; icase < 2; icase++) {
+			const char *pats[2] = { pat, pat2 };
+			struct wap_match_opts o = { .patterns = pats, .n = 1 + (rnd(4) == 0), .icase = icase,
+						    .word = rnd(5) == 0, .line = rnd(6) == 0,
+						    .fixed = rnd(5) == 0 };
+			if (o.fixed)
+				pats[0] = words[rnd(sizeof(words) / sizeof(*words))];
+			struct wap_err err = { 0 };
+			struct wap_matcher *m = wap_matcher_new(&o, &err);
+			pcre2_code *re;
+			pcre2_match_data *md;
+			struct wap_mstate *st;
+			size_t pos = 0, ls, le, want = 0, got;
+			if (!m) {
+				wap_err_release(&err);
+				continue;
+			}
+			re = (pcre2_code *)wap_matcher_code(m);
+			md = pcre2_match_data_create_from_pattern(re, NULL);
+			st = wap_mstate_new(m);
+			wap_match_begin(st);
+			/* expected: each line alone */
+			for (size_t a = 0; a < tl || (a == 0 && tl == 0);) {
+				const char *nl = memchr(text + a, '\n', tl - a);
+				size_t b = nl ? (size_t)(nl - text) : tl;
+				if (a == tl)
+					break;
+				if (pcre2_match(re, (PCRE2_SPTR)text + a, b - a, 0, 0, md, NULL) >= 0)
+					want = want * 31 + a + 1;
+				a = b + 1;
+			}
+			got = 0;
+			while (pos < tl && wap_match_line(m, st, text, tl, pos, &ls, &le)) {
+				got = got * 31 + ls + 1;
+				pos = le + 1;
+			}
+			if (got != want) {
+				char esc[16384];
+				size_t e = 0;
+				for (size_t i = 0; i < tl && e + 8 < sizeof(esc); i++)
+					e += snprintf(esc + e, sizeof(esc) - e,
+						      (unsigned char)text[i] < 0x20 || (unsigned char)text[i] >= 0x7f ||
+						      text[i] == '\\' || text[i] == '\'' ? "\\x%02x" : "%c",
+						      (unsigned char)text[i]);
+				fail_msg("patterns '%s' '%s' (n %zu icase %d word %d line %d fixed %d) on $'%s': "
+					 "lines differ", pats[0], pats[1], o.n, icase, o.word, o.line, o.fixed, esc);
+			}
+			pcre2_match_data_free(md);
+			wap_mstate_free(st);
+			wap_matcher_free(m);
+		}
 	}
 }
 
@@ -292,6 +469,8 @@ int main(void)
 		cmocka_unit_test(test_wildmatch),
 		cmocka_unit_test(test_ignore_rules),
 		cmocka_unit_test(test_matcher),
+		cmocka_unit_test(test_scan_edges),
+		cmocka_unit_test(test_differential),
 		cmocka_unit_test(test_walk),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
