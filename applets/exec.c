@@ -25,16 +25,17 @@
  * a program name computed at run time ($X, globs) is refused while a list
  * is active.  This is a guardrail, not a boundary: --sandbox is.  It uses
  * Landlock: the command may write only inside the root and the temp dir
- * and read only those and the system directories; it refuses to run
- * (FEATURE_DISABLED) where the kernel lacks Landlock.  security.readOnly
- * runs every command sandboxed with a read-only root.
+ * and read only those, the system directories and git's user config; it
+ * refuses to run (FEATURE_DISABLED) where the kernel lacks Landlock.
+ * security.readOnly runs every command sandboxed with a read-only root.
  *
  *   -c, --command LINE     run LINE with bash -c (sh -c without bash)
  *   ARGV                   the program and its arguments (after --)
  *   --cwd DIR              run in DIR, a directory inside the root
- *   --env K=V              set a variable (repeatable)
+ *   --env K=V              set a variable (repeatable; in JSON also {"K": "V"})
  *   --clear-env            start from an empty environment (then --env)
- *   --stdin FILE           feed FILE (inside the root; - for wap's stdin)
+ *   --stdin FILE           feed FILE (inside the root; - for wap's stdin); in
+ *                          JSON the text itself
  *   --timeout MS           time limit (default limits.maxExecutionTime, 30000;
  *                          capped by limits.maxExecutionTimeCap)
  *   --kill-after MS        grace between SIGTERM and SIGKILL (default 5000)

@@ -159,6 +159,10 @@ static void end_cmd(struct parser *p, struct level *l)
 	size_t i = 0;
 
 	end_word(p, l);
+	/* a redirection without its target is a syntax error for the shell;
+	 * it must not swallow the next command's program */
+	l->redir_target = false;
+	l->heredoc_delim = false;
 	if (l->arith || !l->nw)
 		goto out;
 	for (;;) {
@@ -678,6 +682,9 @@ static const struct wrapper wrappers[] = {
 		   "--max-procs --max-chars --replace", 0 },
 	{ "watch", "-n -d --interval", 0 },
 	{ "busybox", "", 0 },
+	{ "parallel", "-j -S -a --jobs --sshlogin --arg-file", 0 },
+	{ "systemd-run", "-u -p -E --unit --property --setenv -M --machine", 0 },
+	{ "firejail", "", 0 },
 	{ NULL, NULL, 0 }
 };
 

@@ -188,6 +188,18 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 			goto fail;
 	if (add_rule(rs, "/dev/shm", -1, all, all, err))
 		goto fail;
+	/* git treats an unreadable ~/.gitconfig as fatal: let the user's git
+	 * configuration (and nothing else of $HOME) be read */
+	{
+		const char *home = getenv("HOME");
+		static const char *const gitcfg[] = { ".gitconfig", ".config/git", NULL };
+		for (int i = 0; home && *home == '/' && gitcfg[i]; i++) {
+			char path[4096];
+			snprintf(path, sizeof(path), "%s/%s", home, gitcfg[i]);
+			if (add_rule(rs, path, -1, rd, all, err))
+				goto fail;
+		}
+	}
 	return 0;
 fail:
 	wap_sandbox_release(sb);

@@ -3,7 +3,8 @@
  * Landlock confines the command: it may write only inside the workspace
  * root and the temp dir, and read (and execute) only the root, the temp
  * dir and the system directories (/usr, /etc, /bin, /lib, /opt, /proc, /sys,
- * /dev, /run, /var).  --no-network denies TCP bind and connect through
+ * /dev, /run, /var), plus the user's git configuration (~/.gitconfig,
+ * ~/.config/git: git refuses to run when it cannot read them).  --no-network denies TCP bind and connect through
  * Landlock's network rules (ABI >= 4), or, on older kernels, runs the
  * command in a fresh network namespace where that is permitted.  The
  * sandbox always sets no_new_privs, and applies the rlimits it is given.

@@ -274,6 +274,12 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 		int keep[] = { io->in, io->out, io->err, io->status, o->cwdfd,
 			       o->sandbox ? o->sandbox->ruleset_fd : -1 };
 		close_others(keep, (int)(sizeof(keep) / sizeof(keep[0])));
+		/* nor wap's stdin/stdout (in `wap serve` they are the protocol's):
+		 * a client waiting for EOF must not wait for us */
+		if (io->in > 1 && io->out > 1 && io->err > 1 && io->status > 1) {
+			dup2(io->in, 0);
+			dup2(io->err, 1);
+		}
 	}
 	signal(SIGCHLD, SIG_DFL);	/* SIG_IGN would reap behind our back */
 	/* wap going away counts as a cancel */

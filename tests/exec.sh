@@ -238,6 +238,17 @@ if [ "${abi:-0}" -ge 1 ]; then
 	expect "sandbox: /dev/null is writable" 0 wap exec --sandbox -c 'echo x > /dev/null'
 	expect "sandbox: system dirs readable" 0 wap exec --sandbox -- /bin/cat /etc/hostname
 	expect "sandbox: other dirs unreadable" 2 wap exec --sandbox -- /bin/ls "$T/outside"
+	git -C "$W" init -q 2>/dev/null
+	expect "sandbox: git works (its user config is readable)" 0 wap exec --sandbox -- git status --short
+	rm -rf "$W/.git"
+	expect "sandbox: Landlock ABI 1 still confines writes" 1 env WAP_LANDLOCK_ABI=1 wap exec --sandbox -c "echo out > $T/outside/z"
+	check "sandbox ABI 1: nothing written outside" test ! -e "$T/outside/z"
+	if [ "$abi" -ge 6 ]; then
+		sleep 30 & sp=$!
+		expect "sandbox: cannot signal processes outside it (ABI 6 scope)" 1 wap exec --sandbox -- /bin/kill -TERM $sp
+		check "sandbox: the outside process lives" kill -0 $sp
+		kill $sp; wait $sp 2>/dev/null
+	fi
 	expect "sandbox: through config" 1 wap exec --config /dev/stdin -c "echo out > $T/outside/y" <<-'EOF'
 	{"security": {"sandbox": true}}
 	EOF

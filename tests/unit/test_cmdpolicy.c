@@ -167,6 +167,8 @@ static void test_check(void **state)
 	assert_int_equal(check(none, deny, "alias ll='ls -l'"), 0);
 	assert_int_equal(check(none, deny, "trap 'rm x' EXIT"), -1);
 	assert_int_equal(check(none, deny, "trap - EXIT"), 0);
+	assert_int_equal(check(none, deny, "parallel -j 2 rm ::: a b"), -1);
+	assert_int_equal(check(none, deny, "systemd-run --unit x rm y"), -1);
 	assert_int_equal(check(none, deny, "echo $CMD"), 0);
 	assert_int_equal(check(none, none, "$CMD x"), 0);	/* no list: nothing to verify */
 	assert_int_equal(check(allow, none, "ls && make -j2"), 0);
@@ -220,6 +222,62 @@ static void test_deep(void **state)
 	SPLIT("echo 'x", "echo x");
 }
 
+/* random lines built from shell fragments: the splitter must never crash,
+ * overrun or leak (this runs under ASan in `make check ASAN=1`), and a
+ * deny-listed rm placed at a command position is always found */
+static void test_random(void **state)
+{
+	static const char *const frag[] = {
+		" ", "\t", "\n", ";", "&", "&&", "|", "||", "(", ")", "{", "}", "$(", "`", "'",
+		"\"", "\\", "$", "${", "$((", "<", ">", "<<", "<<-", "<<<", "EOF", "#", "*",
+		"?", "[", "]", ",", "..", "=", "x", "echo", "if", "then", "fi", "case", "in",
+		"esac", "for", "do", "done", "sudo", "env", "bash", "-c", "eval", "$'", "\\x41",
+		"2>&1", "<(", ">(", "a=b", "function", "time", "!", "~", "find", "-exec", "xargs",
+	};
+	const size_t nf = sizeof(frag) / sizeof(frag[0]);
+	const char *deny[] = { "rm", NULL };
+	unsigned seed = 12345;
+
+	(void)state;
+	for (int it = 0; it < 20000; it++) {
+		char line[512];
+		size_t n = 0;
+		int parts = 1 + (int)((seed = seed * 1103515245 + 12345) >> 16) % 24;
+		struct wap_cmdlist cl = { 0 };
+		struct wap_err err = { 0 };
+		struct wap_cmdrules r = { NULL, (char *const *)deny, false, "a", "d" };
+		for (int k = 0; k < parts; k++) {
+			const char *f = frag[((seed = seed * 1103515245 + 12345) >> 16) % nf];
+			size_t l = strlen(f);
+			if (n + l + 1 >= sizeof(line))
+				break;
+			memcpy(line + n, f, l);
+			n += l;
+		}
+		line[n] = 0;
+		(void)wap_cmd_split(line, &cl, &err);
+		wap_cmdlist_release(&cl);
+		wap_err_release(&err);
+		(void)wap_cmd_check(&r, line, NULL, &err);
+		wap_err_release(&err);
+		/* "rm" on a line of its own is always found, unless what came
+		 * before leaves a quote, an expansion or a here-document open */
+		{
+			char l2[600];
+			bool open_quote = false;
+			for (size_t k = 0; k < n; k++)
+				if (strchr("'\"\\$<", line[k]))
+					open_quote = true;
+			if (!open_quote) {
+				snprintf(l2, sizeof(l2), "%s\nrm x", line);
+				if (wap_cmd_check(&r, l2, NULL, &err) != -1)
+					fail_msg("not caught: [%s]", l2);
+				wap_err_release(&err);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_message),
 		cmocka_unit_test(test_deep),
+		cmocka_unit_test(test_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
