@@ -249,7 +249,7 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		char host[256];
 		struct wap_acp_opts ao = {
 			.token_file = cfg.token_file, .session_ttl = (long)cfg.session_ttl,
-			.approver = cfg.approver, .token = cfg.token,
+			.approver = cfg.approver, .token = cfg.token, .audit = srv.audit,
 		};
 		if (ws_addr(cfg.ws, host, sizeof(host), &ao.port) < 0) {
 			fprintf(stderr, "wap serve: --ws wants HOST:PORT, not '%s'\n", cfg.ws);

@@ -21,6 +21,7 @@
 
 #include "acp.h"
 #include "applet.h"
+#include "audit.h"
 #include "config.h"
 #include "file.h"
 #include "jsonrpc.h"
@@ -87,6 +88,7 @@ struct wap_acp_session {
 	long rate_count;
 	struct wap_terms *terms;
 	struct wap_watch *watch;
+	volatile sig_atomic_t cancelled;	/* the client went away */
 };
 
 /* ---------- small helpers ---------- */
@@ -446,7 +448,7 @@ static int approve(struct ctx *c, const char *what, struct wap_err *err)
 	wap_strv_free(envp);
 	if (pid < 0)
 		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: cannot run the approver: %s", strerror(errno));
-	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && waited < limit) {
+	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && waited < limit && !c->s->cancelled) {
 		poll(NULL, 0, 20);
 		waited += 20;
 	}
@@ -1622,6 +1624,8 @@ static json_t *handle_one(struct wap_acp_session *s, const char *method, const j
 	struct wap_err err = { 0 };
 	json_t *res = NULL, *reply, *empty = NULL;
 	char why[160];
+	struct timespec t0;
+	int rc;
 
 	if (!rate_ok(s))
 		return id ? rpc_error(id, RPC_RATE, "Rate limited: too many requests (rateLimit.requestsPerSecond)",
@@ -1656,7 +1660,17 @@ static json_t *handle_one(struct wap_acp_session *s, const char *method, const j
 	c.params = params ? params : (empty = json_object());
 	c.call.ws = a->ws;
 	c.call.session = s->session_id;
-	if (m->fn(&c, &res, &err) < 0) {
+	c.call.cancelled = &s->cancelled;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = m->fn(&c, &res, &err);
+	if (a->o.audit) {
+		struct timespec t1;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		wap_audit_log(a->o.audit, method, a->ws->root, s->session_id,
+			      (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6, c.params,
+			      rc < 0 ? &err : NULL);
+	}
+	if (rc < 0) {
 		reply = id ? err_reply(id, &c, &err) : NULL;
 		wap_err_release(&err);
 		json_decref(empty);
@@ -1851,7 +1865,23 @@ struct conn {
 	bool close_after;
 	enum lws_close_status close_status;
 	struct wap_sb rx;
+	/* requests are handled in order on the connection's own thread, so
+	 * a slow call (a big search, an approval) holds up no other client */
+	pthread_t worker;
+	bool worker_on;
+	pthread_cond_t cv;
+	struct inmsg *in_head, *in_tail;
+	size_t in_count;
+	bool stopping;
 };
+
+struct inmsg {
+	struct inmsg *next;
+	size_t len;
+	char text[];
+};
+
+#define ACP_MAX_PENDING 256	/* messages waiting per client */
 
 static void enqueue(struct conn *c, json_t *msg, bool droppable)
 {
@@ -1899,6 +1929,46 @@ static void conn_notify(void *arg, json_t *msg)
 		lws_cancel_service(c->a->ctx);
 }
 
+static void enqueue(struct conn *c, json_t *msg, bool droppable);
+
+static void *conn_worker(void *arg)
+{
+	struct conn *c = arg;
+
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		struct inmsg *m;
+		json_t *reply;
+		bool close = false;
+
+		while (!c->in_head && !c->stopping)
+			pthread_cond_wait(&c->cv, &c->mu);
+		if (c->stopping)
+			break;
+		m = c->in_head;
+		c->in_head = m->next;
+		if (!c->in_head)
+			c->in_tail = NULL;
+		c->in_count--;
+		pthread_mutex_unlock(&c->mu);
+		reply = wap_acp_handle(c->s, m->text, m->len, &close);
+		free(m);
+		if (close) {
+			pthread_mutex_lock(&c->mu);
+			c->close_after = true;
+			c->close_status = LWS_CLOSE_STATUS_POLICY_VIOLATION;
+			pthread_mutex_unlock(&c->mu);
+		}
+		if (reply)
+			enqueue(c, reply, false);
+		if (!c->a->closing)
+			lws_cancel_service(c->a->ctx);
+		pthread_mutex_lock(&c->mu);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
 static bool origin_ok(struct wap_acp *a, struct lws *wsi)
 {
 	char origin[512];
@@ -1939,6 +2009,20 @@ static void conn_free(struct conn *c)
 			a->nconns--;
 			break;
 		}
+	if (c->worker_on) {
+		pthread_mutex_lock(&c->mu);
+		c->stopping = true;
+		pthread_cond_signal(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		if (c->s)
+			c->s->cancelled = 1;	/* an approval or a long op gives up */
+		pthread_join(c->worker, NULL);
+	}
+	while (c->in_head) {
+		struct inmsg *m = c->in_head;
+		c->in_head = m->next;
+		free(m);
+	}
 	/* Kills the terminals and joins their threads, which may still
 	 * queue notifications into c: free c only after. */
 	wap_acp_session_free(c->s);
@@ -1948,6 +2032,7 @@ static void conn_free(struct conn *c)
 		free(q);
 	}
 	wap_sb_release(&c->rx);
+	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -1975,14 +2060,18 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		c->next = a->conns;
 		a->conns = c;
 		a->nconns++;
+		pthread_cond_init(&c->cv, NULL);
 		c->s = wap_acp_session_new(a, conn_notify, c);
 		if (!c->s)
+			return -1;
+		c->worker_on = !pthread_create(&c->worker, NULL, conn_worker, c);
+		if (!c->worker_on)
 			return -1;
 		lws_callback_on_writable(wsi);
 		break;
 	case LWS_CALLBACK_RECEIVE: {
-		json_t *reply;
-		bool close = false;
+		struct inmsg *m;
+		bool full;
 
 		if (!c)
 			return -1;
@@ -1993,20 +2082,37 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		wap_sb_add(&c->rx, in, len);
 		if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi))
 			break;
-		reply = wap_acp_handle(c->s, c->rx.buf ? c->rx.buf : "", c->rx.len, &close);
+		m = malloc(sizeof(*m) + c->rx.len + 1);
+		if (!m)
+			return -1;
+		m->next = NULL;
+		m->len = c->rx.len;
+		memcpy(m->text, c->rx.buf ? c->rx.buf : "", c->rx.len);
+		m->text[m->len] = 0;
 		c->rx.len = 0;
-		if (reply)
-			enqueue(c, reply, false);
-		if (close) {
-			c->close_after = true;
-			c->close_status = LWS_CLOSE_STATUS_POLICY_VIOLATION;
+		pthread_mutex_lock(&c->mu);
+		full = c->in_count >= ACP_MAX_PENDING;
+		if (!full) {
+			if (c->in_tail)
+				c->in_tail->next = m;
+			else
+				c->in_head = m;
+			c->in_tail = m;
+			c->in_count++;
+			pthread_cond_signal(&c->cv);
 		}
-		lws_callback_on_writable(wsi);
+		pthread_mutex_unlock(&c->mu);
+		if (full) {
+			free(m);
+			log_line(a, "ws: client closed: more than %d requests waiting", ACP_MAX_PENDING);
+			lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, (unsigned char *)"flood", 5);
+			return -1;
+		}
 		break;
 	}
 	case LWS_CALLBACK_SERVER_WRITEABLE: {
 		struct qmsg *q;
-		bool more;
+		bool more, close;
 
 		if (!c)
 			break;
@@ -2019,6 +2125,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			c->qbytes -= q->len;
 		}
 		more = c->head != NULL;
+		close = c->close_after;
 		pthread_mutex_unlock(&c->mu);
 		if (q) {
 			int w = lws_write(wsi, q->buf + LWS_PRE, q->len, LWS_WRITE_TEXT);
@@ -2028,7 +2135,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		}
 		if (more)
 			lws_callback_on_writable(wsi);
-		else if (c->close_after) {
+		else if (close) {
 			lws_close_reason(wsi, c->close_status, NULL, 0);
 			return -1;
 		}
@@ -2044,7 +2151,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		for (struct conn *k = a ? a->conns : NULL; k; k = k->next) {
 			bool any;
 			pthread_mutex_lock(&k->mu);
-			any = k->head != NULL;
+			any = k->head != NULL || k->close_after;
 			pthread_mutex_unlock(&k->mu);
 			if (any)
 				lws_callback_on_writable(k->wsi);
@@ -2110,8 +2217,10 @@ static void serve_loop(struct wap_acp *a)
 	 * is written (a second at most). */
 	for (struct conn *c = a->conns; c; c = c->next) {
 		enqueue(c, notification("server.shutdown", json_pack("{s:s}", "reason", "server stopping")), false);
+		pthread_mutex_lock(&c->mu);
 		c->close_after = true;
 		c->close_status = LWS_CLOSE_STATUS_GOINGAWAY;
+		pthread_mutex_unlock(&c->mu);
 		lws_callback_on_writable(c->wsi);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);

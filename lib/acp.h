@@ -10,7 +10,8 @@
  *    context of its own, in the calling thread or in a thread beside the
  *    MCP HTTP server.
  *
- * Requests are handled on the server's thread; terminals and watchers have
+ * Each client's requests are handled in order on a thread of its own (a
+ * slow call holds up no other client); terminals and watchers have
  * threads of their own and push notifications (terminal.output,
  * terminal.closed, file.changed) into the client's queue.  When the client
  * goes away, its terminals are killed and its watchers stopped; when the
@@ -26,6 +27,8 @@
 #include "err.h"
 #include "ws.h"
 
+struct wap_audit;
+
 #define WAP_ACP_PORT 19876
 
 struct wap_acp_opts {
@@ -40,6 +43,7 @@ struct wap_acp_opts {
 	bool quiet;			/* no log lines */
 	const char *token;		/* used when the config has no "token";
 					 * NULL: a random one */
+	struct wap_audit *audit;	/* one line per method call; may be NULL */
 };
 
 struct wap_acp;

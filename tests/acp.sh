@@ -78,15 +78,20 @@ cat > "$T/pol/approve.sh" <<EOF
 #!/bin/sh
 echo "\$1 \$2" >> "$T/pol/approvals.log"
 cat > /dev/null
+[ "\$2" = slow.txt ] && sleep 1
 test "\$2" != keep.txt
 EOF
 chmod +x "$T/pol/approve.sh"
 start_ws pol --config "$T/pol/config.json" --token-file "$T/pol/token" --session-ttl 2 \
-	--approver "$T/pol/approve.sh \"\$@\"" --root "$T/pol/ws"
+	--approver "$T/pol/approve.sh \"\$@\"" --audit "$T/pol/audit.jsonl" --root "$T/pol/ws"
 same "a configured token is used" "$(cat "$T/pol/token")" fixed-token
 tap policy "$PORT" fixed-token "$T/pol/ws"
 kill $PID; wait $PID; st=$?
 same "the policy server exits 0" "$st" 0
+jcheck "audit: one line per method call" "$(grep '"fs.deleteFile"' "$T/pol/audit.jsonl" | grep -c keep.txt)" 'j == 1'
+jcheck "audit: a refused approval is an error line" \
+	"$(grep '"fs.deleteFile"' "$T/pol/audit.jsonl" | grep keep.txt)" 'j["outcome"] == "error" and j["request"]["path"] == "keep.txt"'
+lacks "audit: no file contents" "$(cat "$T/pol/audit.jsonl")" "overwrite"
 lacks "no sanitizer report" "$(cat "$T"/*.log)" "Sanitizer"
 lacks "no runtime error" "$(cat "$T"/*.log)" "runtime error"
 

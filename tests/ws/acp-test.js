@@ -327,6 +327,18 @@ async function policy() {
   const g = await new Client(url, { origin: 'http://good.example' }).open();
   ok(await g.note((m) => m.method === 'auth.challenge'), 'an allowed Origin connects');
   await g.close();
+  // a pending approval (the approver takes a second) holds up no one else
+  fs.writeFileSync(path.join(ws, 'slow.txt'), 's');
+  const d1 = await auth(), d2 = await auth();
+  const t0 = Date.now();
+  const slow = d1.call('fs.deleteFile', { path: 'slow.txt' });
+  await sleep(100);
+  const q = await d2.call('fs.exists', { path: 'slow.txt' });
+  ok(q.result && q.result.exists && Date.now() - t0 < 800, 'another client is served while an approval is pending', Date.now() - t0);
+  const rs = await slow;
+  ok(rs.result && rs.result.success && Date.now() - t0 >= 1000, 'the slow approval came through', rs);
+  await d1.close();
+  await d2.close();
   const c = await auth();
   let r = await c.call('git.status');
   ok(errOf(r).code === -32009 && /allowedMethodCategories/.test(errOf(r).message), 'a category not allowed is -32009', r);
