@@ -1374,6 +1374,10 @@ static int m_terminal_sendText(struct ctx *c, json_t **res, struct wap_err *err)
 	    wap_req_bool(c->params, "addNewLine", &nl, err) < 0)
 		return -1;
 	jt = json_object_get(c->params, "text");
+	/* With a command list in force, what is typed is checked as a
+	 * command line, as `wap exec` checks its commands. */
+	if (wap_term_check_line(WS(c), text, err) < 0)
+		return -1;
 	wap_sb_add(&sb, text, json_string_length(jt));
 	if (nl)
 		wap_sb_addc(&sb, '\n');

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "applet.h"
+#include "cmdpolicy.h"
 #include "config.h"
 #include "strbuf.h"
 #include "term.h"
@@ -416,6 +417,30 @@ static const char *default_shell(void)
 	return "/bin/sh";
 }
 
+/* A shell terminal: the shell by name only (what it is given to run is
+ * checked line by line, wap_term_check_line). */
+static int check_shell(const struct wap_ws *ws, const char *shell, struct wap_err *err)
+{
+	const char *base = strrchr(shell, '/');
+	char *const *allow = ws->pol.allowed_cmds, *const *deny = ws->pol.restricted_cmds;
+	bool allowed = false;
+
+	base = base ? base + 1 : shell;
+	if (!ws->pol.allow_exec)
+		return wap_err_set(err, WAP_E_DISABLED,
+			"Command execution is disabled (security.allowCommandExecution)");
+	for (size_t i = 0; allow && allow[i]; i++)
+		allowed |= !strcmp(allow[i], base);
+	if (allow && allow[0] && !allowed)
+		return wap_err_set(err, WAP_E_CMD_RESTRICTED,
+			"Command not allowed: %s (a terminal's shell must be in security.allowedCommands)", base);
+	for (size_t i = 0; !allowed && deny && deny[i]; i++)
+		if (!strcmp(deny[i], base))
+			return wap_err_set(err, WAP_E_CMD_RESTRICTED,
+				"Command restricted: %s (in security.restrictedCommands)", base);
+	return 0;
+}
+
 /* In the child: everything async-signal-safe. */
 static void child_exec(int dirfd, int errfd, char *const *argv, char **envp)
 {
@@ -457,7 +482,7 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 			"Terminal access is disabled (security.allowTerminalAccess)");
 	if (argv && (!argv[0] || !*argv[0]))
 		return wap_err_set(err, WAP_E_INVALID, "Missing command");
-	if (argv && wap_term_check_command(ts->ws, argv[0], err) < 0)
+	if (argv ? wap_term_check_command(ts->ws, argv[0], err) < 0 : check_shell(ts->ws, default_shell(), err) < 0)
 		return -1;
 	if (o->cwd && *o->cwd) {
 		if (wap_ws_rel(ts->ws, o->cwd, strlen(o->cwd), &rel, err) < 0)
@@ -798,27 +823,36 @@ size_t wap_term_count(struct wap_terms *ts)
 	return n;
 }
 
+static void cmd_rules(const struct wap_ws *ws, struct wap_cmdrules *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->allow = ws->pol.allowed_cmds;
+	r->deny = ws->pol.restricted_cmds;
+	r->allow_overrides = true;
+	r->allow_name = "security.allowedCommands";
+	r->deny_name = "security.restrictedCommands";
+}
+
 int wap_term_check_command(const struct wap_ws *ws, const char *command, struct wap_err *err)
 {
-	const char *base = strrchr(command, '/');
-	char *const *allow = ws->pol.allowed_cmds, *const *deny = ws->pol.restricted_cmds;
+	struct wap_cmdrules r;
+	char *argv[2] = { (char *)command, NULL };
 
-	base = base ? base + 1 : command;
 	if (!ws->pol.allow_exec)
 		return wap_err_set(err, WAP_E_DISABLED,
 			"Command execution is disabled (security.allowCommandExecution)");
-	if (allow && allow[0]) {
-		for (size_t i = 0; allow[i]; i++)
-			if (!strcmp(allow[i], base) || !strcmp(allow[i], command))
-				return 0;
-		return wap_err_set(err, WAP_E_CMD_RESTRICTED,
-			"Command not allowed: %s (not in security.allowedCommands)", base);
-	}
-	for (size_t i = 0; deny && deny[i]; i++)
-		if (!strcmp(deny[i], base) || !strcmp(deny[i], command))
-			return wap_err_set(err, WAP_E_CMD_RESTRICTED,
-				"Command restricted: %s (in security.restrictedCommands)", base);
-	return 0;
+	cmd_rules(ws, &r);
+	return wap_cmd_check(&r, NULL, argv, err);
+}
+
+int wap_term_check_line(const struct wap_ws *ws, const char *line, struct wap_err *err)
+{
+	struct wap_cmdrules r;
+
+	cmd_rules(ws, &r);
+	if ((!r.allow || !r.allow[0]) && (!r.deny || !r.deny[0]))
+		return 0;
+	return wap_cmd_check(&r, line, NULL, err);
 }
 
 /* --- the Agent Client Protocol terminal methods --- */

@@ -72,12 +72,14 @@ if [ -n "$shell" ] && ! kill -0 "$shell" 2>/dev/null; then ok "the terminal's sh
 mkdir -p "$T/pol/ws"
 cat > "$T/pol/config.json" <<'EOF'
 {"agentControl": {"token": "fixed-token", "allowedOrigins": ["http://good.example"],
- "security": {"allowedMethodCategories": ["fs", "terminal"], "requireApproval": true}}}
+ "security": {"allowedMethodCategories": ["fs", "terminal"], "requireApproval": true,
+   "restrictedCommands": ["rm"]}}}
 EOF
 cat > "$T/pol/approve.sh" <<EOF
 #!/bin/sh
 echo "\$1 \$2" >> "$T/pol/approvals.log"
 cat > /dev/null
+[ "\$1" = terminal.create ] && exit 0
 [ "\$2" = slow.txt ] && sleep 1
 test "\$2" != keep.txt
 EOF

@@ -356,7 +356,16 @@ async function policy() {
   ok(errOf(r).code === -32006 && fs.readFileSync(path.join(ws, 'keep.txt'), 'utf8') === 'k', 'overwriting needs approval too', r);
   r = await c.call('fs.writeFile', { path: 'new.txt', content: 'fresh' });
   ok(r.result && r.result.success, 'creating a file needs no approval', r);
+  // restrictedCommands: typed command lines are checked
+  r = await c.call('terminal.create', {});
+  const tid = r.result && r.result.terminalId;
+  ok(tid, 'terminal.create (approved)', r);
+  r = await c.call('terminal.sendText', { terminalId: tid, text: 'cd . && rm -rf new.txt' });
+  ok(errOf(r).code === -32011 && errOf(r).data.errorType === 'CommandRestricted', 'sendText of a restricted command is -32011', r);
+  r = await c.call('terminal.sendText', { terminalId: tid, text: 'echo fine > typed.txt' });
+  ok(r.result && r.result.success, 'other command lines pass', r);
   await sleep(2100);
+  ok(fs.existsSync(path.join(ws, 'new.txt')) && fs.existsSync(path.join(ws, 'typed.txt')), 'only the allowed line ran');
   r = await c.call('fs.exists', { path: '.' });
   ok(errOf(r).code === -32008, 'after the session TTL: -32008', r);
   const ch = await c.note((m) => m.method === 'auth.challenge');
