@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "glob.h"
 #include "strbuf.h"
 #include "watch.h"
@@ -55,7 +57,29 @@ struct wap_watch {
 	struct pend *pend;
 	size_t npend, cappend;
 	volatile bool stop;
+	/* Files known to exist, so that a rename over one (an atomic write)
+	 * is "changed", not "created".  A jansson object is the hash set. */
+	json_t *known;
 };
+
+#define WATCH_MAX_KNOWN 200000
+
+static void known_add(struct wap_watch *w, const char *rel)
+{
+	if (json_object_size(w->known) < WATCH_MAX_KNOWN)
+		json_object_set_new(w->known, rel, json_true());
+}
+
+/* wap's own atomic writes go through ".wap-XXXXXXXX.tmp" names. */
+static bool wap_temp(const char *rel)
+{
+	const char *b = strrchr(rel, '/');
+	size_t n;
+
+	b = b ? b + 1 : rel;
+	n = strlen(b);
+	return n == 17 && !strncmp(b, ".wap-", 5) && !strcmp(b + 13, ".tmp");
+}
 
 static long now_ms(void)
 {
@@ -205,6 +229,8 @@ static void add_tree(struct wap_watch *w, int dirfd, const char *rel, bool repor
 		}
 		if (report)
 			note(w, child, CH_CREATED);
+		if (!isdir)
+			known_add(w, child);
 		if (isdir) {
 			int cfd = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (cfd >= 0) {
@@ -235,6 +261,12 @@ static void drop_dir(struct wap_watch *w, size_t i)
 static void drop_tree(struct wap_watch *w, const char *rel)
 {
 	size_t n = strlen(rel);
+	const char *k;
+	json_t *v, *tmp;
+
+	json_object_foreach_safe(w->known, tmp, k, v)
+		if (!strncmp(k, rel, n) && k[n] == '/')
+			json_object_del(w->known, k);
 
 	for (size_t i = 0; i < w->ndirs;) {
 		const char *r = w->dirs[i].rel;
@@ -269,8 +301,15 @@ static void handle(struct wap_watch *w, const struct inotify_event *ev)
 		free(rel);
 		return;
 	}
+	if (wap_temp(rel)) {
+		free(rel);
+		return;
+	}
 	if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
-		note(w, rel, CH_CREATED);
+		bool existed = !(ev->mask & IN_ISDIR) && json_object_get(w->known, rel);
+		note(w, rel, existed ? CH_CHANGED : CH_CREATED);
+		if (!(ev->mask & IN_ISDIR))
+			known_add(w, rel);
 		if (ev->mask & IN_ISDIR) {
 			struct wap_err err = { 0 };
 			int fd = wap_ws_open(w->ws, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0,
@@ -283,6 +322,7 @@ static void handle(struct wap_watch *w, const struct inotify_event *ev)
 		}
 	} else if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
 		note(w, rel, CH_DELETED);
+		json_object_del(w->known, rel);
 		if ((ev->mask & IN_ISDIR) && (ev->mask & IN_MOVED_FROM))
 			drop_tree(w, rel);
 	} else if (ev->mask & (IN_MODIFY | IN_CLOSE_WRITE)) {
@@ -362,6 +402,7 @@ struct wap_watch *wap_watch_new(const struct wap_ws *ws, wap_watch_fn cb, void *
 	w->ws = ws;
 	w->cb = cb;
 	w->arg = arg;
+	w->known = json_object();
 	w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	w->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	pthread_mutex_init(&w->mu, NULL);
@@ -372,6 +413,7 @@ struct wap_watch *wap_watch_new(const struct wap_ws *ws, wap_watch_fn cb, void *
 		if (w->wake >= 0)
 			close(w->wake);
 		pthread_mutex_destroy(&w->mu);
+		json_decref(w->known);
 		free(w);
 		return NULL;
 	}
@@ -401,6 +443,7 @@ void wap_watch_free(struct wap_watch *w)
 	}
 	close(w->ifd);
 	close(w->wake);
+	json_decref(w->known);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
 }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "strbuf.h"
 #include "watch.h"
 
@@ -129,6 +130,21 @@ static void test_watch(void **state)
 	expect_log("created after.txt\n");
 	s = take_log();
 	assert_null(strstr(s, "gone.txt"));
+	free(s);
+
+	/* an atomic write over an existing file (wap's own writes) is a
+	 * change; its temporary file is never reported */
+	{
+		struct wap_wopts wo = { .mode = WAP_W_OVERWRITE };
+		struct wap_wres wr;
+		assert_int_equal(wap_write_file(&ws, "top.txt", "new\n", 4, &wo, &wr, &err), 0);
+		assert_int_equal(wap_write_file(&ws, "fresh.txt", "new\n", 4, &wo, &wr, &err), 0);
+	}
+	expect_log("created fresh.txt\n");
+	expect_log("changed top.txt\n");
+	s = take_log();
+	assert_null(strstr(s, ".wap-"));
+	assert_null(strstr(s, "created top.txt"));
 	free(s);
 
 	/* a second pattern without '/' matches at any depth; unwatch */
