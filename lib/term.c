@@ -17,6 +17,7 @@
 #include "applet.h"
 #include "cmdpolicy.h"
 #include "config.h"
+#include "landlock.h"
 #include "strbuf.h"
 #include "term.h"
 
@@ -442,9 +443,11 @@ static int check_shell(const struct wap_ws *ws, const char *shell, struct wap_er
 }
 
 /* In the child: everything async-signal-safe. */
-static void child_exec(int dirfd, int errfd, char *const *argv, char **envp)
+static void child_exec(int dirfd, int errfd, char *const *argv, char **envp,
+		       const struct wap_sandbox *sb)
 {
 	sigset_t all;
+	const char *what;
 	int e;
 
 	sigemptyset(&all);
@@ -454,6 +457,11 @@ static void child_exec(int dirfd, int errfd, char *const *argv, char **envp)
 			signal(s, SIG_DFL);
 	if (dirfd >= 0 && fchdir(dirfd) < 0) {
 		e = errno;
+		if (write(errfd, &e, sizeof(e)) < 0)
+			_exit(126);
+		_exit(126);
+	}
+	if (sb && (e = wap_sandbox_enter(sb, &what)) != 0) {
 		if (write(errfd, &e, sizeof(e)) < 0)
 			_exit(126);
 		_exit(126);
@@ -472,7 +480,8 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 	char *rel = NULL, **envp = NULL;
 	char *shargv[3] = { NULL, NULL, NULL };
 	char *const *argv = o->argv;
-	bool pty = o->pty || !o->argv;
+	bool pty = o->pty || !o->argv, have_sb = false;
+	struct wap_sandbox sb;
 	int dirfd = -1, errp[2] = { -1, -1 }, outp[2] = { -1, -1 }, rc = -1, e = 0;
 	pid_t pid;
 	ssize_t n;
@@ -500,6 +509,15 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 		shargv[0] = (char *)default_shell();
 		argv = shargv;
 	}
+	/* security.sandbox / readOnly: the same Landlock confinement as
+	 * `wap exec` (never less confined than asked: no Landlock, no
+	 * terminal). */
+	if (ts->ws->pol.sandbox || ts->ws->pol.read_only) {
+		struct wap_sandbox_opts so = { .fs = true, .read_only_root = ts->ws->pol.read_only };
+		if (wap_sandbox_prepare(&sb, ts->ws, &so, err) < 0)
+			goto out;
+		have_sb = true;
+	}
 	t = calloc(1, sizeof(*t));
 	envp = build_env(o->env, pty);
 	if (!t || !envp) {
@@ -521,7 +539,7 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 
 		pid = forkpty(&master, NULL, NULL, &wsz);
 		if (pid == 0)
-			child_exec(dirfd, errp[1], argv, envp);
+			child_exec(dirfd, errp[1], argv, envp, have_sb ? &sb : NULL);
 		if (pid > 0) {
 			t->fd = master;
 			fcntl(master, F_SETFD, FD_CLOEXEC);
@@ -533,7 +551,7 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 			setsid();
 			if (nul < 0 || dup2(nul, 0) < 0 || dup2(outp[1], 1) < 0 || dup2(outp[1], 2) < 0)
 				_exit(126);
-			child_exec(dirfd, errp[1], argv, envp);
+			child_exec(dirfd, errp[1], argv, envp, have_sb ? &sb : NULL);
 		}
 		if (pid > 0) {
 			t->fd = outp[0];
@@ -597,6 +615,8 @@ out:
 		free(t);
 	}
 	free(envp);
+	if (have_sb)
+		wap_sandbox_release(&sb);
 	if (dirfd >= 0)
 		close(dirfd);
 	for (int i = 0; i < 2; i++) {

@@ -229,6 +229,36 @@ static void test_free_kills(void **state)
 	assert_int_equal(kill(-pid, 0), -1);
 }
 
+/* read-only workspace: terminals run under the Landlock sandbox (or not
+ * at all where the kernel has none) */
+static void test_read_only(void **state)
+{
+	struct wap_err err = { 0 };
+	char *argv[] = { "sh", "-c", "echo x > ro.txt", NULL };
+	struct wap_term_opts o = { .argv = argv };
+	struct wap_terms *ts = wap_terms_new(&ws, NULL, NULL, NULL);
+	struct wap_term_status st;
+	char id[WAP_TERM_ID_LEN], path[256];
+	int r;
+	(void)state;
+
+	ws.pol.read_only = true;
+	setenv("TMPDIR", "/proc/self/fdinfo", 1);	/* so that /tmp, holding DIR, is not writable */
+	r = wap_term_create(ts, &o, id, &err);
+	unsetenv("TMPDIR");
+	ws.pol.read_only = false;
+	if (r < 0) {
+		assert_int_equal(err.kind, WAP_E_DISABLED);
+		wap_err_release(&err);
+	} else {
+		assert_int_equal(wap_term_wait(ts, id, 5000, NULL, &st, &err), 0);
+		assert_int_not_equal(st.exit_code, 0);
+	}
+	snprintf(path, sizeof(path), "%s/ro.txt", dir);
+	assert_int_equal(access(path, F_OK), -1);
+	wap_terms_free(ts);
+}
+
 static void test_utf8(void **state)
 {
 	size_t n;
@@ -245,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_line_bound),
 		cmocka_unit_test(test_acp),
 		cmocka_unit_test(test_free_kills),
+		cmocka_unit_test(test_read_only),
 		cmocka_unit_test(test_utf8),
 	};
 	signal(SIGPIPE, SIG_IGN);
