@@ -195,6 +195,16 @@ while IFS= read -r line; do
 	esac
 done < "$T/doors"
 
+# malformed HTTP does not bring the server down
+start "$T/s6.log"
+python3 tests/serve/httpfuzz.py 127.0.0.1 "$port" > "$T/fuzz" 2>&1
+while IFS= read -r line; do
+	case $line in
+	"ok "*) ok "http fuzz: ${line#ok * - }" ;;
+	*) fail "http fuzz: ${line#not ok * - }" ;;
+	esac
+done < "$T/fuzz"
+
 # clean shutdown on SIGTERM; under ASan, no leak and no error in any server
 for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
 st=0

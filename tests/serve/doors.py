@@ -17,6 +17,10 @@ CALLS = [
     ("glob", ["**/*.c"], {"pattern": "**/*.c"}),
     ("grep", ["hello", "."], {"pattern": "hello", "paths": ["."]}),
     ("exec", ["-c", "echo same"], {"command": "echo same"}),
+    ("edit", ["a.txt", "--old", "hello", "--new", "bye", "--dry-run"],
+     {"path": "a.txt", "old": "hello", "new": "bye", "dry_run": True}),
+    ("edit", ["a.txt", "--old", "absent", "--new", "x"], {"path": "a.txt", "old": "absent", "new": "x"}),
+    ("git", ["status"], {"action": "status"}),
 ]
 VOLATILE = {"duration_ms", "accessed", "atime"}
 applets = subprocess.run([wap, "--list"], stdout=subprocess.PIPE).stdout.decode().split()
