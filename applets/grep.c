@@ -41,7 +41,7 @@
  *   -a, --text                search binary files as text
  *   -r, --replace TEXT        show matching lines with each match replaced by TEXT ($1, ${name}: groups)
  *   --write                   with --replace: rewrite every matching file atomically; result {count, files}
- *   --jsonl                   print ripgrep's --json message stream (begin, match, context, end, summary)
+ *   --jsonl                   print ripgrep's --json message stream (begin, match, context, end, summary), every match
  *   -j, --threads N           search with N threads (default: one per CPU)
  *
  * --json prints the WAP searchFiles result: {matches: [{path, line,

@@ -520,7 +520,7 @@ static void parse_seq(struct px *x, struct litset *best, int depth)
 		} else if (c == '.' || c == '^' || c == '$') {
 			x->p++;
 			breaker = true;
-		} else if (c == '*' || c == '+' || c == '?' || (c == '{' && 0)) {
+		} else if (c == '*' || c == '+' || c == '?') {
 			x->bail = true;	/* a quantifier with nothing before it */
 			break;
 		} else {
@@ -562,7 +562,7 @@ static void parse_seq(struct px *x, struct litset *best, int depth)
 
 static void parse_alt(struct px *x, struct litset *out, int depth)
 {
-	bool first = true, ok = true;
+	bool ok = true;
 
 	memset(out, 0, sizeof(*out));
 	if (depth > 50) {
@@ -590,12 +590,10 @@ static void parse_alt(struct px *x, struct litset *out, int depth)
 			x->pure = x->pure && depth == 0;
 			if (depth > 0)
 				x->pure = false;
-			first = false;
 			continue;
 		}
 		break;
 	}
-	(void)first;
 	if (!ok) {
 		ls_release(out);
 		return;

@@ -210,7 +210,18 @@ arch/t.tar.gz//src/a.c:5:PM_RESUME two
 arch/z.zip//in/zip.txt:1:zip PM_RESUME"
 expect "--search-archives" 0 wap grep --search-archives -l zip arch
 same "zip member" "$OUT" "arch/z.zip//in/zip.txt"
-rm -rf arch
+mkdir -p arch2 && cd arch2
+printf 'in xz PM_RESUME\n' | xz > a.txt.xz
+printf 'in bz2 PM_RESUME\n' | bzip2 > c.txt.bz2
+mkdir m && printf 'member PM_RESUME\n' > m/f.txt && tar cJf e.tar.xz m && rm -rf m
+if command -v zstd >/dev/null 2>&1; then printf 'in zst PM_RESUME\n' | zstd -q > b.txt.zst; fi
+cd "$W"
+expect "-z xz, bz2, zst, tar.xz" 0 wap grep -z PM_RESUME arch2
+has "xz" "$OUT" "arch2/a.txt.xz:1:in xz PM_RESUME"
+has "bz2" "$OUT" "arch2/c.txt.bz2:1:in bz2 PM_RESUME"
+has "tar.xz member" "$OUT" "arch2/e.tar.xz//m/f.txt:1:member PM_RESUME"
+if command -v zstd >/dev/null 2>&1; then has "zst" "$OUT" "arch2/b.txt.zst:1:in zst PM_RESUME"; fi
+rm -rf arch arch2
 
 # --- replace
 expect "--replace shows" 0 wap grep 'PM_(\w+)' -r 'pm_$1' src/a.c
