@@ -44,9 +44,16 @@ static void out_send(void *arg, const json_t *msg)
 	free(line);
 }
 
+/* Calls queued or running at most: past it the reader stops reading, so a
+ * client that floods without reading its replies cannot grow the queue. */
+#define MAX_PENDING 256
+
 struct ctx {
 	struct wap_mcp_session *s;
 	struct out *out;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int pending;
 };
 
 struct job {
@@ -69,6 +76,10 @@ static void run_job(void *arg)
 		out_send(j->ctx->out, reply);
 	json_decref(reply);
 	json_decref(j->msg);
+	pthread_mutex_lock(&j->ctx->mu);
+	j->ctx->pending--;
+	pthread_cond_signal(&j->ctx->cv);
+	pthread_mutex_unlock(&j->ctx->mu);
 	free(j);
 }
 
@@ -110,9 +121,17 @@ static void handle_line(struct ctx *c, struct wap_workers *w, const struct wap_r
 		if (j) {
 			j->ctx = c;
 			j->msg = v;
+			pthread_mutex_lock(&c->mu);
+			while (c->pending >= MAX_PENDING)
+				pthread_cond_wait(&c->cv, &c->mu);
+			c->pending++;
+			pthread_mutex_unlock(&c->mu);
 			wap_mcp_expect(c->s, m.id);
 			if (!wap_workers_submit(w, run_job, j))
 				return;
+			pthread_mutex_lock(&c->mu);
+			c->pending--;
+			pthread_mutex_unlock(&c->mu);
 			free(j);
 		}
 	}
@@ -141,6 +160,9 @@ int wap_stdio_serve(struct wap_mcp_server *srv, const struct wap_stdio_opts *o)
 	snprintf(sid, sizeof(sid), "stdio-%ld", (long)getpid());
 	c.s = wap_mcp_session_new(srv, sid);
 	c.out = &out;
+	c.pending = 0;
+	pthread_mutex_init(&c.mu, NULL);
+	pthread_cond_init(&c.cv, NULL);
 	w = wap_workers_new(o->workers > 0 ? o->workers : 4);
 	for (;;) {
 		ssize_t n;
@@ -197,6 +219,8 @@ int wap_stdio_serve(struct wap_mcp_server *srv, const struct wap_stdio_opts *o)
 	wap_workers_free(w);
 	wap_mcp_session_cancel_all(c.s);
 	wap_mcp_session_unref(c.s);
+	pthread_mutex_destroy(&c.mu);
+	pthread_cond_destroy(&c.cv);
 	pthread_mutex_destroy(&out.mu);
 	free(buf);
 	return rc;
