@@ -537,6 +537,14 @@ static int glob_cli(struct wap_ws *ws, json_t *req, bool json)
 	return status;
 }
 
+static const char glob_schema[] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+	"\"path\":{\"type\":\"string\"},\"isDirectory\":{\"type\":\"boolean\"},"
+	"\"mtime\":{\"type\":\"string\"}},\"required\":[\"path\",\"isDirectory\",\"mtime\"]}},"
+	"\"isTruncated\":{\"type\":\"boolean\"},\"totalFound\":{\"type\":\"integer\"}},"
+	"\"required\":[\"files\",\"isTruncated\",\"totalFound\"]}";
+
 const struct wap_applet wap_applet_glob = {
 	.name = "glob",
 	.summary = wap_summary_glob,
@@ -546,5 +554,6 @@ const struct wap_applet wap_applet_glob = {
 	.op = glob_op,
 	.render = glob_render,
 	.cli_main = glob_cli,
+	.output_schema = glob_schema,
 	.flags = WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT | WAP_APPLET_EXIT2,
 };

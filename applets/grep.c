@@ -1891,6 +1891,24 @@ static int grep_cli(struct wap_ws *ws, json_t *req, bool json)
 	return status;
 }
 
+/* MCP outputSchema: one shape per mode (lines, -l, -c, --write), so
+ * nothing is required but the object itself */
+static const char grep_schema[] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"matches\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+	"\"path\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\"},"
+	"\"matchText\":{\"type\":\"string\"},"
+	"\"contextBefore\":{\"type\":\"array\"},\"contextAfter\":{\"type\":\"array\"}},"
+	"\"required\":[\"path\",\"line\",\"matchText\",\"contextBefore\",\"contextAfter\"]}},"
+	"\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+	"\"counts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+	"\"path\":{\"type\":\"string\"},\"count\":{\"type\":\"integer\"}}}},"
+	"\"count\":{\"type\":\"integer\"},"
+	"\"isTruncated\":{\"type\":\"boolean\"},\"totalMatches\":{\"type\":\"integer\"},"
+	"\"totalFiles\":{\"type\":\"integer\"},\"filesSearched\":{\"type\":\"integer\"},"
+	"\"filesWithMatches\":{\"type\":\"integer\"},"
+	"\"binaryFilesSkipped\":{\"type\":\"integer\"}}}";
+
 const struct wap_applet wap_applet_grep = {
 	.name = "grep",
 	.summary = wap_summary_grep,
@@ -1901,5 +1919,6 @@ const struct wap_applet wap_applet_grep = {
 	.render = grep_render,
 	.cli_prep = grep_prep,
 	.cli_main = grep_cli,
+	.output_schema = grep_schema,
 	.flags = WAP_APPLET_EXIT2,	/* not read-only: --write rewrites files */
 };

@@ -146,12 +146,29 @@ static void test_jsonl(void **state)
 	free(got);
 }
 
+/* the output schemas parse and describe what the ops return */
+static void test_schemas(void **state)
+{
+	const char *const names[] = { "grep", "glob" };
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		const struct wap_applet *a = wap_applet_find(names[i]);
+		json_error_t je;
+		json_t *s = json_loads(a->output_schema, 0, &je);
+		if (!s)
+			fail_msg("%s output schema: %s", names[i], je.text);
+		assert_string_equal(json_string_value(json_object_get(s, "type")), "object");
+		json_decref(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_jsonl),
+		cmocka_unit_test(test_schemas),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
