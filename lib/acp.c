@@ -34,6 +34,7 @@
 #define ACP_MAX_MESSAGE		(16u << 20)
 #define ACP_MAX_QUEUE		(8u << 20)	/* bytes of notifications queued per client */
 #define ACP_MAX_AUTH_FAILURES	5
+#define ACP_MAX_CLIENTS		256	/* connections at once (a thread each) */
 
 #define RPC_PARSE	-32700
 #define RPC_INVALID_REQ	-32600
@@ -2050,6 +2051,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		if (!origin_ok(a, wsi)) {
 			log_line(a, "ws: connection refused: Origin not in allowedOrigins");
+			return 1;
+		}
+		if (a->nconns >= ACP_MAX_CLIENTS) {
+			log_line(a, "ws: connection refused: %d clients already", ACP_MAX_CLIENTS);
 			return 1;
 		}
 		break;

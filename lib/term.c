@@ -491,6 +491,9 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 			"Terminal access is disabled (security.allowTerminalAccess)");
 	if (argv && (!argv[0] || !*argv[0]))
 		return wap_err_set(err, WAP_E_INVALID, "Missing command");
+	if (wap_term_count(ts) >= WAP_TERM_MAX)
+		return wap_err_set(err, WAP_E_TOO_LARGE,
+			"Too many terminals (%d): dispose or release some first", WAP_TERM_MAX);
 	if (argv ? wap_term_check_command(ts->ws, argv[0], err) < 0 : check_shell(ts->ws, default_shell(), err) < 0)
 		return -1;
 	if (o->cwd && *o->cwd) {

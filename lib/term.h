@@ -32,6 +32,7 @@
 #define WAP_TERM_DEFAULT_LINES	1000
 #define WAP_TERM_MAX_BYTES	(1u << 20)	/* shell terminals: 1 MiB at most */
 #define WAP_TERM_ID_LEN		32
+#define WAP_TERM_MAX		64		/* terminals per set */
 
 struct wap_terms;
 
@@ -64,7 +65,7 @@ struct wap_terms *wap_terms_new(const struct wap_ws *ws, wap_term_output_fn out,
 void wap_terms_free(struct wap_terms *ts);
 
 /* Start a terminal; its id ("term-N") is written to ID.  It becomes the
- * active terminal. */
+ * active terminal.  At most WAP_TERM_MAX per set (SIZE_LIMIT_EXCEEDED). */
 int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 		    char id[WAP_TERM_ID_LEN], struct wap_err *err);
 

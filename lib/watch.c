@@ -467,6 +467,18 @@ int wap_watch_add(struct wap_watch *w, const char *pattern, char id[WAP_WATCH_ID
 		return -1;
 	}
 	pthread_mutex_lock(&w->mu);
+	{
+		size_t n = 0;
+		for (struct pattern *q = w->pats; q; q = q->next)
+			n++;
+		if (n >= WAP_WATCH_MAX_PATTERNS) {
+			pthread_mutex_unlock(&w->mu);
+			wap_glob_free(p->g);
+			free(p);
+			return wap_err_set(err, WAP_E_TOO_LARGE,
+				"Too many watchers (%d): unwatch some first", WAP_WATCH_MAX_PATTERNS);
+		}
+	}
 	if (!w->started) {
 		struct wap_err e2 = { 0 };
 		int fd = wap_ws_open(w->ws, ".", O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, &e2);

@@ -24,6 +24,7 @@
 #define WAP_WATCH_COALESCE_MS	100
 #define WAP_WATCH_ID_LEN	32
 #define WAP_WATCH_MAX_DIRS	8192	/* inotify watches per watcher */
+#define WAP_WATCH_MAX_PATTERNS	64
 
 struct wap_watch;
 
@@ -35,7 +36,7 @@ struct wap_watch *wap_watch_new(const struct wap_ws *ws, wap_watch_fn cb, void *
 void wap_watch_free(struct wap_watch *w);
 
 /* Register PATTERN; its id ("watch-N") goes to ID.  INVALID_ARGUMENT for a
- * bad glob. */
+ * bad glob; SIZE_LIMIT_EXCEEDED past WAP_WATCH_MAX_PATTERNS. */
 int wap_watch_add(struct wap_watch *w, const char *pattern, char id[WAP_WATCH_ID_LEN],
 		  struct wap_err *err);
 

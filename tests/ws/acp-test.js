@@ -301,6 +301,63 @@ async function rateLimit(c) {
   ok(r2.result && r2.result.exists, 'requests pass again a second later', r2);
 }
 
+// hostile input: the server answers every malformed message and stays up
+async function hostile(c) {
+  const bad = ['', '{', 'null', '1', '"x"', '[1,2]', '{"jsonrpc":"2.0"}', '{"jsonrpc":"2.0","id":{},"method":"fs.exists"}',
+    '{"jsonrpc":"2.0","id":1,"method":5}', '{"jsonrpc":"2.0","id":1,"method":"fs.readFile","params":{"path":5}}',
+    '{"jsonrpc":"2.0","id":1,"method":"fs.readFile","params":{"path":"a\u0000b"}}',
+    '{"jsonrpc":"2.0","id":1,"method":"terminal.sendText","params":{"terminalId":[],"text":1}}',
+    '{"jsonrpc":"2.0","id":1,"method":"editor.insertText","params":{"path":"x","position":{"line":-1,"character":"a"},"text":"t"}}',
+    '{"jsonrpc":"2.0","id":1,"method":"editor.applyEdits","params":{"path":"x","edits":[{}]}}',
+    '{"jsonrpc":"2.0","id":1,"method":"fs.watchFiles","params":{"pattern":"**/[z-a]"}}',
+    '{"jsonrpc":"2.0","id":1,"method":"search.findInFiles","params":{"query":"(","options":{"useRegex":true}}}',
+    '{"jsonrpc":"2.0","id":1,"method":"fs.listDirectory","params":{"path":"../.."}}',
+    '[' + '{"jsonrpc":"2.0","id":1,"method":"fs.exists","params":{"path":"."}},'.repeat(20) + '1]',
+    '{"jsonrpc":"2.0","id":1,"method":"fs.readFile","params":{"path":"' + 'a/'.repeat(3000) + '"}}'];
+  let answered = 0;
+  for (const b of bad) {
+    const r = await c.rawCall(b, 3000);
+    if (!r.timeout && (Array.isArray(r) || r.error || r.result !== undefined)) answered++;
+    else console.log('# no answer to ' + b.slice(0, 80) + ': ' + JSON.stringify(r).slice(0, 200));
+  }
+  ok(answered === bad.length, `every malformed message is answered (${answered}/${bad.length})`);
+  let r = await c.call('fs.readFile', { path: 5 });
+  ok(errOf(r).code === -32602, 'a path of the wrong type is -32602', r);
+  r = await c.call('state.getWorkspace');
+  ok(r.result && r.result.folders, 'the server still answers');
+  // big messages: 900 KiB round-trips; 2 MiB is written but over the read limit
+  const big = 'é'.repeat(450 << 10);
+  r = await c.call('fs.writeFile', { path: 'big.txt', content: big });
+  ok(r.result && r.result.success, 'a 900 KiB write', r.error);
+  r = await c.call('fs.readFile', { path: 'big.txt' });
+  ok(r.result && r.result.content === big, 'a 900 KiB read');
+  r = await c.call('fs.writeFile', { path: 'big.txt', content: big + big + big });
+  ok(r.result && r.result.success, 'a 2.7 MiB write', r.error);
+  r = await c.call('fs.readFile', { path: 'big.txt' });
+  ok(errOf(r).code === -32602 && errOf(r).data.code === 'SIZE_LIMIT_EXCEEDED', 'reading past maxFileSize is -32602 SIZE_LIMIT_EXCEEDED', r.error);
+  fs.unlinkSync(path.join(ws, 'big.txt'));
+}
+
+async function limits(c) {
+  const ids = [];
+  await sleep(1100);	// a fresh rate-limit second
+  let r = await c.call('terminal.list');
+  const have = r.result.terminals.length;
+  for (let i = have; i < 64; i++) {
+    r = await c.call('terminal.create', {});
+    if (r.result) ids.push(r.result.terminalId);
+  }
+  ok(ids.length === 64 - have, '64 terminals', ids.length);
+  r = await c.call('terminal.create', {});
+  ok(errOf(r).code === -32602 && /Too many terminals/.test(errOf(r).message), 'the 65th is refused', r);
+  await sleep(1100);
+  for (const id of ids) await c.call('terminal.dispose', { terminalId: id });
+  await sleep(1100);
+  r = await c.call('terminal.list');
+  ok(r.result && r.result.terminals.length === have, 'all disposed', r);
+  await sleep(1100);
+}
+
 async function main() {
   await authFlow();
   const c = await auth();
@@ -311,6 +368,8 @@ async function main() {
   await gitMethods(c);
   await terminalMethods(c);
   await watchMethods(c);
+  await hostile(c);
+  await limits(c);
   await rateLimit(c);
   await c.close();
 }
