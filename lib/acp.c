@@ -2004,6 +2004,24 @@ static void log_line(struct wap_acp *a, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Stop the worker and end the session (terminals killed, watchers
+ * stopped): after this no other thread touches C. */
+static void conn_stop(struct conn *c)
+{
+	if (c->worker_on) {
+		pthread_mutex_lock(&c->mu);
+		c->stopping = true;
+		pthread_cond_signal(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		if (c->s)
+			c->s->cancelled = 1;	/* an approval or a long op gives up */
+		pthread_join(c->worker, NULL);
+		c->worker_on = false;
+	}
+	wap_acp_session_free(c->s);
+	c->s = NULL;
+}
+
 static void conn_free(struct conn *c)
 {
 	struct wap_acp *a = c->a;
@@ -2014,23 +2032,12 @@ static void conn_free(struct conn *c)
 			a->nconns--;
 			break;
 		}
-	if (c->worker_on) {
-		pthread_mutex_lock(&c->mu);
-		c->stopping = true;
-		pthread_cond_signal(&c->cv);
-		pthread_mutex_unlock(&c->mu);
-		if (c->s)
-			c->s->cancelled = 1;	/* an approval or a long op gives up */
-		pthread_join(c->worker, NULL);
-	}
+	conn_stop(c);
 	while (c->in_head) {
 		struct inmsg *m = c->in_head;
 		c->in_head = m->next;
 		free(m);
 	}
-	/* Kills the terminals and joins their threads, which may still
-	 * queue notifications into c: free c only after. */
-	wap_acp_session_free(c->s);
 	while (c->head) {
 		struct qmsg *q = c->head;
 		c->head = q->next;
@@ -2239,6 +2246,9 @@ static void serve_loop(struct wap_acp *a)
 			break;
 		lws_service(a->ctx, 0);
 	}
+	/* No thread may wake the context while it is destroyed. */
+	for (struct conn *c = a->conns; c; c = c->next)
+		conn_stop(c);
 	lws_sul_cancel(&a->sul);
 	a->closing = true;
 	lws_context_destroy(a->ctx);	/* closes every client: their terminals die */
