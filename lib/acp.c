@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libwebsockets.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -74,6 +75,7 @@ struct wap_acp {
 	struct wap_err start_err;
 	lws_sorted_usec_list_t sul;
 	volatile bool closing;		/* the context is being destroyed */
+	char addr[64];			/* the host, resolved */
 };
 
 struct wap_acp_session {
@@ -2194,7 +2196,17 @@ static void tick(lws_sorted_usec_list_t *sul)
 static int listen_ctx(struct wap_acp *a, struct wap_err *err)
 {
 	struct lws_context_creation_info info;
+	struct addrinfo hints = { .ai_flags = AI_NUMERICSERV, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	bool v6;
 
+	/* libwebsockets wants an address (or an interface name): resolve
+	 * a host name such as "localhost" first. */
+	if (getaddrinfo(a->o.host, NULL, &hints, &ai) == 0 && ai) {
+		if (getnameinfo(ai->ai_addr, ai->ai_addrlen, a->addr, sizeof(a->addr), NULL, 0, NI_NUMERICHOST) == 0)
+			a->o.host = a->addr;
+		freeaddrinfo(ai);
+	}
+	v6 = strchr(a->o.host, ':') != NULL;
 	memset(&info, 0, sizeof(info));
 	lws_set_log_level(LLL_ERR, NULL);
 	info.port = a->o.port;
@@ -2203,8 +2215,7 @@ static int listen_ctx(struct wap_acp *a, struct wap_err *err)
 	info.user = a;
 	info.gid = -1;
 	info.uid = -1;
-	info.options = LWS_SERVER_OPTION_DISABLE_IPV6 * (strchr(a->o.host, ':') == NULL) |
-		       LWS_SERVER_OPTION_VALIDATE_UTF8;
+	info.options = LWS_SERVER_OPTION_DISABLE_IPV6 * !v6 | LWS_SERVER_OPTION_VALIDATE_UTF8;
 	info.timeout_secs = 30;
 	info.ka_time = 0;
 	a->ctx = lws_create_context(&info);
@@ -2218,7 +2229,8 @@ static int listen_ctx(struct wap_acp *a, struct wap_err *err)
 		return wap_err_set(err, WAP_E_FAILED, "Cannot listen on ws://%s:%d", a->o.host, a->o.port);
 	}
 	lws_sul_schedule(a->ctx, 0, &a->sul, tick, 100 * LWS_US_PER_MS);
-	log_line(a, "Agent Control Protocol on ws://%s:%d (token in %s)", a->o.host, a->port, a->token_file);
+	log_line(a, "Agent Control Protocol on ws://%s%s%s:%d (token in %s)", v6 ? "[" : "", a->o.host,
+		 v6 ? "]" : "", a->port, a->token_file);
 	return 0;
 }
 

@@ -162,3 +162,8 @@ grep -v '^#' "$T/both.tap" | sed 's/^\(not \)\{0,1\}ok [0-9]* - /&with --http: /
 wait $BOTH; st=$?
 same "--http and --ws: SIGTERM stops both, exit 0" "$st" 0
 if [ -n "$shell" ] && ! kill -0 "$shell" 2>/dev/null; then ok "with --http: the terminal's shell was killed"; else fail "with --http: the terminal's shell ($shell) survived"; fi
+wap serve --ws localhost:0 --token-file "$T/named.token" --root "$W" 2>"$T/named.log" &
+PID=$!
+for _ in $(seq 50); do grep -q 'on ws://' "$T/named.log" && break; sleep 0.1; done
+has "--ws localhost: a host name is resolved" "$(cat "$T/named.log")" "on ws://127.0.0.1:"
+kill $PID; wait $PID
