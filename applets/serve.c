@@ -38,7 +38,9 @@
  * create_directory, get_file_info, search_files, with the Language
  * Operator workspace tool's texts), opencode (bash, read, write, edit,
  * glob, grep, git), acp (fs/read_text_file and fs/write_text_file of the
- * Agent Client Protocol, as JSON-RPC methods).
+ * Agent Client Protocol, as JSON-RPC methods, and its terminal/create,
+ * terminal/output, terminal/wait_for_exit, terminal/kill and
+ * terminal/release: commands on pipes, output kept to outputByteLimit).
  *
  * With --ws, the Agent Control Protocol (JSON-RPC 2.0 over WebSocket,
  * `category.method` names): the server sends auth.challenge {nonce}, the
