@@ -182,6 +182,8 @@ struct gctx {
 	int sort;
 	struct wap_globset include, types;
 	volatile sig_atomic_t *cancelled;
+	const struct wap_call *call;	/* progress reports */
+	struct timespec last_progress;
 	struct wk *wks;
 	int nw;
 
@@ -1045,6 +1047,27 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* MCP notifications/progress for a long search: from the calling thread
+ * (worker 0) only, at most four a second */
+static void progress(struct gctx *g, struct wk *w)
+{
+	struct timespec now;
+	size_t done = 0;
+	char msg[64];
+
+	if (!g->call->progress || w->searched % 256)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - g->last_progress.tv_sec) * 1000 +
+	    (now.tv_nsec - g->last_progress.tv_nsec) / 1000000 < 250)
+		return;
+	g->last_progress = now;
+	for (int i = 0; i < g->nw; i++)
+		done += __atomic_load_n(&g->wks[i].searched, __ATOMIC_RELAXED);
+	snprintf(msg, sizeof(msg), "%zu files searched", done);
+	g->call->progress(g->call->arg, (double)done, 0, msg);
+}
+
 static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 {
 	struct gctx *g = arg;
@@ -1086,7 +1109,7 @@ static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 			return 0;
 		}
 		madvise(map, st.st_size, MADV_SEQUENTIAL);
-		w->searched++;
+		__atomic_add_fetch(&w->searched, 1, __ATOMIC_RELAXED);
 		w->bytes += st.st_size;
 		if (g->archives && is_archive(map, st.st_size))
 			search_archive(g, w, e->path, map, st.st_size, fd);
@@ -1100,8 +1123,10 @@ static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 		close(fd);
 		return 0;
 	}
-	w->searched++;
+	__atomic_add_fetch(&w->searched, 1, __ATOMIC_RELAXED);
 	w->bytes += n;
+	if (e->worker == 0)
+		progress(g, w);
 	if (g->archives && is_archive((unsigned char *)w->buf, n))
 		search_archive(g, w, e->path, w->buf, n, fd);
 	else
@@ -1311,6 +1336,7 @@ static int grep_exec(struct wap_call *call, const json_t *req, json_t **res, str
 	g.mode = mode;
 	g.ws = call->ws;
 	g.cancelled = call->cancelled;
+	g.call = call;	/* last_progress 0: the first report comes at once */
 	g.maxline = call->ws->lim.max_line_len;
 	pthread_mutex_init(&g.mu, NULL);
 	if (wap_req_str(req, "pattern", &pattern, err) < 0 ||

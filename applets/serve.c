@@ -11,14 +11,18 @@
  * DELETE ends a session) and GET /health, on 127.0.0.1 unless told.
  * Every tool is the applet of the same name, its arguments the applet's
  * long options in snake_case; results carry structuredContent (what
- * `wap APPLET --json` prints) and the text rendering.
+ * `wap APPLET --json` prints) and the text rendering; a failed call is a
+ * result with isError and the WAP error object as its text.  Calls run on
+ * --workers threads, so over stdio replies may come in another order than
+ * the requests (their ids match them); notifications/cancelled stops a
+ * call, and a call that sends a progressToken gets notifications/progress.
  *
  * options:
  *   --http HOST:PORT        serve Streamable HTTP at /mcp (e.g. 127.0.0.1:8765)
  *   --profile NAME          tool set: wap (default), wap-1.0, langop, opencode, acp
  *   --audit FILE            append one JSON line per operation to FILE (- for stderr)
  *   --token TOKEN           HTTP: require Authorization: Bearer TOKEN (default $WAP_TOKEN)
- *   --roots-from-client     narrow the root to the client's first root (roots/list)
+ *   --roots-from-client     stdio: narrow the root to the client's first root inside it
  *   --allowed-hosts HOST    HTTP: also accept this Host (repeatable, or comma-separated)
  *   --allowed-origins ORIGIN  HTTP: also accept this Origin (repeatable, or comma-separated)
  *   --workers N             threads running tool calls (default 4)
@@ -53,8 +57,8 @@
  *
  * HTTP security: Host and Origin (when sent) must be localhost, 127.0.0.1
  * or [::1] (any port) or named by --allowed-hosts / --allowed-origins,
- * else 403; with a token, a request without the right Bearer token gets
- * 401.
+ * else 403; with a token, a request to /mcp without the right Bearer token
+ * gets 401 (/health stays open).
  *
  * examples:
  *   wap serve --root ~/src/project
@@ -219,6 +223,20 @@ static int ws_addr(const char *spec, char *host, size_t hn, int *port)
 	return 0;
 }
 
+static void http_listening(const char *host, int port, const char *profile)
+{
+	bool v6 = strchr(host, ':') != NULL;
+
+	fprintf(stderr, "wap serve: MCP at http://%s%s%s:%d/mcp (profile %s)\n",
+		v6 ? "[" : "", host, v6 ? "]" : "", port, profile);
+	fflush(stderr);
+}
+
+static void http_log(const char *line)
+{
+	fprintf(stderr, "wap serve: libwebsockets: %s", line);
+}
+
 static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 {
 	struct serve_cfg cfg;
@@ -290,7 +308,11 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 			.allowed_origins = cfg.allowed_origins,
 			.workers = cfg.workers,
 			.lim.max_message = (size_t)cfg.max_message,
+			.on_listen = http_listening,
+			.log = http_log,
 		};
+		if (getenv("WAP_MCP_SESSION_IDLE"))	/* tests of expiry */
+			h.session_idle_s = atoi(getenv("WAP_MCP_SESSION_IDLE"));
 		srv.transport = "http";
 		if (wap_http_serve(&srv, &h, &err)) {
 			fprintf(stderr, "wap serve: %s\n", err.msg);

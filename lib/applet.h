@@ -58,10 +58,10 @@ enum wap_opttype {
 #define WAP_OPT_REQ	2u	/* required */
 #define WAP_OPT_REST	4u	/* positional STRS taking the rest, "--" included */
 #define WAP_OPT_CLI	8u	/* CLI only: not in the tool schema */
-#define WAP_OPT_KV	16u	/* STRS of "K=V" that a JSON request may also give as
-				 * an object of strings ({"K": "V"}) */
-#define WAP_OPT_DASHDASH 32u	/* positional STRS: a "--" on the command line is kept
+#define WAP_OPT_DASHDASH 16u	/* positional STRS: a "--" on the command line is kept
 				 * in it (options after it still parse before it) */
+#define WAP_OPT_KV	32u	/* STRS of "K=V" that a JSON request may also give as
+				 * an object of strings ({"K": "V"}) */
 
 struct wap_opt {
 	const char *name;	/* long option ("max-results") or positional name ("path") */

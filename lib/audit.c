@@ -1,5 +1,7 @@
 /* audit.c - one JSON line per operation, never contents. */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +12,7 @@
 #include "file.h"
 
 struct wap_audit {
-	FILE *f;
-	bool own;
+	FILE *f;		/* owned */
 	pthread_mutex_t mu;
 };
 
@@ -117,15 +118,18 @@ struct wap_audit *wap_audit_open(const char *file, struct wap_err *err)
 		return NULL;
 	}
 	if (!strcmp(file, "-")) {
-		a->f = stderr;
+		/* the caller asked for the log on fd 2: a stream of our own on it */
+		int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		a->f = fd >= 0 ? fdopen(fd, "a") : NULL;
+		if (!a->f && fd >= 0)
+			close(fd);
 	} else {
 		a->f = fopen(file, "ae");
-		if (!a->f) {
-			wap_err_set(err, WAP_E_FAILED, "cannot open the audit log %s: %s", file, strerror(errno));
-			free(a);
-			return NULL;
-		}
-		a->own = true;
+	}
+	if (!a->f) {
+		wap_err_set(err, WAP_E_FAILED, "cannot open the audit log %s: %s", file, strerror(errno));
+		free(a);
+		return NULL;
 	}
 	pthread_mutex_init(&a->mu, NULL);
 	return a;
@@ -135,8 +139,7 @@ void wap_audit_close(struct wap_audit *a)
 {
 	if (!a)
 		return;
-	if (a->own)
-		fclose(a->f);
+	fclose(a->f);
 	pthread_mutex_destroy(&a->mu);
 	free(a);
 }

@@ -893,10 +893,12 @@ static int parse_listen(const char *s, char *host, size_t n, int *port)
 	return 0;
 }
 
-static void lws_log_stderr(int level, const char *line)
+static void (*log_fn)(const char *line);
+
+static void lws_log(int level, const char *line)
 {
-	if (level & (LLL_ERR | LLL_WARN))
-		fprintf(stderr, "wap serve: lws: %s", line);
+	if ((level & (LLL_ERR | LLL_WARN)) && log_fn)
+		log_fn(line);
 }
 
 int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, struct wap_err *err)
@@ -919,7 +921,8 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 		rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
 		goto out;
 	}
-	lws_set_log_level(LLL_ERR, lws_log_stderr);
+	log_fn = o->log;
+	lws_set_log_level(LLL_ERR, lws_log);
 	memset(&info, 0, sizeof(info));
 	info.port = port;
 	info.iface = strcmp(host, "0.0.0.0") && strcmp(host, "::") ? host : NULL;
@@ -935,13 +938,9 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 		rc = wap_err_set(err, WAP_E_FAILED, "cannot listen on %s", o->listen);
 		goto out;
 	}
-	{
+	if (o->on_listen) {
 		struct lws_vhost *vh = lws_get_vhost_by_name(h.ctx, "default");
-		int real = vh ? lws_get_vhost_listen_port(vh) : port;
-		fprintf(stderr, "wap serve: MCP at http://%s%s%s:%d/mcp (profile %s)\n",
-			strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", real,
-			srv->profile->name);
-		fflush(stderr);
+		o->on_listen(host, vh ? lws_get_vhost_listen_port(vh) : port, srv->profile->name);
 	}
 	stop_flag = 0;
 	stop_ctx = h.ctx;

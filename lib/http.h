@@ -26,6 +26,11 @@ struct wap_http_opts {
 	struct wap_rpc_limits lim;
 	int max_sessions;		/* 0: 1000 */
 	int session_idle_s;		/* 0: 3600 */
+	/* Told where the server listens once it does (PORT is the real one
+	 * for port 0); may be NULL.  lib/ prints nothing itself. */
+	void (*on_listen)(const char *host, int port, const char *profile);
+	/* Warnings and errors of libwebsockets, one line each; may be NULL. */
+	void (*log)(const char *line);
 };
 
 /* Serve until SIGINT/SIGTERM.  Returns 0, or -1 with err (cannot listen). */

@@ -589,6 +589,8 @@ static const struct wap_argmap w10_info[] = { { NULL } };
 
 #define META_SCHEMA "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"size\":{\"type\":\"number\"}," \
 	"\"isDirectory\":{\"type\":\"boolean\"},\"lastModified\":{\"type\":\"string\"}}}"
+/* a double quote, so that key names stand out in the JSON texts below */
+#define Q "\""
 #define STRS "{\"type\":\"array\",\"items\":{\"type\":\"string\"}}"
 
 static const struct wap_ptool w10_tools[] = {
@@ -651,16 +653,16 @@ static const struct wap_ptool w10_tools[] = {
 	  "\"totalMatches\":{\"type\":\"number\"}}}",
 	  w10_search, NULL, NULL, NULL, 0 },
 	{ "executeCommand", "exec", "Execute command",
-	  "Executes a shell command in the workspace and returns stdout, stderr and the exit code (a "
+	  "Executes a shell command in the workspace and returns its standard output, standard error and exit code (a "
 	  "non-zero exit code is a result, not an error). Output is capped per stream.",
 	  "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\",\"description\":\"Command to execute\"},"
 	  "\"workingDirectory\":{\"type\":\"string\",\"description\":\"Working directory (default: workspace root)\"},"
 	  "\"timeout\":{\"type\":\"integer\",\"description\":\"Timeout in milliseconds\"},"
 	  "\"environment\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},\"description\":\"Environment variables\"}},"
 	  "\"required\":[\"command\"],\"additionalProperties\":false}",
-	  "{\"type\":\"object\",\"properties\":{\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"
+	  "{\"type\":\"object\",\"properties\":{" Q "stdout" Q ":{\"type\":\"string\"}," Q "stderr" Q ":{\"type\":\"string\"},"
 	  "\"exitCode\":{\"type\":\"number\"},\"isOutputTruncated\":{\"type\":\"boolean\"},\"durationMs\":{\"type\":\"number\"}},"
-	  "\"required\":[\"stdout\",\"stderr\",\"exitCode\",\"isOutputTruncated\",\"durationMs\"]}",
+	  "\"required\":[" Q "stdout" Q "," Q "stderr" Q ",\"exitCode\",\"isOutputTruncated\",\"durationMs\"]}",
 	  w10_exec, NULL, res_wap_exec, NULL, 0 },
 	{ "getWorkspaceInfo", "info", "Workspace info",
 	  "Retrieves information about the workspace, including the root, default exclusions and limits.",
@@ -699,7 +701,7 @@ static const struct wap_argmap oc_grep[] = {
 static const struct wap_ptool oc_tools[] = {
 	{ "bash", "exec", "Run a shell command",
 	  "Executes a bash command in the workspace with an optional timeout (milliseconds) and working "
-	  "directory. Returns stdout, stderr and the exit code; output is capped per stream.",
+	  "directory. Returns the standard output, standard error and exit code; output is capped per stream.",
 	  "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\",\"description\":\"The command to execute\"},"
 	  "\"timeout\":{\"type\":\"integer\",\"description\":\"Optional timeout in milliseconds\"},"
 	  "\"workdir\":{\"type\":\"string\",\"description\":\"The working directory (default: the workspace root)\"},"

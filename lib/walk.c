@@ -296,7 +296,7 @@ static void do_dir(struct worker *wk, struct job *j)
 		wap_sb_addc(pathp, '/');
 	}
 	plen = pathp->len;
-	for (size_t i = 0; i < n && !w->stop; i++) {
+	for (size_t i = 0; i < n && !__atomic_load_n(&w->stop, __ATOMIC_RELAXED); i++) {
 		struct dent *e = &ents[i];
 		unsigned char t = e->type;
 		struct wap_walk_ent ent;
@@ -381,12 +381,12 @@ report:
 				continue;
 			ent.type = WAP_WALK_DIR;
 			rc = o->dirs ? w->fn(w->arg, &ent, &cerr) : 0;
-			if (rc == 1 || (o->max_depth >= 0 && depth >= o->max_depth))
-				continue;
 			if (rc < 0) {
 				fail_with(w, &cerr);
 				break;
 			}
+			if (rc == 1 || (o->max_depth >= 0 && depth >= o->max_depth))
+				continue;
 			if (link) {
 				struct wap_err er = { 0 };
 				cfd = wap_ws_open(ws, pathp->buf, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, &er);

@@ -157,6 +157,16 @@ S2="-H mcp-session-id:$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')"
 post "@$T/big" $S2
 same "a message over --max-message is 413" "$CODE" 413
 
+# idle sessions expire
+WAP_MCP_SESSION_IDLE=1 start "$T/s7.log"
+post "$INIT"
+S7="-H mcp-session-id:$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')"
+post '{"jsonrpc":"2.0","id":2,"method":"ping"}' $S7
+same "a fresh session answers" "$CODE" 200
+sleep 2.2
+post '{"jsonrpc":"2.0","id":2,"method":"ping"}' $S7
+same "an expired session is 404" "$CODE" 404
+
 # tokens and widened allow-lists
 start "$T/s3.log" --token s3cret --allowed-hosts myhost.lan,other.lan --allowed-origins https://app.example
 post "$INIT"

@@ -5,6 +5,7 @@ A scenario file holds:
   # args: --profile langop        extra arguments for wap serve
   # needs: read write             applets that must be built in (else SKIP)
   # env: NAME=VALUE               environment for the server
+  # config: {JSON}                the server's config file ($WAP_CONFIG)
   > TEXT                          a line sent to the server as it is
   < JSON                          an expected message
 Expected messages with an id are matched to the reply with the same id;
@@ -59,6 +60,8 @@ def parse(path):
                 sc["args"] += line[7:].split()
             elif line.startswith("# needs:"):
                 sc["needs"] += line[8:].split()
+            elif line.startswith("# config:"):
+                sc["config"] = line[9:].strip()
             elif line.startswith("# env:"):
                 k, _, v = line[6:].strip().partition("=")
                 sc["env"][k] = v
@@ -149,6 +152,11 @@ def run(wap, sc, root):
     env = dict(os.environ, WAP_ROOT=root)
     env.pop("WAP_CONFIG", None)
     env.update(sc["env"])
+    if sc.get("config"):
+        cfg = os.path.join(os.path.dirname(root), "config.json")
+        with open(cfg, "w") as f:
+            f.write(sc["config"])
+        env["WAP_CONFIG"] = cfg
     data = "".join(s + "\n" for s in sc["send"]).encode()
     extra = [] if "--workers" in sc["args"] else ["--workers", "1"]
     p = subprocess.run([wap, "serve", "--root", root] + extra + sc["args"], input=data,

@@ -146,6 +146,54 @@ static void test_jsonl(void **state)
 	free(got);
 }
 
+static int nprogress;
+static double lastdone;
+
+static void on_progress(void *arg, double done, double total, const char *msg)
+{
+	(void)arg;
+	(void)total;
+	assert_non_null(strstr(msg, "files searched"));
+	assert_true(done >= lastdone);
+	lastdone = done;
+	nprogress++;
+}
+
+/* a long search reports progress (MCP notifications/progress) */
+static void test_progress(void **state)
+{
+	const struct wap_applet *a = wap_applet_find("grep");
+	struct wap_call call = { .ws = &ws, .progress = on_progress };
+	struct wap_err err = { 0 };
+	json_t *req = json_pack("{s:s, s:i}", "pattern", "nothing here", "threads", 1), *res = NULL;
+	char dir[600];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/many", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	for (int i = 0; i < 600; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "many/f%d.txt", i);
+		put(name, "text\n");
+	}
+	assert_int_equal(a->op(&call, req, &res, &err), 0);
+	assert_true(nprogress >= 1);
+	assert_true(lastdone >= 256);
+	json_decref(res);
+
+	/* MCP notifications/cancelled: the search stops with TIMEOUT */
+	{
+		volatile sig_atomic_t cancel = 1;
+		call.cancelled = &cancel;
+		res = NULL;
+		assert_int_equal(a->op(&call, req, &res, &err), -1);
+		assert_null(res);
+		assert_int_equal(err.kind, WAP_E_TIMEOUT);
+		wap_err_release(&err);
+	}
+	json_decref(req);
+}
+
 /* the output schemas parse and describe what the ops return */
 static void test_schemas(void **state)
 {
@@ -169,6 +217,7 @@ int main(void)
 		cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_jsonl),
 		cmocka_unit_test(test_schemas),
+		cmocka_unit_test(test_progress),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

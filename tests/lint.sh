@@ -1,0 +1,21 @@
+# lint: the house rules of DESIGN §9 and STYLE.md that a grep can check.
+. tests/lib.sh
+# banned libc calls (as git's banned.h)
+hits=$(grep -nE '\b(strcpy|sprintf|vsprintf|strcat|gets|strtok)[[:space:]]*\(' lib/*.c applets/*.c main.c)
+same "no banned libc calls (strcpy, sprintf, strcat, gets, strtok)" "$hits" ""
+# lib/ returns errors: it never prints, exits or aborts (a forked child
+# ends with _exit, which is allowed)
+hits=$(grep -nE '(^|[^_a-z])(exit|abort|printf|puts|perror|err|errx|warn)[[:space:]]*\(' lib/*.c | grep -vE '^\S+:\s*(/\*|\*)')
+same "lib/ never prints, exits or aborts" "$hits" ""
+hits=$(grep -nE '\b(stdout|stderr)\b' lib/*.c | grep -vE '^\S+:\s*(/\*|\*)' | grep -vE 'STDOUT_FILENO|STDERR_FILENO|"stdout"|"stderr"')
+same "lib/ never writes to stdout or stderr" "$hits" ""
+# lib/ never includes anything from applets/
+hits=$(grep -n '#include "\.\./applets' lib/*.c lib/*.h)
+same "lib/ does not include applets/" "$hits" ""
+# no realpath()-and-prefix confinement
+hits=$(grep -n 'realpath(' lib/*.c applets/*.c | grep -v 'lib/ws.c')
+same "realpath() only names the root (lib/ws.c)" "$hits" ""
+# every applet is one file with a header comment of the agreed shape
+for f in applets/*.c; do
+	check "$f starts with '/* wap NAME: summary'" sh -c "head -n 1 '$f' | grep -qE '^/\* wap [a-z0-9-]+: '"
+done
