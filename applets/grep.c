@@ -43,6 +43,7 @@
  *   --write                   with --replace: rewrite every matching file atomically; result {count, files}
  *   --jsonl                   print ripgrep's --json message stream (begin, match, context, end, summary), every match
  *   -j, --threads N           search with N threads (default: one per CPU)
+ *   -n, --line-number         accepted as grep takes it: line numbers are always shown
  *
  * --json prints the WAP searchFiles result: {matches: [{path, line,
  * matchText, contextBefore, contextAfter}], isTruncated, totalMatches}
@@ -107,6 +108,7 @@ static const struct wap_opt grep_opts[] = {
 	{ "write", 0, WAP_OPT_BOOL, 0, NULL },
 	{ "jsonl", 0, WAP_OPT_BOOL, 0, NULL },
 	{ "threads", 'j', WAP_OPT_INT, 0, NULL },
+	{ "line-number", 'n', WAP_OPT_BOOL, WAP_OPT_CLI, NULL },
 	{ "pattern", 0, WAP_OPT_STR, WAP_OPT_POS, NULL },
 	{ "paths", 0, WAP_OPT_STRS, WAP_OPT_POS, NULL },
 	{ NULL }

@@ -28,6 +28,9 @@ has "file PATH" "$OUT" "src/a.c:5:PM_RESUME two"
 expect "several PATHs" 0 wap grep PM_RESUME src/a.c deep
 has "second PATH searched" "$OUT" "deep/a/b/d.txt:1:"
 
+expect "-n accepted" 0 wap grep -n PM_RESUME src
+same "-n changes nothing" "$OUT" "$(wap grep PM_RESUME src)"
+
 # --- --json: the WAP searchFiles shape
 expect "--json" 0 wap grep PM_RESUME src --json
 jcheck "searchFiles shape" "$OUT" 'set(j) >= {"matches","isTruncated","totalMatches"} and j["totalMatches"] == 2 and j["isTruncated"] is False'
