@@ -67,6 +67,7 @@
  *   wap serve --profile langop --root /workspace
  *   wap serve --ws 127.0.0.1:19876 --token-file ~/.wap-token --root ~/src/project
  */
+#include <libwebsockets.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,6 +238,18 @@ static void http_log(const char *line)
 	fprintf(stderr, "wap serve: libwebsockets: %s", line);
 }
 
+static void acp_lws_log(int level, const char *line)
+{
+	(void)level;
+	fprintf(stderr, "wap serve: libwebsockets: %s", line);
+}
+
+static void acp_log(const char *line)
+{
+	fprintf(stderr, "wap serve: %s\n", line);
+	fflush(stderr);
+}
+
 static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 {
 	struct serve_cfg cfg;
@@ -270,6 +283,7 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		struct wap_acp_opts ao = {
 			.token_file = cfg.token_file, .session_ttl = (long)cfg.session_ttl,
 			.approver = cfg.approver, .token = cfg.token, .audit = srv.audit,
+			.log = acp_log,
 		};
 		if (ws_addr(cfg.ws, host, sizeof(host), &ao.port) < 0) {
 			fprintf(stderr, "wap serve: --ws wants HOST:PORT, not '%s'\n", cfg.ws);
@@ -277,6 +291,7 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 			goto out;
 		}
 		ao.host = host;
+		lws_set_log_level(LLL_ERR, acp_lws_log);
 		if (!(acp = wap_acp_new(ws, &ao, &err))) {
 			fprintf(stderr, "wap serve: %s\n", err.msg);
 			rc = wap_err_exit(err.kind);

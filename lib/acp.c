@@ -1995,15 +1995,15 @@ static bool origin_ok(struct wap_acp *a, struct lws *wsi)
 static void log_line(struct wap_acp *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void log_line(struct wap_acp *a, const char *fmt, ...)
 {
+	char line[512];
 	va_list ap;
 
-	if (a->o.quiet)
+	if (a->o.quiet || !a->o.log)
 		return;
 	va_start(ap, fmt);
-	fputs("wap serve: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	a->o.log(line);
 }
 
 /* Stop the worker and end the session (terminals killed, watchers
@@ -2208,7 +2208,6 @@ static int listen_ctx(struct wap_acp *a, struct wap_err *err)
 	}
 	v6 = strchr(a->o.host, ':') != NULL;
 	memset(&info, 0, sizeof(info));
-	lws_set_log_level(LLL_ERR, NULL);
 	info.port = a->o.port;
 	info.iface = a->o.host;
 	info.protocols = protocols;

@@ -41,6 +41,7 @@ struct wap_acp_opts {
 	const char *approver;		/* shell command; exit 0 approves */
 	long approver_timeout_ms;	/* 0: 60000 */
 	bool quiet;			/* no log lines */
+	void (*log)(const char *line);	/* a log line (no newline); NULL: none */
 	const char *token;		/* used when the config has no "token";
 					 * NULL: a random one */
 	struct wap_audit *audit;	/* one line per method call; may be NULL */
