@@ -937,9 +937,19 @@ static bool is_archive(const unsigned char *b, size_t n)
 	return false;
 }
 
+static size_t bom_len(const char *buf, size_t len)
+{
+	return len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0;
+}
+
 static void search_one(struct gctx *g, struct wk *w, const char *path, const char *buf,
 		       size_t len, int fd)
 {
+	/* a UTF-8 byte order mark is not text (ripgrep drops it too) */
+	size_t bom = bom_len(buf, len);
+
+	buf += bom;
+	len -= bom;
 	if (!g->text && wap_text_is_binary(buf, len)) {
 		w->binary++;
 		return;
@@ -1150,8 +1160,12 @@ static int rewrite_fn(void *arg, const char *old, size_t oldlen, char **out, siz
 	struct rewrite *rw = arg;
 	struct gctx *g = rw->g;
 	struct wap_sb sb = WAP_SB_INIT;
-	size_t pos = 0, prev = 0, ls, le;
+	size_t pos = 0, prev = 0, ls, le, bom = bom_len(old, oldlen);
 
+	/* the byte order mark stays, and is not searched */
+	wap_sb_add(&sb, old, bom);
+	old += bom;
+	oldlen -= bom;
 	wap_match_begin(rw->st);
 	while (pos < oldlen && wap_match_line(g->m, rw->st, old, oldlen, pos, &ls, &le)) {
 		size_t n, c = 0;

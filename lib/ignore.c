@@ -331,6 +331,7 @@ void wap_ign_unref(struct wap_ign *ig)
 		for (int i = 0; i < ig->nlists; i++)
 			wap_ign_list_free(ig->lists[i]);
 		free(ig->base);
+		free(ig->above);
 		free(ig);
 		ig = parent;
 	}
@@ -397,18 +398,35 @@ bool wap_ign_ignored(const struct wap_ign *ig, const char *path, size_t len, boo
 		}
 	}
 	for (; ig; ig = ig->parent) {
+		const char *pz = z;
+		size_t plen = len;
+		char *full = NULL;
+
+		if (ig->above) {
+			/* a directory above the root: the path as seen from it */
+			plen = ig->abovelen + 1 + len;
+			full = malloc(plen + 1);
+			if (!full)
+				continue;
+			memcpy(full, ig->above, ig->abovelen);
+			full[ig->abovelen] = '/';
+			memcpy(full + ig->abovelen + 1, z, len + 1);
+			pz = full;
+		}
 		for (int li = 0; li < ig->nlists; li++) {
 			const struct wap_ign_list *l = ig->lists[li];
 			for (size_t i = l->n; i-- > 0;) {
 				const struct pat *pt = &l->p[i];
 				if ((pt->flags & PAT_DIRONLY) && !isdir)
 					continue;
-				if (match_one(pt, z, len, ig->base, ig->baselen)) {
+				if (match_one(pt, pz, plen, ig->base, ig->baselen)) {
+					free(full);
 					free(tmp);
 					return !(pt->flags & PAT_NEG);
 				}
 			}
 		}
+		free(full);
 	}
 	free(tmp);
 	return false;

@@ -32,6 +32,11 @@ struct wap_ign {
 	size_t baselen;
 	struct wap_ign_list *lists[3];	/* in precedence order; NULL when absent */
 	int nlists;
+	char *above;			/* a directory above the matching root (the
+					 * root is inside its repository): the root's
+					 * path from it ("pkg/app"), prefixed to the
+					 * paths matched; owned, NULL otherwise */
+	size_t abovelen;
 };
 
 /* Parse ignore-file TEXT into a list (NULL when it has no pattern). */

@@ -38,6 +38,7 @@ struct walker {
 	wap_walk_fn fn;
 	void *arg;
 	bool in_repo;
+	bool outer;		/* the repository's top is above the root */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -459,6 +460,89 @@ static void *work(void *arg)
 	return NULL;
 }
 
+static struct wap_ign *push_above(struct wap_ign *ign, const char *above,
+				  struct wap_ign_list *l)
+{
+	struct wap_ign *n;
+
+	if (!l)
+		return ign;
+	n = wap_ign_push(ign, "", &l, 1);
+	wap_ign_unref(ign);
+	if (n) {
+		n->above = strdup(above);
+		n->abovelen = n->above ? strlen(above) : 0;
+	}
+	return n;
+}
+
+/* The root inside a repository whose top is above it (a package of a
+ * monorepo): that repository's rules apply, as git sees them.  Only its
+ * ignore files are read up there.  *TOP becomes "" (the whole root is in
+ * the work tree); NULL when there is no such repository. */
+static struct wap_ign *outer_frames(const struct wap_ws *ws, char **top)
+{
+	struct wap_ign *ign = NULL;
+	char *up = strdup(ws->root), *topabs = NULL;
+	size_t rl = strlen(ws->root);
+
+	*top = NULL;
+	if (!up)
+		return NULL;
+	for (;;) {
+		char *slash = strrchr(up, '/');
+		struct wap_sb g = WAP_SB_INIT;
+		struct stat st;
+		bool found;
+		if (!slash || (slash == up && !up[1]))
+			break;
+		if (slash == up)
+			up[1] = 0;	/* "/" */
+		else
+			*slash = 0;
+		wap_sb_addf(&g, "%s/.git", strcmp(up, "/") ? up : "");
+		found = g.buf && !stat(g.buf, &st);
+		wap_sb_release(&g);
+		if (found) {
+			topabs = strdup(up);
+			break;
+		}
+	}
+	free(up);
+	if (!topabs)
+		return NULL;
+	{
+		size_t tl = strcmp(topabs, "/") ? strlen(topabs) : 0;
+		const char *rel = ws->root + tl + 1;	/* the root from the top */
+		const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+		struct wap_sb p = WAP_SB_INIT;
+
+		if (xdg && *xdg)
+			wap_sb_addf(&p, "%s/git/ignore", xdg);
+		else if (home && *home)
+			wap_sb_addf(&p, "%s/.config/git/ignore", home);
+		if (p.buf)
+			ign = push_above(ign, rel, load_list(AT_FDCWD, p.buf));
+		p.len = 0;
+		wap_sb_addf(&p, "%.*s/.git/info/exclude", (int)tl, topabs);
+		if (p.buf)
+			ign = push_above(ign, rel, load_list(AT_FDCWD, p.buf));
+		/* each directory from the top down to the root's parent */
+		for (size_t k = tl; k < rl; k++) {
+			if (ws->root[k] != '/' && k != tl)
+				continue;
+			p.len = 0;
+			wap_sb_addf(&p, "%.*s/.gitignore", (int)k, ws->root);
+			if (p.buf)
+				ign = push_above(ign, ws->root + k + 1, load_list(AT_FDCWD, p.buf));
+		}
+		wap_sb_release(&p);
+	}
+	free(topabs);
+	*top = strdup("");
+	return ign;
+}
+
 /* Frames for the directories from the top (the repository's, or the
  * root) down to START's parent chain, START included. */
 static struct wap_ign *start_frames(struct walker *w, const char *start)
@@ -489,8 +573,12 @@ static struct wap_ign *start_frames(struct walker *w, const char *start)
 		if (l)
 			l--;
 	}
+	if (!top && ws->confined) {
+		ign = outer_frames(ws, &top);
+		w->outer = top != NULL;
+	}
 	w->in_repo = top != NULL;
-	if (top) {
+	if (top && !w->outer) {
 		/* git's default core.excludesFile: lowest precedence */
 		const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 		struct wap_sb gp = WAP_SB_INIT;
@@ -505,7 +593,7 @@ static struct wap_ign *start_frames(struct walker *w, const char *start)
 		}
 		wap_sb_release(&gp);
 	}
-	if (top) {
+	if (top && !w->outer) {
 		struct wap_sb p = WAP_SB_INIT;
 		struct wap_ign_list *l;
 		int fd;

@@ -2,12 +2,15 @@
  *
  * One worker per online CPU (or opts.threads) takes directories from a
  * shared stack; each directory is opened with openat() relative to its
- * parent's fd (never a path string re-resolved) and read with getdents via
- * fdopendir; the type comes from d_type, stat only when the file system
- * does not say.  Skipped: the default exclusions (DESIGN §6) unless
- * no_default_excludes, `.git` always, paths denied by restrictedPaths, and,
- * unless no_ignore, what .ignore files and (inside a git work tree)
- * .gitignore / .git/info/exclude exclude.  Hidden files are walked.
+ * parent's fd (never a path string re-resolved) and read whole with
+ * getdents64 into a per-worker buffer; the type comes from d_type, stat
+ * only when the file system does not say.  Skipped: the default exclusions
+ * (DESIGN §6: directories named node_modules, dist, build, .venv, target,
+ * __pycache__, vendor) unless no_default_excludes, `.git` always, paths
+ * denied by restrictedPaths, and, unless no_ignore, what .ignore files and,
+ * inside a git work tree, .gitignore, .git/info/exclude and the user's
+ * global excludes file exclude (see ignore.h; a root inside a repository
+ * gets the enclosing repository's files too).  Hidden files are walked.
  * Symlinks are skipped unless follow; then they are resolved beneath the
  * root (openat2 RESOLVE_BENEATH) and a directory already visited is not
  * visited again, so loops end.

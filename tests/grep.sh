@@ -138,6 +138,15 @@ expect "big file count" 0 wap grep -c 'line \d+ of' big.log
 same "every line counted" "$OUT" "big.log:500000"
 rm -f big.log
 
+# --- a UTF-8 byte order mark is not text (as rg)
+printf '\357\273\277first BOMLINE\nsecond\n' > bom.txt
+expect "BOM: ^ at the first line's text" 0 wap grep '^first' bom.txt
+same "BOM not shown" "$OUT" "bom.txt:1:first BOMLINE"
+expect "BOM: --write keeps it" 0 wap grep BOMLINE -r X --write bom.txt
+printf '\357\273\277first X\nsecond\n' > "$T/bom.want"
+check "BOM kept, text replaced" cmp bom.txt "$T/bom.want"
+rm -f bom.txt
+
 # --- filters
 expect "--include" 0 wap grep PM_ --include '*.py'
 same "--include only" "$OUT" "src/c.py:1:x = PM_SUSPEND"
@@ -320,7 +329,7 @@ EOF
 		 'x->y' '[0-9]+' '^$' 'é' 'TODO:\s+\w' '(?i)ks' 'sk$' 'end;$' '\bint\b' '.' 'alpha beta'; do
 		for f in "" -i -w -x -F -v; do
 			WAP_ROOT=$G wap grep $f -m 0 --no-ignore -- "$p" 2>&1 | tr -d '\r' | sort > "$T/w.out"
-			rg $f -n --no-heading -uu --no-config -- "$p" . 2>&1 | sed 's|^\./||' | tr -d '\r' | sort > "$T/r.out"
+			rg $f -n --no-heading -uu --no-config -- "$p" . < /dev/null 2>&1 | sed 's|^\./||' | tr -d '\r' | sort > "$T/r.out"
 			if cmp -s "$T/w.out" "$T/r.out"; then ok "same lines as rg: $f '$p'"
 			else fail "same lines as rg: $f '$p': $(diff "$T/w.out" "$T/r.out" | head -5)"; fi
 		done
@@ -337,7 +346,7 @@ EOF
 	for p in PM_RESUME 'end;$' '\bint\b'; do
 		for c in -C2 -A1 -B3 "-v -A1" -o "-w -C1" "-i -B1" -c -l; do
 			WAP_ROOT=$G wap grep -m 0 --no-ignore $c -- "$p" > "$T/w.out" 2>&1
-			rg --sort path -n --no-heading -uu --no-config $c -- "$p" > "$T/r.out" 2>&1
+			rg --sort path -n --no-heading -uu --no-config $c -- "$p" . < /dev/null 2>&1 | sed "s|^\./||" > "$T/r.out"
 			if cmp -s "$T/w.out" "$T/r.out"; then ok "output as rg --sort path: $c '$p'"
 			else fail "output as rg --sort path: $c '$p': $(diff "$T/w.out" "$T/r.out" | head -5)"; fi
 		done

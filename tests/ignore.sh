@@ -194,3 +194,24 @@ EOF
 mkdir "$T/fz"
 if python3 "$T/fuzz.py" "$WAP" "$T/fz" 40 > "$T/fz.out" 2>&1; then ok "40 random trees: the same decisions as git check-ignore"
 else fail "random trees differ from git: $(head -3 "$T/fz.out")"; fi
+
+# the workspace root inside a repository (a package of a monorepo): the
+# enclosing repository's rules apply, as git decides them
+R=$T/mono
+mkdir -p "$R/pkg/app/src" "$R/pkg/app/dist2" "$R/pkg/other"
+git -C "$R" init -q .
+printf '*.o\n/pkg/app/dist2/\n!keep.o\n' > "$R/.gitignore"
+printf 'app/*.tmp\n' > "$R/pkg/.gitignore"
+printf 'gen.c\n' > "$R/.git/info/exclude"
+for f in src/a.c src/a.o src/keep.o dist2/x.js x.tmp y.txt src/gen.c; do echo x > "$R/pkg/app/$f"; done
+(cd "$R" && find pkg/app -mindepth 1 | sed 's|^pkg/app/||' | LC_ALL=C sort) > "$T/mall"
+(cd "$R" && sed 's|^|pkg/app/|' "$T/mall" | git check-ignore --stdin | sed 's|^pkg/app/||' | LC_ALL=C sort) > "$T/mign"
+LC_ALL=C comm -23 "$T/mall" "$T/mign" > "$T/mkept"
+wap glob --root "$R/pkg/app" '**' -m 0 | LC_ALL=C sort > "$T/mwap"
+if cmp -s "$T/mwap" "$T/mkept"; then ok "root inside a repository: the same decisions as git"
+else fail "root inside a repository: $(diff "$T/mwap" "$T/mkept" | tr '\n' ' ')"; fi
+same "something was ignored there" "$(wc -l < "$T/mign" | tr -d ' ')" "5"
+expect "grep there" 0 wap grep --root "$R/pkg/app" -l x
+same "grep skips the outer repository's ignored files" "$OUT" "src/a.c
+src/keep.o
+y.txt"
