@@ -2,6 +2,8 @@
  *
  * usage: wap serve [--http HOST:PORT] [--profile NAME] [--audit FILE]
  *                  [--token TOKEN] [--roots-from-client] [--root DIR]
+ *                  [--ws HOST:PORT] [--token-file FILE] [--session-ttl SECONDS]
+ *                  [--approver COMMAND]
  *
  * Without --http, speaks MCP on stdin/stdout: one JSON-RPC message a line,
  * nothing else on stdout, logs on stderr.  With --http, serves MCP
@@ -25,6 +27,14 @@
  *   --allowed-origins ORIGIN  HTTP: also accept this Origin (repeatable, or comma-separated)
  *   --workers N             threads running tool calls (default 4)
  *   --max-message BYTES     largest JSON-RPC message accepted (default 16 MiB)
+ *   --ws HOST:PORT          serve the Agent Control Protocol over WebSocket
+ *                           (default port 19876; beside --http in the same process)
+ *   --token-file FILE       ws: write the token there, mode 0600 (default
+ *                           $XDG_RUNTIME_DIR/wap-acp.token); the token is the
+ *                           config's "token", else --token, else a random one
+ *   --session-ttl SECONDS   ws: sessions expire after SECONDS (-32008; default never)
+ *   --approver COMMAND      ws: with security.requireApproval, run COMMAND (sh -c)
+ *                           for each destructive call; exit 0 approves, else -32006
  *
  * Profiles: wap (tool names = applet names), wap-1.0 (exploreFiles,
  * readFile, writeFile, modifyFile, searchFiles, executeCommand,
@@ -32,7 +42,18 @@
  * create_directory, get_file_info, search_files, with the Language
  * Operator workspace tool's texts), opencode (bash, read, write, edit,
  * glob, grep, git), acp (fs/read_text_file and fs/write_text_file of the
- * Agent Client Protocol, as JSON-RPC methods).
+ * Agent Client Protocol, as JSON-RPC methods, and its terminal/create,
+ * terminal/output, terminal/wait_for_exit, terminal/kill and
+ * terminal/release: commands on pipes, output kept to outputByteLimit).
+ *
+ * With --ws, the Agent Control Protocol (JSON-RPC 2.0 over WebSocket,
+ * `category.method` names): the server sends auth.challenge {nonce}, the
+ * client answers auth.authenticate {token, nonce}; then fs.*, search.*,
+ * git.*, state.getWorkspace, editor.* text operations on files and
+ * terminal.* (shells on PTYs), with file.changed and terminal.output
+ * notifications.  Methods that need a real editor, language server or
+ * debugger answer -32009 FeatureDisabled.  The approver gets the method
+ * as $1 and the path (or name) as $2, and {"method","params"} on stdin.
  *
  * HTTP security: Host and Origin (when sent) must be localhost, 127.0.0.1
  * or [::1] (any port) or named by --allowed-hosts / --allowed-origins,
@@ -44,7 +65,9 @@
  *   wap serve --http 127.0.0.1:8765 --audit audit.jsonl
  *   WAP_TOKEN=s3cret wap serve --http 0.0.0.0:8765 --allowed-hosts myhost.lan
  *   wap serve --profile langop --root /workspace
+ *   wap serve --ws 127.0.0.1:19876 --token-file ~/.wap-token --root ~/src/project
  */
+#include <libwebsockets.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +79,7 @@
 #include "audit.h"
 #include "config.h"
 #include "http.h"
+#include "acp.h"
 #include "mcp.h"
 #include "stdio_rpc.h"
 
@@ -69,6 +93,10 @@ static const struct wap_opt serve_opts[] = {
 	{ "allowed-origins", 0, WAP_OPT_STRS, WAP_OPT_CLI, NULL },
 	{ "workers", 0, WAP_OPT_INT, WAP_OPT_CLI, NULL },
 	{ "max-message", 0, WAP_OPT_INT, WAP_OPT_CLI, NULL },
+	{ "ws", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
+	{ "token-file", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
+	{ "session-ttl", 0, WAP_OPT_INT, WAP_OPT_CLI, NULL },
+	{ "approver", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
 	{ NULL }
 };
 
@@ -84,6 +112,10 @@ struct serve_cfg {
 	char **allowed_origins;
 	int workers;
 	long long max_message;
+	const char *ws;			/* --ws HOST:PORT */
+	const char *token_file;
+	long long session_ttl;
+	const char *approver;
 };
 
 static char **split_list(const json_t *arr)
@@ -135,6 +167,60 @@ static int serve_cfg_read(const json_t *req, struct serve_cfg *c)
 		}
 		c->max_message = n;
 	}
+	wap_req_str(req, "ws", &c->ws, NULL);
+	wap_req_str(req, "token_file", &c->token_file, NULL);
+	wap_req_str(req, "approver", &c->approver, NULL);
+	if (wap_req_int(req, "session_ttl", &c->session_ttl, NULL) == 1 && c->session_ttl < 1) {
+		fprintf(stderr, "wap serve: --session-ttl must be at least 1 second\n");
+		return -1;
+	}
+	return 0;
+}
+
+static volatile sig_atomic_t ws_stop;
+
+static void ws_on_signal(int sig)
+{
+	(void)sig;
+	ws_stop = 1;
+}
+
+/* --ws HOST:PORT, [::1]:PORT, :PORT, HOST or PORT; defaults 127.0.0.1:19876. */
+static int ws_addr(const char *spec, char *host, size_t hn, int *port)
+{
+	const char *colon = strrchr(spec, ':'), *hs = spec;
+	size_t hl;
+	char *end;
+	long p = WAP_ACP_PORT;
+
+	if (spec[0] == '[') {
+		const char *rb = strchr(spec, ']');
+		if (!rb)
+			return -1;
+		hs = spec + 1;
+		hl = (size_t)(rb - hs);
+		colon = rb[1] == ':' ? rb + 1 : NULL;
+	} else if (colon) {
+		hl = (size_t)(colon - spec);
+	} else if (*spec && strspn(spec, "0123456789") == strlen(spec)) {
+		hl = 0;
+		colon = spec - 1;
+	} else {
+		hl = strlen(spec);
+	}
+	if (colon && colon[1]) {
+		p = strtol(colon + 1, &end, 10);
+		if (*end || p < 0 || p > 65535)
+			return -1;
+	}
+	if (hl >= hn)
+		return -1;
+	if (hl)
+		memcpy(host, hs, hl);
+	else
+		snprintf(host, hn, "127.0.0.1"), hl = strlen(host);
+	host[hl] = 0;
+	*port = (int)p;
 	return 0;
 }
 
@@ -152,11 +238,24 @@ static void http_log(const char *line)
 	fprintf(stderr, "wap serve: libwebsockets: %s", line);
 }
 
+static void acp_lws_log(int level, const char *line)
+{
+	(void)level;
+	fprintf(stderr, "wap serve: libwebsockets: %s", line);
+}
+
+static void acp_log(const char *line)
+{
+	fprintf(stderr, "wap serve: %s\n", line);
+	fflush(stderr);
+}
+
 static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 {
 	struct serve_cfg cfg;
 	struct wap_mcp_server srv = { 0 };
 	struct wap_err err = { 0 };
+	struct wap_acp *acp = NULL;
 	int rc = 0;
 
 	(void)json;
@@ -178,6 +277,43 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		fprintf(stderr, "wap serve: %s\n", err.msg);
 		rc = wap_err_exit(err.kind);
 		goto out;
+	}
+	if (cfg.ws) {
+		char host[256];
+		struct wap_acp_opts ao = {
+			.token_file = cfg.token_file, .session_ttl = (long)cfg.session_ttl,
+			.approver = cfg.approver, .token = cfg.token, .audit = srv.audit,
+			.log = acp_log,
+		};
+		if (ws_addr(cfg.ws, host, sizeof(host), &ao.port) < 0) {
+			fprintf(stderr, "wap serve: --ws wants HOST:PORT, not '%s'\n", cfg.ws);
+			rc = 2;
+			goto out;
+		}
+		ao.host = host;
+		lws_set_log_level(LLL_ERR, acp_lws_log);
+		if (!(acp = wap_acp_new(ws, &ao, &err))) {
+			fprintf(stderr, "wap serve: %s\n", err.msg);
+			rc = wap_err_exit(err.kind);
+			goto out;
+		}
+		if (!cfg.http) {
+			/* The WebSocket server alone, in this thread. */
+			struct sigaction sa = { .sa_handler = ws_on_signal };
+			sigaction(SIGINT, &sa, NULL);
+			sigaction(SIGTERM, &sa, NULL);
+			if (wap_acp_run(acp, &ws_stop, &err) < 0) {
+				fprintf(stderr, "wap serve: %s\n", err.msg);
+				rc = wap_err_exit(err.kind);
+			}
+			goto out;
+		}
+		/* Beside --http: its own libwebsockets context in a thread. */
+		if (wap_acp_start(acp, &err) < 0) {
+			fprintf(stderr, "wap serve: %s\n", err.msg);
+			rc = wap_err_exit(err.kind);
+			goto out;
+		}
 	}
 	if (cfg.http) {
 		struct wap_http_opts h = {
@@ -209,6 +345,8 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		}
 	}
 out:
+	wap_acp_stop(acp);
+	wap_acp_free(acp);
 	wap_audit_close(srv.audit);
 	wap_err_release(&err);
 	wap_strv_free(cfg.allowed_hosts);

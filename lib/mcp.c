@@ -12,6 +12,7 @@
 #include "config.h"
 #include "mcp.h"
 #include "strbuf.h"
+#include "term.h"
 #include "version.h"
 
 const char *const wap_mcp_versions[] = {
@@ -54,6 +55,7 @@ struct wap_mcp_session {
 	struct wsnode *narrowed;	/* every narrowed workspace made (owned) */
 	struct inflight *calls;		/* oldest first: queued calls start in order */
 	struct inflight **calls_tail;
+	struct wap_terms *terms;	/* acp profile: terminal/... (lib/term.c) */
 };
 
 struct wap_mcp_session *wap_mcp_session_new(struct wap_mcp_server *srv, const char *id)
@@ -90,6 +92,7 @@ void wap_mcp_session_unref(struct wap_mcp_session *s)
 	pthread_mutex_unlock(&s->mu);
 	if (left)
 		return;
+	wap_terms_free(s->terms);	/* kills them; before the workspaces go */
 	while (s->narrowed) {
 		struct wsnode *n = s->narrowed;
 		s->narrowed = n->next;
@@ -646,10 +649,48 @@ static json_t *tools_call(struct wap_mcp_session *s, const struct wap_rpc_msg *m
 	return out;
 }
 
+/* The Agent Client Protocol terminal/... methods (acp profile), served by
+ * lib/term.c; the session owns its terminals and kills them when it ends. */
+static bool acp_terminal_method(const struct wap_profile *p, const char *method)
+{
+	return p->methods && !strcmp(p->name, "acp") && !strncmp(method, "terminal/", 9);
+}
+
+static json_t *acp_terminal(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
+{
+	struct inflight *c = start_call(s, m->id);
+	struct wap_err err = { 0 };
+	struct wap_terms *ts;
+	json_t *res = NULL, *out, *empty = NULL;
+
+	if (!c)
+		return wap_rpc_error(m->id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
+	const struct wap_ws *ws = current_ws(s);	/* takes s->mu itself */
+
+	pthread_mutex_lock(&s->mu);
+	if (!s->terms)
+		s->terms = wap_terms_new(ws, NULL, NULL, NULL);
+	ts = s->terms;
+	pthread_mutex_unlock(&s->mu);
+	if (!ts)
+		out = wap_rpc_error(m->id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
+	else if (wap_term_acp(ts, m->method, m->params ? m->params : (empty = json_object()),
+			      &c->cancelled, &res, &err) < 0)
+		out = c->cancelled ? NULL : wap_rpc_error_wap(m->id, &err);
+	else
+		out = wap_rpc_result(m->id, res);
+	end_call(s, c);
+	json_decref(empty);
+	wap_err_release(&err);
+	return out;
+}
+
 bool wap_mcp_slow(const struct wap_mcp_session *s, const struct wap_rpc_msg *m)
 {
 	if (m->kind != WAP_RPC_REQUEST)
 		return false;
+	if (acp_terminal_method(s->srv->profile, m->method))
+		return !strcmp(m->method, "terminal/wait_for_exit");
 	if (s->srv->profile->methods)
 		return wap_profile_tool(s->srv->profile, m->method) != NULL;
 	return !strcmp(m->method, "tools/call");
@@ -681,6 +722,8 @@ json_t *wap_mcp_handle(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 		return NULL;
 	if (!strcmp(m->method, "ping"))
 		return wap_rpc_result(m->id, json_object());
+	if (acp_terminal_method(p, m->method))
+		return acp_terminal(s, m);
 	if (p->methods) {
 		const struct wap_ptool *t = wap_profile_tool(p, m->method);
 		json_t *empty = NULL, *out;

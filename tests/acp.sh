@@ -1,0 +1,169 @@
+# tests/acp.sh - `wap serve --ws`: the Agent Control Protocol over WebSocket,
+# driven by a real WebSocket client (the `ws` npm package, pinned in
+# tests/ws/package-lock.json): auth, batches, rate limits, every method
+# category, terminals, file watching, policy, 100 clients coming and going,
+# shutdown.
+. "$(dirname "$0")/lib.sh"
+WSDIR=$(cd "$(dirname "$0")/ws" && pwd)
+if [ ! -d "$WSDIR/node_modules/ws" ]; then
+	(cd "$WSDIR" && npm ci --no-audit --no-fund >/dev/null 2>&1) || { fail "npm ci in tests/ws"; exit 1; }
+fi
+PIDS=
+export SHELL=/bin/sh	# terminals run $SHELL: keep rc files out of the tests
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+
+# start_ws NAME ARGS...: start `wap serve --ws 127.0.0.1:0 ARGS`; sets PID, PORT
+start_ws() {
+	n=$1; shift
+	wap serve --ws 127.0.0.1:0 "$@" 2>"$T/$n.log" &
+	PID=$!
+	PIDS="$PIDS $PID"
+	PORT=
+	for _ in $(seq 100); do
+		PORT=$(sed -n 's/.*on ws:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/$n.log")
+		[ -n "$PORT" ] && break
+		sleep 0.1
+	done
+	[ -n "$PORT" ] || fail "server $n did not start: $(cat "$T/$n.log")"
+}
+nfds() { ls "/proc/$1/fd" | wc -l; }
+nkids() { pgrep -P "$1" | wc -l; }
+tap() { node "$WSDIR/acp-test.js" "$@"; }
+
+git -C "$W" init -q && git -C "$W" config user.email t@example.com && git -C "$W" config user.name T
+
+# --- the main server: generated token, written 0600 to --token-file ---
+start_ws main --token-file "$T/token" --root "$W"
+MAIN=$PID
+same "token file is mode 0600" "$(stat -c %a "$T/token")" 600
+TOKEN=$(cat "$T/token")
+jcheck "token is 64 hex digits" "\"$TOKEN\"" 'len(j) == 64 and all(c in "0123456789abcdef" for c in j)'
+lacks "the token is never logged" "$(cat "$T/main.log")" "$TOKEN"
+tap main "$PORT" "$TOKEN" "$W"
+
+# --- 100 clients come and go: no fds, threads or processes left ---
+sleep 0.5
+fd0=$(nfds $MAIN)
+kids0=$(nkids $MAIN)
+tap churn "$PORT" "$TOKEN" "$W"
+for _ in $(seq 50); do
+	[ "$(nfds $MAIN)" -le "$fd0" ] && [ "$(nkids $MAIN)" -le "$kids0" ] && break
+	sleep 0.1
+done
+same "no fd leaked after 100 clients ($fd0 before)" "$(nfds $MAIN)" "$fd0"
+same "no process left after 100 clients" "$(nkids $MAIN)" "$kids0"
+same "the server stays up" "$(kill -0 $MAIN && echo up)" up
+thr=$(awk '/^Threads:/ {print $2}' "/proc/$MAIN/status")
+same "no thread left (terminals and watchers joined)" "$thr" 1
+
+# --- shutdown: server.shutdown, clients closed, terminals killed ---
+(tap shutdown "$PORT" "$TOKEN" "$W" > "$T/shutdown.tap") &
+CL=$!
+for _ in $(seq 100); do grep -q READY "$T/shutdown.tap" 2>/dev/null && break; sleep 0.1; done
+shell=$(cat "$W/shell.pid" 2>/dev/null)
+kill -TERM $MAIN
+wait $CL
+cat "$T/shutdown.tap"
+wait $MAIN; st=$?
+same "SIGTERM: the server exits 0" "$st" 0
+if [ -n "$shell" ] && ! kill -0 "$shell" 2>/dev/null; then ok "the terminal's shell was killed"; else fail "the terminal's shell ($shell) survived"; fi
+
+# --- policy: fixed token from the config, categories, approval, origins, TTL ---
+mkdir -p "$T/pol/ws"
+cat > "$T/pol/config.json" <<'EOF'
+{"agentControl": {"token": "fixed-token", "allowedOrigins": ["http://good.example"],
+ "security": {"allowedMethodCategories": ["fs", "terminal"], "requireApproval": true,
+   "restrictedCommands": ["rm"]}}}
+EOF
+cat > "$T/pol/approve.sh" <<EOF
+#!/bin/sh
+echo "\$1 \$2" >> "$T/pol/approvals.log"
+cat > /dev/null
+[ "\$1" = terminal.create ] && exit 0
+[ "\$2" = slow.txt ] && sleep 1
+test "\$2" != keep.txt
+EOF
+chmod +x "$T/pol/approve.sh"
+start_ws pol --config "$T/pol/config.json" --token-file "$T/pol/token" --session-ttl 2 \
+	--approver "$T/pol/approve.sh \"\$@\"" --audit "$T/pol/audit.jsonl" --root "$T/pol/ws"
+same "a configured token is used" "$(cat "$T/pol/token")" fixed-token
+tap policy "$PORT" fixed-token "$T/pol/ws"
+kill $PID; wait $PID; st=$?
+same "the policy server exits 0" "$st" 0
+jcheck "audit: one line per method call" "$(grep '"fs.deleteFile"' "$T/pol/audit.jsonl" | grep -c keep.txt)" 'j == 1'
+jcheck "audit: a refused approval is an error line" \
+	"$(grep '"fs.deleteFile"' "$T/pol/audit.jsonl" | grep keep.txt)" 'j["outcome"] == "error" and j["request"]["path"] == "keep.txt"'
+lacks "audit: no file contents" "$(cat "$T/pol/audit.jsonl")" "overwrite"
+lacks "no sanitizer report" "$(cat "$T"/*.log)" "Sanitizer"
+lacks "no runtime error" "$(cat "$T"/*.log)" "runtime error"
+
+# --- command line errors ---
+expect "--ws with a bad address" 2 wap serve --ws 127.0.0.1:99999 --root "$W"
+has "bad address message" "$ERR" "--ws wants HOST:PORT"
+expect "--session-ttl must be positive" 2 wap serve --ws :0 --session-ttl 0 --root "$W"
+
+# --- the acp stdio profile's terminal/... methods (Agent Client Protocol) ---
+cat > "$T/acpstdio.py" <<'EOF2'
+import json, subprocess, sys, os
+p = subprocess.Popen([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2]],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+n = 0
+def call(method, **params):
+    global n
+    n += 1
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+root = os.path.realpath(sys.argv[2])
+r = call("terminal/create", sessionId="s", command="sh", args=["-c", "printf 'héllo wörld'; echo \" $X\"; exit 4"],
+         env=[{"name": "X", "value": "ex"}], cwd=root, outputByteLimit=9)
+tid = r["result"]["terminalId"]
+print(json.dumps(call("terminal/wait_for_exit", sessionId="s", terminalId=tid)))
+print(json.dumps(call("terminal/output", sessionId="s", terminalId=tid)))
+print(json.dumps(call("terminal/release", sessionId="s", terminalId=tid)))
+print(json.dumps(call("terminal/output", sessionId="s", terminalId=tid)))
+r = call("terminal/create", sessionId="s", command="sleep", args=["30"])
+tid = r["result"]["terminalId"]
+print(json.dumps(call("terminal/kill", sessionId="s", terminalId=tid)))
+print(json.dumps(call("terminal/wait_for_exit", sessionId="s", terminalId=tid)))
+r = call("terminal/create", sessionId="s", command="sleep", args=["30"])
+print(json.dumps(call("terminal/create", sessionId="s", command="true", cwd="/")))
+p.stdin.close()
+p.wait(timeout=10)
+print(json.dumps({"status": p.returncode}))
+EOF2
+python3 "$T/acpstdio.py" "$WAP" "$W" > "$T/acpstdio.out" 2>&1
+L() { sed -n "$1p" "$T/acpstdio.out"; }
+jcheck "acp stdio: terminal/wait_for_exit" "$(L 1)" 'j["result"] == {"exitCode": 4, "signal": None}'
+jcheck "acp stdio: terminal/output keeps the last bytes at a character boundary" "$(L 2)" \
+	'j["result"]["output"] == "\u00f6rld ex\n" and j["result"]["truncated"] is True and j["result"]["exitStatus"]["exitCode"] == 4'
+jcheck "acp stdio: terminal/release" "$(L 3)" '"result" in j'
+jcheck "acp stdio: a released id is gone" "$(L 4)" 'j["error"]["code"] == -32002 and j["error"]["message"] == "Terminal not found: term-1"'
+jcheck "acp stdio: terminal/kill" "$(L 5)" '"result" in j'
+jcheck "acp stdio: killed: the signal is reported" "$(L 6)" 'j["result"]["exitCode"] is None and j["result"]["signal"] in ("SIGHUP", "SIGKILL")'
+jcheck "acp stdio: cwd outside the root" "$(L 7)" 'j["error"]["code"] == -32010'
+jcheck "acp stdio: the server ends cleanly at EOF, killing its terminals" "$(L 8)" 'j["status"] == 0'
+
+# --- beside --http, in the same process ---
+HP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+start_ws both --http "127.0.0.1:$HP" --token-file "$T/both.token" --root "$W"
+BOTH=$PID
+jcheck "--http and --ws together: /health answers" \
+	"$(python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$HP/health').read().decode())")" \
+	'j["status"] == "ok"'
+rm -f "$W/shell.pid"
+(tap shutdown "$PORT" "$(cat "$T/both.token")" "$W" > "$T/both.tap") &
+CL=$!
+for _ in $(seq 100); do grep -q READY "$T/both.tap" 2>/dev/null && break; sleep 0.1; done
+shell=$(cat "$W/shell.pid" 2>/dev/null)
+kill -TERM $BOTH
+wait $CL
+grep -v '^#' "$T/both.tap" | sed 's/^\(not \)\{0,1\}ok [0-9]* - /&with --http: /'
+wait $BOTH; st=$?
+same "--http and --ws: SIGTERM stops both, exit 0" "$st" 0
+if [ -n "$shell" ] && ! kill -0 "$shell" 2>/dev/null; then ok "with --http: the terminal's shell was killed"; else fail "with --http: the terminal's shell ($shell) survived"; fi
+wap serve --ws localhost:0 --token-file "$T/named.token" --root "$W" 2>"$T/named.log" &
+PID=$!
+for _ in $(seq 50); do grep -q 'on ws://' "$T/named.log" && break; sleep 0.1; done
+has "--ws localhost: a host name is resolved" "$(cat "$T/named.log")" "on ws://127.0.0.1:"
+kill $PID; wait $PID

@@ -1,0 +1,473 @@
+// acp-test.js SCENARIO PORT TOKEN [WORKSPACE] - Agent Control Protocol
+// scenarios against a running `wap serve --ws`; prints TAP lines.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { Client, ok, sleep } = require('./client');
+
+const [scenario, port, token, ws] = process.argv.slice(2);
+const url = `ws://127.0.0.1:${port}`;
+const errOf = (r) => (r && r.error) || {};
+const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
+async function auth() {
+  const c = await new Client(url).open();
+  const r = await c.auth(token);
+  if (!(r.result && r.result.authenticated)) throw new Error('auth failed: ' + JSON.stringify(r));
+  return c;
+}
+
+async function authFlow() {
+  const c = await new Client(url).open();
+  const ch = await c.note((m) => m.method === 'auth.challenge');
+  ok(ch && /^[0-9a-f]{32}$/.test(ch.params.nonce), 'auth.challenge with a nonce on connect', ch);
+  let r = await c.call('state.getWorkspace');
+  ok(errOf(r).code === -32001, 'a method before auth is -32001', r);
+  ok(errOf(r).data && iso.test(errOf(r).data.timestamp) && errOf(r).data.errorType === 'protocol',
+    'error data has timestamp and errorType', r);
+  r = await c.call('auth.authenticate', { token: token + 'x', nonce: ch.params.nonce });
+  ok(r.result && r.result.authenticated === false && r.result.error === 'Invalid token', 'wrong token: authenticated false', r);
+  r = await c.call('auth.authenticate', { token, nonce: 'f'.repeat(32) });
+  ok(r.result && r.result.authenticated === false && r.result.error === 'Invalid nonce', 'wrong nonce: authenticated false', r);
+  r = await c.call('fs.exists', { path: '.' });
+  ok(errOf(r).code === -32001, 'still unauthorized after failures', r);
+  r = await c.call('auth.authenticate', { token });
+  ok(errOf(r).code === -32602, 'missing nonce is -32602', r);
+  r = await c.call('auth.authenticate', { token, nonce: ch.params.nonce });
+  ok(r.result && r.result.authenticated === true && /^[0-9a-f-]{36}$/.test(r.result.sessionId), 'good token and nonce', r);
+  r = await c.call('state.getWorkspace');
+  ok(r.result && r.result.folders[0] === fs.realpathSync(ws) && r.result.name === path.basename(ws), 'state.getWorkspace', r);
+  await c.close();
+
+  // too many failures close the connection
+  const d = await new Client(url).open();
+  const ch2 = await d.note((m) => m.method === 'auth.challenge');
+  for (let i = 0; i < 5; i++) await d.call('auth.authenticate', { token: 'bad', nonce: ch2.params.nonce }, 2000);
+  await sleep(200);
+  ok(d.closed, 'five failed authentications close the connection');
+}
+
+async function protocol(c) {
+  let r = await c.rawCall('{"jsonrpc":"2.0","id":1,"method":');
+  ok(errOf(r).code === -32700 && r.id === null && errOf(r).data.errorType === 'protocol' && iso.test(errOf(r).data.timestamp),
+    'invalid JSON is -32700 with ACP data', r);
+  r = await c.rawCall('{"jsonrpc":"1.0","id":7,"method":"fs.exists"}');
+  ok(errOf(r).code === -32600, 'wrong jsonrpc version is -32600', r);
+  r = await c.rawCall('[]');
+  ok(errOf(r).code === -32600, 'empty batch is -32600', r);
+  r = await c.call('nope.nothing');
+  ok(errOf(r).code === -32601 && errOf(r).data.errorType === 'protocol', 'unknown method is -32601', r);
+  r = await c.call('fs.readFile', ['x']);
+  ok(errOf(r).code === -32602, 'array params are -32602', r);
+
+  r = await c.batch([['state.getWorkspace'], ['fs.exists', { path: 'nothing-here' }], ['no.such']]);
+  ok(Array.isArray(r) && r.length === 3, 'a batch gives an array of replies', r);
+  ok(Array.isArray(r) && r[0].result.folders && r[1].result.exists === false && r[2].error.code === -32601,
+    'batch replies in order', r);
+  // notifications inside a batch get no reply
+  r = await c.rawCall(JSON.stringify([{ jsonrpc: '2.0', method: 'state.getWorkspace' },
+    { jsonrpc: '2.0', id: 'x1', method: 'fs.exists', params: { path: '.' } }]));
+  ok(Array.isArray(r) && r.length === 1 && r[0].id === 'x1' && r[0].result.isDirectory === true,
+    'a notification in a batch gets no reply; string ids work', r);
+}
+
+async function fsMethods(c) {
+  let r = await c.call('fs.writeFile', { path: 'a/b/hello.txt', content: 'héllo\n' });
+  ok(r.result && r.result.success === true, 'fs.writeFile creates parents', r);
+  r = await c.call('fs.readFile', { path: 'a/b/hello.txt' });
+  ok(r.result && r.result.content === 'héllo\n', 'fs.readFile', r);
+  r = await c.call('fs.readFile', { path: path.join(fs.realpathSync(ws), 'a/b/hello.txt'), encoding: 'base64' });
+  ok(r.result && r.result.content === Buffer.from('héllo\n').toString('base64'), 'fs.readFile absolute path, base64', r);
+  r = await c.call('fs.appendFile', { path: 'a/b/hello.txt', content: 'more\n' });
+  ok(r.result && r.result.success && fs.readFileSync(path.join(ws, 'a/b/hello.txt'), 'utf8') === 'héllo\nmore\n', 'fs.appendFile', r);
+  r = await c.call('fs.exists', { path: 'a/b/hello.txt' });
+  ok(r.result && r.result.exists && r.result.isFile && !r.result.isDirectory, 'fs.exists file', r);
+  r = await c.call('fs.stat', { path: 'a/b/hello.txt' });
+  ok(r.result && r.result.size === 12 && r.result.isFile && r.result.mtime > 1e12 && r.result.isSymbolicLink === false, 'fs.stat', r);
+  r = await c.call('fs.createDirectory', { path: 'd1/d2' });
+  ok(r.result && r.result.success && fs.statSync(path.join(ws, 'd1/d2')).isDirectory(), 'fs.createDirectory (recursive)', r);
+  r = await c.call('fs.copy', { source: 'a/b/hello.txt', destination: 'd1/copy.txt' });
+  ok(r.result && r.result.success && fs.readFileSync(path.join(ws, 'd1/copy.txt'), 'utf8') === 'héllo\nmore\n', 'fs.copy', r);
+  r = await c.call('fs.rename', { oldPath: 'd1/copy.txt', newPath: 'd1/moved.txt' });
+  ok(r.result && r.result.success && fs.existsSync(path.join(ws, 'd1/moved.txt')) && !fs.existsSync(path.join(ws, 'd1/copy.txt')), 'fs.rename', r);
+  r = await c.call('fs.listDirectory', { path: 'd1' });
+  const names = r.result && r.result.entries.map((e) => `${e.name}:${e.type}`).sort();
+  ok(names && names.join(',') === 'd2:directory,moved.txt:file', 'fs.listDirectory', r);
+  const moved = r.result && r.result.entries.find((e) => e.name === 'moved.txt');
+  ok(moved && moved.path === 'd1/moved.txt' && moved.size === 12 && moved.mtime > 1e12, 'listDirectory entries carry path, size, mtime', moved);
+  r = await c.call('fs.listDirectory', { path: '.', recursive: true });
+  ok(r.result && r.result.entries.some((e) => e.path === 'a/b/hello.txt'), 'fs.listDirectory recursive', r);
+  r = await c.call('fs.deleteFile', { path: 'd1' });
+  ok(errOf(r).code === -32602 && /Not a file: d1/.test(errOf(r).message), 'fs.deleteFile on a directory', r);
+  r = await c.call('fs.deleteFile', { path: 'd1/moved.txt' });
+  ok(r.result && r.result.success && !fs.existsSync(path.join(ws, 'd1/moved.txt')), 'fs.deleteFile', r);
+  r = await c.call('fs.deleteDirectory', { path: 'd1' });
+  ok(r.error && fs.existsSync(path.join(ws, 'd1/d2')), 'fs.deleteDirectory of a non-empty directory without recursive fails', r);
+  r = await c.call('fs.deleteDirectory', { path: 'd1', recursive: true });
+  ok(r.result && r.result.success && !fs.existsSync(path.join(ws, 'd1')), 'fs.deleteDirectory recursive', r);
+  r = await c.call('fs.readFile', { path: 'missing.txt' });
+  ok(errOf(r).code === -32002 && errOf(r).data.errorType === 'FileNotFound' && errOf(r).message === 'File not found: missing.txt' &&
+    errOf(r).data.path === 'missing.txt', 'missing file is -32002 FileNotFound', r);
+  r = await c.call('fs.readFile', { path: '../outside.txt' });
+  ok(errOf(r).code === -32010 && errOf(r).data.errorType === 'PathRestricted', 'escaping the root is -32010', r);
+  r = await c.call('fs.readFile', { path: '/etc/passwd' });
+  ok(errOf(r).code === -32010, 'absolute path outside the root is -32010', r);
+  r = await c.call('fs.readFile', {});
+  ok(errOf(r).code === -32602 && errOf(r).data.errorType === 'InvalidParams', 'missing path is -32602', r);
+}
+
+async function editorMethods(c) {
+  fs.writeFileSync(path.join(ws, 'doc.py'), 'def f():\n    return 1\n');
+  let r = await c.call('editor.getContent', { path: 'doc.py' });
+  ok(r.result && r.result.content === 'def f():\n    return 1\n' && r.result.languageId === 'python', 'editor.getContent', r);
+  r = await c.call('editor.insertText', { path: 'doc.py', position: { line: 0, character: 0 }, text: '# top\n' });
+  ok(r.result && r.result.success, 'editor.insertText', r);
+  r = await c.call('editor.replaceRange', { path: 'doc.py', range: { start: { line: 2, character: 11 }, end: { line: 2, character: 12 } }, text: '42' });
+  ok(r.result && r.result.success, 'editor.replaceRange', r);
+  r = await c.call('editor.deleteRange', { path: 'doc.py', range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } } });
+  ok(r.result && r.result.success, 'editor.deleteRange', r);
+  ok(fs.readFileSync(path.join(ws, 'doc.py'), 'utf8') === 'def f():\n    return 42\n', 'the edits are in the file',
+    fs.readFileSync(path.join(ws, 'doc.py'), 'utf8'));
+  r = await c.call('editor.applyEdits', { path: 'doc.py', edits: [
+    { range: { start: { line: 0, character: 4 }, end: { line: 0, character: 5 } }, text: 'g' },
+    { range: { start: { line: 1, character: 11 }, end: { line: 1, character: 13 } }, text: '7' }] });
+  ok(r.result && r.result.applied === 2 && fs.readFileSync(path.join(ws, 'doc.py'), 'utf8') === 'def g():\n    return 7\n', 'editor.applyEdits', r);
+  r = await c.call('editor.setContent', { path: 'doc.py', content: 'x = 1\n' });
+  ok(r.result && r.result.success && fs.readFileSync(path.join(ws, 'doc.py'), 'utf8') === 'x = 1\n', 'editor.setContent', r);
+  r = await c.call('editor.getDocumentInfo', { path: 'doc.py' });
+  ok(r.result && r.result.uri === 'file://' + path.join(fs.realpathSync(ws), 'doc.py') && r.result.languageId === 'python' &&
+    r.result.lineCount === 1 && r.result.isDirty === false && typeof r.result.version === 'number', 'editor.getDocumentInfo', r);
+  r = await c.call('editor.save', { path: 'doc.py' });
+  ok(r.result && r.result.success, 'editor.save', r);
+  r = await c.call('editor.save', {});
+  ok(errOf(r).code === -32005, 'editor.save without a path is -32005 EditorNotActive', r);
+  r = await c.call('editor.saveAll');
+  ok(r.result && r.result.success, 'editor.saveAll', r);
+  for (const m of ['editor.openFile', 'editor.getSelection', 'editor.getCompletions', 'state.getDiagnostics',
+    'command.execute', 'debug.startSession']) {
+    r = await c.call(m, { path: 'doc.py' });
+    ok(errOf(r).code === -32009 && errOf(r).data.errorType === 'FeatureDisabled' && /wap/.test(errOf(r).message),
+      `${m} is -32009 FeatureDisabled with a reason`, r);
+  }
+}
+
+async function searchMethods(c) {
+  fs.mkdirSync(path.join(ws, 'src'), { recursive: true });
+  fs.writeFileSync(path.join(ws, 'src/one.c'), 'int alpha = 1;\nint beta = alpha;\n');
+  fs.writeFileSync(path.join(ws, 'src/two.c'), 'é alpha\n');
+  let r = await c.call('search.findInFiles', { query: 'alpha', options: { include: '**/*.c', caseSensitive: true } });
+  const res = r.result && r.result.results;
+  const one = res && res.find((x) => x.path === 'src/one.c');
+  ok(res && res.length === 2 && one && one.matches.length === 2, 'search.findInFiles groups matches by file', r);
+  ok(one && one.matches[1].range.start.line === 1 && one.matches[1].range.start.character === 11 &&
+    one.matches[1].range.end.character === 16 && one.matches[1].preview === 'int beta = alpha;', 'match ranges are 0-based', one);
+  const two = res && res.find((x) => x.path === 'src/two.c');
+  ok(two && two.matches[0].range.start.character === 2, 'ranges count UTF-16 characters', two);
+  r = await c.call('search.findInFiles', { query: 'ALPHA', options: { caseSensitive: true } });
+  ok(r.result && r.result.results.length === 0, 'caseSensitive', r);
+  r = await c.call('search.findInFiles', { query: 'al.ha', options: { useRegex: true, include: '**/*.c' } });
+  ok(r.result && r.result.results.length === 2, 'useRegex', r);
+  r = await c.call('search.findAndReplace', { query: 'alpha', replacement: 'gamma', options: { include: '**/*.c' } });
+  ok(r.result && r.result.count === 3, 'search.findAndReplace counts', r);
+  ok(fs.readFileSync(path.join(ws, 'src/one.c'), 'utf8') === 'int gamma = 1;\nint beta = gamma;\n', 'findAndReplace wrote the files');
+}
+
+async function gitMethods(c) {
+  let r = await c.call('git.status');
+  if (errOf(r).message && /built without/.test(errOf(r).message)) {
+    ok(false, 'git applet missing', r);
+    return;
+  }
+  ok(r.result && typeof r.result.branch === 'string' && Array.isArray(r.result.changes), 'git.status', r);
+  ok(r.result && r.result.changes.some((x) => /^src\/(one\.c)?$/.test(x.path) && x.status === 'untracked'), 'git.status lists untracked files', r);
+  r = await c.call('git.stage', { paths: ['src/one.c'] });
+  ok(r.result && r.result.success, 'git.stage', r);
+  r = await c.call('git.diff', { staged: true });
+  ok(r.result && /gamma/.test(r.result.diff), 'git.diff staged', r);
+  r = await c.call('git.unstage', { paths: ['src/one.c'] });
+  ok(r.result && r.result.success, 'git.unstage', r);
+  r = await c.call('git.stage', { paths: ['src/one.c'] });
+  r = await c.call('git.commit', { message: 'add one.c' });
+  ok(r.result && r.result.success, 'git.commit', r);
+  r = await c.call('git.log', { maxEntries: 5 });
+  ok(r.result && r.result.entries.length >= 1 && r.result.entries[0].message.startsWith('add one.c') && r.result.entries[0].hash, 'git.log', r);
+  r = await c.call('git.checkout', { branch: 'topic', create: true });
+  ok(r.result && r.result.success, 'git.checkout create', r);
+  r = await c.call('git.branches');
+  ok(r.result && r.result.branches.some((b) => b.name === 'topic' && b.current), 'git.branches', r);
+}
+
+async function terminalMethods(c) {
+  let r = await c.call('terminal.create', { name: 'work', env: { GREETING: 'hi-there' } });
+  const id = r.result && r.result.terminalId;
+  ok(id, 'terminal.create', r);
+  r = await c.call('terminal.sendText', { terminalId: id, text: 'echo "$GREETING" $((6*7))' });
+  const out = await c.note((m) => m.method === 'terminal.output' && m.params.terminalId === id && /hi-there 42/.test(m.params.data));
+  ok(out, 'terminal.output notifications carry the output');
+  // an interactive program: cat echoes each line back
+  await c.call('terminal.sendText', { terminalId: id, text: 'cat' });
+  await sleep(200);
+  await c.call('terminal.sendText', { terminalId: id, text: 'ping-pong' });
+  let got = '';
+  for (let i = 0; i < 50 && (got.match(/ping-pong/g) || []).length < 2; i++) {
+    await sleep(100);
+    r = await c.call('terminal.getOutput', { terminalId: id });
+    got = (r.result && r.result.output) || '';
+  }
+  ok((got.match(/ping-pong/g) || []).length >= 2, 'cat answers through terminal.getOutput', got);
+  await c.call('terminal.sendText', { terminalId: id, text: '\u0004', addNewLine: false });
+  // then sh (or python3) reading its input
+  await c.call('terminal.sendText', { terminalId: id, text: 'sh -c \'read x; echo "got:$x"\'' });
+  await sleep(200);
+  await c.call('terminal.sendText', { terminalId: id, text: 'abc' });
+  for (let i = 0; i < 50 && !/got:abc/.test(got); i++) {
+    await sleep(100);
+    r = await c.call('terminal.getOutput', { terminalId: id, maxLines: 5 });
+    got = (r.result && r.result.output) || '';
+  }
+  ok(/got:abc/.test(got), 'an interactive sh reads sendText', got);
+  ok(got.replace(/\n$/, '').split('\n').length === 5, 'maxLines bounds getOutput', got);
+  r = await c.call('terminal.create', { cwd: 'src' });
+  const id2 = r.result && r.result.terminalId;
+  await c.call('terminal.sendText', { terminalId: id2, text: 'pwd' });
+  for (let i = 0; i < 50 && !/\/src\r?\n/.test(got); i++) {
+    await sleep(100);
+    r = await c.call('terminal.getOutput', { terminalId: id2 });
+    got = (r.result && r.result.output) || '';
+  }
+  ok(/\/src\r?\n/.test(got), 'terminal.create cwd', got);
+  r = await c.call('terminal.getActive');
+  ok(r.result && r.result.terminalId === id2, 'the newest terminal is active', r);
+  r = await c.call('terminal.show', { terminalId: id });
+  r = await c.call('terminal.getActive');
+  ok(r.result && r.result.terminalId === id && r.result.name === 'work', 'terminal.show makes it active', r);
+  r = await c.call('terminal.list');
+  ok(r.result && r.result.terminals.length === 2 && r.result.terminals[0].id === id && r.result.terminals[0].processId > 0, 'terminal.list', r);
+  r = await c.call('terminal.create', { cwd: '../..' });
+  ok(errOf(r).code === -32010, 'terminal cwd outside the root is -32010', r);
+  r = await c.call('terminal.sendText', { terminalId: id2, text: 'exit 3' });
+  const closed = await c.note((m) => m.method === 'terminal.closed' && m.params.terminalId === id2);
+  ok(closed && closed.params.exitCode === 3, 'terminal.closed when the shell exits', closed);
+  r = await c.call('terminal.dispose', { terminalId: id });
+  ok(r.result && r.result.success, 'terminal.dispose', r);
+  r = await c.call('terminal.getOutput', { terminalId: id });
+  ok(errOf(r).code === -32004 && errOf(r).data.errorType === 'TerminalNotFound', 'a disposed terminal is -32004', r);
+  r = await c.call('terminal.sendText', { terminalId: 'term-99', text: 'x' });
+  ok(errOf(r).code === -32004, 'unknown terminal is -32004', r);
+}
+
+async function watchMethods(c) {
+  let r = await c.call('fs.watchFiles', { pattern: '**/*.log' });
+  const wid = r.result && r.result.watcherId;
+  ok(wid, 'fs.watchFiles', r);
+  fs.mkdirSync(path.join(ws, 'logs'), { recursive: true });
+  await sleep(150);
+  fs.writeFileSync(path.join(ws, 'logs/app.log'), 'one\n');
+  let n = await c.note((m) => m.method === 'file.changed' && m.params.path === 'logs/app.log');
+  ok(n && n.params.type === 'created', 'file.changed created (in a new directory)', n);
+  await sleep(200);
+  fs.appendFileSync(path.join(ws, 'logs/app.log'), 'two\n');
+  n = await c.note((m) => m.method === 'file.changed' && m.params.path === 'logs/app.log');
+  ok(n && n.params.type === 'changed', 'file.changed changed', n);
+  await sleep(200);
+  fs.unlinkSync(path.join(ws, 'logs/app.log'));
+  n = await c.note((m) => m.method === 'file.changed' && m.params.path === 'logs/app.log');
+  ok(n && n.params.type === 'deleted', 'file.changed deleted', n);
+  fs.writeFileSync(path.join(ws, 'other.txt'), 'x');
+  fs.mkdirSync(path.join(ws, 'node_modules'), { recursive: true });
+  fs.writeFileSync(path.join(ws, 'node_modules/x.log'), 'x');
+  n = await c.note((m) => m.method === 'file.changed', 600);
+  ok(!n, 'no notification for other patterns or excluded directories', n);
+  r = await c.call('fs.unwatchFiles', { watcherId: wid });
+  ok(r.result && r.result.success, 'fs.unwatchFiles', r);
+  fs.writeFileSync(path.join(ws, 'logs/after.log'), 'x');
+  n = await c.note((m) => m.method === 'file.changed', 600);
+  ok(!n, 'nothing after unwatchFiles', n);
+  r = await c.call('fs.unwatchFiles', { watcherId: wid });
+  ok(r.error, 'unwatching twice is an error', r);
+}
+
+async function rateLimit(c) {
+  const calls = [];
+  for (let i = 0; i < 250; i++) calls.push(['fs.exists', { path: '.' }]);
+  const r = await c.batch(calls);
+  const limited = Array.isArray(r) ? r.filter((x) => x.error && x.error.code === -32007) : [];
+  const passed = Array.isArray(r) ? r.filter((x) => x.result) : [];
+  ok(passed.length >= 50 && passed.length <= 200 && limited.length >= 50,
+    `rate limit: -32007 past 100 requests a second (${limited.length} limited)`, Array.isArray(r) ? r.slice(-1) : r);
+  ok(limited.length && limited[0].error.data.errorType === 'protocol', 'rate-limit errors carry ACP data', limited[0]);
+  await sleep(1100);
+  const r2 = await c.call('fs.exists', { path: '.' });
+  ok(r2.result && r2.result.exists, 'requests pass again a second later', r2);
+}
+
+// hostile input: the server answers every malformed message and stays up
+async function hostile(c) {
+  const bad = ['', '{', 'null', '1', '"x"', '[1,2]', '{"jsonrpc":"2.0"}', '{"jsonrpc":"2.0","id":{},"method":"fs.exists"}',
+    '{"jsonrpc":"2.0","id":1,"method":5}', '{"jsonrpc":"2.0","id":1,"method":"fs.readFile","params":{"path":5}}',
+    '{"jsonrpc":"2.0","id":1,"method":"fs.readFile","params":{"path":"a\u0000b"}}',
+    '{"jsonrpc":"2.0","id":1,"method":"terminal.sendText","params":{"terminalId":[],"text":1}}',
+    '{"jsonrpc":"2.0","id":1,"method":"editor.insertText","params":{"path":"x","position":{"line":-1,"character":"a"},"text":"t"}}',
+    '{"jsonrpc":"2.0","id":1,"method":"editor.applyEdits","params":{"path":"x","edits":[{}]}}',
+    '{"jsonrpc":"2.0","id":1,"method":"fs.watchFiles","params":{"pattern":"**/[z-a]"}}',
+    '{"jsonrpc":"2.0","id":1,"method":"search.findInFiles","params":{"query":"(","options":{"useRegex":true}}}',
+    '{"jsonrpc":"2.0","id":1,"method":"fs.listDirectory","params":{"path":"../.."}}',
+    '[' + '{"jsonrpc":"2.0","id":1,"method":"fs.exists","params":{"path":"."}},'.repeat(20) + '1]',
+    '{"jsonrpc":"2.0","id":1,"method":"fs.readFile","params":{"path":"' + 'a/'.repeat(3000) + '"}}'];
+  let answered = 0;
+  for (const b of bad) {
+    const r = await c.rawCall(b, 3000);
+    if (!r.timeout && (Array.isArray(r) || r.error || r.result !== undefined)) answered++;
+    else console.log('# no answer to ' + b.slice(0, 80) + ': ' + JSON.stringify(r).slice(0, 200));
+  }
+  ok(answered === bad.length, `every malformed message is answered (${answered}/${bad.length})`);
+  let r = await c.call('fs.readFile', { path: 5 });
+  ok(errOf(r).code === -32602, 'a path of the wrong type is -32602', r);
+  r = await c.call('state.getWorkspace');
+  ok(r.result && r.result.folders, 'the server still answers');
+  // big messages: 900 KiB round-trips; 2 MiB is written but over the read limit
+  const big = 'é'.repeat(450 << 10);
+  r = await c.call('fs.writeFile', { path: 'big.txt', content: big });
+  ok(r.result && r.result.success, 'a 900 KiB write', r.error);
+  r = await c.call('fs.readFile', { path: 'big.txt' });
+  ok(r.result && r.result.content === big, 'a 900 KiB read');
+  r = await c.call('fs.writeFile', { path: 'big.txt', content: big + big + big });
+  ok(r.result && r.result.success, 'a 2.7 MiB write', r.error);
+  r = await c.call('fs.readFile', { path: 'big.txt' });
+  ok(errOf(r).code === -32602 && errOf(r).data.code === 'SIZE_LIMIT_EXCEEDED', 'reading past maxFileSize is -32602 SIZE_LIMIT_EXCEEDED', r.error);
+  fs.unlinkSync(path.join(ws, 'big.txt'));
+}
+
+async function limits(c) {
+  const ids = [];
+  await sleep(1100);	// a fresh rate-limit second
+  let r = await c.call('terminal.list');
+  const have = r.result.terminals.length;
+  for (let i = have; i < 64; i++) {
+    r = await c.call('terminal.create', {});
+    if (r.result) ids.push(r.result.terminalId);
+  }
+  ok(ids.length === 64 - have, '64 terminals', ids.length);
+  r = await c.call('terminal.create', {});
+  ok(errOf(r).code === -32602 && /Too many terminals/.test(errOf(r).message), 'the 65th is refused', r);
+  await sleep(1100);
+  for (const id of ids) await c.call('terminal.dispose', { terminalId: id });
+  await sleep(1100);
+  r = await c.call('terminal.list');
+  ok(r.result && r.result.terminals.length === have, 'all disposed', r);
+  await sleep(1100);
+}
+
+async function main() {
+  await authFlow();
+  const c = await auth();
+  await protocol(c);
+  await fsMethods(c);
+  await editorMethods(c);
+  await searchMethods(c);
+  await gitMethods(c);
+  await terminalMethods(c);
+  await watchMethods(c);
+  await hostile(c);
+  await limits(c);
+  await rateLimit(c);
+  await c.close();
+}
+
+// policy: token "fixed-token", allowedMethodCategories [fs, terminal],
+// requireApproval with an approver refusing keep.txt, allowedOrigins,
+// session TTL 2 s.
+async function policy() {
+  let refused = null;
+  try {
+    await new Client(url, { origin: 'http://evil.example' }).open();
+  } catch (e) { refused = e; }
+  ok(refused, 'an Origin not in allowedOrigins is refused', String(refused));
+  const g = await new Client(url, { origin: 'http://good.example' }).open();
+  ok(await g.note((m) => m.method === 'auth.challenge'), 'an allowed Origin connects');
+  await g.close();
+  // a pending approval (the approver takes a second) holds up no one else
+  fs.writeFileSync(path.join(ws, 'slow.txt'), 's');
+  const d1 = await auth(), d2 = await auth();
+  const t0 = Date.now();
+  const slow = d1.call('fs.deleteFile', { path: 'slow.txt' });
+  await sleep(100);
+  const q = await d2.call('fs.exists', { path: 'slow.txt' });
+  ok(q.result && q.result.exists && Date.now() - t0 < 800, 'another client is served while an approval is pending', Date.now() - t0);
+  const rs = await slow;
+  ok(rs.result && rs.result.success && Date.now() - t0 >= 1000, 'the slow approval came through', rs);
+  await d1.close();
+  await d2.close();
+  const c = await auth();
+  let r = await c.call('git.status');
+  ok(errOf(r).code === -32009 && /allowedMethodCategories/.test(errOf(r).message), 'a category not allowed is -32009', r);
+  r = await c.call('state.getWorkspace');
+  ok(errOf(r).code === -32009, 'state is not allowed either', r);
+  fs.writeFileSync(path.join(ws, 'keep.txt'), 'k');
+  fs.writeFileSync(path.join(ws, 'drop.txt'), 'd');
+  r = await c.call('fs.deleteFile', { path: 'keep.txt' });
+  ok(errOf(r).code === -32006 && errOf(r).data.errorType === 'OperationCancelled' && fs.existsSync(path.join(ws, 'keep.txt')),
+    'the approver refuses: -32006, nothing deleted', r);
+  r = await c.call('fs.deleteFile', { path: 'drop.txt' });
+  ok(r.result && r.result.success && !fs.existsSync(path.join(ws, 'drop.txt')), 'the approver approves: deleted', r);
+  ok(fs.readFileSync(path.join(ws, '..', 'approvals.log'), 'utf8').includes('fs.deleteFile drop.txt'), 'the approver saw method and path');
+  r = await c.call('fs.writeFile', { path: 'keep.txt', content: 'overwrite' });
+  ok(errOf(r).code === -32006 && fs.readFileSync(path.join(ws, 'keep.txt'), 'utf8') === 'k', 'overwriting needs approval too', r);
+  r = await c.call('fs.writeFile', { path: 'new.txt', content: 'fresh' });
+  ok(r.result && r.result.success, 'creating a file needs no approval', r);
+  // restrictedCommands: typed command lines are checked
+  r = await c.call('terminal.create', {});
+  const tid = r.result && r.result.terminalId;
+  ok(tid, 'terminal.create (approved)', r);
+  r = await c.call('terminal.sendText', { terminalId: tid, text: 'cd . && rm -rf new.txt' });
+  ok(errOf(r).code === -32011 && errOf(r).data.errorType === 'CommandRestricted', 'sendText of a restricted command is -32011', r);
+  r = await c.call('terminal.sendText', { terminalId: tid, text: 'echo fine > typed.txt' });
+  ok(r.result && r.result.success, 'other command lines pass', r);
+  await sleep(2100);
+  ok(fs.existsSync(path.join(ws, 'new.txt')) && fs.existsSync(path.join(ws, 'typed.txt')), 'only the allowed line ran');
+  r = await c.call('fs.exists', { path: '.' });
+  ok(errOf(r).code === -32008, 'after the session TTL: -32008', r);
+  const ch = await c.note((m) => m.method === 'auth.challenge');
+  ok(ch, 'a new challenge is sent');
+  r = await c.call('auth.authenticate', { token, nonce: ch && ch.params.nonce });
+  ok(r.result && r.result.authenticated, 're-authentication works', r);
+  r = await c.call('fs.exists', { path: '.' });
+  ok(r.result && r.result.exists, 'requests work again', r);
+  await c.close();
+}
+
+// churn: 100 clients connect, authenticate, some start a terminal or a
+// watcher, and go away.
+async function churn() {
+  let good = 0;
+  for (let round = 0; round < 10; round++) {
+    const cs = await Promise.all(Array.from({ length: 10 }, () => auth()));
+    await Promise.all(cs.map(async (c, i) => {
+      if (i % 3 === 0) await c.call('terminal.create', {});
+      if (i % 3 === 1) await c.call('fs.watchFiles', { pattern: '*.x' });
+      const r = await c.call('fs.exists', { path: '.' });
+      if (r.result && r.result.exists) good++;
+    }));
+    // half close cleanly, half just drop the socket
+    await Promise.all(cs.map((c, i) => (i % 2 ? c.close() : (c.ws.terminate(), Promise.resolve()))));
+  }
+  ok(good === 100, `100 clients connected, authenticated and were served (${good})`);
+}
+
+// shutdown: stay connected with a terminal; print READY; expect
+// server.shutdown when the server is stopped.
+async function shutdown() {
+  const c = await auth();
+  const r = await c.call('terminal.create', { name: 'bye' });
+  await c.call('terminal.sendText', { terminalId: r.result.terminalId, text: 'echo $$ > shell.pid' });
+  await sleep(500);
+  console.log('# READY');
+  const n = await c.note((m) => m.method === 'server.shutdown', 10000);
+  ok(n && typeof n.params.reason === 'string', 'server.shutdown before the server stops', n);
+  await sleep(300);
+  ok(c.closed, 'the connection is closed after server.shutdown');
+}
+
+const scenarios = { main, policy, churn, shutdown };
+scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
+  .then(() => process.exit(0));
