@@ -4,9 +4,10 @@
  *
  * List the entries of PATH (default: the workspace root), sorted, as
  * "[DIR] name" and "[FILE] name" lines.  With --recursive, subdirectories
- * are listed too, down to --max-depth levels, skipping the default
- * exclusions (node_modules, .git, dist, build, .venv, target,
- * __pycache__, vendor) and every --exclude glob.  Symbolic links are
+ * are listed too, down to --max-depth levels, by the parallel walker grep
+ * and glob use, skipping the default exclusions (node_modules, .git, dist,
+ * build, .venv, target, __pycache__, vendor), what .gitignore/.ignore files
+ * exclude inside a git work tree, and every --exclude glob.  Symbolic links are
  * listed, never followed.  At most maxDirectoryEntries (500) entries are
  * returned; the result says when there were more (isTruncated, totalFound).
  *
@@ -16,6 +17,7 @@
  *   --exclude GLOB         leave out paths matching GLOB (repeatable; a glob
  *                          without "/" matches a name at any depth)
  *   --no-default-excludes  do not skip the default exclusions
+ *   --no-ignore            with --recursive, do not apply .gitignore/.ignore files
  *   -l, --metadata         add size and modification time of each entry
  *
  * JSON result: files [{path (from the root), name (from PATH), isDirectory,
@@ -28,6 +30,7 @@
  *   wap ls . -r --max-depth 1 --metadata --json
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -39,6 +42,7 @@
 #include "applets.h"
 #include "file.h"
 #include "strbuf.h"
+#include "walk.h"
 
 #define KEEP 100000
 
@@ -48,12 +52,16 @@ static const struct wap_opt ls_opts[] = {
 	{ "max-depth", 0, WAP_OPT_INT, 0, NULL },
 	{ "exclude", 0, WAP_OPT_STRS, 0, NULL },
 	{ "no-default-excludes", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "no-ignore", 0, WAP_OPT_BOOL, 0, NULL },
 	{ "metadata", 'l', WAP_OPT_BOOL, 0, NULL },
 	{ NULL }
 };
 
 struct walk {
 	const struct wap_call *call;
+	pthread_mutex_t lock;		/* the walker calls back from its workers */
+	size_t rellen;			/* strlen of the listed directory's path */
+	bool top;			/* the listed directory is the root */
 	bool recursive, defaults, meta;
 	long long max_depth;
 	struct wap_globset excl;
@@ -64,6 +72,49 @@ struct walk {
 static const char *type_of(mode_t m)
 {
 	return S_ISDIR(m) ? "directory" : S_ISREG(m) ? "file" : S_ISLNK(m) ? "symlink" : "other";
+}
+
+/* Count an entry and keep it while there is room. */
+static void add_entry(struct walk *w, const char *rel, const char *shown, const struct stat *st)
+{
+	bool isdir = S_ISDIR(st->st_mode);
+
+	w->found++;
+	if (json_array_size(w->files) < w->max) {
+		json_t *o = json_pack("{s:s, s:s, s:b, s:s}", "path", rel, "name", shown,
+				      "isDirectory", isdir, "type", type_of(st->st_mode));
+		if (w->meta) {
+			char *abs = wap_ws_abs(w->call->ws, rel), when[32];
+			wap_iso_time(&st->st_mtim, when);
+			json_object_set_new(o, "metadata", json_pack("{s:s?, s:I, s:b, s:s}",
+				"path", abs, "size", (json_int_t)st->st_size,
+				"isDirectory", isdir, "lastModified", when));
+			free(abs);
+		}
+		json_array_append_new(w->files, o);
+	}
+}
+
+/* The recursive listing: a callback of the shared walker (lib/walk.c),
+ * which skips default exclusions, ignored and restricted paths. */
+static int walk_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
+{
+	struct walk *w = arg;
+	const char *shown = w->top ? e->path : e->path + w->rellen + 1;
+	struct stat st;
+
+	(void)err;
+	if (e->depth == 0)
+		return 0;
+	if (wap_globset_match(&w->excl, shown, strlen(shown)) ||
+	    (shown != e->path && wap_globset_match(&w->excl, e->path, e->pathlen)))
+		return 1;
+	if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW))
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	add_entry(w, e->path, shown, &st);
+	pthread_mutex_unlock(&w->lock);
+	return 0;
 }
 
 /* List the directory open as DFD, at REL (from the root) and SHOWN (from
@@ -110,20 +161,7 @@ static int walk_dir(struct walk *w, int dfd, const char *rel, const char *shown,
 		if (wap_globset_match(&w->excl, s.buf, s.len) ||
 		    (strcmp(r.buf, s.buf) && wap_globset_match(&w->excl, r.buf, r.len)))
 			goto next;
-		w->found++;
-		if (json_array_size(w->files) < w->max) {
-			json_t *o = json_pack("{s:s, s:s, s:b, s:s}", "path", r.buf, "name", s.buf,
-					      "isDirectory", isdir, "type", type_of(st.st_mode));
-			if (w->meta) {
-				char *abs = wap_ws_abs(ws, r.buf), when[32];
-				wap_iso_time(&st.st_mtim, when);
-				json_object_set_new(o, "metadata", json_pack("{s:s?, s:I, s:b, s:s}",
-					"path", abs, "size", (json_int_t)st.st_size,
-					"isDirectory", isdir, "lastModified", when));
-				free(abs);
-			}
-			json_array_append_new(w->files, o);
-		}
+		add_entry(w, r.buf, s.buf, &st);
 		if (isdir && w->recursive && depth < w->max_depth) {
 			/* by fd, never by name from the root again; O_NOFOLLOW: a
 			 * directory swapped for a link is not entered */
@@ -161,8 +199,9 @@ static int cmp_path(const void *a, const void *b)
 static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
 {
 	const struct wap_ws *ws = call->ws;
-	struct walk w = { .call = call, .defaults = true, .max_depth = 3 };
-	bool nodef = false;
+	struct walk w = { .call = call, .defaults = true, .max_depth = 3,
+			  .lock = PTHREAD_MUTEX_INITIALIZER };
+	bool nodef = false, noign = false;
 	json_t *ex = json_object_get(req, "exclude"), *v;
 	char *rel = NULL;
 	size_t i, n;
@@ -173,6 +212,7 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 	if (wap_req_bool(req, "recursive", &w.recursive, err) < 0 ||
 	    wap_req_bool(req, "metadata", &w.meta, err) < 0 ||
 	    wap_req_bool(req, "no_default_excludes", &nodef, err) < 0 ||
+	    wap_req_bool(req, "no_ignore", &noign, err) < 0 ||
 	    wap_req_int(req, "max_depth", &w.max_depth, err) < 0)
 		return -1;
 	w.defaults = !nodef;
@@ -201,7 +241,20 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 	w.files = json_array();
 	/* keep more than shown, so the entries shown are the first in order */
 	w.max = ws->lim.max_dir_entries > KEEP ? ws->lim.max_dir_entries : KEEP;
-	if (walk_dir(&w, fd, rel, "", 1, err)) {
+	if (w.recursive) {
+		struct wap_walk_opts o = {
+			.max_depth = (int)(w.max_depth > 1000000 ? 1000000 : w.max_depth),
+			.no_ignore = noign, .no_default_excludes = nodef,
+			.dirs = true, .links = true, .cancelled = call->cancelled,
+		};
+		close(fd);
+		w.top = !strcmp(rel, ".");
+		w.rellen = strlen(rel);
+		if (wap_walk(ws, rel, &o, walk_ent, &w, err)) {
+			json_decref(w.files);
+			goto out;
+		}
+	} else if (walk_dir(&w, fd, rel, "", 1, err)) {
 		json_decref(w.files);
 		goto out;
 	}

@@ -15,7 +15,7 @@ _wap() {
 	glob) opts="--follow --max-results --no-default-excludes --no-ignore --sort --tagged --threads --type -L -j -m -t" ;;
 	grep) opts="--after-context --before-context --context --count --exclude --files-with-matches --fixed-strings --follow --ignore-case --include --invert-match --jsonl --line-number --line-regexp --max-depth --max-results --multiline --no-default-excludes --no-ignore --only-matching --regexp --replace --search-archives --sort --text --threads --type --word-regexp --write -A -B -C -F -L -U -a -c -e -i -j -l -m -n -o -r -t -v -w -x -z" ;;
 	info) opts="" ;;
-	ls) opts="--exclude --max-depth --metadata --no-default-excludes --recursive -l -r" ;;
+	ls) opts="--exclude --max-depth --metadata --no-default-excludes --no-ignore --recursive -l -r" ;;
 	mkdir) opts="" ;;
 	mv) opts="--force -f" ;;
 	read) opts="--head --limit --member --offset --tail -n" ;;

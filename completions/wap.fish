@@ -266,6 +266,8 @@ complete -c wap -n '__fish_seen_subcommand_from ls' -l metadata -d 'add size and
 complete -c wap-ls -l metadata -d 'add size and modification time of each entry'
 complete -c wap -n '__fish_seen_subcommand_from ls' -l no-default-excludes -d 'do not skip the default exclusions'
 complete -c wap-ls -l no-default-excludes -d 'do not skip the default exclusions'
+complete -c wap -n '__fish_seen_subcommand_from ls' -l no-ignore -d 'with --recursive, do not apply .gitignore/.ignore files'
+complete -c wap-ls -l no-ignore -d 'with --recursive, do not apply .gitignore/.ignore files'
 complete -c wap -n '__fish_seen_subcommand_from ls' -l recursive -d 'list subdirectories too'
 complete -c wap-ls -l recursive -d 'list subdirectories too'
 complete -c wap -n '__fish_seen_subcommand_from ls' -s l -d 'add size and modification time of each entry'

@@ -36,7 +36,17 @@ expect "--exclude repeated, with a path glob" 0 wap ls -r --exclude '*.o' --excl
 jcheck "both excludes applied" "$OUT" 'not any(f["path"].startswith("src/lib") or f["path"].endswith(".o") for f in j["files"]) and any(f["path"] == "src/main.c" for f in j["files"])'
 expect "--no-default-excludes" 0 wap ls -r --no-default-excludes --max-depth 2
 has "node_modules listed" "$OUT" "[DIR] node_modules/pkg"
-has ".git listed" "$OUT" "[DIR] .git/objects"
+lacks ".git is never walked (as grep and glob)" "$OUT" ".git/objects"
+# the recursive listing is the shared walker: ignore files apply in a git work tree
+mkdir -p "$W/gi/sub" "$W/gi/.git" && printf 'secret.log\n' > "$W/gi/.gitignore"
+touch "$W/gi/sub/secret.log" "$W/gi/sub/kept.c"
+expect "ls -r in a git work tree" 0 wap ls gi -r
+lacks "gitignored file not listed" "$OUT" "secret.log"
+has "other files listed" "$OUT" "[FILE] sub/kept.c"
+expect "ls -r --no-ignore" 0 wap ls gi -r --no-ignore
+has "--no-ignore lists the ignored file" "$OUT" "[FILE] sub/secret.log"
+expect "ls (not recursive) is unaffected by ignore files" 0 wap ls gi/sub
+has "plain listing shows everything" "$OUT" "[FILE] secret.log"
 expect "listing inside an excluded directory by name" 0 wap ls -r node_modules
 has "explicitly asked for" "$OUT" "[FILE] pkg/index.js"
 expect "--metadata" 0 wap ls docs --metadata --json
