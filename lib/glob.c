@@ -44,7 +44,9 @@ static void add_class(struct wap_sb *sb, const char **pp)
 		}
 	}
 	wap_sb_addc(sb, ']');
-	*pp = p;
+	/* leave P on the closing ']', or on the last byte when the class ran
+	 * to the end (as in "[]"), so the caller's p++ stops at the NUL */
+	*pp = *p ? p : p - 1;
 }
 
 char *wap_glob_to_regex(const char *glob, unsigned flags, struct wap_err *err)

@@ -110,6 +110,25 @@ static void test_literals(void **state)
 	m("é*", 0, "été", true);
 }
 
+/* found by tests/fuzz/fuzz_glob.c: a class running to the end of the glob
+ * ("[]", "a[!]") read past the terminating NUL */
+static void test_unterminated_class(void **state)
+{
+	static const char *const globs[] = { "[]", "a[!]", "*s~,l[]", "[^]", "x[]]" };
+	struct wap_err err = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(globs) / sizeof(globs[0]); i++) {
+		struct wap_glob *g = wap_glob_new(globs[i], 0, &err);
+		if (g) {
+			assert_false(wap_glob_match(g, "zzz", 3));
+			wap_glob_free(g);
+		}
+		wap_err_release(&err);
+	}
+	m("x[]]", 0, "x]", true);
+}
+
 static void test_set(void **state)
 {
 	struct wap_globset s = { 0 };
@@ -134,6 +153,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_star),
+		cmocka_unit_test(test_unterminated_class),
 		cmocka_unit_test(test_globstar),
 		cmocka_unit_test(test_classes),
 		cmocka_unit_test(test_braces),
