@@ -29,3 +29,7 @@ for _ in $(seq 1 100); do
 	sleep 0.05
 done
 node "$P/sdk.mjs" "$WAP" "$W" "http://127.0.0.1:$port" "http://127.0.0.1:$port2" "$T/ws2"
+kill -TERM $pid2 2>/dev/null
+wait $pid2
+same "the --roots-from-client server exits 0 on SIGTERM" "$?" 0
+lacks "no sanitizer report from the --roots-from-client server" "$(cat "$T/roots.log")" "Sanitizer"
