@@ -645,6 +645,7 @@ static void post_mcp(struct httpd *h, struct txn *t)
 		t->msg = NULL;
 		json_decref(msg);
 		t->sse = false;
+		wap_sb_release(&t->out);	/* a roots/list event already in */
 		reply_rpc_error(t, 500, WAP_RPC_INTERNAL, "Internal error: out of memory");
 	}
 }
