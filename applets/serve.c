@@ -22,7 +22,8 @@
  *   --profile NAME          tool set: wap (default), wap-1.0, langop, opencode, acp
  *   --audit FILE            append one JSON line per operation to FILE (- for stderr)
  *   --token TOKEN           HTTP: require Authorization: Bearer TOKEN (default $WAP_TOKEN)
- *   --roots-from-client     stdio: narrow the root to the client's first root inside it
+ *   --roots-from-client     narrow the root to the client's first root inside it
+ *                           (stdio, and HTTP: asked on the SSE reply to a request)
  *   --allowed-hosts HOST    HTTP: also accept this Host (repeatable, or comma-separated)
  *   --allowed-origins ORIGIN  HTTP: also accept this Origin (repeatable, or comma-separated)
  *   --workers N             threads running tool calls (default 4)

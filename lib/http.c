@@ -514,7 +514,7 @@ static void post_mcp(struct httpd *h, struct txn *t)
 	char v[256], sid[80];
 	json_t *msg, *err = NULL;
 	struct wap_rpc_msg m;
-	bool has_request = false, is_init = false;
+	bool has_request = false, is_init = false, ask_roots;
 	struct sess *x;
 
 	if (!admitted(h, t))
@@ -608,7 +608,12 @@ static void post_mcp(struct httpd *h, struct txn *t)
 			t->sid[0] = 0;
 		return;
 	}
-	if (!json_is_array(msg) && !wap_mcp_slow(t->ms, &m)) {
+	/* the session wants the client's roots: this request's reply becomes
+	 * an event stream that asks roots/list first (the client POSTs the
+	 * answer); the call then runs in the narrowed root */
+	ask_roots = !json_is_array(msg) && !is_init && wap_mcp_roots_due(t->ms) &&
+		    hdr(t->wsi, WSI_TOKEN_HTTP_ACCEPT, v, sizeof(v)) && strstr(v, "text/event-stream");
+	if (!json_is_array(msg) && !ask_roots && !wap_mcp_slow(t->ms, &m)) {
 		json_t *r = wap_mcp_handle(t->ms, &m, NULL, NULL);
 		if (r)
 			reply_json(t, 200, r);
@@ -622,14 +627,17 @@ static void post_mcp(struct httpd *h, struct txn *t)
 	}
 	t->sid[0] = 0;
 	if (!json_is_array(msg)) {
-		wap_mcp_expect(t->ms, m.id);
-		if (wap_mcp_wants_progress(&m) &&
-		    hdr(t->wsi, WSI_TOKEN_HTTP_ACCEPT, v, sizeof(v)) && strstr(v, "text/event-stream")) {
+		if (wap_mcp_slow(t->ms, &m))
+			wap_mcp_expect(t->ms, m.id);
+		if (ask_roots || (wap_mcp_wants_progress(&m) &&
+		    hdr(t->wsi, WSI_TOKEN_HTTP_ACCEPT, v, sizeof(v)) && strstr(v, "text/event-stream"))) {
 			t->sse = true;
 			t->status = 200;
 			t->ctype = "text/event-stream";
 		}
 	}
+	if (ask_roots)	/* before the job: the call waits for the answer */
+		wap_mcp_request_roots(t->ms, txn_send, t);
 	t->msg = msg;
 	t->busy = true;
 	if (wap_workers_submit(h->workers, run_job, t)) {
@@ -637,6 +645,7 @@ static void post_mcp(struct httpd *h, struct txn *t)
 		t->msg = NULL;
 		json_decref(msg);
 		t->sse = false;
+		wap_sb_release(&t->out);	/* a roots/list event already in */
 		reply_rpc_error(t, 500, WAP_RPC_INTERNAL, "Internal error: out of memory");
 	}
 }

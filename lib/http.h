@@ -2,7 +2,10 @@
  *
  * POST /mcp carries one JSON-RPC message (or a batch): requests are
  * answered with application/json, or with a text/event-stream when the
- * call asked for progress; notifications and responses get 202.  The
+ * call asked for progress or the server asks the client for its roots
+ * (--roots-from-client: roots/list is the stream's first event, the client
+ * POSTs the answer, the call's response follows); notifications and
+ * responses get 202.  The
  * session id is issued at initialize (Mcp-Session-Id) and required after
  * (400 without, 404 unknown); DELETE /mcp ends it; GET /mcp is 405.
  * Host and Origin are checked against an allow-list (403), a Bearer token

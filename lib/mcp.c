@@ -48,6 +48,7 @@ struct wap_mcp_session {
 	char version[16];
 	bool client_roots;		/* the client has the roots capability */
 	bool roots_pending;		/* a roots/list is on its way */
+	bool roots_stale;		/* the client's roots are to be asked (again) */
 	struct timespec roots_asked;
 	int roots_seq;
 	json_t *roots_id;		/* id of the roots/list we sent */
@@ -433,12 +434,23 @@ void wap_mcp_request_roots(struct wap_mcp_session *s, wap_mcp_send_fn send, void
 	json_decref(s->roots_id);
 	s->roots_id = json_incref(jid);
 	s->roots_pending = true;
+	s->roots_stale = false;
 	clock_gettime(CLOCK_MONOTONIC, &s->roots_asked);
 	pthread_mutex_unlock(&s->mu);
 	req = wap_rpc_request(jid, "roots/list", NULL);
 	send(arg, req);
 	json_decref(req);
 	json_decref(jid);
+}
+
+bool wap_mcp_roots_due(struct wap_mcp_session *s)
+{
+	bool due;
+
+	pthread_mutex_lock(&s->mu);
+	due = s->srv->roots_from_client && s->client_roots && s->roots_stale;
+	pthread_mutex_unlock(&s->mu);
+	return due;
 }
 
 /* a call made while the client is answering roots/list waits (a little)
@@ -505,6 +517,7 @@ static json_t *initialize(struct wap_mcp_session *s, const struct wap_rpc_msg *m
 	pthread_mutex_lock(&s->mu);
 	snprintf(s->version, sizeof(s->version), "%s", v);
 	s->client_roots = json_is_object(json_object_get(caps, "roots"));
+	s->roots_stale = s->client_roots;
 	pthread_mutex_unlock(&s->mu);
 	return wap_rpc_result(m->id, json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}",
 		"protocolVersion", v,
@@ -714,6 +727,11 @@ json_t *wap_mcp_handle(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 				cancel_call(s, id);
 		} else if (!strcmp(m->method, "notifications/initialized") ||
 			   !strcmp(m->method, "notifications/roots/list_changed")) {
+			if (!strcmp(m->method, "notifications/roots/list_changed")) {
+				pthread_mutex_lock(&s->mu);
+				s->roots_stale = true;
+				pthread_mutex_unlock(&s->mu);
+			}
 			wap_mcp_request_roots(s, send, arg);
 		}
 		return NULL;	/* others are ignored, as JSON-RPC wants */

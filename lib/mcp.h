@@ -75,5 +75,9 @@ bool wap_mcp_wants_progress(const struct wap_rpc_msg *m);
  * it sends roots/list through SEND when the server was asked to follow the
  * client's roots and the client has the capability. */
 void wap_mcp_request_roots(struct wap_mcp_session *s, wap_mcp_send_fn send, void *arg);
+/* Should a transport without a standing channel to the client (HTTP) ask
+ * for the roots now: the server follows the client's roots, the client has
+ * the capability, and its roots are not known yet or changed since? */
+bool wap_mcp_roots_due(struct wap_mcp_session *s);
 
 #endif

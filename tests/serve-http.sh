@@ -215,6 +215,75 @@ while IFS= read -r line; do
 	esac
 done < "$T/fuzz"
 
+# ---- --roots-from-client over HTTP: roots/list on the SSE reply ----
+start "$T/s8.log" --roots-from-client
+RINIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"t","version":"1"}}}'
+post "$RINIT"
+S8="-H mcp-session-id:$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')"
+post '{"jsonrpc":"2.0","method":"notifications/initialized"}' $S8
+same "roots: initialized is 202" "$CODE" 202
+# stream ARGS... : POST $1 in the background, the reply into $T/sse, headers $T/hs
+stream() {
+	b=$1; shift
+	: > "$T/sse"
+	curl -s -N -D "$T/hs" -o "$T/sse" -X POST "$U/mcp" -H 'content-type: application/json' \
+		-H 'accept: application/json, text/event-stream' "$@" --data-binary "$b" &
+	SPID=$!
+	for _ in $(seq 1 100); do grep -q 'roots/list' "$T/sse" && break; sleep 0.02; done
+	RID=$(sed -n 's/.*"id":"\(wap-roots-[0-9]*\)".*/\1/p' "$T/sse" | head -1)
+}
+stream '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"b.c"}}}' $S8
+has "roots: the first event asks roots/list" "$(head -2 "$T/sse")" '"method":"roots/list"'
+check "roots: the request has an id" test -n "$RID"
+post '{"jsonrpc":"2.0","id":"'"$RID"'","result":{"roots":[{"uri":"file://'"$W"'/sub","name":"sub"}]}}' $S8
+same "roots: POSTing the answer is 202" "$CODE" 202
+wait $SPID
+check "roots: the reply is text/event-stream" grep -qi '^content-type: text/event-stream' "$T/hs"
+R=$(sed -n 's/^data: //p' "$T/sse" | sed -n 2p)
+jcheck "roots: the call's result follows on the stream, in the narrowed root" "$R" \
+	'j["id"]==2 and j["result"]["isError"] is False and j["result"]["structuredContent"]["content"]=="int x;\n"'
+same "roots: two events, then the stream ends" "$(grep -c '^data: ' "$T/sse")" 2
+post '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{"path":"../a.txt"}}}' $S8
+check "roots: once known, replies are plain JSON" grep -qi '^content-type: application/json' "$T/h"
+jcheck "roots: an escape above the narrowed root is refused" "$BODY" \
+	'j["id"]==3 and j["result"]["isError"] is True and "ACCESS_DENIED" in j["result"]["content"][0]["text"]'
+post '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read","arguments":{"path":"sub/b.c"}}}' $S8
+jcheck "roots: paths are relative to the narrowed root" "$BODY" 'j["result"]["isError"] is True and "NOT_FOUND" in j["result"]["content"][0]["text"]'
+post '{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}' $S8
+same "roots: list_changed is 202" "$CODE" 202
+stream '{"jsonrpc":"2.0","id":5,"method":"tools/list"}' $S8
+has "roots: after list_changed the next request asks again" "$(head -2 "$T/sse")" '"method":"roots/list"'
+post '{"jsonrpc":"2.0","id":"'"$RID"'","result":{"roots":[{"uri":"file:///"}]}}' $S8
+same "roots: the second answer is 202" "$CODE" 202
+wait $SPID
+has "roots: tools/list answered on the stream" "$(cat "$T/sse")" '"id":5,"result":{"tools"'
+post '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read","arguments":{"path":"b.c"}}}' $S8
+jcheck "roots: a root outside the workspace does not widen" "$BODY" \
+	'j["result"]["structuredContent"]["content"]=="int x;\n"'
+# a client that never answers: the call runs after the wait, un-narrowed
+post "$RINIT"
+S9="-H mcp-session-id:$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')"
+t0=$(date +%s%N)
+stream '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}' $S9
+wait $SPID
+t1=$(date +%s%N)
+has "roots: unanswered, the stream still asked" "$(head -2 "$T/sse")" '"method":"roots/list"'
+R=$(sed -n 's/^data: //p' "$T/sse" | sed -n 2p)
+jcheck "roots: unanswered, the call runs in the whole root" "$R" 'j["id"]==2 and j["result"]["structuredContent"]["content"]=="hello\n"'
+check "roots: after a wait of about 2 s" test $(( (t1 - t0) / 1000000 )) -ge 1500
+# a client without the roots capability: plain JSON as before
+post "$INIT"
+S10="-H mcp-session-id:$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')"
+post '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}' $S10
+check "roots: no capability, plain JSON" grep -qi '^content-type: application/json' "$T/h"
+jcheck "roots: no capability, the whole root" "$BODY" 'j["result"]["structuredContent"]["content"]=="hello\n"'
+# without --roots-from-client the capability changes nothing
+start "$T/s9.log"
+post "$RINIT"
+S11="-H mcp-session-id:$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')"
+post '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}' $S11
+check "roots: not asked without --roots-from-client" grep -qi '^content-type: application/json' "$T/h"
+
 # clean shutdown on SIGTERM; under ASan, no leak and no error in any server
 for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
 st=0

@@ -5,9 +5,11 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { pathToFileURL } from "node:url";
 import Ajv from "ajv";
 
-const [wap, root, url] = process.argv.slice(2);
+const [wap, root, url, rootsUrl, rootsWs] = process.argv.slice(2);
 let n = 0;
 const ok = (c, d) => console.log(`${c ? "ok" : "not ok"} ${++n} - ${d}`);
 const skip = (d, why) => console.log(`ok ${++n} - ${d} # SKIP ${why}`);
@@ -121,9 +123,37 @@ async function http() {
   await client.close();
 }
 
+// --roots-from-client over Streamable HTTP: the server asks roots/list on
+// the SSE reply to the first request; the call runs in the client's root
+// (a subdirectory of the server's workspace)
+async function httpRoots() {
+  const transport = new StreamableHTTPClientTransport(new URL(rootsUrl + "/mcp"));
+  const client = new Client({ name: "wap-sdk-roots", version: "1.0.0" }, { capabilities: { roots: {} } });
+  let asked = 0;
+  client.setRequestHandler(ListRootsRequestSchema, async () => {
+    asked++;
+    return { roots: [{ uri: pathToFileURL(rootsWs + "/sub").href, name: "sub" }] };
+  });
+  await client.connect(transport);
+  const r = await client.callTool({ name: "read", arguments: { path: "b.c" } });
+  ok(asked === 1, `http roots: the server asked roots/list (${asked} time)`);
+  ok(r.isError === false && r.structuredContent?.content === "int x;\n",
+    `http roots: the call ran in the client's root (${JSON.stringify(r.content?.[0]?.text ?? "").slice(0, 120)})`);
+  const esc = await client.callTool({ name: "read", arguments: { path: "../a.txt" } });
+  ok(esc.isError === true && esc.content?.[0]?.text?.includes("ACCESS_DENIED"),
+    "http roots: an escape above the client's root is refused");
+  const ls = await client.callTool({ name: "ls", arguments: { path: "." } });
+  ok(!ls.isError && !JSON.stringify(ls.structuredContent).includes("a.txt"),
+    "http roots: ls . lists the client's root, not the workspace");
+  ok(asked === 1, "http roots: asked once while the roots did not change");
+  await transport.terminateSession();
+  await client.close();
+}
+
 try {
   for (const p of ["wap", "wap-1.0", "langop", "opencode"]) await stdio(p);
   await http();
+  if (rootsUrl) await httpRoots();
 } catch (e) {
   ok(false, `unexpected: ${e.stack}`);
 }
