@@ -450,6 +450,8 @@ static void *work(void *arg)
 		}
 		job_free(j);
 	}
+	if (w->o->done)
+		w->o->done(w->arg, wk->id);
 	free(wk->dbuf);
 	free(wk->ents);
 	wap_sb_release(&wk->names);

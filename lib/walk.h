@@ -58,6 +58,9 @@ struct wap_walk_opts {
 	bool links;		/* without follow: call back for symlinks too */
 	const struct wap_globset *exclude;	/* root-relative globs to prune */
 	volatile sig_atomic_t *cancelled;	/* may be NULL */
+	/* called by each worker that ran, in its thread, once the whole walk
+	 * is over: where per-worker results can be sorted in parallel */
+	void (*done)(void *arg, int worker);
 };
 
 /* The number of workers wap_walk will use for O. */

@@ -196,3 +196,58 @@ EOF
 else
 	ok "same files as fd # SKIP fdfind not installed"
 fi
+
+# Order on a bigger tree: names that share long prefixes and differ across
+# 8-byte words, bytes below '/', mtimes with ties; several threads, so the
+# workers' sorted runs are merged, and -m cuts the merge.
+S=$T/order
+python3 - "$S" <<'EOF2'
+import os, random, sys
+random.seed(11)
+root = sys.argv[1]
+parts = ["a", "a-b", "a.b", "a b", "a+", "ab", "abcdefgh", "abcdefghi", "abcdefgh-ijklmnop",
+         "abcdefgh.ijklmnop", "abcdefghijklmnop", "Z", "_x", "\u00e9t\u00e9"]
+for i in range(600):
+    d = os.path.join(root, *random.sample(parts, random.randint(0, 3)))
+    p = os.path.join(d, random.choice(parts) + random.choice(["", ".c", "-1.c", "/"]))
+    try:
+        os.makedirs(d, exist_ok=True)
+        if p.endswith("/"):
+            os.makedirs(p, exist_ok=True)
+            continue
+        if not os.path.isdir(p):
+            open(p, "w").close()
+    except OSError:  # a file where a directory was wanted, or the reverse
+        continue
+    if os.path.isdir(p):
+        continue
+    t = 1600000000 + random.randint(0, 40) * 1000
+    os.utime(p, ns=(t * 10**9, t * 10**9 + random.choice([0, 0, 500])))
+EOF2
+py_order() { # path|mtime: the expected order of every file under $S
+	python3 - "$S" "$1" <<'EOF2'
+import os, sys
+root, by = sys.argv[1], sys.argv[2]
+out = []
+for d, dirs, files in os.walk(root):
+    for f in files:
+        p = os.path.join(d, f)
+        out.append((os.lstat(p).st_mtime_ns, os.path.relpath(p, root).encode()))
+if by == "path":
+    out.sort(key=lambda x: x[1].replace(b"/", b"\x01"))
+else:
+    out.sort(key=lambda x: (-x[0], x[1].replace(b"/", b"\x01")))
+sys.stdout.buffer.write(b"".join(p + b"\n" for _, p in out))
+EOF2
+}
+for j in 1 3; do
+	same "--sort path -j$j: byte order, '/' first" \
+		"$(WAP_ROOT=$S wap glob '**' -t f -m0 -j$j --sort path)" "$(py_order path)"
+	same "newest first -j$j: mtime (ns), then path" \
+		"$(WAP_ROOT=$S wap glob '**' -t f -m0 -j$j)" "$(py_order mtime)"
+	same "-m 25 -j$j: the first 25 of the whole order" \
+		"$(WAP_ROOT=$S wap glob '**' -t f -m25 -j$j | head -n 25)" "$(py_order mtime | head -n 25)"
+	same "--json -m 9 -j$j: the same paths" \
+		"$(jget "$(WAP_ROOT=$S wap glob '**' -t f -m9 -j$j --json)" 'chr(10).join(f["path"] for f in j["files"])')" \
+		"$(py_order mtime | head -n 9)"
+done
