@@ -1,5 +1,6 @@
-/* test_archive.c - read lists and reads 7z and zip members (archives
- * written here with libarchive, as no 7z tool may be installed). */
+/* test_archive.c - read lists and reads 7z and zip members, and grep -z
+ * searches them (archives written here with libarchive, as no 7z tool may
+ * be installed). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -54,6 +55,39 @@ static json_t *run(struct wap_ws *ws, const char *json)
 	return res;
 }
 
+/* grep -z finds "int b" as line 2 of NAME//src/a.c, and nothing without -z */
+static void grep_member(struct wap_ws *ws, const char *name)
+{
+	struct wap_call call = { .ws = ws };
+	struct wap_err err = { 0 };
+	char req[256], want[64];
+	json_t *r, *res = NULL, *m;
+
+	snprintf(req, sizeof(req), "{\"pattern\": \"int b\", \"paths\": [\"%s\"], "
+		 "\"search_archives\": true}", name);
+	r = json_loads(req, 0, NULL);
+	assert_non_null(r);
+	if (wap_applet_find("grep")->op(&call, r, &res, &err))
+		fail_msg("grep %s: %s", req, err.msg);
+	json_decref(r);
+	assert_int_equal(json_integer_value(json_object_get(res, "totalMatches")), 1);
+	m = json_array_get(json_object_get(res, "matches"), 0);
+	snprintf(want, sizeof(want), "%s//src/a.c", name);
+	assert_string_equal(json_string_value(json_object_get(m, "path")), want);
+	assert_int_equal(json_integer_value(json_object_get(m, "line")), 2);
+	json_decref(res);
+
+	/* without -z the archive is a binary file, skipped */
+	snprintf(req, sizeof(req), "{\"pattern\": \"int b\", \"paths\": [\"%s\"]}", name);
+	r = json_loads(req, 0, NULL);
+	res = NULL;
+	if (wap_applet_find("grep")->op(&call, r, &res, &err))
+		fail_msg("grep %s: %s", req, err.msg);
+	json_decref(r);
+	assert_int_equal(json_integer_value(json_object_get(res, "totalMatches")), 0);
+	json_decref(res);
+}
+
 static void check(const char *name, int (*format)(struct archive *))
 {
 	struct wap_ws ws;
@@ -79,6 +113,7 @@ static void check(const char *name, int (*format)(struct archive *))
 	assert_string_equal(json_string_value(json_object_get(res, "content")), "int c;\n");
 	assert_int_equal(json_integer_value(json_object_get(res, "startLine")), 3);
 	json_decref(res);
+	grep_member(&ws, name);
 	wap_ws_release(&ws);
 }
 
