@@ -463,13 +463,13 @@ static void *work(void *arg)
 }
 
 static struct wap_ign *push_above(struct wap_ign *ign, const char *above,
-				  struct wap_ign_list *l)
+				  struct wap_ign_list **l, int nl)
 {
 	struct wap_ign *n;
 
-	if (!l)
+	if (!l[0] && (nl < 2 || !l[1]))
 		return ign;
-	n = wap_ign_push(ign, "", &l, 1);
+	n = wap_ign_push(ign, "", l, nl);
 	wap_ign_unref(ign);
 	if (n) {
 		n->above = strdup(above);
@@ -479,8 +479,8 @@ static struct wap_ign *push_above(struct wap_ign *ign, const char *above,
 }
 
 /* The root inside a repository whose top is above it (a package of a
- * monorepo): that repository's rules apply, as git sees them.  Only its
- * ignore files are read up there.  *TOP becomes "" (the whole root is in
+ * monorepo): that repository's rules apply, as git sees them, and its
+ * .ignore files, as ripgrep sees them.  Only ignore files are read up there.  *TOP becomes "" (the whole root is in
  * the work tree); NULL when there is no such repository. */
 static struct wap_ign *outer_frames(const struct wap_ws *ws, char **top)
 {
@@ -523,20 +523,28 @@ static struct wap_ign *outer_frames(const struct wap_ws *ws, char **top)
 			wap_sb_addf(&p, "%s/git/ignore", xdg);
 		else if (home && *home)
 			wap_sb_addf(&p, "%s/.config/git/ignore", home);
-		if (p.buf)
-			ign = push_above(ign, rel, load_list(AT_FDCWD, p.buf));
+		if (p.buf) {
+			struct wap_ign_list *l = load_list(AT_FDCWD, p.buf);
+			ign = push_above(ign, rel, &l, 1);
+		}
 		p.len = 0;
 		wap_sb_addf(&p, "%.*s/.git/info/exclude", (int)tl, topabs);
-		if (p.buf)
-			ign = push_above(ign, rel, load_list(AT_FDCWD, p.buf));
+		if (p.buf) {
+			struct wap_ign_list *l = load_list(AT_FDCWD, p.buf);
+			ign = push_above(ign, rel, &l, 1);
+		}
 		/* each directory from the top down to the root's parent */
 		for (size_t k = tl; k < rl; k++) {
 			if (ws->root[k] != '/' && k != tl)
 				continue;
+			struct wap_ign_list *l[2];
+			p.len = 0;
+			wap_sb_addf(&p, "%.*s/.ignore", (int)k, ws->root);
+			l[0] = p.buf ? load_list(AT_FDCWD, p.buf) : NULL;
 			p.len = 0;
 			wap_sb_addf(&p, "%.*s/.gitignore", (int)k, ws->root);
-			if (p.buf)
-				ign = push_above(ign, ws->root + k + 1, load_list(AT_FDCWD, p.buf));
+			l[1] = p.buf ? load_list(AT_FDCWD, p.buf) : NULL;
+			ign = push_above(ign, ws->root + k + 1, l, 2);
 		}
 		wap_sb_release(&p);
 	}

@@ -215,3 +215,18 @@ expect "grep there" 0 wap grep --root "$R/pkg/app" -l x
 same "grep skips the outer repository's ignored files" "$OUT" "src/a.c
 src/keep.o
 y.txt"
+# .ignore files of the enclosing repository's directories above the root
+# apply too (as ripgrep applies parent .ignore files); a .ignore negation
+# beats a .gitignore of the same directory
+printf 'y.txt\n' > "$R/pkg/.ignore"
+printf '!app/x.tmp\n' >> "$R/pkg/.ignore"
+expect "grep under a parent .ignore" 0 wap grep --root "$R/pkg/app" -l x
+same "the parent's .ignore skips y.txt, and re-includes x.tmp" "$OUT" "src/a.c
+src/keep.o
+x.tmp"
+if command -v rg >/dev/null 2>&1; then
+	same "the same files as rg" "$OUT" "$(cd "$R/pkg/app" && rg -l --no-config --sort path x)"
+else
+	ok "the same files as rg # SKIP rg not installed"
+fi
+rm "$R/pkg/.ignore"
