@@ -8,7 +8,7 @@
 
 PREFIX ?= /usr/local
 CC ?= gcc
-PKGS := libgit2 libpcre2-8 libarchive jansson libwebsockets
+PKGS := libgit2 libpcre2-8 libarchive jansson libwebsockets nettle
 PORT ?= 8765
 
 ifeq ($(ASAN),1)

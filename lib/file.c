@@ -1,8 +1,8 @@
 /* file.c - whole-file reads, blob-id versions, atomic locked writes. */
 #include <errno.h>
 #include <fcntl.h>
-#include <git2.h>
 #include <limits.h>
+#include <nettle/sha1.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,57 +14,73 @@
 #include "file.h"
 #include "strbuf.h"
 
-static pthread_once_t git_once = PTHREAD_ONCE_INIT;
-
-static void git_init(void)
+/* A git blob id: SHA-1 of "blob SIZE\0" and the bytes.  Nettle's SHA-1,
+ * not libgit2's: every read and write makes one, and libgit2 costs a
+ * millisecond and a half of start-up that read and write need not pay. */
+static void blob_begin(struct sha1_ctx *c, size_t len)
 {
-	git_libgit2_init();
+	char hdr[32];
+	int n = snprintf(hdr, sizeof(hdr), "blob %zu", len);
+
+	sha1_init(c);
+	sha1_update(c, (size_t)n + 1, (const uint8_t *)hdr);
+}
+
+static void blob_end(struct sha1_ctx *c, char out[WAP_VERSION_LEN + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	uint8_t d[SHA1_DIGEST_SIZE];
+
+	sha1_digest(c, sizeof(d), d);
+	for (int i = 0; i < SHA1_DIGEST_SIZE; i++) {
+		out[2 * i] = hex[d[i] >> 4];
+		out[2 * i + 1] = hex[d[i] & 15];
+	}
+	out[WAP_VERSION_LEN] = 0;
 }
 
 int wap_blob_id(const void *buf, size_t len, char out[WAP_VERSION_LEN + 1], struct wap_err *err)
 {
-	git_oid oid;
+	struct sha1_ctx c;
 
-	pthread_once(&git_once, git_init);
-	if (git_odb_hash(&oid, buf, len, GIT_OBJECT_BLOB))
-		return wap_err_set(err, WAP_E_FAILED, "cannot hash content");
-	git_oid_tostr(out, WAP_VERSION_LEN + 1, &oid);
+	(void)err;
+	blob_begin(&c, len);
+	sha1_update(&c, len, buf);
+	blob_end(&c, out);
 	return 0;
 }
 
 int wap_blob_id_fd(int fd, char out[WAP_VERSION_LEN + 1], struct wap_err *err)
 {
-	char proc[64], *buf;
-	git_oid oid;
-	struct stat st;
-	size_t n = 0;
-	int rc;
+	uint8_t buf[1 << 16];
 
-	pthread_once(&git_once, git_init);
-	/* libgit2 hashes a file by name in chunks; the fd's /proc name is the
-	 * very file we hold, not a path to resolve again */
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	if (git_odb_hashfile(&oid, proc, GIT_OBJECT_BLOB) == 0) {
-		git_oid_tostr(out, WAP_VERSION_LEN + 1, &oid);
-		return 0;
+	/* the size goes first into the hash: a file that changes size while
+	 * being read is read again */
+	for (int tries = 0; tries < 3; tries++) {
+		struct sha1_ctx c;
+		struct stat st;
+		off_t at = 0;
+		ssize_t r;
+
+		if (fstat(fd, &st))
+			return wap_err_set(err, WAP_E_FAILED, "stat: %s", strerror(errno));
+		blob_begin(&c, (size_t)st.st_size);
+		while ((r = pread(fd, buf, sizeof(buf), at)) != 0) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				return wap_err_set(err, WAP_E_FAILED, "read: %s", strerror(errno));
+			sha1_update(&c, (size_t)r, buf);
+			at += r;
+			if (at > st.st_size)
+				break;
+		}
+		if (at == st.st_size) {
+			blob_end(&c, out);
+			return 0;
+		}
 	}
-	/* no /proc: read it whole */
-	if (fstat(fd, &st))
-		return wap_err_set(err, WAP_E_FAILED, "stat: %s", strerror(errno));
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
-	while (n < (size_t)st.st_size) {
-		ssize_t r = pread(fd, buf + n, (size_t)st.st_size - n, (off_t)n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += r;
-	}
-	rc = wap_blob_id(buf, n, out, err);
-	free(buf);
-	return rc;
+	return wap_err_set(err, WAP_E_CONFLICT, "the file kept changing while it was read");
 }
 
 void wap_iso_time(const struct timespec *ts, char out[32])
