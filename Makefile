@@ -9,6 +9,8 @@
 PREFIX ?= /usr/local
 CC ?= gcc
 PKGS := libgit2 libpcre2-8 libarchive jansson libwebsockets nettle
+# loaded when first needed (lib/lazy.c), not linked: their headers only
+LAZY_PKGS := libgit2 libarchive libwebsockets
 PORT ?= 8765
 
 ifeq ($(ASAN),1)
@@ -26,7 +28,7 @@ endif
 CFLAGS ?=
 CFLAGS += -std=gnu11 $(OPT) -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -pthread $(SAN) \
 	-Ilib -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lutil
+LDLIBS += $(shell pkg-config --libs $(filter-out $(LAZY_PKGS),$(PKGS)) 2>/dev/null) -ldl -lpthread -lutil
 LDFLAGS += $(SAN) -pthread
 
 LIB_SRC := $(wildcard lib/*.c)
@@ -44,7 +46,10 @@ $(B)/.deps-ok: scripts/deps
 $(B)/applets.c $(B)/applets.h &: $(APPLET_SRC) scripts/mkapplets | $(B)/.deps-ok
 	@scripts/mkapplets $(B) $(APPLET_SRC)
 
-$(B)/%.o: %.c $(B)/applets.h $(wildcard lib/*.h) | $(B)/.deps-ok
+$(B)/lazy.h: lib/lazy.list scripts/mklazy | $(B)/.deps-ok
+	@scripts/mklazy $(B) lib/lazy.list
+
+$(B)/%.o: %.c $(B)/applets.h $(B)/lazy.h $(wildcard lib/*.h) | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -59,7 +64,7 @@ $(BIN): $(B)/main.o $(B)/libwap.a
 
 $(B)/unit/%: tests/unit/%.c $(B)/libwap.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libwap.a $(LDLIBS) $(shell pkg-config --libs cmocka)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libwap.a $(LDLIBS) $(shell pkg-config --libs cmocka $(LAZY_PKGS))
 
 asan:
 	$(MAKE) ASAN=1 build/asan/wap

@@ -57,8 +57,6 @@
  *   wap grep -w old_name -r new_name --write
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -71,6 +69,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lazy.h"
 #include "applet.h"
 #include "applets.h"
 #include "file.h"
@@ -1378,6 +1377,8 @@ static int grep_exec(struct wap_call *call, const json_t *req, json_t **res, str
 	    wap_req_bool(req, "jsonl", &g.jsonl, err) < 0 ||
 	    wap_req_str(req, "replace", &g.replace, err) < 0 ||
 	    wap_req_str(req, "sort", &sort, err) < 0)
+		goto out;
+	if (g.archives && wap_lazy_load(WAP_LIB_ARCHIVE, err))
 		goto out;
 	if (getint(req, "context", 0, 0, &v, err))
 		goto out;

@@ -38,8 +38,6 @@
  *   wap read logs/app.log --tail 20
  *   wap read dist.tar.gz --member pkg/README.md --head 40
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +47,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lazy.h"
 #include "applet.h"
 #include "applets.h"
 #include "file.h"
@@ -454,8 +453,11 @@ static bool is_archive(const char *b, size_t n)
 
 static struct archive *ar_open(int fd, const char *rel, struct wap_err *err)
 {
-	struct archive *a = archive_read_new();
+	struct archive *a;
 
+	if (wap_lazy_load(WAP_LIB_ARCHIVE, err))
+		return NULL;
+	a = archive_read_new();
 	if (!a) {
 		wap_err_set(err, WAP_E_FAILED, "out of memory");
 		return NULL;

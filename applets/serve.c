@@ -68,13 +68,13 @@
  *   wap serve --profile langop --root /workspace
  *   wap serve --ws 127.0.0.1:19876 --token-file ~/.wap-token --root ~/src/project
  */
-#include <libwebsockets.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "lazy.h"
 #include "applet.h"
 #include "applets.h"
 #include "audit.h"
@@ -292,7 +292,8 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 			goto out;
 		}
 		ao.host = host;
-		lws_set_log_level(LLL_ERR, acp_lws_log);
+		if (!wap_lazy_load(WAP_LIB_LWS, &err))
+			lws_set_log_level(LLL_ERR, acp_lws_log);
 		if (!(acp = wap_acp_new(ws, &ao, &err))) {
 			fprintf(stderr, "wap serve: %s\n", err.msg);
 			rc = wap_err_exit(err.kind);

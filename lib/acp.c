@@ -6,7 +6,6 @@
  * (-32009) with the reason. */
 #include <errno.h>
 #include <fcntl.h>
-#include <libwebsockets.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -20,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lazy.h"
 #include "acp.h"
 #include "applet.h"
 #include "audit.h"
@@ -2217,6 +2217,8 @@ static int listen_ctx(struct wap_acp *a, struct wap_err *err)
 	info.options = LWS_SERVER_OPTION_DISABLE_IPV6 * !v6 | LWS_SERVER_OPTION_VALIDATE_UTF8;
 	info.timeout_secs = 30;
 	info.ka_time = 0;
+	if (wap_lazy_load(WAP_LIB_LWS, err))
+		return -1;
 	a->ctx = lws_create_context(&info);
 	if (!a->ctx)
 		return wap_err_set(err, WAP_E_FAILED, "Cannot listen on ws://%s:%d", a->o.host, a->o.port);

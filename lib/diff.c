@@ -1,19 +1,13 @@
 /* diff.c - unified diffs of two buffers through libgit2. */
-#include <git2.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lazy.h"
 #include "diff.h"
+#include "git.h"
 #include "strbuf.h"
 #include "text.h"
-
-static pthread_once_t diff_once = PTHREAD_ONCE_INIT;
-
-static void diff_init(void)
-{
-	git_libgit2_init();
-}
 
 int wap_diff_make(const char *old, size_t oldlen, const char *new, size_t newlen,
 		  const char *oldpath, const char *newpath, struct wap_diff *d,
@@ -25,8 +19,9 @@ int wap_diff_make(const char *old, size_t oldlen, const char *new, size_t newlen
 	size_t ctx = 0, add = 0, del = 0;
 	int rc = -1;
 
-	pthread_once(&diff_once, diff_init);
 	memset(d, 0, sizeof(*d));
+	if (wap_git_init(err))
+		return -1;
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 	if (!newpath)
 		newpath = oldpath;

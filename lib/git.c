@@ -9,7 +9,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <git2.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lazy.h"
 #include "file.h"
 #include "git.h"
 #include "strbuf.h"
@@ -30,9 +30,12 @@ static void do_init(void)
 	git_libgit2_init();
 }
 
-void wap_git_init(void)
+int wap_git_init(struct wap_err *err)
 {
+	if (wap_lazy_load(WAP_LIB_GIT2, err))
+		return -1;
 	pthread_once(&init_once, do_init);
+	return 0;
 }
 
 /* ---- the call context ---- */
@@ -3483,7 +3486,8 @@ int wap_git(struct wap_call *call, const json_t *req, json_t **res, struct wap_e
 	int rc = -1;
 
 	*res = NULL;
-	wap_git_init();
+	if (wap_git_init(err))
+		return -1;
 	if (wap_req_str(req, "action", &name, err) < 0)
 		return -1;
 	if (!name)

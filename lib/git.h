@@ -21,8 +21,9 @@
 #include "applet.h"
 #include "err.h"
 
-/* git_libgit2_init(), once per process. */
-void wap_git_init(void);
+/* Load libgit2 (see lazy.c) and run git_libgit2_init(), once per process:
+ * 0, or -1 with ERR when libgit2 cannot be loaded. */
+int wap_git_init(struct wap_err *err);
 
 /* The git op: REQ has "action" (status, diff, log, show, add/stage,
  * unstage/reset, commit, branch, checkout, push, fetch, pull, init, clone)

@@ -8,7 +8,6 @@
  * holds it; whoever lets go last frees it.
  */
 #include <errno.h>
-#include <libwebsockets.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lazy.h"
 #include "http.h"
 #include "strbuf.h"
 #include "version.h"
@@ -931,6 +931,10 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 		goto out;
 	}
 	log_fn = o->log;
+	if (wap_lazy_load(WAP_LIB_LWS, err)) {
+		rc = -1;
+		goto out;
+	}
 	lws_set_log_level(LLL_ERR, lws_log);
 	memset(&info, 0, sizeof(info));
 	info.port = port;

@@ -10,6 +10,7 @@
 
 #include "diff.h"
 #include "file.h"
+#include "git.h"
 #include "patch.h"
 #include "strbuf.h"
 #include "text.h"
@@ -1369,6 +1370,9 @@ int wap_patch_run(const struct wap_ws *ws, const struct wap_patch *p,
 			goto out;
 		}
 	}
+	/* the diffs below need libgit2: load it before writing anything */
+	if (wap_git_init(err))
+		goto out;
 	if (!dry_run && commit(ws, &pl, err))
 		goto out;
 	arr = json_array();
