@@ -16,6 +16,9 @@
 # beside it, Debian's top-level .gitignore removed, `git init`), so the
 # kernel's 305 .gitignore files apply: wap, rg and fd with their defaults.
 #
+# The "floor: walk+stat" row (bench/statfloor.c) is a bare C walk with one
+# fstatat per file and nothing else: what any newest-first listing costs.
+#
 # Output goes to a pipe (hyperfine --output=pipe): no tool can special-case
 # /dev/null.  Commands alternate: each round runs every query once more for
 # every tool (hyperfine --warmup 1 --runs RUNS), after warming the cache;
@@ -37,6 +40,8 @@ need rg "apt-get install ripgrep"
 need fdfind "apt-get install fd-find"
 need python3 "apt-get install python3"
 [ -x "$WAP" ] || { echo "bench: build wap first (make)" >&2; exit 2; }
+# the floor under the newest-first order: a bare walk with one fstatat a file
+${CC:-cc} -O2 -pthread -o "$OUT/statfloor" "$here/bench/statfloor.c"
 
 if [ ! -d "$CORPUS" ]; then
 	echo "bench: building the corpus in $CORPUS" >&2
@@ -86,7 +91,8 @@ queries() {
 	one 'glob **/*.c' "glob -j$j $g **/*.c" "fd -e c" "fdfind -j$j -HI -e c" find "find . -name *.c"
 	one 'glob **/*.c --sort path' "glob -j$j $g --sort path **/*.c" "fd -e c" "fdfind -j$j -HI -e c"
 	one 'glob **/*.h' "glob -j$j $g **/*.h" "fd -g" "fdfind -j$j -HI -g **/*.h" find "find . -name *.h"
-	one 'glob ** (all files)' "glob -j$j $g --type f **" "fd -t f" "fdfind -j$j -HI -t f" find "find . -type f"
+	one 'glob ** (all files)' "glob -j$j $g --type f **" "fd -t f" "fdfind -j$j -HI -t f" find "find . -type f" \
+		"floor: walk+stat" "$OUT/statfloor -s $j"
 	one 'glob ** (all files) --sort path' "glob -j$j $g --type f --sort path **" "fd -t f" "fdfind -j$j -HI -t f"
 }
 
