@@ -946,6 +946,22 @@ static void search_one(struct gctx *g, struct wk *w, const char *path, const cha
 {
 	/* a UTF-8 byte order mark is not text (ripgrep drops it too) */
 	size_t bom = bom_len(buf, len);
+	bool be;
+
+	/* UTF-16 with a byte order mark is searched as UTF-8, as ripgrep does */
+	if (wap_text_utf16_bom(buf, len, &be)) {
+		bool lossy = false;
+		size_t n;
+		char *u = wap_text_utf16_to_utf8(buf + 2, len - 2, be, &n, &lossy);
+		if (!u)
+			return;
+		if (!g->text && wap_text_is_binary(u, n))
+			w->binary++;
+		else
+			search_buf(g, w, path, u, n, fd);
+		free(u);
+		return;
+	}
 
 	buf += bom;
 	len -= bom;
@@ -1153,34 +1169,92 @@ struct rewrite {
 	size_t count;
 };
 
-static int rewrite_fn(void *arg, const char *old, size_t oldlen, char **out, size_t *outlen,
-		      struct wap_err *err)
+/* Replace every match in OLD into SB; -1 with ERR on a bad replacement */
+static int replace_into(struct rewrite *rw, const char *old, size_t oldlen, struct wap_sb *sb,
+			struct wap_err *err)
 {
-	struct rewrite *rw = arg;
 	struct gctx *g = rw->g;
-	struct wap_sb sb = WAP_SB_INIT;
-	size_t pos = 0, prev = 0, ls, le, bom = bom_len(old, oldlen);
+	size_t pos = 0, prev = 0, ls, le;
 
-	/* the byte order mark stays, and is not searched */
-	wap_sb_add(&sb, old, bom);
-	old += bom;
-	oldlen -= bom;
 	wap_match_begin(rw->st);
 	while (pos < oldlen && wap_match_line(g->m, rw->st, old, oldlen, pos, &ls, &le)) {
 		size_t n, c = 0;
 		char *r = substitute(g, old + ls, le - ls, &n, &c);
-		if (!r) {
-			wap_sb_release(&sb);
+		if (!r)
 			return wap_err_set(err, WAP_E_INVALID, "Invalid replacement '%s'", g->replace);
-		}
-		wap_sb_add(&sb, old + prev, ls - prev);
-		wap_sb_add(&sb, r, n);
+		wap_sb_add(sb, old + prev, ls - prev);
+		wap_sb_add(sb, r, n);
 		free(r);
 		rw->count += c;
 		prev = le;
 		pos = le + 1;
 	}
-	wap_sb_add(&sb, old + prev, oldlen - prev);
+	wap_sb_add(sb, old + prev, oldlen - prev);
+	return 0;
+}
+
+/* A UTF-16 file is rewritten in UTF-16, its byte order and mark kept; one
+ * that does not decode cleanly is left alone. */
+static int rewrite_utf16(struct rewrite *rw, const char *old, size_t oldlen, bool be,
+			 char **out, size_t *outlen, struct wap_err *err)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	bool lossy = false;
+	size_t n;
+	char *u = wap_text_utf16_to_utf8(old + 2, oldlen - 2, be, &n, &lossy), *e;
+
+	if (!u)
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	if (lossy) {
+		free(u);
+		return wap_err_set(err, WAP_E_INVALID, "not valid UTF-16: not rewritten");
+	}
+	if (replace_into(rw, u, n, &sb, err)) {
+		free(u);
+		wap_sb_release(&sb);
+		return -1;
+	}
+	free(u);
+	if (sb.oom) {
+		wap_sb_release(&sb);
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	}
+	e = wap_text_utf8_to_utf16(sb.buf ? sb.buf : "", sb.len, be, &n, &lossy);
+	wap_sb_release(&sb);
+	if (!e)
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	if (lossy) {
+		free(e);
+		return wap_err_set(err, WAP_E_INVALID, "the replacement is not valid UTF-8: not rewritten");
+	}
+	*out = malloc(n + 2);
+	if (!*out) {
+		free(e);
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	}
+	memcpy(*out, old, 2);
+	memcpy(*out + 2, e, n);
+	free(e);
+	*outlen = n + 2;
+	return 0;
+}
+
+static int rewrite_fn(void *arg, const char *old, size_t oldlen, char **out, size_t *outlen,
+		      struct wap_err *err)
+{
+	struct rewrite *rw = arg;
+	struct wap_sb sb = WAP_SB_INIT;
+	size_t bom = bom_len(old, oldlen);
+	bool be;
+
+	if (wap_text_utf16_bom(old, oldlen, &be))
+		return rewrite_utf16(rw, old, oldlen, be, out, outlen, err);
+	/* the byte order mark stays, and is not searched */
+	wap_sb_add(&sb, old, bom);
+	if (replace_into(rw, old + bom, oldlen - bom, &sb, err)) {
+		wap_sb_release(&sb);
+		return -1;
+	}
 	if (sb.oom) {
 		wap_sb_release(&sb);
 		return wap_err_set(err, WAP_E_FAILED, "out of memory");

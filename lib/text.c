@@ -177,3 +177,123 @@ const char *wap_text_mime(const char *name, const char *buf, size_t len)
 		return "text/plain";
 	return "application/octet-stream";
 }
+
+size_t wap_text_utf16_bom(const char *buf, size_t len, bool *be)
+{
+	const unsigned char *b = (const unsigned char *)buf;
+
+	if (len < 2 || !((b[0] == 0xff && b[1] == 0xfe) || (b[0] == 0xfe && b[1] == 0xff)))
+		return 0;
+	/* FF FE 00 00 is UTF-32LE's mark: not UTF-16 */
+	if (b[0] == 0xff && len >= 4 && !b[2] && !b[3])
+		return 0;
+	*be = b[0] == 0xfe;
+	return 2;
+}
+
+static unsigned u16(const unsigned char *p, bool be)
+{
+	return be ? (unsigned)p[0] << 8 | p[1] : (unsigned)p[1] << 8 | p[0];
+}
+
+static size_t put_utf8(unsigned char *o, unsigned c)
+{
+	if (c < 0x80) {
+		o[0] = c;
+		return 1;
+	}
+	if (c < 0x800) {
+		o[0] = 0xc0 | c >> 6;
+		o[1] = 0x80 | (c & 0x3f);
+		return 2;
+	}
+	if (c < 0x10000) {
+		o[0] = 0xe0 | c >> 12;
+		o[1] = 0x80 | (c >> 6 & 0x3f);
+		o[2] = 0x80 | (c & 0x3f);
+		return 3;
+	}
+	o[0] = 0xf0 | c >> 18;
+	o[1] = 0x80 | (c >> 12 & 0x3f);
+	o[2] = 0x80 | (c >> 6 & 0x3f);
+	o[3] = 0x80 | (c & 0x3f);
+	return 4;
+}
+
+char *wap_text_utf16_to_utf8(const char *buf, size_t len, bool be, size_t *outlen, bool *lossy)
+{
+	const unsigned char *b = (const unsigned char *)buf;
+	/* a unit gives at most 3 bytes; a pair (4 bytes in) gives 4 */
+	unsigned char *out = malloc(len / 2 * 3 + 4), *o = out;
+	size_t i = 0;
+
+	if (!out)
+		return NULL;
+	while (i + 1 < len) {
+		unsigned c = u16(b + i, be);
+		i += 2;
+		if (c >= 0xd800 && c < 0xdc00 && i + 1 < len) {
+			unsigned d = u16(b + i, be);
+			if (d >= 0xdc00 && d < 0xe000) {
+				i += 2;
+				o += put_utf8(o, 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00));
+				continue;
+			}
+		}
+		if (c >= 0xd800 && c < 0xe000) {
+			c = 0xfffd;
+			*lossy = true;
+		}
+		o += put_utf8(o, c);
+	}
+	if (i < len) {
+		o += put_utf8(o, 0xfffd);
+		*lossy = true;
+	}
+	*outlen = o - out;
+	return (char *)out;
+}
+
+static void put_u16(unsigned char *o, unsigned c, bool be)
+{
+	o[be ? 0 : 1] = c >> 8;
+	o[be ? 1 : 0] = c & 0xff;
+}
+
+char *wap_text_utf8_to_utf16(const char *buf, size_t len, bool be, size_t *outlen, bool *lossy)
+{
+	const unsigned char *b = (const unsigned char *)buf;
+	unsigned char *out = malloc(len * 2 + 2), *o = out;
+	size_t i = 0;
+
+	if (!out)
+		return NULL;
+	while (i < len) {
+		unsigned c = b[i];
+		size_t n = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 :
+			   c >= 0xf0 && c < 0xf5 ? 4 : 0;
+		size_t bad;
+		if (!n || i + n > len || !wap_text_utf8_valid(buf + i, n, &bad)) {
+			put_u16(o, 0xfffd, be);
+			o += 2;
+			i++;
+			*lossy = true;
+			continue;
+		}
+		c = n == 1 ? c : n == 2 ? (c & 0x1f) << 6 | (b[i + 1] & 0x3f) :
+		    n == 3 ? (c & 0x0f) << 12 | (b[i + 1] & 0x3f) << 6 | (b[i + 2] & 0x3f) :
+		    (c & 0x07) << 18 | (b[i + 1] & 0x3f) << 12 | (b[i + 2] & 0x3f) << 6 | (b[i + 3] & 0x3f);
+		i += n;
+		if (c >= 0x10000) {
+			c -= 0x10000;
+			put_u16(o, 0xd800 + (c >> 10), be);
+			put_u16(o + 2, 0xdc00 + (c & 0x3ff), be);
+			o += 4;
+		} else {
+			put_u16(o, c, be);
+			o += 2;
+		}
+	}
+	*outlen = o - out;
+	return (char *)out;
+}

@@ -31,6 +31,17 @@ size_t wap_text_count_lines(const char *buf, size_t len);
 /* Does BUF use CRLF line endings (first line ending is "\r\n")? */
 bool wap_text_is_crlf(const char *buf, size_t len);
 
+/* UTF-16 text, as ripgrep finds it: a byte order mark.  0: none, else the
+ * BOM's length (2), with *be true for big-endian. */
+size_t wap_text_utf16_bom(const char *buf, size_t len, bool *be);
+
+/* UTF-16 (no BOM) to UTF-8, a lone surrogate or odd last byte becoming
+ * U+FFFD (*lossy set).  NULL when out of memory; *outlen the length. */
+char *wap_text_utf16_to_utf8(const char *buf, size_t len, bool be, size_t *outlen, bool *lossy);
+
+/* UTF-8 to UTF-16 (no BOM); an invalid byte becomes U+FFFD (*lossy set). */
+char *wap_text_utf8_to_utf16(const char *buf, size_t len, bool be, size_t *outlen, bool *lossy);
+
 /* A MIME type from the name, then the first bytes; never NULL. */
 const char *wap_text_mime(const char *name, const char *buf, size_t len);
 

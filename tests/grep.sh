@@ -147,6 +147,39 @@ printf '\357\273\277first X\nsecond\n' > "$T/bom.want"
 check "BOM kept, text replaced" cmp bom.txt "$T/bom.want"
 rm -f bom.txt
 
+# --- UTF-16 with a byte order mark is searched as text (as rg); without
+# one it is binary
+mkdir u16 && python3 - <<'EOF2'
+t = "line one\nPM_RESUME \u00e9t\u00e9 \U0001F600\n\u4e2d PM_RESUME\n"
+open("u16/le.txt", "wb").write(t.encode("utf-16"))            # BOM, little-endian
+open("u16/be.txt", "wb").write(b"\xfe\xff" + t.encode("utf-16-be"))
+open("u16/nobom.txt", "wb").write(t.encode("utf-16-le"))
+EOF2
+expect "UTF-16 LE and BE found" 0 wap grep PM_RESUME u16
+same "decoded lines, line numbers" "$OUT" "u16/be.txt:2:PM_RESUME été 😀
+u16/be.txt:3:中 PM_RESUME
+u16/le.txt:2:PM_RESUME été 😀
+u16/le.txt:3:中 PM_RESUME"
+jcheck "UTF-16 without a BOM is binary" "$(wap grep PM_RESUME u16 --json)" 'j["binaryFilesSkipped"] == 1 and j["totalMatches"] == 4'
+if command -v rg >/dev/null 2>&1; then
+	same "the same lines as rg" "$OUT" "$(rg --no-config --sort path -n PM_RESUME u16)"
+else
+	ok "the same lines as rg # SKIP rg not installed"
+fi
+expect "-o in UTF-16" 0 wap grep -o 'é+t' u16/le.txt
+same "-o decoded" "$OUT" "u16/le.txt:2:ét"
+expect "--replace --write in UTF-16" 0 wap grep 'PM_(RESUME)' -r 'pm_$1' --write u16/le.txt u16/be.txt --json
+jcheck "two files, four replacements" "$OUT" 'j["count"] == 4 and len(j["files"]) == 2'
+same "LE file: still UTF-16LE with its BOM, text replaced" \
+	"$(python3 -c 'import sys; b = open("u16/le.txt", "rb").read(); print(b[:2] == b"\xff\xfe", b[2:].decode("utf-16-le") == "line one\npm_RESUME \u00e9t\u00e9 \U0001F600\n\u4e2d pm_RESUME\n")')" "True True"
+same "BE file: still UTF-16BE with its BOM" \
+	"$(python3 -c 'b = open("u16/be.txt", "rb").read(); print(b[:2] == b"\xfe\xff", "pm_RESUME" in b[2:].decode("utf-16-be"))')" "True True"
+printf '\377\376P\000M\000_\000\000\330\n\000' > u16/bad.txt
+expect "a lone surrogate: found, shown as U+FFFD" 0 wap grep PM_ u16/bad.txt
+expect "a lone surrogate: not rewritten" 2 wap grep PM_ -r X --write u16/bad.txt
+has "says why" "$ERR" "not valid UTF-16"
+rm -rf u16
+
 # --- filters
 expect "--include" 0 wap grep PM_ --include '*.py'
 same "--include only" "$OUT" "src/c.py:1:x = PM_SUSPEND"

@@ -109,6 +109,56 @@ static void test_mime(void **state)
 	assert_string_equal(wap_text_mime("dir.d/noext", NULL, 0), "application/octet-stream");
 }
 
+static void test_utf16(void **state)
+{
+	/* "a\u00e9\u4e2d" and U+1F600 (a surrogate pair), little-endian */
+	static const char le[] = "a\0\xe9\0\x2d\x4e\x3d\xd8\x00\xde";
+	static const char want[] = "a\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80";
+	char be[sizeof(le) - 1], *u, *back;
+	size_t n, m;
+	bool lossy = false, big;
+
+	(void)state;
+	assert_int_equal(wap_text_utf16_bom("\xff\xfe" "a", 3, &big), 2);
+	assert_false(big);
+	assert_int_equal(wap_text_utf16_bom("\xfe\xff" "a", 3, &big), 2);
+	assert_true(big);
+	assert_int_equal(wap_text_utf16_bom("\xff\xfe\0\0", 4, &big), 0);	/* UTF-32LE */
+	assert_int_equal(wap_text_utf16_bom("\xef\xbb\xbf", 3, &big), 0);
+
+	u = wap_text_utf16_to_utf8(le, sizeof(le) - 1, false, &n, &lossy);
+	assert_false(lossy);
+	assert_int_equal(n, sizeof(want) - 1);
+	assert_memory_equal(u, want, n);
+	back = wap_text_utf8_to_utf16(u, n, false, &m, &lossy);
+	assert_false(lossy);
+	assert_int_equal(m, sizeof(le) - 1);
+	assert_memory_equal(back, le, m);
+	free(back);
+	for (size_t i = 0; i + 1 < sizeof(be); i += 2) {
+		be[i] = le[i + 1];
+		be[i + 1] = le[i];
+	}
+	back = wap_text_utf8_to_utf16(u, n, true, &m, &lossy);
+	assert_memory_equal(back, be, m);
+	free(back);
+	free(u);
+
+	/* a lone high surrogate, a lone low one, an odd last byte: U+FFFD */
+	u = wap_text_utf16_to_utf8("\x3d\xd8" "a\0" "\x00\xdc" "b", 7, false, &n, &lossy);
+	assert_true(lossy);
+	assert_int_equal(n, 3 + 1 + 3 + 3);
+	assert_memory_equal(u, "\xef\xbf\xbd" "a" "\xef\xbf\xbd" "\xef\xbf\xbd", n);
+	free(u);
+	/* invalid UTF-8 (a stray continuation, an overlong) becomes U+FFFD */
+	lossy = false;
+	back = wap_text_utf8_to_utf16("\x80" "\xc0\xaf", 3, false, &m, &lossy);
+	assert_true(lossy);
+	assert_int_equal(m, 6);
+	assert_memory_equal(back, "\xfd\xff\xfd\xff\xfd\xff", 6);
+	free(back);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +168,7 @@ int main(void)
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_crlf),
 		cmocka_unit_test(test_mime),
+		cmocka_unit_test(test_utf16),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
