@@ -8,8 +8,9 @@
  * files, the default exclusions (node_modules, .git, dist, build, .venv,
  * target, __pycache__, vendor), what .ignore files exclude and, inside a
  * git work tree, what .gitignore and .git/info/exclude exclude (as git
- * decides).  Hidden files are searched; symbolic links are not followed.  Output is sorted by path: `path:line:text`, lines cut at
- * 2000 characters.  At most 100 matches are returned (--max-results); the
+ * decides).  Hidden files are searched; symbolic links are not followed.
+ * UTF-16 files with a byte order mark are searched as text.  Output is
+ * sorted by path: `path:line:text`, lines cut at 2000 characters.  At most 100 matches are returned (--max-results); the
  * result says when it was truncated and the true total.  Exit status: 0
  * found, 1 nothing found, 2 error.
  *
