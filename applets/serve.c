@@ -55,6 +55,9 @@
  * notifications.  Methods that need a real editor, language server or
  * debugger answer -32009 FeatureDisabled.  The approver gets the method
  * as $1 and the path (or name) as $2, and {"method","params"} on stdin.
+ * The config's agentControl.logging.level (debug, info, warn, error) picks
+ * the log lines; logging.logToFile appends them to logging.file, else to
+ * wap-acp.log beside the default token file.
  *
  * HTTP security: Host and Origin (when sent) must be localhost, 127.0.0.1
  * or [::1] (any port) or named by --allowed-hosts / --allowed-origins,

@@ -59,6 +59,10 @@ struct wap_acp {
 	char **origins;			/* allowedOrigins; NULL or ["*"]: any */
 	bool rate_on;
 	long rate;			/* requests per second */
+	int loglevel;			/* logging.level: LOG_DEBUG .. LOG_ERROR */
+	int logfd;			/* logging.logToFile: the file, else -1 */
+	char *log_file;
+	unsigned long nclients;		/* clients so far, to name them in the log */
 	/* the server */
 	struct lws_context *ctx;
 	struct lws_vhost *vh;
@@ -80,6 +84,7 @@ struct wap_acp {
 
 struct wap_acp_session {
 	struct wap_acp *a;
+	unsigned long num;		/* "client N" in the log */
 	wap_acp_notify_fn notify;
 	void *arg;
 	char nonce[33];
@@ -212,6 +217,43 @@ static const char *error_type(int code)
 	return "unknown";
 }
 
+/* ---------- the log (logging.level, logging.logToFile) ---------- */
+
+enum { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR, LOG_ALWAYS };
+static const char *const level_names[] = { "DEBUG", "INFO", "WARN", "ERROR", "INFO" };
+
+/* A line at LEVEL: to the server's log (stderr) unless quiet, and with a
+ * time and the level to the log file when there is one.  The listening
+ * line is LOG_ALWAYS: scripts read the port from it. */
+static void log_line(struct wap_acp *a, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void log_line(struct wap_acp *a, int level, const char *fmt, ...)
+{
+	char line[512], rec[600], when[32];
+	struct timespec ts;
+	va_list ap;
+	int n;
+
+	if (level < a->loglevel)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (!a->o.quiet && a->o.log)
+		a->o.log(line);
+	if (a->logfd < 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	wap_iso_time(&ts, when);
+	n = snprintf(rec, sizeof(rec), "%s %s %s\n", when, level_names[level], line);
+	if (n > (int)sizeof(rec) - 1) {
+		n = sizeof(rec) - 1;
+		rec[n - 1] = '\n';
+	}
+	/* one write() on an O_APPEND file: lines from threads never mix */
+	if (write(a->logfd, rec, (size_t)n) < 0)
+		return;
+}
+
 /* {"jsonrpc","id","error":{code,message,data:{timestamp,errorType,...}}};
  * DATA (stolen, may be NULL) is merged into data. */
 static json_t *rpc_error(const json_t *id, int code, const char *msg, json_t *data)
@@ -289,6 +331,7 @@ struct wap_acp_session *wap_acp_session_new(struct wap_acp *a, wap_acp_notify_fn
 	if (!s)
 		return NULL;
 	s->a = a;
+	s->num = __atomic_add_fetch(&a->nclients, 1, __ATOMIC_RELAXED);
 	s->notify = notify;
 	s->arg = arg;
 	send_challenge(s);
@@ -1592,7 +1635,10 @@ static bool rate_ok(struct wap_acp_session *s)
 		s->rate_sec = ts.tv_sec;
 		s->rate_count = 0;
 	}
-	return ++s->rate_count <= s->a->rate;
+	if (++s->rate_count == s->a->rate + 1)
+		log_line(s->a, LOG_WARN, "ws: client %lu: rate limited (over %ld requests a second)",
+			 s->num, s->a->rate);
+	return s->rate_count <= s->a->rate;
 }
 
 static json_t *authenticate(struct wap_acp_session *s, const json_t *id, const json_t *params, bool *close)
@@ -1608,8 +1654,13 @@ static json_t *authenticate(struct wap_acp_session *s, const json_t *id, const j
 	bool token_ok = token_equal(s->a->token, token);
 	if (!nonce_ok || !token_ok) {
 		res = json_pack("{s:b, s:s}", "authenticated", 0, "error", !nonce_ok ? "Invalid nonce" : "Invalid token");
-		if (++s->failures >= ACP_MAX_AUTH_FAILURES)
+		log_line(s->a, LOG_WARN, "ws: client %lu: authentication failed (%s)", s->num,
+			 !nonce_ok ? "invalid nonce" : "invalid token");
+		if (++s->failures >= ACP_MAX_AUTH_FAILURES) {
 			*close = true;
+			log_line(s->a, LOG_WARN, "ws: client %lu closed: %d failed authentications", s->num,
+				 ACP_MAX_AUTH_FAILURES);
+		}
 		return rpc_result(id, res);
 	}
 	s->authed = true;
@@ -1617,13 +1668,14 @@ static json_t *authenticate(struct wap_acp_session *s, const json_t *id, const j
 	s->nonce[0] = 0;	/* a nonce is good for one authentication */
 	s->auth_at = time(NULL);
 	make_uuid(s->session_id);
+	log_line(s->a, LOG_INFO, "ws: client %lu authenticated, session %s", s->num, s->session_id);
 	return rpc_result(id, json_pack("{s:b, s:s}", "authenticated", 1, "sessionId", s->session_id));
 }
 
 /* One request (ID non-NULL) or notification (ID NULL), already checked
  * by the JSON-RPC core. */
-static json_t *handle_one(struct wap_acp_session *s, const char *method, const json_t *params,
-			  const json_t *id, bool *close)
+static json_t *handle_call(struct wap_acp_session *s, const char *method, const json_t *params,
+			   const json_t *id, bool *close)
 {
 	struct wap_acp *a = s->a;
 	const struct method *m;
@@ -1646,6 +1698,7 @@ static json_t *handle_one(struct wap_acp_session *s, const char *method, const j
 			"Unauthorized: authenticate first (auth.authenticate with the token and the nonce of auth.challenge)",
 			NULL) : NULL;
 	if (a->o.session_ttl > 0 && time(NULL) - s->auth_at >= a->o.session_ttl) {
+		log_line(a, LOG_INFO, "ws: client %lu: session %s expired", s->num, s->session_id);
 		s->authed = false;
 		send_challenge(s);
 		return id ? rpc_error(id, RPC_EXPIRED, "Session expired: authenticate again (a new auth.challenge was sent)",
@@ -1670,12 +1723,20 @@ static json_t *handle_one(struct wap_acp_session *s, const char *method, const j
 	c.call.cancelled = &s->cancelled;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = m->fn(&c, &res, &err);
-	if (a->o.audit) {
+	{
 		struct timespec t1;
+		double ms;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		wap_audit_log(a->o.audit, method, a->ws->root, s->session_id,
-			      (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6, c.params,
-			      rc < 0 ? &err : NULL);
+		ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+		if (a->o.audit)
+			wap_audit_log(a->o.audit, method, a->ws->root, s->session_id, ms, c.params,
+				      rc < 0 ? &err : NULL);
+		if (rc < 0)
+			log_line(a, err.kind == WAP_E_FAILED ? LOG_ERROR : LOG_DEBUG,
+				 "ws: client %lu: %s failed in %.1f ms: %s: %s", s->num, method, ms,
+				 wap_err_code(err.kind), err.msg);
+		else
+			log_line(a, LOG_DEBUG, "ws: client %lu: %s in %.1f ms", s->num, method, ms);
 	}
 	if (rc < 0) {
 		reply = id ? err_reply(id, &c, &err) : NULL;
@@ -1689,6 +1750,36 @@ static json_t *handle_one(struct wap_acp_session *s, const char *method, const j
 		return NULL;
 	}
 	return rpc_result(id, res);
+}
+
+/* With logging.level "debug" an error's data carries a "stack" (the spec:
+ * "only when logLevel is debug"): C has no exception stack, so it is the
+ * path the error took, from the method down to the error kind. */
+static void add_stack(const struct wap_acp_session *s, json_t *reply, const char *method)
+{
+	json_t *e = json_object_get(reply, "error"), *d;
+	char stack[700];
+
+	if (s->a->loglevel != LOG_DEBUG || !json_is_object(e))
+		return;
+	d = json_object_get(e, "data");
+	if (!json_is_object(d) || json_object_get(d, "stack"))
+		return;
+	snprintf(stack, sizeof(stack), "%s: %s\n    at %s (wap acp, client %lu%s%s)",
+		 json_string_value(json_object_get(d, "errorType")),
+		 json_string_value(json_object_get(e, "message")), method, s->num,
+		 s->session_id[0] ? ", session " : "", s->session_id);
+	json_object_set_new(d, "stack", json_string(stack));
+}
+
+static json_t *handle_one(struct wap_acp_session *s, const char *method, const json_t *params,
+			  const json_t *id, bool *close)
+{
+	json_t *reply = handle_call(s, method, params, id, close);
+
+	if (reply)
+		add_stack(s, reply, method);
+	return reply;
 }
 
 struct hargs {
@@ -1747,6 +1838,15 @@ json_t *wap_acp_handle(struct wap_acp_session *s, const char *text, size_t len, 
 	*close = false;
 	reply = wap_rpc_process(text, len, &lim, rpc_handler, &h);
 	decorate(reply);
+	/* the JSON-RPC core's own errors (parse, invalid request) */
+	if (json_is_array(reply)) {
+		size_t i;
+		json_t *v;
+		json_array_foreach(reply, i, v)
+			add_stack(s, v, "(the message)");
+	} else if (reply) {
+		add_stack(s, reply, "(the message)");
+	}
 	return reply;
 }
 
@@ -1770,6 +1870,56 @@ static int write_token_file(const char *path, const char *token, struct wap_err 
 	return 0;
 }
 
+/* NAME in $XDG_RUNTIME_DIR, else in ~/.cache (made 0700); NULL: no memory */
+static char *state_file(const char *name)
+{
+	const char *dir = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
+	struct wap_sb sb = WAP_SB_INIT;
+
+	if (dir && *dir) {
+		wap_sb_addf(&sb, "%s/%s", dir, name);
+	} else {
+		wap_sb_addf(&sb, "%s/.cache", home && *home ? home : "/tmp");
+		if (sb.buf)
+			mkdir(sb.buf, 0700);
+		wap_sb_addf(&sb, "/%s", name);
+	}
+	return wap_sb_detach(&sb);
+}
+
+/* logging.level (debug, info, warn or error; default info) and
+ * logging.logToFile (default false): the file is logging.file (a wap
+ * extension), else wap-acp.log beside the default token file; 0600,
+ * appended to. */
+static int log_setup(struct wap_acp *a, struct wap_err *err)
+{
+	static const char *const names[] = { "debug", "info", "warn", "error" };
+	const char *lv = wap_config_str(a->ws->config, "logging.level", "info");
+	const char *file;
+	int i;
+
+	if (!lv)
+		lv = "info";
+	for (i = 0; i < 4 && strcasecmp(lv, names[i]); i++)
+		;
+	if (i == 4 && !strcasecmp(lv, "warning"))
+		i = LOG_WARN;
+	if (i == 4)
+		return wap_err_set(err, WAP_E_INVALID, "Invalid logging.level '%s' (debug, info, warn or error)", lv);
+	a->loglevel = i;
+	if (!wap_config_bool(a->ws->config, "logging.logToFile", false))
+		return 0;
+	file = wap_config_str(a->ws->config, "logging.file", NULL);
+	a->log_file = file && *file ? strdup(file) : state_file("wap-acp.log");
+	if (!a->log_file)
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	a->logfd = open(a->log_file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (a->logfd < 0)
+		return wap_err_set(err, WAP_E_FAILED, "Cannot open the log file %s: %s", a->log_file,
+				   strerror(errno));
+	return 0;
+}
+
 struct wap_acp *wap_acp_new(const struct wap_ws *ws, const struct wap_acp_opts *o, struct wap_err *err)
 {
 	struct wap_acp *a = calloc(1, sizeof(*a));
@@ -1781,6 +1931,7 @@ struct wap_acp *wap_acp_new(const struct wap_ws *ws, const struct wap_acp_opts *
 	}
 	a->ws = ws;
 	a->o = *o;
+	a->logfd = -1;
 	if (!a->o.host || !*a->o.host)
 		a->o.host = "127.0.0.1";
 	pthread_mutex_init(&a->startmu, NULL);
@@ -1799,24 +1950,16 @@ struct wap_acp *wap_acp_new(const struct wap_ws *ws, const struct wap_acp_opts *
 		if (a->token)
 			random_hex(a->token, 32);
 	}
-	if (o->token_file && *o->token_file) {
+	if (o->token_file && *o->token_file)
 		a->token_file = strdup(o->token_file);
-	} else {
-		const char *dir = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
-		struct wap_sb sb = WAP_SB_INIT;
-		if (dir && *dir)
-			wap_sb_addf(&sb, "%s/wap-acp.token", dir);
-		else {
-			wap_sb_addf(&sb, "%s/.cache", home && *home ? home : "/tmp");
-			mkdir(sb.buf, 0700);
-			wap_sb_adds(&sb, "/wap-acp.token");
-		}
-		a->token_file = wap_sb_detach(&sb);
-	}
+	else
+		a->token_file = state_file("wap-acp.token");
 	if (!a->token || !a->token_file) {
 		wap_err_set(err, WAP_E_FAILED, "out of memory");
 		goto fail;
 	}
+	if (log_setup(a, err) < 0)
+		goto fail;
 	if (write_token_file(a->token_file, a->token, err) < 0)
 		goto fail;
 	return a;
@@ -1834,6 +1977,9 @@ void wap_acp_free(struct wap_acp *a)
 		free(a->token);
 	}
 	free(a->token_file);
+	free(a->log_file);
+	if (a->logfd >= 0)
+		close(a->logfd);
 	wap_strv_free(a->origins);
 	wap_err_release(&a->start_err);
 	pthread_mutex_destroy(&a->startmu);
@@ -1992,19 +2138,6 @@ static bool origin_ok(struct wap_acp *a, struct lws *wsi)
 	return false;
 }
 
-static void log_line(struct wap_acp *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void log_line(struct wap_acp *a, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-
-	if (a->o.quiet || !a->o.log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	a->o.log(line);
-}
 
 /* Stop the worker and end the session (terminals killed, watchers
  * stopped): after this no other thread touches C. */
@@ -2059,11 +2192,11 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		if (!origin_ok(a, wsi)) {
-			log_line(a, "ws: connection refused: Origin not in allowedOrigins");
+			log_line(a, LOG_WARN, "ws: connection refused: Origin not in allowedOrigins");
 			return 1;
 		}
 		if (a->nconns >= ACP_MAX_CLIENTS) {
-			log_line(a, "ws: connection refused: %d clients already", ACP_MAX_CLIENTS);
+			log_line(a, LOG_WARN, "ws: connection refused: %d clients already", ACP_MAX_CLIENTS);
 			return 1;
 		}
 		break;
@@ -2085,6 +2218,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		c->worker_on = !pthread_create(&c->worker, NULL, conn_worker, c);
 		if (!c->worker_on)
 			return -1;
+		log_line(a, LOG_INFO, "ws: client %lu connected", c->s->num);
 		lws_callback_on_writable(wsi);
 		break;
 	case LWS_CALLBACK_RECEIVE: {
@@ -2122,7 +2256,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		pthread_mutex_unlock(&c->mu);
 		if (full) {
 			free(m);
-			log_line(a, "ws: client closed: more than %d requests waiting", ACP_MAX_PENDING);
+			log_line(a, LOG_WARN, "ws: client %lu closed: more than %d requests waiting",
+				 c->s->num, ACP_MAX_PENDING);
 			lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, (unsigned char *)"flood", 5);
 			return -1;
 		}
@@ -2161,6 +2296,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	}
 	case LWS_CALLBACK_CLOSED:
 		if (c) {
+			if (c->s)
+				log_line(a, LOG_INFO, "ws: client %lu disconnected", c->s->num);
 			conn_free(c);
 			*pc = NULL;
 		}
@@ -2230,7 +2367,7 @@ static int listen_ctx(struct wap_acp *a, struct wap_err *err)
 		return wap_err_set(err, WAP_E_FAILED, "Cannot listen on ws://%s:%d", a->o.host, a->o.port);
 	}
 	lws_sul_schedule(a->ctx, 0, &a->sul, tick, 100 * LWS_US_PER_MS);
-	log_line(a, "Agent Control Protocol on ws://%s%s%s:%d (token in %s)", v6 ? "[" : "", a->o.host,
+	log_line(a, LOG_ALWAYS, "Agent Control Protocol on ws://%s%s%s:%d (token in %s)", v6 ? "[" : "", a->o.host,
 		 v6 ? "]" : "", a->port, a->token_file);
 	return 0;
 }

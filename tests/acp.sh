@@ -97,6 +97,50 @@ lacks "audit: no file contents" "$(cat "$T/pol/audit.jsonl")" "overwrite"
 lacks "no sanitizer report" "$(cat "$T"/*.log)" "Sanitizer"
 lacks "no runtime error" "$(cat "$T"/*.log)" "runtime error"
 
+# --- logging.level and logging.logToFile ---
+mkdir -p "$T/lg/ws" "$T/lg/rt"
+printf '{"agentControl": {"token": "log-token", "logging": {"level": "debug", "logToFile": true}}}' > "$T/lg/debug.json"
+XDG_RUNTIME_DIR=$T/lg/rt start_ws lgdebug --config "$T/lg/debug.json" --root "$T/lg/ws"
+LEVEL=debug tap logging "$PORT" log-token "$T/lg/ws"
+kill $PID; wait $PID
+F=$T/lg/rt/wap-acp.log
+check "logToFile: the default file is wap-acp.log beside the token" test -f "$F"
+same "the log file is mode 0600" "$(stat -c %a "$F")" 600
+L=$(cat "$F")
+has "file: the listening line" "$L" "INFO Agent Control Protocol on ws://127.0.0.1:$PORT"
+has "file: a client connected (info)" "$L" "INFO ws: client 1 connected"
+has "file: a failed authentication (warn)" "$L" "WARN ws: client 1: authentication failed (invalid token)"
+has "file: authenticated (info)" "$L" "INFO ws: client 1 authenticated, session "
+has "file: each call at debug" "$L" "DEBUG ws: client 1: fs.exists in "
+has "file: a failed call at debug, with its error" "$L" "DEBUG ws: client 1: fs.readFile failed in "
+has "file: the error code and message" "$L" ": FILE_NOT_FOUND: "
+has "file: disconnected (info)" "$L" "INFO ws: client 1 disconnected"
+jcheck "file: every line starts with an ISO time" "$(python3 -c 'import json,re,sys; print(json.dumps(all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (DEBUG|INFO|WARN|ERROR) ", l) for l in open(sys.argv[1]))))' "$F")" 'j is True'
+lacks "file: the token is never logged" "$L" "log-token"
+has "stderr gets the same lines" "$(cat "$T/lgdebug.log")" "ws: client 1: fs.exists in "
+
+printf '{"agentControl": {"token": "log-token", "logging": {"level": "error", "logToFile": true, "file": "%s"}}}' "$T/lg/err.log" > "$T/lg/error.json"
+start_ws lgerror --config "$T/lg/error.json" --root "$T/lg/ws"
+LEVEL=error tap logging "$PORT" log-token "$T/lg/ws"
+kill $PID; wait $PID
+has "level error: the listening line is still printed" "$(cat "$T/lgerror.log")" "on ws://127.0.0.1:$PORT"
+lacks "level error: no connection lines" "$(cat "$T/lgerror.log")" "connected"
+lacks "level error: no warnings" "$(cat "$T/lgerror.log")" "authentication failed"
+has "logging.file names the file" "$(cat "$T/lg/err.log")" "Agent Control Protocol on ws://"
+
+printf '{"agentControl": {"logging": {"level": "warn"}}}' > "$T/lg/warn.json"
+mkdir -p "$T/lg/rt2"
+XDG_RUNTIME_DIR=$T/lg/rt2 start_ws lgwarn --config "$T/lg/warn.json" --token-file "$T/lg/warn.token" --root "$T/lg/ws"
+LEVEL=warn tap logging "$PORT" "$(cat "$T/lg/warn.token")" "$T/lg/ws"
+kill $PID; wait $PID
+has "level warn: warnings" "$(cat "$T/lgwarn.log")" "authentication failed"
+lacks "level warn: no info lines" "$(cat "$T/lgwarn.log")" "connected"
+check "logToFile unset: no log file" test ! -e "$T/lg/rt2/wap-acp.log"
+
+printf '{"agentControl": {"logging": {"level": "loud"}}}' > "$T/lg/bad.json"
+expect "an unknown logging.level is refused" 2 wap serve --ws 127.0.0.1:0 --config "$T/lg/bad.json" --token-file "$T/lg/bad.token" --root "$T/lg/ws"
+has "it says which levels there are" "$ERR" "Invalid logging.level 'loud' (debug, info, warn or error)"
+
 # --- command line errors ---
 expect "--ws with a bad address" 2 wap serve --ws 127.0.0.1:99999 --root "$W"
 has "bad address message" "$ERR" "--ws wants HOST:PORT"

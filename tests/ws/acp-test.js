@@ -468,6 +468,31 @@ async function shutdown() {
   ok(c.closed, 'the connection is closed after server.shutdown');
 }
 
-const scenarios = { main, policy, churn, shutdown };
+// logging.level / logging.logToFile: the shell side reads the logs; here,
+// data.stack on errors only at LEVEL=debug
+async function logging() {
+  const debug = process.env.LEVEL === 'debug';
+  const c = await new Client(url).open();
+  const ch = await c.note((m) => m.method === 'auth.challenge');
+  let r = await c.call('auth.authenticate', { token: 'wrong', nonce: ch.params.nonce });
+  ok(r.result && r.result.authenticated === false, 'logging: a failed authentication', r);
+  r = await c.call('auth.authenticate', { token, nonce: ch.params.nonce });
+  ok(r.result && r.result.authenticated === true, 'logging: then authenticated', r);
+  r = await c.call('fs.readFile', { path: 'no-such-file.txt' });
+  const d = errOf(r).data || {};
+  if (debug) {
+    ok(typeof d.stack === 'string' && d.stack.startsWith('FileNotFound: ') &&
+      d.stack.includes('at fs.readFile (wap acp, client ') && d.stack.includes(r.error.message),
+    'logging.level debug: the error data has a stack', r);
+  } else {
+    ok(d.stack === undefined && d.errorType === 'FileNotFound', 'below debug: no stack in the error data', r);
+  }
+  r = await c.call('fs.exists', { path: '.' });
+  ok(r.result && r.result.exists === true, 'logging: a call that works', r);
+  await c.close();
+  await sleep(300);
+}
+
+const scenarios = { main, policy, churn, shutdown, logging };
 scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
   .then(() => process.exit(0));
