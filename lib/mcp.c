@@ -454,7 +454,8 @@ bool wap_mcp_roots_due(struct wap_mcp_session *s)
 }
 
 /* a call made while the client is answering roots/list waits (a little)
- * for the answer, so it runs in the narrowed root */
+ * for the answer, so it runs in the narrowed root.  A client that lets
+ * the 2 s pass is not waited for again (a late answer still applies). */
 static const struct wap_ws *current_ws(struct wap_mcp_session *s)
 {
 	const struct wap_ws *ws;
@@ -464,8 +465,10 @@ static const struct wap_ws *current_ws(struct wap_mcp_session *s)
 	until.tv_sec += 2;
 	pthread_mutex_lock(&s->mu);
 	while (s->roots_pending)
-		if (pthread_cond_timedwait(&s->cv, &s->mu, &until) == ETIMEDOUT)
+		if (pthread_cond_timedwait(&s->cv, &s->mu, &until) == ETIMEDOUT) {
+			s->roots_pending = false;
 			break;
+		}
 	ws = s->ws;
 	pthread_mutex_unlock(&s->mu);
 	return ws;

@@ -3,7 +3,7 @@
 client for roots/list after notifications/initialized, and the first root
 inside the workspace becomes the root of later calls; a root outside never
 widens it.  TAP lines."""
-import json, os, subprocess, sys
+import json, os, subprocess, sys, time
 
 wap, root = sys.argv[1:3]
 n = 0
@@ -47,3 +47,31 @@ asked, r, esc, rc = session([{"uri": "file:///etc"}, {"uri": "file://" + root + 
 ok(r == os.path.realpath(root), f"roots outside the workspace never widen it ({r})")
 asked, r, esc, rc = session([], caps=False)
 ok(asked is None and r == os.path.realpath(root), "a client without the roots capability is not asked")
+
+# a client that declares roots but never answers roots/list: the first call
+# waits 2 s for it, later calls do not; a late answer still narrows the root
+p = subprocess.Popen([wap, "serve", "--root", root, "--roots-from-client"], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, text=True)
+send = lambda m: (p.stdin.write(json.dumps(m) + "\n"), p.stdin.flush())
+recv = lambda: json.loads(p.stdout.readline())
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+      "params": {"protocolVersion": "2025-06-18", "capabilities": {"roots": {}}}})
+recv()
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+asked = recv()
+times = []
+for i in range(3):
+    t = time.monotonic()
+    send({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": {"name": "info", "arguments": {}}})
+    r = recv()
+    times.append(time.monotonic() - t)
+ok(1.5 < times[0] < 5, f"unanswered roots/list: the first call waits about 2 s ({times[0]:.2f} s)")
+ok(times[1] < 1 and times[2] < 1, f"later calls do not wait ({times[1]:.2f} s, {times[2]:.2f} s)")
+ok(r["result"]["structuredContent"]["root"] == os.path.realpath(root), "they run in the whole root")
+send({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": [{"uri": "file://" + sub}]}})
+time.sleep(0.3)
+send({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {"name": "info", "arguments": {}}})
+r = recv()
+ok(r["result"]["structuredContent"]["root"] == os.path.realpath(sub), "a late answer still narrows the root")
+p.stdin.close()
+p.wait(timeout=10)
