@@ -46,7 +46,7 @@
  *   --allow CMD            allow only these commands (repeatable)
  *   --deny CMD             refuse these commands (repeatable)
  *   --sandbox              confine the command with Landlock
- *   --no-network           deny TCP bind/connect (Landlock, else a network namespace)
+ *   --no-network           deny the network: TCP bind/connect (Landlock), other inet sockets (seccomp); else a network namespace
  *   --max-memory BYTES     address-space limit (RLIMIT_AS)
  *   --max-procs N          process limit of the user (RLIMIT_NPROC; root is exempt)
  *   --max-file-size BYTES  largest file it may write (RLIMIT_FSIZE)

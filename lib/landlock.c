@@ -4,7 +4,11 @@
  * spelled out here; each right is used only when the ABI has it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +16,9 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include "landlock.h"
@@ -149,8 +155,10 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 	attrsize = abi >= 6 ? sizeof(attr) : abi >= 4 ? 16 : 8;
 	if (o->fs)
 		attr.handled_access_fs = all;
-	if (o->no_network && !sb->netns)
+	if (o->no_network && !sb->netns) {
 		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+		sb->no_udp = true;
+	}
 	if (abi >= 6 && o->fs)
 		attr.scoped = LL_SCOPE_SIGNAL;
 	if (abi >= 6 && o->no_network)
@@ -226,6 +234,69 @@ static int put_proc(const char *name, const char *s)
 	return rc;
 }
 
+/* Landlock's network rules cover TCP only.  With --no-network a seccomp
+ * filter refuses (EACCES) the rest: an inet socket that is not TCP (UDP,
+ * raw, SCTP...), packet sockets, and io_uring (which could make sockets
+ * without the socket() call).  Unix sockets stay.  For 32-bit (and x32)
+ * code, every socket() and socketcall() is refused.  Other architectures
+ * than x86-64 and arm64: no filter (TCP is still denied). */
+#if defined(__x86_64__)
+#define NATIVE_ARCH	AUDIT_ARCH_X86_64
+#define COMPAT_ARCH	AUDIT_ARCH_I386
+#define COMPAT_SOCKET	359
+#define COMPAT_SOCKETCALL 102
+#define X32_BIT		0x40000000u
+#elif defined(__aarch64__)
+#define NATIVE_ARCH	AUDIT_ARCH_AARCH64
+#define COMPAT_ARCH	AUDIT_ARCH_ARM
+#define COMPAT_SOCKET	281
+#define COMPAT_SOCKETCALL 0xffffffffu	/* none on arm */
+#define X32_BIT		0x40000000u	/* no such numbers: never matches */
+#endif
+#define IO_URING_SETUP	425	/* the same number on every architecture */
+
+static int no_udp_filter(void)
+{
+#ifdef NATIVE_ARCH
+#define ARG_LO(n) (offsetof(struct seccomp_data, args) + 8 * (n))	/* little-endian */
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 5, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_ARCH, 0, 20),
+		/* 32-bit: no socket() at all */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_SOCKET, 17, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_SOCKETCALL, 16, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IO_URING_SETUP, 15, 16),
+		/* native */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IO_URING_SETUP, 13, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, X32_BIT | IO_URING_SETUP, 12, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, X32_BIT | SYS_socket, 11, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 11),
+		/* socket(domain, type, protocol) */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_PACKET, 8, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 0, 7),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(1)),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf),	/* SOCK_NONBLOCK, SOCK_CLOEXEC off */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_STREAM, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_TCP, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),	/* 22 */
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),		/* 23 */
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+#undef ARG_LO
+#else
+	return 0;
+#endif
+}
+
 int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 {
 	struct rlimit rl;
@@ -268,6 +339,10 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 	}
 	if (sb->ruleset_fd >= 0 && syscall(SYS_landlock_restrict_self, sb->ruleset_fd, 0) < 0) {
 		*what = "landlock_restrict_self";
+		return errno;
+	}
+	if (sb->no_udp && no_udp_filter() < 0) {
+		*what = "seccomp";
 		return errno;
 	}
 	return 0;

@@ -38,6 +38,7 @@ struct wap_sandbox {
 	int ruleset_fd;			/* -1: no Landlock domain to enter */
 	bool netns;			/* unshare a network namespace */
 	bool userns;			/* ... inside a user namespace (unprivileged) */
+	bool no_udp;			/* seccomp: no non-TCP inet sockets (see landlock.c) */
 	unsigned uid, gid;		/* for the user namespace's maps */
 	long long max_memory, max_procs, max_file_size;
 	int abi;			/* the Landlock ABI in use (0: none) */

@@ -272,6 +272,48 @@ open(sys.argv[1], "w").write(str(s.getsockname()[1])); time.sleep(20)' "$T/port"
 	expect "network: --sandbox --no-network" 1 wap exec --sandbox --no-network -- /usr/bin/python3 -c "$conn"
 	expect "network: namespace fallback (Landlock ABI < 4)" 1 env WAP_LANDLOCK_ABI=3 wap exec --no-network -- /usr/bin/python3 -c "$conn"
 	kill $lp 2>/dev/null; wait $lp 2>/dev/null
+	# UDP, raw and packet sockets, and io_uring: Landlock's rules are TCP
+	# only, a seccomp filter refuses the rest; unix sockets stay
+	python3 -c '
+import socket, sys
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0))
+open(sys.argv[1], "w").write(str(u.getsockname()[1])); u.settimeout(20)
+try:
+    print(u.recvfrom(100)[0].decode())
+except OSError:
+    pass' "$T/uport" > "$T/udp.got" & up=$!
+	for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$T/uport" ] && break; sleep 0.1; done
+	udp="import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'over udp', ('127.0.0.1', $(cat "$T/uport"))); print('sent')"
+	expect "network: --no-network denies UDP" 1 wap exec --no-network -- /usr/bin/python3 -c "$udp"
+	has "network: UDP refused with EACCES" "$OUT$ERR" "Permission denied"
+	expect "network: UDP works without --no-network" 0 wap exec -- /usr/bin/python3 -c "$udp"
+	wait $up
+	same "network: the datagram arrived" "$(cat "$T/udp.got")" "over udp"
+	socks='
+import ctypes, errno, socket
+def try_(name, f):
+    try:
+        f(); print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+try_("udp6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC))
+try_("raw", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
+try_("packet", lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW))
+try_("sctp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132))
+try_("unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM))
+try_("tcp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP))
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+r = libc.syscall(425, 1, params)
+print("io_uring", "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()])'
+	expect "network: socket kinds under --no-network" 0 wap exec --no-network -- /usr/bin/python3 -c "$socks"
+	same "network: only unix and TCP sockets are made (TCP then meets Landlock)" "$OUT" "udp6 EACCES
+raw EACCES
+packet EACCES
+sctp EACCES
+unix ok
+tcp ok
+io_uring EACCES"
 	expect "rlimit: --max-file-size" 0 wap exec --json --max-file-size 1000 -c 'head -c 5000 /dev/zero > big.bin'
 	jcheck "rlimit: file size exceeded" "$OUT" 'j["exit_code"]!=0'
 	check "rlimit: file cut" test "$(wc -c < "$W/big.bin")" -le 1000
