@@ -671,8 +671,11 @@ static void grow_fd_table(int fd)
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
 	    rl.rlim_cur <= (rlim_t)hi)
 		hi = (int)rl.rlim_cur - 1;
-	if (hi > fd && fcntl(fd, F_DUPFD_CLOEXEC, hi) == hi)
-		close(hi);
+	if (hi > fd) {
+		int d = fcntl(fd, F_DUPFD_CLOEXEC, hi);
+		if (d >= 0)
+			close(d);
+	}
 }
 
 int wap_walk(const struct wap_ws *ws, const char *rel, const struct wap_walk_opts *o,
