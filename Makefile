@@ -36,6 +36,8 @@ APPLET_SRC := $(wildcard applets/*.c)
 OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(APPLET_SRC:%.c=$(B)/%.o) $(B)/applets.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 
 all: $(BIN)
 
@@ -66,14 +68,19 @@ $(B)/unit/%: tests/unit/%.c $(B)/libwap.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libwap.a $(LDLIBS) $(shell pkg-config --libs cmocka $(LAZY_PKGS))
 
+# the libFuzzer targets with a plain driver (tests/fuzz/replay.c), for make check
+$(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c $(B)/libwap.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(B)/libwap.a $(LDLIBS) $(shell pkg-config --libs $(LAZY_PKGS))
+
 asan:
 	$(MAKE) ASAN=1 build/asan/wap
 
 test-deps:
 	@scripts/deps --test
 
-check: test-deps $(BIN) $(UNIT_BIN)
-	@WAP="$(abspath $(BIN))" UNIT_DIR="$(abspath $(B)/unit)" ASAN="$(ASAN)" tests/run
+check: test-deps $(BIN) $(UNIT_BIN) $(FUZZ_BIN)
+	@WAP="$(abspath $(BIN))" UNIT_DIR="$(abspath $(B)/unit)" FUZZ_DIR="$(abspath $(B)/fuzz)" ASAN="$(ASAN)" tests/run
 
 run: $(BIN)
 	./$(BIN) serve --http 127.0.0.1:$(PORT) --root .
