@@ -214,16 +214,33 @@ static int target_open(const struct wap_ws *ws, const char *rel, bool mkparents,
 	t->dirfd = -1;
 	if (wap_ws_check(ws, rel, WAP_ACC_WRITE, err))
 		return -1;
-	/* follow a symlink at REL to its target, if that is beneath the root */
-	fd = wap_ws_open(ws, rel, O_PATH, 0, WAP_ACC_WRITE, &tmp);
-	if (fd >= 0) {
+	/* follow a symlink at REL to its target, if that is beneath the root.
+	 * A file replaced (renamed over) by another writer between the open
+	 * and the naming has no name left ("r.txt (deleted)"): open again. */
+	for (int tries = 0;; tries++) {
 		struct stat st;
+		fd = wap_ws_open(ws, rel, O_PATH, 0, WAP_ACC_WRITE, &tmp);
+		if (fd < 0)
+			break;
 		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 			close(fd);
 			return wap_err_set(err, WAP_E_NOT_FILE, "Not a file: %s is a directory", rel);
 		}
+		free(t->rel);
 		t->rel = wap_ws_fd_rel(ws, fd);
+		if (fstat(fd, &st) == 0 && st.st_nlink == 0) {
+			free(t->rel);
+			t->rel = NULL;	/* after 100 tries: REL as it is */
+			if (tries < 100) {
+				close(fd);
+				continue;
+			}
+		}
 		close(fd);
+		break;
+	}
+	if (fd >= 0) {
+		/* found (and named, unless it kept being replaced) */
 	} else if (tmp.kind != WAP_E_NOT_FOUND) {
 		/* a link that leaves the root, a restricted target, ... */
 		if (err) {

@@ -60,6 +60,15 @@ for round in 1 2 3 4 5; do
 	same "round $round: the file holds the winner's bytes" "$(cat "$W/r.txt")" "writer $winner"
 done
 
+# writers without a version, 30 rounds of 4: a file renamed over while a
+# writer names it must not leave a file called "r.txt (deleted)"
+for round in $(seq 30); do
+	for i in 1 2 3 4; do wap write r.txt --content "plain $i" >/dev/null 2>&1 & done
+	wait
+done
+check "racing plain writes: no stray file" test "$(ls "$W" | grep -c deleted)" = 0
+case $(cat "$W/r.txt") in "plain "[1-4]) ok "racing plain writes: one writer's bytes";; *) fail "racing plain writes: $(cat "$W/r.txt")";; esac
+
 # two writers through both doors
 printf 'start\n' > "$W/two.txt"
 V=$(git hash-object "$W/two.txt")
