@@ -10,6 +10,8 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -463,15 +465,25 @@ static int approve(struct ctx *c, const char *what, struct wap_err *err)
 		wap_strv_free(envp);
 		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: cannot run the approver: %s", strerror(errno));
 	}
-	pid = fork();
-	if (pid == 0) {
-		int nul = open("/dev/null", O_WRONLY);
-		dup2(in[0], 0);
-		if (nul >= 0)
-			dup2(nul, 1);
-		signal(SIGPIPE, SIG_DFL);
-		execve("/bin/sh", argv, envp);
-		_exit(127);
+	{
+		/* stdin the pipe, stdout /dev/null, SIGPIPE back to its default */
+		posix_spawn_file_actions_t fa;
+		posix_spawnattr_t at;
+		sigset_t def;
+
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawnattr_init(&at);
+		sigemptyset(&def);
+		sigaddset(&def, SIGPIPE);
+		posix_spawnattr_setsigdefault(&at, &def);
+		posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
+		r = posix_spawn(&pid, "/bin/sh", &fa, &at, argv, envp);
+		posix_spawn_file_actions_destroy(&fa);
+		posix_spawnattr_destroy(&at);
+		if (r)
+			pid = -1;
 	}
 	close(in[0]);
 	if (pid > 0 && params) {
@@ -493,7 +505,7 @@ static int approve(struct ctx *c, const char *what, struct wap_err *err)
 	free(params);
 	wap_strv_free(envp);
 	if (pid < 0)
-		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: cannot run the approver: %s", strerror(errno));
+		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: cannot run the approver: %s", strerror(r));
 	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && waited < limit && !c->s->cancelled) {
 		poll(NULL, 0, 20);
 		waited += 20;

@@ -165,6 +165,11 @@ struct child_io {
 	int in, out, err, status;
 };
 
+/* In the forked child, between fork and exec: the sandbox (Landlock,
+ * seccomp, rlimits), the working directory and the signals must be set
+ * here, which posix_spawn cannot do.  The child cannot return (the
+ * caller's code would run twice): a failure is written to io->status,
+ * which the parent turns into the caller's wap_err, and _exit ends it. */
 static __attribute__((noreturn)) void run_command(const struct wap_proc_opts *o,
 						  const struct child_io *io)
 {

@@ -442,7 +442,9 @@ static int check_shell(const struct wap_ws *ws, const char *shell, struct wap_er
 	return 0;
 }
 
-/* In the child: everything async-signal-safe. */
+/* In the forked child of a PTY (setsid, controlling terminal, sandbox:
+ * not possible with posix_spawn): everything async-signal-safe; a failure
+ * goes to the parent through ERRFD and _exit ends the child. */
 static void child_exec(int dirfd, int errfd, char *const *argv, char **envp,
 		       const struct wap_sandbox *sb)
 {
