@@ -216,11 +216,6 @@ find:
 		status = finish(who);
 		return status < 0 ? 0 : status;
 	}
-	req = wap_args_parse(a, nargs, args, &err);
-	free(args);
-	if (!req)
-		die_err(who, &err, json);
-
 	if (!(a->flags & WAP_APPLET_NOWS)) {
 		if (wap_ws_init(&ws, root, config, &err))
 			die_err(who, &err, json);
@@ -236,6 +231,12 @@ find:
 	}
 	wap_strv_free(restrict_globs);
 	call.ws = &ws;
+	/* after the workspace: an option naming a data file is read beneath
+	 * its root, under its policy */
+	req = wap_args_parse(a, &ws, nargs, args, &err);
+	free(args);
+	if (!req)
+		die_err(who, &err, json);
 
 	if (a->cli_main) {
 		status = a->cli_main(&ws, req, json);

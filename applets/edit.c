@@ -50,6 +50,10 @@
  *   --dry-run                show the diff, write nothing
  *   --expected-version V     refuse (CONFLICT) unless the file's version is V
  *
+ * Every FILE above is a path in the workspace like PATH (relative to the
+ * root, under restrictedPaths; a regular file, never a FIFO or device),
+ * or "-" for stdin; the JSON options also take the JSON text itself.
+ *
  * Errors: NO_MATCH "oldString not found in content"; MULTIPLE_MATCHES
  * "Found multiple matches for oldString ..." with the matching lines;
  * INVALID_ARGUMENT when old equals new; CONFLICT on a stale version.
@@ -95,35 +99,10 @@ static const struct wap_opt edit_opts[] = {
 
 /* ---- CLI: --old-file, --new-file, --patch FILE|- ---- */
 
-static int slurp(const char *name, char **buf, size_t *len, struct wap_err *err)
-{
-	FILE *f = strcmp(name, "-") ? fopen(name, "rb") : stdin;
-	struct wap_sb sb = WAP_SB_INIT;
-	char tmp[65536];
-	size_t n;
-
-	if (!f)
-		return wap_err_set(err, errno == ENOENT ? WAP_E_NOT_FOUND : WAP_E_FAILED,
-				   "cannot read %s: %s", name, strerror(errno));
-	while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
-		wap_sb_add(&sb, tmp, n);
-	if (ferror(f) || sb.oom) {
-		if (f != stdin)
-			fclose(f);
-		wap_sb_release(&sb);
-		return wap_err_set(err, WAP_E_FAILED, "cannot read %s", name);
-	}
-	if (f != stdin)
-		fclose(f);
-	wap_sb_grow(&sb, 1);
-	if (sb.buf)
-		sb.buf[sb.len] = 0;
-	*len = sb.len;
-	*buf = sb.buf ? wap_sb_detach(&sb) : strdup("");
-	return *buf ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
-}
-
-static int load_into(json_t *req, const char *from, const char *to, struct wap_err *err)
+/* --old-file, --new-file and --patch name data files: workspace paths read
+ * beneath the root under its policy ("-" is stdin), see wap_read_data. */
+static int load_into(const struct wap_ws *ws, json_t *req, const char *from, const char *to,
+		     struct wap_err *err)
 {
 	const char *name = json_string_value(json_object_get(req, from));
 	char *buf;
@@ -134,7 +113,7 @@ static int load_into(json_t *req, const char *from, const char *to, struct wap_e
 	if (json_object_get(req, to) && strcmp(from, to))
 		return wap_err_set(err, WAP_E_INVALID, "give --%s or --%.*s, not both", to,
 				   (int)(strchr(from, '_') - from), from);
-	if (slurp(name, &buf, &len, err))
+	if (wap_read_data(ws, name, &buf, &len, err))
 		return -1;
 	json_object_set_new(req, to, json_stringn_nocheck(buf, len));
 	free(buf);
@@ -145,9 +124,10 @@ static int load_into(json_t *req, const char *from, const char *to, struct wap_e
 
 static int edit_prep(struct wap_call *call, json_t *req, struct wap_err *err)
 {
-	(void)call;
-	return load_into(req, "old_file", "old", err) || load_into(req, "new_file", "new", err) ||
-	       load_into(req, "patch", "patch", err) ? -1 : 0;
+	const struct wap_ws *ws = call->ws;
+
+	return load_into(ws, req, "old_file", "old", err) || load_into(ws, req, "new_file", "new", err) ||
+	       load_into(ws, req, "patch", "patch", err) ? -1 : 0;
 }
 
 /* ---- the op ---- */

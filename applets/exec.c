@@ -66,6 +66,7 @@
 #include <unistd.h>
 
 #include "applet.h"
+#include "file.h"
 #include "applets.h"
 #include "cmdpolicy.h"
 #include "config.h"
@@ -561,11 +562,9 @@ static int exec_cli(struct wap_ws *ws, json_t *req, bool json)
 		if (!strcmp(in, "-")) {
 			run.stdin_fd = 0;
 		} else {
-			char *rel = NULL;
-			if (wap_ws_rel(ws, in, strlen(in), &rel, &err))
-				return fail(&err, json);
-			run.stdin_fd = wap_ws_open(ws, rel, O_RDONLY, 0, WAP_ACC_READ, &err);
-			free(rel);
+			/* a data file: beneath the root, a regular file (a
+			 * FIFO would be waited on) */
+			run.stdin_fd = wap_open_data(ws, in, NULL, &err);
 			if (run.stdin_fd < 0)
 				return fail(&err, json);
 		}

@@ -50,8 +50,8 @@ enum wap_opttype {
 	WAP_OPT_INT,	/* --n 5: integer */
 	WAP_OPT_STR,	/* --s X: string */
 	WAP_OPT_STRS,	/* --s X --s Y: array of strings */
-	WAP_OPT_JSON,	/* any JSON value; on the CLI JSON text, or a file
-			 * holding it ("-" for stdin) */
+	WAP_OPT_JSON,	/* any JSON value; on the CLI JSON text, or a data
+			 * file holding it (a workspace path; "-" for stdin) */
 };
 
 #define WAP_OPT_POS	1u	/* positional (name is the JSON key, NAME the metavar) */
@@ -105,10 +105,13 @@ const struct wap_applet *wap_applet_find(const char *name);
 const char *wap_opt_key(const struct wap_opt *o, char *keybuf, size_t n);
 
 /* Parse ARGV (after the applet name) into a request object by the table.
- * Global flags are not handled here.  Returns a new object or NULL with
- * err (INVALID_ARGUMENT, message names the option). */
-json_t *wap_args_parse(const struct wap_applet *a, int argc, char **argv,
-		       struct wap_err *err);
+ * Global flags are not handled here.  A JSON option given a value that is
+ * not JSON text names a data file in WS (see wap_read_data: beneath the
+ * root, policy-checked, regular files only; "-" is stdin); WS may be NULL,
+ * then such names are refused.  Returns a new object or NULL with err
+ * (INVALID_ARGUMENT, message names the option; or the file's error). */
+json_t *wap_args_parse(const struct wap_applet *a, const struct wap_ws *ws, int argc,
+		       char **argv, struct wap_err *err);
 
 /* The description of an option, taken from the applet's usage text (the
  * text after the option on its line).  Malloc'd; NULL if not found. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "applet.h"
+#include "file.h"
 #include "strbuf.h"
 
 const struct wap_applet *wap_applet_find(const char *name)
@@ -46,25 +47,30 @@ static int parse_int(const char *s, long long *v)
 	return (errno || end == s || *end) ? -1 : 0;
 }
 
-static json_t *parse_json_arg(const char *s, struct wap_err *err)
+/* JSON text, or else the name of a data file holding it: a workspace
+ * path under the root's policy like any other ("-" is stdin), never a
+ * file of the invoker's choosing outside the root. */
+static json_t *parse_json_arg(const struct wap_ws *ws, const char *s, struct wap_err *err)
 {
 	json_error_t je;
 	json_t *v = json_loads(s, JSON_DECODE_ANY, &je);
+	char *buf;
+	size_t len;
 
 	if (v)
 		return v;
-	if (!strcmp(s, "-"))
-		v = json_loadf(stdin, JSON_DECODE_ANY, &je);
-	else
-		v = json_load_file(s, JSON_DECODE_ANY, &je);
+	if (wap_read_data(ws, s, &buf, &len, err))
+		return NULL;
+	v = json_loadb(buf, len, JSON_DECODE_ANY, &je);
+	free(buf);
 	if (!v)
 		wap_err_set(err, WAP_E_INVALID, "%s: not JSON, nor a file of JSON: %s (line %d)",
 			    s, je.text, je.line);
 	return v;
 }
 
-static int set_value(json_t *req, const struct wap_opt *o, const char *val,
-		     const char *spelled, struct wap_err *err)
+static int set_value(const struct wap_ws *ws, json_t *req, const struct wap_opt *o,
+		     const char *val, const char *spelled, struct wap_err *err)
 {
 	char kb[64];
 	const char *key = wap_opt_key(o, kb, sizeof(kb));
@@ -88,7 +94,7 @@ static int set_value(json_t *req, const struct wap_opt *o, const char *val,
 		}
 		return json_array_append_new(arr, json_string_nocheck(val));
 	case WAP_OPT_JSON:
-		v = parse_json_arg(val, err);
+		v = parse_json_arg(ws, val, err);
 		if (!v)
 			return -1;
 		return json_object_set_new(req, key, v);
@@ -96,8 +102,8 @@ static int set_value(json_t *req, const struct wap_opt *o, const char *val,
 	return -1;
 }
 
-json_t *wap_args_parse(const struct wap_applet *a, int argc, char **argv,
-		       struct wap_err *err)
+json_t *wap_args_parse(const struct wap_applet *a, const struct wap_ws *ws, int argc,
+		       char **argv, struct wap_err *err)
 {
 	json_t *req = json_object();
 	const struct wap_opt *pos = a->opts;
@@ -113,7 +119,7 @@ json_t *wap_args_parse(const struct wap_applet *a, int argc, char **argv,
 		if (!dashdash && !strcmp(arg, "--")) {
 			dashdash = true;
 			if (pos->name && (pos->flags & WAP_OPT_DASHDASH) &&
-			    set_value(req, pos, arg, pos->name, err))
+			    set_value(ws, req, pos, arg, pos->name, err))
 				goto fail;
 			continue;
 		}
@@ -145,7 +151,7 @@ json_t *wap_args_parse(const struct wap_applet *a, int argc, char **argv,
 				wap_err_set(err, WAP_E_INVALID, "option '--%s' needs a value", o->name);
 				goto fail;
 			}
-			if (set_value(req, o, val, arg, err))
+			if (set_value(ws, req, o, val, arg, err))
 				goto fail;
 			continue;
 		}
@@ -177,7 +183,7 @@ json_t *wap_args_parse(const struct wap_applet *a, int argc, char **argv,
 						goto fail;
 					}
 				}
-				if (set_value(req, o, val, spelled, err))
+				if (set_value(ws, req, o, val, spelled, err))
 					goto fail;
 				if (val)
 					break;
@@ -197,7 +203,7 @@ positional:
 			json_object_set_new(req, wap_opt_key(pos, kb, sizeof(kb)), arr);
 			break;
 		}
-		if (set_value(req, pos, arg, pos->name, err))
+		if (set_value(ws, req, pos, arg, pos->name, err))
 			goto fail;
 		if (pos->type != WAP_OPT_STRS)
 			do

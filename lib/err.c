@@ -57,6 +57,8 @@ int wap_err_errno(struct wap_err *e, int errnum, const char *path)
 		return wap_err_set(e, WAP_E_PERMISSION, "Permission denied: %s", path);
 	case ENOTDIR:
 		return wap_err_set(e, WAP_E_NOT_DIR, "Not a directory: %s", path);
+	case ENXIO:	/* open(2) of a socket, or of a device with nothing behind it */
+		return wap_err_set(e, WAP_E_NOT_FILE, "Not a file: %s is a socket or an absent device", path);
 	case EISDIR:
 		return wap_err_set(e, WAP_E_NOT_FILE, "Is a directory, not a file: %s", path);
 	case EEXIST:

@@ -94,6 +94,20 @@ void wap_iso_time(const struct timespec *ts, char out[32])
 		 tm.tm_min, tm.tm_sec, ts->tv_nsec / 1000000);
 }
 
+int wap_err_too_large(struct wap_err *err, const char *rel, long long size, size_t limit)
+{
+	if (size >= 0)
+		return wap_err_set(err, WAP_E_TOO_LARGE,
+				   "File too large: %s is %lld bytes, over the limit of %zu "
+				   "(limits.maxFileSize): work on a part of it (read --offset/--limit, "
+				   "--head, --tail) or raise limits.maxFileSize in the config",
+				   rel, size, limit);
+	return wap_err_set(err, WAP_E_TOO_LARGE,
+			   "File too large: %s is over the limit of %zu bytes (limits.maxFileSize): "
+			   "work on a part of it or raise limits.maxFileSize in the config",
+			   rel, limit);
+}
+
 int wap_read_fd(int fd, size_t max, char **buf, size_t *len, struct wap_err *err)
 {
 	struct stat st;
@@ -104,11 +118,13 @@ int wap_read_fd(int fd, size_t max, char **buf, size_t *len, struct wap_err *err
 	*len = 0;
 	if (fstat(fd, &st))
 		return wap_err_set(err, WAP_E_FAILED, "stat: %s", strerror(errno));
+	/* the size is checked before a byte is read: a file over the limit
+	 * never costs its size in memory */
 	if (max && S_ISREG(st.st_mode) && (size_t)st.st_size > max)
-		return wap_err_set(err, WAP_E_TOO_LARGE,
-				   "File too large: %lld bytes, the limit is %zu",
-				   (long long)st.st_size, max);
+		return wap_err_too_large(err, "the file", (long long)st.st_size, max);
 	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+	if (max && cap > max + 1)
+		cap = max + 1;
 	b = malloc(cap + 1);
 	if (!b)
 		return wap_err_set(err, WAP_E_FAILED, "out of memory");
@@ -119,6 +135,8 @@ int wap_read_fd(int fd, size_t max, char **buf, size_t *len, struct wap_err *err
 			if (max && n > max)
 				break;
 			cap *= 2;
+			if (max && cap > max + 1)
+				cap = max + 1;
 			nb = realloc(b, cap + 1);
 			if (!nb) {
 				free(b);
@@ -142,7 +160,7 @@ int wap_read_fd(int fd, size_t max, char **buf, size_t *len, struct wap_err *err
 	}
 	if (max && n > max) {
 		free(b);
-		return wap_err_set(err, WAP_E_TOO_LARGE, "File too large: the limit is %zu bytes", max);
+		return wap_err_too_large(err, "the file", -1, max);
 	}
 	b[n] = 0;
 	*buf = b;
@@ -150,36 +168,104 @@ int wap_read_fd(int fd, size_t max, char **buf, size_t *len, struct wap_err *err
 	return 0;
 }
 
+/* NOT_A_FILE for anything but a regular file, naming what it is. */
+static int not_regular(struct wap_err *err, const char *rel, mode_t m)
+{
+	const char *what = S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO (named pipe)" :
+			   S_ISSOCK(m) ? "a socket" : S_ISCHR(m) ? "a character device" :
+			   S_ISBLK(m) ? "a block device" : "not a regular file";
+
+	return wap_err_set(err, WAP_E_NOT_FILE, "Not a file: %s is %s", rel, what);
+}
+
+/* Open REL for reading a regular file: O_NONBLOCK so that a FIFO is
+ * never waited on (nor a device's open), O_NOCTTY so that a terminal is
+ * never made ours; then back to blocking reads. */
+static int open_regular(const struct wap_ws *ws, const char *rel, struct stat *st,
+			struct wap_err *err)
+{
+	int fd = wap_ws_open(ws, rel, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0, WAP_ACC_READ, err);
+	int fl;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st)) {
+		wap_err_errno(err, errno, rel);
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		not_regular(err, rel, st->st_mode);
+		close(fd);
+		return -1;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
+
 int wap_read_file(const struct wap_ws *ws, const char *rel, size_t max, char **buf,
 		  size_t *len, struct stat *st, struct wap_err *err)
 {
 	struct stat sb;
-	int fd = wap_ws_open(ws, rel, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0, WAP_ACC_READ, err);
+	int fd = open_regular(ws, rel, &sb, err);
 	int rc;
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &sb)) {
-		close(fd);
-		return wap_err_errno(err, errno, rel);
-	}
-	if (S_ISDIR(sb.st_mode)) {
-		close(fd);
-		return wap_err_set(err, WAP_E_NOT_FILE, "Not a file: %s is a directory", rel);
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		close(fd);
-		return wap_err_set(err, WAP_E_NOT_FILE, "Not a regular file: %s", rel);
-	}
 	if (st)
 		*st = sb;
+	if (max && (size_t)sb.st_size > max) {
+		close(fd);
+		return wap_err_too_large(err, rel, (long long)sb.st_size, max);
+	}
 	rc = wap_read_fd(fd, max, buf, len, err);
 	close(fd);
-	if (rc && err && err->kind == WAP_E_TOO_LARGE) {
-		char msg[sizeof(err->msg)];
-		snprintf(msg, sizeof(msg), "%s: %s", rel, err->msg);
-		wap_err_set(err, WAP_E_TOO_LARGE, "%s", msg);
+	if (rc && err && err->kind == WAP_E_TOO_LARGE)
+		wap_err_too_large(err, rel, -1, max);
+	return rc;
+}
+
+int wap_open_data(const struct wap_ws *ws, const char *name, struct stat *st,
+		  struct wap_err *err)
+{
+	struct stat sb;
+	char *rel = NULL;
+	int fd;
+
+	if (!ws || ws->rootfd < 0)
+		return wap_err_set(err, WAP_E_INVALID, "%s: no workspace to read it from", name);
+	if (wap_ws_rel(ws, name, strlen(name), &rel, err))
+		return -1;
+	fd = open_regular(ws, rel, &sb, err);
+	free(rel);
+	if (fd >= 0 && st)
+		*st = sb;
+	return fd;
+}
+
+int wap_read_data(const struct wap_ws *ws, const char *name, char **buf, size_t *len,
+		  struct wap_err *err)
+{
+	size_t max = ws ? ws->lim.max_file_size : 0;
+	int fd, rc;
+
+	*buf = NULL;
+	*len = 0;
+	if (!strcmp(name, "-")) {
+		rc = wap_read_fd(0, max, buf, len, err);
+		if (rc && err && err->kind == WAP_E_TOO_LARGE)
+			wap_err_too_large(err, "stdin", -1, max);
+		return rc;
 	}
+	fd = wap_open_data(ws, name, NULL, err);
+	if (fd < 0)
+		return -1;
+	rc = wap_read_fd(fd, max, buf, len, err);
+	close(fd);
+	if (rc && err && err->kind == WAP_E_TOO_LARGE)
+		wap_err_too_large(err, name, -1, max);
 	return rc;
 }
 

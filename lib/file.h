@@ -40,6 +40,27 @@ int wap_read_fd(int fd, size_t max, char **buf, size_t *len, struct wap_err *err
 int wap_read_file(const struct wap_ws *ws, const char *rel, size_t max, char **buf,
 		  size_t *len, struct stat *st, struct wap_err *err);
 
+/* Data files named by options (--patch FILE, --edits FILE, exec --stdin
+ * FILE...) come from the workspace: NAME is a path like any other, turned
+ * root-relative and opened beneath the root with the read policy, so a
+ * name outside is ACCESS_DENIED and a restricted one PATH_RESTRICTED.
+ * Only a regular file: a FIFO, device or socket is NOT_A_FILE at once (it
+ * is opened O_NONBLOCK, never waited on).
+ *
+ * wap_open_data returns a blocking fd (caller closes) or -1 with err; ST
+ * (optional) receives its stat.  wap_read_data reads the file whole into a
+ * NUL-terminated buffer (caller frees), at most the workspace's
+ * maxFileSize (SIZE_LIMIT_EXCEEDED beyond); "-" reads stdin, with the same
+ * bound. */
+int wap_open_data(const struct wap_ws *ws, const char *name, struct stat *st,
+		  struct wap_err *err);
+int wap_read_data(const struct wap_ws *ws, const char *name, char **buf, size_t *len,
+		  struct wap_err *err);
+
+/* "File too large" for REL (SIZE bytes, -1 when unknown) against LIMIT:
+ * SIZE_LIMIT_EXCEEDED with how to narrow or raise it.  Returns -1. */
+int wap_err_too_large(struct wap_err *err, const char *rel, long long size, size_t limit);
+
 enum wap_wmode { WAP_W_OVERWRITE, WAP_W_CREATE, WAP_W_APPEND };
 
 struct wap_wopts {

@@ -56,7 +56,7 @@ cat > "$T/p.diff" <<'EOF'
 -two
 +four
 EOF
-expect "a patch without libgit2 fails" 125 broken wap edit --patch "$T/p.diff"
+expect "a patch without libgit2 fails" 125 broken wap edit --patch - < "$T/p.diff"
 same "before writing anything" "$(cat a.txt)" "two"
 
 expect "read of an archive without libarchive fails" 125 broken wap read t.tar

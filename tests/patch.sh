@@ -13,11 +13,11 @@ for cd_ in "$C"/*/; do
 	if [ -f "$cd_/expect-error" ]; then
 		st=$(sed -n 1p "$cd_/expect-error"); msg=$(sed -n '2,$p' "$cd_/expect-error")
 		before=$(snap)
-		expect "$name: refused" "$st" wap edit --patch "$cd_/patch"
+		expect "$name: refused" "$st" wap edit --patch - < "$cd_/patch"
 		has "$name: message" "$ERR" "$msg"
 		same "$name: every file byte-identical" "$(snap)" "$before"
 	else
-		expect "$name: applies" 0 wap edit --patch "$cd_/patch"
+		expect "$name: applies" 0 wap edit --patch - < "$cd_/patch"
 		if [ -f "$cd_/output" ]; then same "$name: output" "$OUT" "$(cat "$cd_/output")"; fi
 		if diff -r "$W" "$cd_/after" > "$T/diff" 2>&1; then ok "$name: tree as expected"; else fail "$name: tree differs: $(head -c 600 "$T/diff")"; fi
 	fi
@@ -26,12 +26,12 @@ check "the corpus has at least 20 patches" test "$n" -ge 20
 
 # the new file's mode from "new file mode 100755"
 reset "$C/18-git-new-executable"
-wap edit --patch "$C/18-git-new-executable/patch" >/dev/null 2>&1
+wap edit --patch - >/dev/null 2>&1 < "$C/18-git-new-executable/patch"
 same "new file mode applied" "$(stat -c %a "$W/bin/run.sh")" "755"
 
 # --json: files with status, path, diff, version
 reset "$C/05-codex-multi-file"
-expect "multi-file patch --json" 0 wap edit --patch "$C/05-codex-multi-file/patch" --json
+expect "multi-file patch --json" 0 wap edit --patch - --json < "$C/05-codex-multi-file/patch"
 jcheck "json files" "$OUT" '[f["status"] for f in j["files"]]==["A","M","D"] and [f["path"] for f in j["files"]]==["util.c","Makefile","notes.txt"]'
 jcheck "json diffs" "$OUT" '"+CFLAGS = -O2 -Wall" in j["files"][1]["diff"] and "new file mode" in j["files"][0]["diff"] and "deleted file mode" in j["files"][2]["diff"] and "version" not in j["files"][2]'
 same "json version of a modified file" "$(jget "$OUT" 'j["files"][1]["version"]')" "$(git hash-object "$W/Makefile")"
@@ -43,40 +43,41 @@ expect "--patch - --dry-run" 0 wap edit --patch - --dry-run < "$C/01-codex-updat
 has "dry run prints the diff" "$OUT" '+    """Subtract b from a."""'
 has "dry run says so" "$OUT" "(dry run: nothing written)"
 same "dry run changed nothing" "$(snap)" "$before"
-expect "dry run --json" 0 wap edit --patch "$C/01-codex-update/patch" --dry-run --json
+expect "dry run --json" 0 wap edit --patch - --dry-run --json < "$C/01-codex-update/patch"
 jcheck "dry run json: current version, dryRun" "$OUT" 'j["dryRun"] is True and j["files"][0]["version"]=="'"$(git hash-object "$W/calc.py")"'"'
 same "dry run kept the mtime" "$(stat -c '%y' "$W/calc.py")" "$mt"
 expect "the same patch from stdin" 0 wap-edit --patch - < "$C/01-codex-update/patch"
 check "applied from stdin" diff -r "$W" "$C/01-codex-update/after"
 reset "$C/17-git-modify"
-expect "a git diff applies once" 0 wap edit --patch "$C/17-git-modify/patch"
-expect "applying it again fails (its lines are gone)" 11 wap edit --patch "$C/17-git-modify/patch"
+expect "a git diff applies once" 0 wap edit --patch - < "$C/17-git-modify/patch"
+expect "applying it again fails (its lines are gone)" 11 wap edit --patch - < "$C/17-git-modify/patch"
 has "second apply message" "$ERR" "Failed to find expected lines in lib.c (hunk 1)"
 
 # expected version
 reset "$C/07-codex-two-hunks"
 v=$(git hash-object "$W/cfg.ini")
-expect "stale expected version: CONFLICT" 13 wap edit --patch "$C/07-codex-two-hunks/patch" --expected-version 0000000000000000000000000000000000000000
+expect "stale expected version: CONFLICT" 13 wap edit --patch - --expected-version 0000000000000000000000000000000000000000 < "$C/07-codex-two-hunks/patch"
 has "conflict message" "$ERR" "Conflict: cfg.ini changed since version 0000000000000000000000000000000000000000 (now $v)"
-expect "right expected version" 0 wap edit --patch "$C/07-codex-two-hunks/patch" --expected-version "$v"
+expect "right expected version" 0 wap edit --patch - --expected-version "$v" < "$C/07-codex-two-hunks/patch"
 reset "$C/05-codex-multi-file"
-expect "expected version with a multi-file patch is refused" 2 wap edit --patch "$C/05-codex-multi-file/patch" --expected-version "$v"
+expect "expected version with a multi-file patch is refused" 2 wap edit --patch - --expected-version "$v" < "$C/05-codex-multi-file/patch"
 
 # a patch of bare hunks applies to PATH
 rm -rf "$W" && mkdir -p "$W" && printf 'a\nb\nc\n' > "$W/h.txt"
 printf '@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n' > "$T/hunks.diff"
-expect "bare hunks need PATH" 2 wap edit --patch "$T/hunks.diff"
+expect "bare hunks need PATH" 2 wap edit --patch - < "$T/hunks.diff"
 has "bare hunks message" "$ERR" "a hunk without a file header"
-expect "bare hunks with PATH" 0 wap edit h.txt --patch "$T/hunks.diff"
+expect "bare hunks with PATH" 0 wap edit h.txt --patch - < "$T/hunks.diff"
 same "bare hunks applied" "$(cat "$W/h.txt")" "a
 B
 c"
-expect "PATH that the patch does not name" 2 wap edit other.txt --patch "$C/01-codex-update/patch"
+expect "PATH that the patch does not name" 2 wap edit other.txt --patch - < "$C/01-codex-update/patch"
 has "PATH mismatch message" "$ERR" "the patch changes calc.py, not other.txt"
-expect "a missing patch file" 3 wap edit --patch "$T/hunks.diff.none"
-has "missing patch file message" "$ERR" "cannot read $T/hunks.diff.none"
+expect "a missing patch file" 3 wap edit --patch hunks.diff.none
+has "missing patch file message" "$ERR" "File not found: hunks.diff.none"
+expect "a patch file outside the root" 4 wap edit --patch "$T/hunks.diff"
 printf 'hello\n' > "$T/junk"
-expect "junk is not a patch" 2 wap edit --patch "$T/junk"
+expect "junk is not a patch" 2 wap edit --patch - < "$T/junk"
 has "junk message" "$ERR" "not a patch"
 expect "a path escaping the root" 4 wap edit --patch - <<'P'
 *** Begin Patch
@@ -98,7 +99,7 @@ check "restricted: nothing written" test ! -e "$W/ok.txt"
 # a write failing midway: everything already written is put back
 for k in 0 1 2; do
 	reset "$C/05-codex-multi-file"; before=$(snap)
-	WAP_TEST_PATCH_FAIL_AT=$k expect "commit step $k fails" 125 wap edit --patch "$C/05-codex-multi-file/patch"
+	WAP_TEST_PATCH_FAIL_AT=$k expect "commit step $k fails" 125 wap edit --patch - < "$C/05-codex-multi-file/patch"
 	has "rollback said ($k)" "$ERR" "the patch was not applied (files already written were restored)"
 	same "rollback restored every file ($k)" "$(snap)" "$before"
 done
@@ -128,7 +129,7 @@ git add -A
 git diff --cached > "$T/rt.patch"
 want_tree=$(git write-tree)
 git reset -q --hard HEAD
-expect "round trip: re-apply git diff" 0 wap edit --patch "$T/rt.patch"
+expect "round trip: re-apply git diff" 0 wap edit --patch - < "$T/rt.patch"
 git add -A
 same "round trip: the tree equals the changed one" "$(git write-tree)" "$want_tree"
 same "round trip: mode kept" "$(stat -c %a run.sh)" "755"

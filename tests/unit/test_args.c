@@ -74,7 +74,7 @@ static void test_parse(void **state)
 	char *argv[] = { "-an5", "--include", "*.c", "--include=*.h", "pat", "a", "b",
 			 "--max-results", "7", "--", "-x" };
 	struct wap_err err = { 0 };
-	json_t *r = wap_args_parse(&t_applet, 11, argv, &err);
+	json_t *r = wap_args_parse(&t_applet, NULL, 11, argv, &err);
 
 	(void)state;
 	assert_non_null(r);
@@ -97,13 +97,13 @@ static void test_parse_errors(void **state)
 	struct wap_err err = { 0 };
 
 	(void)state;
-	assert_null(wap_args_parse(&t_applet, 3, bad_int, &err));
+	assert_null(wap_args_parse(&t_applet, NULL, 3, bad_int, &err));
 	assert_int_equal(err.kind, WAP_E_INVALID);
-	assert_null(wap_args_parse(&t_applet, 2, unknown, &err));
+	assert_null(wap_args_parse(&t_applet, NULL, 2, unknown, &err));
 	assert_non_null(strstr(err.msg, "--nope"));
-	assert_null(wap_args_parse(&t_applet, 1, missing, &err));
+	assert_null(wap_args_parse(&t_applet, NULL, 1, missing, &err));
 	assert_non_null(strstr(err.msg, "PATTERN"));
-	assert_null(wap_args_parse(&t_applet, 2, noval, &err));
+	assert_null(wap_args_parse(&t_applet, NULL, 2, noval, &err));
 	assert_non_null(strstr(err.msg, "needs a value"));
 }
 
