@@ -319,7 +319,7 @@ static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		size_t len = 0, nl = 0;
 		struct wap_err tmp = { 0 };
 		bool exists = true;
-		if (wap_read_file(call->ws, rel, 0, &buf, &len, NULL, &tmp)) {
+		if (wap_read_file(call->ws, rel, call->ws->lim.max_file_size, &buf, &len, NULL, &tmp)) {
 			if (tmp.kind != WAP_E_NOT_FOUND || !wap_edit_may_create(&spec)) {
 				if (err)
 					*err = tmp;

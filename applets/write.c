@@ -53,13 +53,13 @@ static int write_prep(struct wap_call *call, json_t *req, struct wap_err *err)
 	size_t len;
 	int rc;
 
-	(void)call;
 	if (json_object_get(req, "content"))
 		return 0;
 	if (isatty(0))
 		return wap_err_set(err, WAP_E_INVALID,
 				   "missing --content (or pipe the content on stdin)");
-	rc = wap_read_fd(0, 0, &buf, &len, err);
+	/* bounded: more than maxFileSize would be refused anyway */
+	rc = wap_read_data(call->ws, "-", &buf, &len, err);
 	if (rc)
 		return rc;
 	/* bytes as they are: the op writes them, never prints them */

@@ -272,6 +272,7 @@ int wap_read_data(const struct wap_ws *ws, const char *name, char **buf, size_t 
 /* The target of a write: the directory that holds it (locked), its name,
  * and its current bytes when asked for. */
 struct target {
+	const struct wap_ws *ws;
 	int dirfd;
 	char *rel;		/* the real path written (a symlink resolved) */
 	const char *name;	/* into rel */
@@ -297,6 +298,7 @@ static int target_open(const struct wap_ws *ws, const char *rel, bool mkparents,
 	int fd;
 
 	memset(t, 0, sizeof(*t));
+	t->ws = ws;
 	t->dirfd = -1;
 	if (wap_ws_check(ws, rel, WAP_ACC_WRITE, err))
 		return -1;
@@ -368,16 +370,37 @@ static int target_open(const struct wap_ws *ws, const char *rel, bool mkparents,
 	return 0;
 }
 
+/* The current bytes, at most maxFileSize of them: the size is checked
+ * before reading, so a huge file costs nothing. */
 static int target_read(struct target *t, char **buf, size_t *len, struct wap_err *err)
 {
-	int fd = openat(t->dirfd, t->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-	int rc;
+	size_t max = t->ws->lim.max_file_size;
+	int fd, rc;
 
+	if (max && (size_t)t->st.st_size > max)
+		return wap_err_too_large(err, t->rel, (long long)t->st.st_size, max);
+	fd = openat(t->dirfd, t->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return wap_err_errno(err, errno, t->rel);
-	rc = wap_read_fd(fd, 0, buf, len, err);
+	rc = wap_read_fd(fd, max, buf, len, err);
 	close(fd);
+	if (rc && err && err->kind == WAP_E_TOO_LARGE)
+		wap_err_too_large(err, t->rel, -1, max);
 	return rc;
+}
+
+/* New content over maxFileSize is refused: what wap writes it must be able
+ * to read back whole. */
+static int check_new_size(const struct target *t, size_t len, struct wap_err *err)
+{
+	size_t max = t->ws->lim.max_file_size;
+
+	if (max && len > max)
+		return wap_err_set(err, WAP_E_TOO_LARGE,
+				   "Content too large: %zu bytes for %s, over the limit of %zu "
+				   "(limits.maxFileSize): write less, or raise limits.maxFileSize in the config",
+				   len, t->rel, max);
+	return 0;
 }
 
 static int write_all(int fd, const char *p, size_t left)
@@ -546,13 +569,20 @@ int wap_write_file(const struct wap_ws *ws, const char *rel, const void *buf, si
 		wap_err_set(err, WAP_E_EXISTS, "File already exists: %s", rel);
 		goto out;
 	}
+	if (check_new_size(&t, len, err) ||
+	    (o->mode == WAP_W_APPEND && t.exists &&
+	     check_new_size(&t, (size_t)t.st.st_size + len, err)))
+		goto out;
 	if (t.exists && (o->expected_version || o->mode == WAP_W_APPEND) &&
 	    target_read(&t, &old, &oldlen, err))
 		goto out;
 	if (check_version(&t, o->expected_version, old, oldlen, err))
 		goto out;
 	if (o->mode == WAP_W_APPEND && oldlen) {
-		char *nb = realloc(old, oldlen + len + 1);
+		char *nb;
+		if (check_new_size(&t, oldlen + len, err))
+			goto out;
+		nb = realloc(old, oldlen + len + 1);
 		if (!nb) {
 			wap_err_set(err, WAP_E_FAILED, "out of memory");
 			goto out;
@@ -588,7 +618,8 @@ int wap_update_file(const struct wap_ws *ws, const char *rel, bool may_create,
 		goto out;
 	if (check_version(&t, expected_version, old, oldlen, err))
 		goto out;
-	if (fn(arg, t.exists ? old : NULL, oldlen, &nw, &nwlen, err))
+	if (fn(arg, t.exists ? old : NULL, oldlen, &nw, &nwlen, err) ||
+	    check_new_size(&t, nwlen, err))
 		goto out;
 	rc = target_commit(&t, nw, nwlen, !t.exists, 0, res, err);
 out:

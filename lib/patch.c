@@ -950,7 +950,7 @@ static struct ent *get_ent(const struct wap_ws *ws, struct plan *pl, const char 
 	}
 	pl->e = ne;
 	e->rel = rel;
-	if (wap_read_file(ws, rel, 0, &e->orig, &e->olen, &st, &tmp) == 0) {
+	if (wap_read_file(ws, rel, ws->lim.max_file_size, &e->orig, &e->olen, &st, &tmp) == 0) {
 		e->orig_exists = true;
 		e->mode = st.st_mode & 07777;
 		if (wap_blob_id(e->orig, e->olen, e->ver, err)) {
@@ -1133,23 +1133,18 @@ static int delete_file(const struct wap_ws *ws, const char *rel, const char *exp
 		goto out;
 	}
 	if (expected && S_ISREG(st.st_mode)) {
-		char *buf = NULL, cur[WAP_VERSION_LEN + 1];
-		size_t len;
-		int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+		char cur[WAP_VERSION_LEN + 1];
+		int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0) {
 			wap_err_errno(err, errno, rel);
 			goto out;
 		}
-		if (wap_read_fd(fd, 0, &buf, &len, err)) {
+		/* hashed in chunks: the file is never held whole */
+		if (wap_blob_id_fd(fd, cur, err)) {
 			close(fd);
 			goto out;
 		}
 		close(fd);
-		if (wap_blob_id(buf, len, cur, err)) {
-			free(buf);
-			goto out;
-		}
-		free(buf);
 		if (strcmp(cur, expected)) {
 			wap_err_set(err, WAP_E_CONFLICT,
 				    "Conflict: %s changed since version %s (now %s); read it again",

@@ -159,54 +159,93 @@ static int put_in_place(int dir, const char *tmp, const char *name, bool force, 
 	return wap_err_errno(err, e, drel);
 }
 
+/* Copy LEN bytes at offset FROM of SFD to offset TO of FD: in the kernel
+ * where it can, else through a 64 KiB buffer.  Memory stays bounded
+ * whatever the size. */
+static int copy_range(int sfd, off_t from, int fd, off_t to, off_t len, char **buf)
+{
+	bool plain = false;
+
+	while (len > 0) {
+		ssize_t r, w;
+		if (!plain) {
+			r = copy_file_range(sfd, &from, fd, &to, len > (1 << 30) ? (1 << 30) : (size_t)len, 0);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+				      errno == EOPNOTSUPP || errno == EBADF)) {
+				plain = true;	/* not supported here: read/write */
+				continue;
+			}
+			if (r < 0)
+				return -1;
+			if (r == 0)
+				return 0;	/* the file shrank meanwhile */
+			len -= r;
+			continue;
+		}
+		if (!*buf && !(*buf = malloc(65536))) {
+			errno = ENOMEM;
+			return -1;
+		}
+		r = pread(sfd, *buf, len > 65536 ? 65536 : (size_t)len, from);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r;
+		for (ssize_t done = 0; done < r; done += w) {
+			w = pwrite(fd, *buf + done, r - done, to + done);
+			if (w < 0 && errno == EINTR) {
+				w = 0;
+				continue;
+			}
+			if (w < 0)
+				return -1;
+		}
+		from += r;
+		to += r;
+		len -= r;
+	}
+	return 0;
+}
+
+/* Copy SFD from its current offset to its end into FD.  Only the data
+ * extents are copied (SEEK_DATA/SEEK_HOLE) and the size set with
+ * ftruncate, so the holes of a sparse file stay holes: a 10 GB sparse
+ * image copies in a moment and takes no more disk than the original. */
 static int copy_bytes(int sfd, int fd, unsigned long long *total)
 {
-	char *buf;
+	off_t start = lseek(sfd, 0, SEEK_CUR), data, hole, end;
+	struct stat st;
+	char *buf = NULL;
+	int rc = -1, e;
 
-	for (;;) {
-		ssize_t r = copy_file_range(sfd, NULL, fd, NULL, 1 << 30, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && *total == 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-					     errno == EOPNOTSUPP || errno == EBADF))
-			break;	/* not supported here: plain read/write below */
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			return 0;
-		*total += r;
-	}
-	buf = malloc(65536);
-	if (!buf) {
-		errno = ENOMEM;
+	if (start < 0 || fstat(sfd, &st))
 		return -1;
+	end = st.st_size;
+	for (data = start; data < end; data = hole) {
+		data = lseek(sfd, data, SEEK_DATA);
+		if (data < 0 && errno == ENXIO)
+			break;		/* only a hole is left */
+		if (data < 0 && (errno == EINVAL || errno == EOPNOTSUPP))
+			data = start;	/* no SEEK_DATA here: all of it */
+		else if (data < 0)
+			goto out;
+		hole = lseek(sfd, data, SEEK_HOLE);
+		if (hole < 0 || hole > end)
+			hole = end;
+		if (copy_range(sfd, data, fd, data - start, hole - data, &buf))
+			goto out;
 	}
-	for (;;) {
-		ssize_t r = read(sfd, buf, 65536), w;
-		char *p = buf;
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			int e = errno;
-			free(buf);
-			errno = e;
-			return r < 0 ? -1 : 0;
-		}
-		while (r > 0) {
-			w = write(fd, p, r);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				int e = errno;
-				free(buf);
-				errno = e;
-				return -1;
-			}
-			p += w;
-			r -= w;
-			*total += w;
-		}
-	}
+	if (ftruncate(fd, end > start ? end - start : 0))
+		goto out;
+	*total += end > start ? end - start : 0;
+	rc = 0;
+out:
+	e = errno;
+	free(buf);
+	errno = e;
+	return rc;
 }
 
 /* The copy is written unnamed (O_TMPFILE) where the file system allows, so

@@ -106,3 +106,78 @@ if python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.ar
 else
 	ok "# SKIP cannot bind a unix socket here"
 fi
+
+# ---- 13.7 maxFileSize holds for every whole-file op, in bounded memory ----
+printf '{"limits":{"maxFileSize":4096}}' > "$T/small.json"
+sm() { wap "$1" --config "$T/small.json" "${@:2}"; }
+head -c 6000 /dev/zero | tr '\0' 'a' | fold -w 60 > big.txt
+printf 'tail-line\n' >> big.txt
+big0=$(md5sum < big.txt)
+# read is a window, never the whole file: without a range it shows at most
+# maxFileSize bytes and says how to read on
+expect "read without a range over the limit: a window" 0 sm read big.txt --json
+jcheck "said truncated, with where to read on" "$OUT" 'j["isTruncated"] and j["nextOffset"] > 1 and len(j["content"]) <= 4096 + 2001'
+expect "read --head on a big file works" 0 sm read big.txt --head 2
+expect "read --tail on a big file works" 0 sm read big.txt --tail 1
+has "the tail line" "$OUT" "tail-line"
+expect "read --offset/--limit on a big file works" 0 sm read big.txt --offset 50 --limit 2
+expect "edit of a file over the limit" 7 sm edit big.txt --old tail-line --new x
+has "edit message names the limit" "$ERR" "limits.maxFileSize"
+expect "edit --dry-run of a file over the limit" 7 sm edit big.txt --old tail-line --new x --dry-run
+printf -- '--- a/big.txt\n+++ b/big.txt\n@@ -101 +101 @@\n-tail-line\n+x\n' > big.patch
+expect "patch of a file over the limit" 7 sm edit --patch big.patch
+expect "grep --write on a file over the limit" 2 sm grep tail-line big.txt --replace x --write --json
+jcheck "grep --write: SIZE_LIMIT_EXCEEDED" "$OUT" 'j["code"]=="SIZE_LIMIT_EXCEEDED"'
+expect "write content over the limit" 7 sm write w.txt --content "$(head -c 5000 /dev/zero | tr '\0' b)"
+check "nothing written" test ! -e w.txt
+expect "write stdin over the limit" 7 sh -c 'head -c 5000 /dev/zero | wap write w.txt --config "$0"' "$T/small.json"
+check "nothing written from stdin" test ! -e w.txt
+printf 'small\n' > s.txt
+expect "append past the limit" 7 sm write s.txt --mode append --content "$(head -c 4092 /dev/zero | tr '\0' c)"
+same "append left the file alone" "$(cat s.txt)" "small"
+expect "an edit growing a file past the limit" 7 sm edit s.txt --old small --new "$(head -c 5000 /dev/zero | tr '\0' d)"
+same "edit left the file alone" "$(cat s.txt)" "small"
+head -c 5000 /dev/zero | tr '\0' ' ' > pad.json; printf '[{"old":"small","new":"x"}]' >> pad.json
+expect "a data file over the limit" 7 sm edit s.txt --edits pad.json
+same "big.txt never changed" "$(md5sum < big.txt)" "$big0"
+expect "cp of a big file is allowed (streamed)" 0 sm cp big.txt big-copy.txt
+check "and exact" cmp big.txt big-copy.txt
+
+# a 300 MB file: refused at once, without reading it (under a 150 MB address-space cap)
+truncate -s 300M huge.txt
+if prlimit --as=200000000 true 2>/dev/null && [ -z "${ASAN:-}" ]; then
+	s=$(date +%s%N)
+	expect "edit of a 300 MB file in 200 MB of address space: SIZE_LIMIT_EXCEEDED" 7 prlimit --as=200000000 wap edit huge.txt --old a --new b
+	ms=$(( ($(date +%s%N) - s) / 1000000 ))
+	if [ "$ms" -lt 2000 ]; then ok "and quickly ($ms ms)"; else fail "took $ms ms"; fi
+	expect "patch of it too" 7 prlimit --as=200000000 wap edit --patch - <<'P'
+--- a/huge.txt
++++ b/huge.txt
+@@ -1 +1 @@
+-a
++b
+P
+	expect "append to it too" 7 prlimit --as=200000000 wap write huge.txt --mode append --content x
+	expect "read of it: a window" 0 prlimit --as=200000000 wap read huge.txt --head 3
+	expect "read --tail of it" 0 prlimit --as=200000000 wap read huge.txt --tail 1
+else
+	ok "# SKIP no prlimit, or ASan (it reserves terabytes of address space)"
+fi
+rm -f huge.txt
+
+# cp of a sparse 10 GB file: fast, bounded memory, and the copy is sparse
+truncate -s 10G sparse.img
+printf 'data' | dd of=sparse.img bs=1 seek=5000000000 conv=notrunc 2>/dev/null
+s=$(date +%s%N)
+if [ -z "${ASAN:-}" ]; then
+	expect "cp of a 10 GB sparse file in 200 MB of address space" 0 timeout 20 prlimit --as=200000000 wap cp sparse.img sparse2.img
+else
+	expect "cp of a 10 GB sparse file" 0 timeout 20 wap cp sparse.img sparse2.img
+fi
+ms=$(( ($(date +%s%N) - s) / 1000000 ))
+if [ "$ms" -lt 5000 ]; then ok "cp was fast ($ms ms)"; else fail "cp took $ms ms"; fi
+same "the copy has the size" "$(stat -c %s sparse2.img 2>/dev/null)" "10737418240"
+du2=$(du -k sparse2.img 2>/dev/null | cut -f1)
+if [ -n "$du2" ] && [ "$du2" -lt 10240 ]; then ok "the copy is sparse (${du2} KiB on disk)"; else fail "the copy is not sparse (${du2} KiB)"; fi
+same "the data in the middle was copied" "$(dd if=sparse2.img bs=1 skip=5000000000 count=4 2>/dev/null)" "data"
+rm -f sparse.img sparse2.img

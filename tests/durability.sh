@@ -24,11 +24,12 @@ check "no temp file left" test -z "$(find "$W" -name '.wap-*')"
 # 2. killed at random points of a large write (while writing, fsyncing,
 #    renaming): always the old bytes or the new ones, never a mix
 head -c 48000000 /dev/zero | tr '\0' 'n' > "$T/new.src"
+printf '{"limits": {"maxFileSize": 64000000}}' > "$T/big.json"
 NEWSUM=$(md5sum < "$T/new.src")
 mixed=0 old=0 new=0
 for d in 0.02 0.05 0.08 0.12 0.16 0.2 0.3 0.45; do
 	cp "$W/f.txt" "$T/before"
-	wap write f.txt < "$T/new.src" & w=$!
+	wap write --config "$T/big.json" f.txt < "$T/new.src" & w=$!
 	sleep "$d"; kill -9 "$w" 2>/dev/null; wait "$w" 2>/dev/null
 	s=$(md5sum < "$W/f.txt")
 	if [ "$s" = "$OLDSUM" ]; then old=$((old+1))
