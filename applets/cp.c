@@ -4,8 +4,10 @@
  *
  * Copy SOURCE to DESTINATION, both inside the root.  When DESTINATION is
  * an existing directory, the copy goes into it.  An existing destination
- * is never replaced without --force.  A file is copied to a temp file and
- * renamed into place, keeping its mode.  A directory needs --recursive; its
+ * is never replaced without --force, nor a read-only file (no write bit:
+ * PERMISSION_DENIED) even with it.  A file is copied to a temp file and
+ * renamed into place, keeping its mode; only the data of a sparse file is
+ * copied, its holes stay holes.  A directory needs --recursive; its
  * tree is walked by directory fds, symbolic links in it are copied as
  * links (never followed), fifos and devices are skipped.  Missing parent
  * directories of DESTINATION are created.

@@ -49,6 +49,8 @@
  *                            patch failing on any file changes nothing
  *   --dry-run                show the diff, write nothing
  *   --expected-version V     refuse (CONFLICT) unless the file's version is V
+ *   --force                  change a read-only file (no write bit) too; without
+ *                            it that is PERMISSION_DENIED
  *
  * Every FILE above is a path in the workspace like PATH (relative to the
  * root, under restrictedPaths; a regular file, never a FIFO or device),
@@ -94,6 +96,7 @@ static const struct wap_opt edit_opts[] = {
 	{ "patch", 0, WAP_OPT_STR, 0, NULL },
 	{ "dry-run", 0, WAP_OPT_BOOL, 0, NULL },
 	{ "expected-version", 0, WAP_OPT_STR, 0, NULL },
+	{ "force", 0, WAP_OPT_BOOL, 0, NULL },
 	{ NULL }
 };
 
@@ -210,7 +213,8 @@ static int patch_op(struct wap_call *call, const json_t *req, const char *text, 
 		}
 	}
 	free(rel);
-	if (wap_patch_run(call->ws, &p, ev, dry, &files, err)) {
+	if (wap_req_bool(req, "force", &p.force, err) < 0 ||
+	    wap_patch_run(call->ws, &p, ev, dry, &files, err)) {
 		wap_patch_release(&p);
 		return -1;
 	}
@@ -254,7 +258,7 @@ static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	struct wap_edit_spec spec = { 0 };
 	struct xform x = { 0 };
 	const char *old = NULL, *new = NULL, *patch = NULL, *ev = NULL;
-	bool dry = false, created = false;
+	bool dry = false, created = false, force = false;
 	json_t *edits = NULL, *ops = NULL, *tedits = NULL;
 	char *rel = NULL, version[WAP_VERSION_LEN + 1] = "";
 	int modes = 0, rc = -1;
@@ -264,6 +268,7 @@ static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	    wap_req_str(req, "patch", &patch, err) < 0 ||
 	    wap_req_str(req, "expected_version", &ev, err) < 0 ||
 	    wap_req_bool(req, "dry_run", &dry, err) < 0 ||
+	    wap_req_bool(req, "force", &force, err) < 0 ||
 	    wap_req_bool(req, "replace_all", &spec.replace_all, err) < 0 ||
 	    wap_req_bool(req, "exact", &spec.exact, err) < 0)
 		return -1;
@@ -354,7 +359,9 @@ static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		rc = -1;
 	} else {
 		struct wap_wres wr;
-		if (wap_update_file(call->ws, rel, wap_edit_may_create(&spec), ev, xform_fn, &x, &wr, err))
+		unsigned fl = (wap_edit_may_create(&spec) ? WAP_UPD_CREATE : 0) |
+			      (force ? WAP_UPD_FORCE : 0);
+		if (wap_update_file(call->ws, rel, fl, ev, xform_fn, &x, &wr, err))
 			goto out;
 		memcpy(version, wr.version, sizeof(version));
 		created = wr.created;

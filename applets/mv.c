@@ -5,7 +5,8 @@
  * Move SOURCE to DESTINATION with one rename(2), both inside the root.
  * When DESTINATION is an existing directory, SOURCE goes into it.  An
  * existing destination is never replaced without --force (the check and
- * the rename are one atomic step: RENAME_NOREPLACE).  Missing parent
+ * the rename are one atomic step: RENAME_NOREPLACE), nor a read-only file
+ * (no write bit: PERMISSION_DENIED) even with it.  Missing parent
  * directories of DESTINATION are created.  A symbolic link is moved as a
  * link.
  *
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "applet.h"
+#include "file.h"
 #include "applets.h"
 #include "tree.h"
 
@@ -79,6 +81,14 @@ static int mv_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 	if (S_ISDIR(st.st_mode) && wap_tree_within(dpfd, st.st_dev, st.st_ino, ws->rootfd)) {
 		wap_err_set(err, WAP_E_INVALID, "Cannot move a directory into itself: %s -> %s", src, dst);
 		goto out;
+	}
+	if (force) {
+		/* a read-only file (no write bit) is never replaced: root
+		 * passes EACCES checks, so wap looks at the mode itself */
+		struct stat dst_st;
+		if (fstatat(dpfd, dname, &dst_st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    wap_check_writable(&dst_st, dst, "remove it first (wap rm) to replace it", err))
+			goto out;
 	}
 	r = force ? renameat(spfd, sname, dpfd, dname)
 		  : renameat2(spfd, sname, dpfd, dname, RENAME_NOREPLACE);

@@ -19,6 +19,8 @@
  *   --mode MODE           overwrite (default), create (fail with
  *                         ALREADY_EXISTS if PATH exists) or append
  *   --expected-version V  refuse with CONFLICT unless PATH is at version V
+ *   --force               replace a read-only file (no write bit) too; without
+ *                         it that is PERMISSION_DENIED (exit 6)
  *
  * JSON result: success, path, bytesWritten, version (of the bytes now in
  * the file), created, size.
@@ -43,6 +45,7 @@ static const struct wap_opt write_opts[] = {
 	{ "content", 0, WAP_OPT_STR, 0, NULL },
 	{ "mode", 0, WAP_OPT_STR, 0, NULL },
 	{ "expected-version", 0, WAP_OPT_STR, 0, NULL },
+	{ "force", 0, WAP_OPT_BOOL, 0, NULL },
 	{ NULL }
 };
 
@@ -92,6 +95,7 @@ static int write_op(struct wap_call *call, const json_t *req, json_t **res, stru
 	if (wap_req_str(req, "content", &content, err) < 0 ||
 	    wap_req_str(req, "mode", &mode, err) < 0 ||
 	    wap_req_str(req, "expected_version", &expected, err) < 0 ||
+	    wap_req_bool(req, "force", &o.force, err) < 0 ||
 	    wap_req_path(call, req, "path", NULL, &rel, err))
 		goto out;
 	if (!rel) {

@@ -69,10 +69,11 @@ int wap_err_errno(struct wap_err *e, int errnum, const char *path)
 	case ELOOP:
 		return wap_err_set(e, WAP_E_ACCESS,
 			"Access denied: %s: too many levels of symbolic links", path);
-	case EFBIG:
-	case ENOSPC:
-	case EDQUOT:
+	case EFBIG:	/* RLIMIT_FSIZE, or past what the file system allows a file */
 		return wap_err_set(e, WAP_E_TOO_LARGE, "%s: %s", path, strerror(errnum));
+	case ENOSPC:	/* the disk is full: an I/O failure, not a limit the caller can narrow */
+	case EDQUOT:
+		return wap_err_set(e, WAP_E_FAILED, "I/O error writing %s: %s", path, strerror(errnum));
 	default:
 		return wap_err_set(e, WAP_E_FAILED, "%s: %s", path, strerror(errnum));
 	}

@@ -389,6 +389,16 @@ static int target_read(struct target *t, char **buf, size_t *len, struct wap_err
 	return rc;
 }
 
+int wap_check_writable(const struct stat *st, const char *rel, const char *how,
+		       struct wap_err *err)
+{
+	if (!S_ISREG(st->st_mode) || (st->st_mode & 0222))
+		return 0;
+	return wap_err_set(err, WAP_E_PERMISSION,
+			   "Permission denied: %s is read-only (mode %04o); %s",
+			   rel, (unsigned)(st->st_mode & 07777), how);
+}
+
 /* New content over maxFileSize is refused: what wap writes it must be able
  * to read back whole. */
 static int check_new_size(const struct target *t, size_t len, struct wap_err *err)
@@ -569,7 +579,9 @@ int wap_write_file(const struct wap_ws *ws, const char *rel, const void *buf, si
 		wap_err_set(err, WAP_E_EXISTS, "File already exists: %s", rel);
 		goto out;
 	}
-	if (check_new_size(&t, len, err) ||
+	if ((t.exists && !o->force &&
+	     wap_check_writable(&t.st, t.rel, "use --force to replace it", err)) ||
+	    check_new_size(&t, len, err) ||
 	    (o->mode == WAP_W_APPEND && t.exists &&
 	     check_new_size(&t, (size_t)t.st.st_size + len, err)))
 		goto out;
@@ -599,10 +611,11 @@ out:
 	return rc;
 }
 
-int wap_update_file(const struct wap_ws *ws, const char *rel, bool may_create,
+int wap_update_file(const struct wap_ws *ws, const char *rel, unsigned flags,
 		    const char *expected_version, wap_transform_fn fn, void *arg,
 		    struct wap_wres *res, struct wap_err *err)
 {
+	bool may_create = flags & WAP_UPD_CREATE;
 	struct target t;
 	char *old = NULL, *nw = NULL;
 	size_t oldlen = 0, nwlen = 0;
@@ -614,6 +627,9 @@ int wap_update_file(const struct wap_ws *ws, const char *rel, bool may_create,
 		wap_err_set(err, WAP_E_NOT_FOUND, "File not found: %s", rel);
 		goto out;
 	}
+	if (t.exists && !(flags & WAP_UPD_FORCE) &&
+	    wap_check_writable(&t.st, t.rel, "use --force to change it", err))
+		goto out;
 	if (t.exists && target_read(&t, &old, &oldlen, err))
 		goto out;
 	if (check_version(&t, expected_version, old, oldlen, err))

@@ -11,6 +11,8 @@
  * the target and the directory is fsync'd: a crash leaves the old file or
  * the new one.  Mode bits (and the owner, when root) are kept.  Writing
  * through a symlink writes its target (which must be beneath the root).
+ * A read-only file (no write bit) is replaced only when forced; neither
+ * the old bytes nor the new ones may pass limits.maxFileSize.
  */
 #ifndef WAP_FILE_H
 #define WAP_FILE_H
@@ -68,6 +70,7 @@ struct wap_wopts {
 	bool mkparents;			/* create missing parent directories */
 	const char *expected_version;	/* NULL: no check; "" : must not exist */
 	mode_t newmode;			/* for new files; 0 means 0666 & ~umask */
+	bool force;			/* replace a read-only file too */
 };
 
 struct wap_wres {
@@ -86,9 +89,19 @@ int wap_write_file(const struct wap_ws *ws, const char *rel, const void *buf, si
  * lock.  This is how edit, find-and-replace and patches stay atomic. */
 typedef int (*wap_transform_fn)(void *arg, const char *old, size_t oldlen,
 				char **out, size_t *outlen, struct wap_err *err);
-int wap_update_file(const struct wap_ws *ws, const char *rel, bool may_create,
+#define WAP_UPD_CREATE	1u	/* a missing file may be created */
+#define WAP_UPD_FORCE	2u	/* a read-only file may be replaced */
+int wap_update_file(const struct wap_ws *ws, const char *rel, unsigned flags,
 		    const char *expected_version, wap_transform_fn fn, void *arg,
 		    struct wap_wres *res, struct wap_err *err);
+
+/* A file with no write bit for anyone is read-only to wap, whoever runs
+ * it (root passes EACCES checks, so wap looks at the mode itself):
+ * replacing it takes force (write/edit --force).  wap_check_writable
+ * returns 0, or -1 with PERMISSION_DENIED naming REL and how to go on
+ * (HOW, e.g. "use --force"). */
+int wap_check_writable(const struct stat *st, const char *rel, const char *how,
+		       struct wap_err *err);
 
 /* ISO-8601 UTC time ("2026-11-21T23:54:18.123Z") into OUT (32 bytes). */
 void wap_iso_time(const struct timespec *ts, char out[32]);

@@ -890,6 +890,7 @@ struct plan {
 	size_t ne;
 	struct pop *op;
 	size_t nop;
+	bool force;		/* read-only files may be replaced */
 };
 
 static void plan_release(struct plan *pl)
@@ -1218,7 +1219,7 @@ static int set_mode(const struct wap_ws *ws, const char *rel, mode_t mode, struc
 }
 
 static int do_step(const struct wap_ws *ws, struct ent *e, enum step_kind k, int stepno,
-		   int fail_at, struct wap_err *err)
+		   int fail_at, bool force, struct wap_err *err)
 {
 	struct wap_wopts o = { 0 };
 	struct wap_wres r;
@@ -1237,6 +1238,7 @@ static int do_step(const struct wap_ws *ws, struct ent *e, enum step_kind k, int
 	o.mkparents = k == ST_CREATE;
 	o.expected_version = k == ST_OVERWRITE ? e->ver : NULL;
 	o.newmode = e->mode;
+	o.force = force;
 	if (wap_write_file(ws, e->rel, e->cur, e->clen, &o, &r, err))
 		return -1;
 	memcpy(e->newver, r.version, sizeof(e->newver));
@@ -1247,7 +1249,7 @@ static int do_step(const struct wap_ws *ws, struct ent *e, enum step_kind k, int
 static int undo_step(const struct wap_ws *ws, struct ent *e, enum step_kind k,
 		     struct wap_err *err)
 {
-	struct wap_wopts o = { 0 };
+	struct wap_wopts o = { .force = true };	/* putting back is always allowed */
 
 	switch (k) {
 	case ST_CHMOD:
@@ -1320,7 +1322,7 @@ static int commit(const struct wap_ws *ws, struct plan *pl, struct wap_err *err)
 				k = ST_DELETE;
 			else
 				continue;
-			if (do_step(ws, e, k, stepno++, fail_at, err)) {
+			if (do_step(ws, e, k, stepno++, fail_at, pl->force, err)) {
 				rollback(ws, done, nd, err);
 				free(done);
 				return -1;
@@ -1368,6 +1370,7 @@ int wap_patch_run(const struct wap_ws *ws, const struct wap_patch *p,
 	/* the diffs below need libgit2: load it before writing anything */
 	if (wap_git_init(err))
 		goto out;
+	pl.force = p->force;
 	if (!dry_run && commit(ws, &pl, err))
 		goto out;
 	arr = json_array();

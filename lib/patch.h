@@ -58,6 +58,7 @@ struct wap_patch {
 	struct wap_pfile *f;
 	size_t n;
 	bool unified;
+	bool force;			/* set by the caller: replace read-only files */
 };
 
 /* Parse TEXT.  DFLT_PATH (may be NULL) names the file of a unified diff

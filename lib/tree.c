@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "strbuf.h"
 #include "tree.h"
 
@@ -147,10 +148,19 @@ static int tmp_name(char *buf, size_t n, int tries)
 static int put_in_place(int dir, const char *tmp, const char *name, bool force, const char *drel,
 			struct wap_err *err)
 {
-	int r = force ? renameat(dir, tmp, dir, name)
-		      : renameat2(dir, tmp, dir, name, RENAME_NOREPLACE);
-	int e = errno;
+	struct stat st;
+	int r, e;
 
+	/* --force replaces a file, never a read-only one (no write bit):
+	 * root would pass any EACCES check, so the mode is looked at here */
+	if (force && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    wap_check_writable(&st, drel, "remove it first (wap rm) to replace it", err)) {
+		unlinkat(dir, tmp, 0);
+		return -1;
+	}
+	r = force ? renameat(dir, tmp, dir, name)
+		  : renameat2(dir, tmp, dir, name, RENAME_NOREPLACE);
+	e = errno;
 	if (!r)
 		return 0;
 	unlinkat(dir, tmp, 0);

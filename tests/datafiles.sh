@@ -181,3 +181,36 @@ du2=$(du -k sparse2.img 2>/dev/null | cut -f1)
 if [ -n "$du2" ] && [ "$du2" -lt 10240 ]; then ok "the copy is sparse (${du2} KiB on disk)"; else fail "the copy is not sparse (${du2} KiB)"; fi
 same "the data in the middle was copied" "$(dd if=sparse2.img bs=1 skip=5000000000 count=4 2>/dev/null)" "data"
 rm -f sparse.img sparse2.img
+
+# ---- 13.8 a read-only file is not silently overwritten (we run as root:
+#      wap checks the mode bits itself) ----
+printf 'keep\n' > ro.txt; chmod 0444 ro.txt
+printf 'other\n' > src.txt
+expect "write over a 0444 file: PERMISSION_DENIED" 6 wap write ro.txt --content x
+has "the message says read-only and --force" "$ERR" "--force"
+expect "write --mode append over a 0444 file" 6 wap write ro.txt --mode append --content x
+expect "edit of a 0444 file" 6 wap edit ro.txt --old keep --new x
+printf -- '--- a/ro.txt\n+++ b/ro.txt\n@@ -1 +1 @@\n-keep\n+x\n' > ro.patch
+expect "patch of a 0444 file" 6 wap edit --patch ro.patch
+expect "grep --write on a 0444 file" 2 wap grep keep ro.txt --replace x --write
+expect "cp -f onto a 0444 file" 6 wap cp -f src.txt ro.txt
+expect "mv -f onto a 0444 file" 6 wap mv -f src.txt ro.txt
+same "the 0444 file is untouched" "$(cat ro.txt)" "keep"
+check "and mv left its source" test -e src.txt
+expect "write --force overwrites it" 0 wap write ro.txt --content forced --force
+same "forced" "$(cat ro.txt)" "forced"
+same "and it stays 0444" "$(stat -c %a ro.txt)" "444"
+expect "edit --force edits it" 0 wap edit ro.txt --old forced --new edited --force
+same "edited" "$(cat ro.txt)" "edited"
+expect "a 0644 file needs no --force" 0 wap write src.txt --content y
+
+# ---- 13.8 a full disk is an I/O error, not a size limit ----
+mkdir -p full
+if mount -t tmpfs -o size=64k tmpfs full 2>/dev/null; then
+	expect "write on a full disk: EXECUTION_FAILED" 125 sh -c 'head -c 200000 /dev/zero | wap write full/f.txt --json'
+	jcheck "its code and message" "$OUT" 'j["code"]=="EXECUTION_FAILED" and "No space left on device" in j["error"]'
+	check "no temp file left on it" test -z "$(ls -A full)"
+	umount full
+else
+	ok "# SKIP cannot mount a tmpfs here (not root?): no full-disk test"
+fi

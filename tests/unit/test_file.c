@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -210,6 +211,42 @@ static void test_iso(void **state)
 	assert_string_equal(out, "2026-11-22T00:10:39.310Z");
 }
 
+/* a full disk is an I/O failure the caller cannot narrow; a file too big
+ * for its limit (RLIMIT_FSIZE) is a size limit */
+static void test_errno_kinds(void **state)
+{
+	struct wap_err err = { 0 };
+
+	(void)state;
+	wap_err_errno(&err, ENOSPC, "f.txt");
+	assert_int_equal(err.kind, WAP_E_FAILED);
+	assert_non_null(strstr(err.msg, "No space left on device"));
+	wap_err_errno(&err, EDQUOT, "f.txt");
+	assert_int_equal(err.kind, WAP_E_FAILED);
+	wap_err_errno(&err, EFBIG, "f.txt");
+	assert_int_equal(err.kind, WAP_E_TOO_LARGE);
+	wap_err_errno(&err, ENXIO, "sock");
+	assert_int_equal(err.kind, WAP_E_NOT_FILE);
+}
+
+/* a file with no write bit is not replaced unless forced, even as root */
+static void test_read_only(void **state)
+{
+	struct wap_wopts o = { .mode = WAP_W_OVERWRITE };
+	struct wap_err err = { 0 };
+	char path[PATH_MAX + 16];
+
+	(void)state;
+	assert_int_equal(wap_write_file(&ws, "ro.txt", "keep", 4, &o, NULL, &err), 0);
+	snprintf(path, sizeof(path), "%s/ro.txt", dir);
+	assert_int_equal(chmod(path, 0444), 0);
+	assert_int_equal(wap_write_file(&ws, "ro.txt", "new", 3, &o, NULL, &err), -1);
+	assert_int_equal(err.kind, WAP_E_PERMISSION);
+	o.force = true;
+	assert_int_equal(wap_write_file(&ws, "ro.txt", "new", 3, &o, NULL, &err), 0);
+	wap_err_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +256,8 @@ int main(void)
 		cmocka_unit_test(test_update),
 		cmocka_unit_test(test_no_temp_left),
 		cmocka_unit_test(test_iso),
+		cmocka_unit_test(test_errno_kinds),
+		cmocka_unit_test(test_read_only),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
