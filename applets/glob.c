@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "applet.h"
+#include "text.h"
 #include "applets.h"
 #include "file.h"
 #include "strbuf.h"
@@ -547,7 +548,7 @@ static json_t *found_json(const struct found *fo)
 
 	for (size_t i = 0; i < fo->total && (!fo->max || i < fo->max); i++) {
 		json_t *o = json_object();
-		json_object_set_new_nocheck(o, "path", json_string(fo->all[i].path));
+		wap_json_set_name(o, "path", fo->all[i].path);	/* never dropped if not UTF-8 */
 		json_object_set_new_nocheck(o, "isDirectory", json_boolean(fo->all[i].dir));
 		json_object_set_new_nocheck(o, "mtime", json_string(iso(&ic, &fo->all[i].mtime)));
 		json_array_append_new(files, o);

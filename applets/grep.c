@@ -322,21 +322,11 @@ static bool want_entries(struct gctx *g, const char *path)
 static json_t *jtext(const char *buf, size_t n)
 {
 	struct wap_sb sb = WAP_SB_INIT;
-	size_t bad;
 	json_t *j;
 
-	if (wap_text_utf8_valid(buf, n, &bad))
+	if (wap_text_utf8_valid(buf, n, NULL))
 		return json_stringn(buf, n);
-	while (n) {
-		if (wap_text_utf8_valid(buf, n, &bad)) {
-			wap_sb_add(&sb, buf, n);
-			break;
-		}
-		wap_sb_add(&sb, buf, bad);
-		wap_sb_adds(&sb, "\xef\xbf\xbd");
-		buf += bad + 1;
-		n -= bad + 1;
-	}
+	wap_text_utf8_fix(&sb, buf, n, "\xef\xbf\xbd");
 	j = json_stringn(sb.buf ? sb.buf : "", sb.len);
 	wap_sb_release(&sb);
 	return j;
@@ -345,23 +335,12 @@ static json_t *jtext(const char *buf, size_t n)
 /* ripgrep's data object: {"text": ...} or {"bytes": base64} */
 static json_t *rgdata(const char *buf, size_t n)
 {
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	struct wap_sb sb = WAP_SB_INIT;
 	json_t *j;
 
 	if (wap_text_utf8_valid(buf, n, NULL))
 		return json_pack("{s:s%}", "text", buf, n);
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned char)buf[i] << 16;
-		if (i + 1 < n)
-			v |= (unsigned char)buf[i + 1] << 8;
-		if (i + 2 < n)
-			v |= (unsigned char)buf[i + 2];
-		wap_sb_addc(&sb, b64[(v >> 18) & 63]);
-		wap_sb_addc(&sb, b64[(v >> 12) & 63]);
-		wap_sb_addc(&sb, i + 1 < n ? b64[(v >> 6) & 63] : '=');
-		wap_sb_addc(&sb, i + 2 < n ? b64[v & 63] : '=');
-	}
+	wap_text_base64(&sb, buf, n);
 	j = json_pack("{s:s%}", "bytes", sb.buf ? sb.buf : "", sb.len);
 	wap_sb_release(&sb);
 	return j;
@@ -507,10 +486,12 @@ static json_t *make_rec(const struct gctx *g, struct wk *w, const char *path, co
 	} else {
 		text = line_text(g, buf + ls, le - ls);
 	}
-	o = json_pack("{s:s, s:I, s:o, s:o, s:o}", "path", path, "line", (json_int_t)lno,
+	o = json_pack("{s:o, s:I, s:o, s:o, s:o}", "path", wap_json_name(path), "line", (json_int_t)lno,
 		      "matchText", text,
 		      "contextBefore", context_lines(g, buf, len, ls, le, true, g->before),
 		      "contextAfter", context_lines(g, buf, len, ls, le, false, g->after));
+	if (o)
+		wap_json_set_name(o, "path", path);	/* + pathBytes when not UTF-8 */
 	if (o && g->jsonl) {
 		json_t *subs = json_array();
 		size_t off = 0, s, e;
@@ -564,8 +545,6 @@ static void jesc(struct wap_sb *sb, const char *s, size_t n)
 /* ripgrep's data object: {"text":...} or {"bytes":base64} */
 static void jdata(struct wap_sb *sb, const char *s, size_t n)
 {
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 	if (wap_text_utf8_valid(s, n, NULL)) {
 		wap_sb_adds(sb, "{\"text\":");
 		jesc(sb, s, n);
@@ -573,17 +552,7 @@ static void jdata(struct wap_sb *sb, const char *s, size_t n)
 		return;
 	}
 	wap_sb_adds(sb, "{\"bytes\":\"");
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned char)s[i] << 16;
-		if (i + 1 < n)
-			v |= (unsigned char)s[i + 1] << 8;
-		if (i + 2 < n)
-			v |= (unsigned char)s[i + 2];
-		wap_sb_addc(sb, b64[(v >> 18) & 63]);
-		wap_sb_addc(sb, b64[(v >> 12) & 63]);
-		wap_sb_addc(sb, i + 1 < n ? b64[(v >> 6) & 63] : '=');
-		wap_sb_addc(sb, i + 2 < n ? b64[v & 63] : '=');
-	}
+	wap_text_base64(sb, s, n);
 	wap_sb_adds(sb, "\"}");
 }
 
@@ -1357,10 +1326,14 @@ static json_t *build_result(struct gctx *g, size_t total_files, size_t total_mat
 				break;
 			}
 			if (g->files)
-				json_array_append_new(list, json_string(f->path));
-			else
-				json_array_append_new(list, json_pack("{s:s, s:I}", "path", f->path,
-								      "count", (json_int_t)f->count));
+				json_array_append_new(list, wap_json_name(f->path));
+			else {
+				json_t *c = json_pack("{s:o, s:I}", "path", wap_json_name(f->path),
+						      "count", (json_int_t)f->count);
+				if (c)
+					wap_json_set_name(c, "path", f->path);
+				json_array_append_new(list, c);
+			}
 			shown++;
 			continue;
 		}
@@ -1395,7 +1368,7 @@ static json_t *build_result(struct gctx *g, size_t total_files, size_t total_mat
 	if (g->jsonl) {
 		json_t *fl = json_array();
 		for (size_t i = 0; i < g->nfr; i++)
-			json_array_append_new(fl, json_pack("{s:s, s:I, s:I}", "path", g->fr[i].path,
+			json_array_append_new(fl, json_pack("{s:o, s:I, s:I}", "path", wap_json_name(g->fr[i].path),
 							    "bytes", (json_int_t)g->fr[i].bytes,
 							    "matchedLines", (json_int_t)g->fr[i].count));
 		json_object_set_new(res, "fileStats", fl);
@@ -1577,7 +1550,7 @@ static int grep_exec(struct wap_call *call, const json_t *req, json_t **res, str
 				goto out;
 			}
 			if (rw.count > before)
-				json_array_append_new(files, json_string(g.fr[i].path));
+				json_array_append_new(files, wap_json_name(g.fr[i].path));
 		}
 		wap_mstate_free(rw.st);
 		*res = json_pack("{s:I, s:o}", "count", (json_int_t)rw.count, "files", files);

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "applet.h"
+#include "text.h"
 #include "applets.h"
 #include "file.h"
 #include "strbuf.h"
@@ -81,14 +82,22 @@ static void add_entry(struct walk *w, const char *rel, const char *shown, const 
 
 	w->found++;
 	if (json_array_size(w->files) < w->max) {
-		json_t *o = json_pack("{s:s, s:s, s:b, s:s}", "path", rel, "name", shown,
-				      "isDirectory", isdir, "type", type_of(st->st_mode));
+		/* names need not be UTF-8: never dropped (see wap_json_name) */
+		json_t *o = json_object();
+		wap_json_set_name(o, "path", rel);
+		wap_json_set_name(o, "name", shown);
+		json_object_set_new(o, "isDirectory", json_boolean(isdir));
+		json_object_set_new(o, "type", json_string(type_of(st->st_mode)));
 		if (w->meta) {
 			char *abs = wap_ws_abs(w->call->ws, rel), when[32];
+			json_t *m = json_object();
 			wap_iso_time(&st->st_mtim, when);
-			json_object_set_new(o, "metadata", json_pack("{s:s?, s:I, s:b, s:s}",
-				"path", abs, "size", (json_int_t)st->st_size,
-				"isDirectory", isdir, "lastModified", when));
+			if (abs)
+				wap_json_set_name(m, "path", abs);
+			json_object_set_new(m, "size", json_integer(st->st_size));
+			json_object_set_new(m, "isDirectory", json_boolean(isdir));
+			json_object_set_new(m, "lastModified", json_string(when));
+			json_object_set_new(o, "metadata", m);
 			free(abs);
 		}
 		json_array_append_new(w->files, o);
@@ -277,9 +286,10 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 	}
 	free(arr);
 	n = json_array_size(w.files);
-	*res = json_pack("{s:o, s:b, s:I, s:s}", "files", w.files, "isTruncated", w.found > n,
-			 "totalFound", (json_int_t)w.found, "path", rel);
-	rc = *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+	*res = json_pack("{s:o, s:b, s:I}", "files", w.files, "isTruncated", w.found > n,
+			 "totalFound", (json_int_t)w.found);
+	rc = *res && !wap_json_set_name(*res, "path", rel) ? 0 :
+	     wap_err_set(err, WAP_E_FAILED, "out of memory");
 out:
 	wap_globset_release(&w.excl);
 	free(rel);

@@ -329,8 +329,12 @@ static json_t *metadata(const struct wap_ws *ws, const char *rel, const struct s
 	json_t *m;
 
 	wap_iso_time(&st->st_mtim, when);
-	m = json_pack("{s:s?, s:I, s:b, s:s}", "path", abs, "size", (json_int_t)st->st_size,
-		      "isDirectory", S_ISDIR(st->st_mode), "lastModified", when);
+	m = json_object();
+	if (abs)
+		wap_json_set_name(m, "path", abs);	/* never dropped if not UTF-8 */
+	json_object_set_new(m, "size", json_integer(st->st_size));
+	json_object_set_new(m, "isDirectory", json_boolean(S_ISDIR(st->st_mode)));
+	json_object_set_new(m, "lastModified", json_string(when));
 	free(abs);
 	return m;
 }
@@ -422,7 +426,7 @@ static int read_dir(const struct wap_call *call, int fd, const char *rel, const 
 			lw_feed(&w, names[i], strlen(names[i]));
 			lw_feed(&w, "\n", 1);
 			if (w.returned > before)
-				json_array_append_new(entries, json_string(names[i]));
+				json_array_append_new(entries, wap_json_name(names[i]));
 		}
 		free(names[i]);
 	}
@@ -824,7 +828,7 @@ out:
 		json_decref(*res);
 		*res = NULL;
 	} else {
-		json_object_set_new(*res, "path", json_string(rel));
+		wap_json_set_name(*res, "path", rel);
 	}
 	if (fd >= 0)
 		close(fd);

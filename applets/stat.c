@@ -94,8 +94,15 @@ static int exists_op(const struct wap_call *call, const char *rel, json_t **res,
 		ok = fstat(fd, &st) == 0;
 		close(fd);
 	}
-	*res = json_pack("{s:s, s:b, s:b, s:b}", "path", rel, "exists", ok,
-			 "isFile", ok && S_ISREG(st.st_mode), "isDirectory", ok && S_ISDIR(st.st_mode));
+	*res = json_object();
+	if (!*res || wap_json_set_name(*res, "path", rel) ||
+	    json_object_set_new(*res, "exists", json_boolean(ok)) ||
+	    json_object_set_new(*res, "isFile", json_boolean(ok && S_ISREG(st.st_mode))) ||
+	    json_object_set_new(*res, "isDirectory", json_boolean(ok && S_ISDIR(st.st_mode)))) {
+		json_decref(*res);
+		*res = NULL;
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	}
 	return 0;
 }
 
@@ -108,7 +115,7 @@ static int stat_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	char perm[8];
 	int fd = -1, rc = -1;
 	mode_t m;
-	json_t *o;
+	json_t *o, *rest;
 
 	*res = NULL;
 	if (wap_req_bool(req, "exists", &exists, err) < 0 ||
@@ -137,19 +144,27 @@ static int stat_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	m = sx.stx_mode;
 	snprintf(perm, sizeof(perm), "%03o", m & 07777);
 	abs = wap_ws_abs(ws, rel);
-	o = json_pack("{s:s, s:s?, s:s, s:I, s:s, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:b, s:b, s:b}",
-		"path", rel, "absolutePath", abs, "type", type_of(m),
+	/* names need not be UTF-8: path and absolutePath first, each lossless */
+	o = json_object();
+	rest = json_pack("{s:s, s:I, s:s, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:b, s:b, s:b}",
+		"type", type_of(m),
 		"size", (json_int_t)sx.stx_size, "permissions", perm,
 		"uid", (json_int_t)sx.stx_uid, "gid", (json_int_t)sx.stx_gid,
 		"modified", iso(&sx.stx_mtime), "accessed", iso(&sx.stx_atime),
 		"changed", iso(&sx.stx_ctime),
 		"mtime", ms(&sx.stx_mtime), "ctime", ms(&sx.stx_ctime),
 		"isFile", S_ISREG(m), "isDirectory", S_ISDIR(m), "isSymbolicLink", S_ISLNK(m));
-	free(abs);
-	if (!o) {
+	if (!o || !rest || wap_json_set_name(o, "path", rel) ||
+	    (abs && wap_json_set_name(o, "absolutePath", abs)) || json_object_update(o, rest)) {
+		free(abs);
+		json_decref(rest);
+		json_decref(o);
+		o = NULL;
 		wap_err_set(err, WAP_E_FAILED, "out of memory");
 		goto out;
 	}
+	free(abs);
+	json_decref(rest);
 	json_object_set_new(o, "created", (sx.stx_mask & STATX_BTIME) ? iso(&sx.stx_btime) : json_null());
 	if (S_ISDIR(m)) {
 		int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -167,10 +182,10 @@ static int stat_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	} else if (S_ISLNK(m)) {
 		char target[PATH_MAX];
 		ssize_t n = readlinkat(fd, "", target, sizeof(target) - 1);
-		if (n >= 0)
-			json_object_set_new(o, "target", json_stringn_nocheck(target, n));
-		if (n >= 0 && !json_is_string(json_object_get(o, "target")))
-			json_object_del(o, "target");
+		if (n >= 0) {
+			target[n] = 0;
+			wap_json_set_name(o, "target", target);
+		}
 	} else if (S_ISREG(m)) {
 		char head[512];
 		ssize_t n = -1;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <stdio.h>
 
 #include "text.h"
 
@@ -296,4 +297,70 @@ char *wap_text_utf8_to_utf16(const char *buf, size_t len, bool be, size_t *outle
 	}
 	*outlen = o - out;
 	return (char *)out;
+}
+
+void wap_text_utf8_fix(struct wap_sb *sb, const char *buf, size_t len, const char *repl)
+{
+	size_t bad;
+
+	while (len && !wap_text_utf8_valid(buf, len, &bad)) {
+		wap_sb_add(sb, buf, bad);
+		if (repl)
+			wap_sb_adds(sb, repl);
+		else
+			wap_sb_addf(sb, "\\x%02x", (unsigned char)buf[bad]);
+		buf += bad + 1;
+		len -= bad + 1;
+	}
+	wap_sb_add(sb, buf, len);
+}
+
+void wap_text_base64(struct wap_sb *sb, const void *buf, size_t len)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *p = buf;
+
+	for (size_t i = 0; i < len; i += 3) {
+		unsigned v = p[i] << 16;
+		if (i + 1 < len)
+			v |= p[i + 1] << 8;
+		if (i + 2 < len)
+			v |= p[i + 2];
+		wap_sb_addc(sb, b64[(v >> 18) & 63]);
+		wap_sb_addc(sb, b64[(v >> 12) & 63]);
+		wap_sb_addc(sb, i + 1 < len ? b64[(v >> 6) & 63] : '=');
+		wap_sb_addc(sb, i + 2 < len ? b64[v & 63] : '=');
+	}
+}
+
+json_t *wap_json_name(const char *s)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	size_t n = strlen(s);
+	json_t *j;
+
+	if (wap_text_utf8_valid(s, n, NULL))
+		return json_stringn(s, n);
+	wap_text_utf8_fix(&sb, s, n, NULL);
+	j = sb.oom ? NULL : json_stringn(sb.buf ? sb.buf : "", sb.len);
+	wap_sb_release(&sb);
+	return j;
+}
+
+int wap_json_set_name(json_t *obj, const char *key, const char *s)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	size_t n = strlen(s);
+	char bkey[64];
+	int rc;
+
+	if (json_object_set_new(obj, key, wap_json_name(s)))
+		return -1;
+	if (wap_text_utf8_valid(s, n, NULL))
+		return 0;
+	snprintf(bkey, sizeof(bkey), "%sBytes", key);
+	wap_text_base64(&sb, s, n);
+	rc = sb.oom ? -1 : json_object_set_new(obj, bkey, json_stringn(sb.buf ? sb.buf : "", sb.len));
+	wap_sb_release(&sb);
+	return rc;
 }

@@ -2,8 +2,11 @@
 #ifndef WAP_TEXT_H
 #define WAP_TEXT_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "strbuf.h"
 
 /* A NUL in the first 8 KiB means binary, as git and ripgrep decide. */
 bool wap_text_is_binary(const char *buf, size_t len);
@@ -41,6 +44,24 @@ char *wap_text_utf16_to_utf8(const char *buf, size_t len, bool be, size_t *outle
 
 /* UTF-8 to UTF-16 (no BOM); an invalid byte becomes U+FFFD (*lossy set). */
 char *wap_text_utf8_to_utf16(const char *buf, size_t len, bool be, size_t *outlen, bool *lossy);
+
+/* Append BUF to SB, each byte that is not part of valid UTF-8 written as
+ * REPL, or as "\xNN" (its value in hex) when REPL is NULL. */
+void wap_text_utf8_fix(struct wap_sb *sb, const char *buf, size_t len, const char *repl);
+
+/* Append the base64 (RFC 4648, padded) of BUF to SB. */
+void wap_text_base64(struct wap_sb *sb, const void *buf, size_t len);
+
+/* File names need not be UTF-8, JSON strings must be.  One lossless form
+ * everywhere (ls, glob, grep, stat): a UTF-8 name is itself; any other has
+ * each invalid byte written "\xNN" in the string (readable, never
+ * dropped) and its exact bytes in base64 beside it under KEY + "Bytes"
+ * (pathBytes, nameBytes, targetBytes), as ripgrep gives {"bytes": ...}.
+ * wap_json_name returns the string alone (a new reference; NULL only when
+ * out of memory); wap_json_set_name sets KEY (and KEYBytes when needed)
+ * on OBJ, returning 0 or -1 when out of memory. */
+json_t *wap_json_name(const char *s);
+int wap_json_set_name(json_t *obj, const char *key, const char *s);
 
 /* A MIME type from the name, then the first bytes; never NULL. */
 const char *wap_text_mime(const char *name, const char *buf, size_t len);

@@ -214,3 +214,32 @@ if mount -t tmpfs -o size=64k tmpfs full 2>/dev/null; then
 else
 	ok "# SKIP cannot mount a tmpfs here (not root?): no full-disk test"
 fi
+
+# ---- 13.8 names that are not UTF-8 are never dropped from --json ----
+mkdir -p nu && cd nu
+bad=$(printf 'bad\377name.txt')
+printf 'hello\n' > "$bad"
+printf 'hello\n' > ok.txt
+b64=$(printf 'bad\377name.txt' | base64)
+expect "ls --json with a non-UTF-8 name" 0 wap ls nu --json
+jcheck "ls: both entries, the bad one escaped and in bytes" "$OUT" 'len(j["files"])==2 and not j["isTruncated"] and any(f["name"]=="bad\\xffname.txt" and f["nameBytes"]=="'"$b64"'" for f in j["files"]) and all("nameBytes" not in f for f in j["files"] if f["name"]=="ok.txt")'
+expect "glob --json" 0 wap glob 'nu/*' --json
+jcheck "glob: both, with path and pathBytes" "$OUT" 'len(j["files"])==2 and all("path" in f for f in j["files"]) and any(f.get("pathBytes")=="'"$(printf 'nu/bad\377name.txt' | base64)"'" for f in j["files"])'
+expect "grep --json" 0 wap grep hello nu --json
+jcheck "grep: both matches" "$OUT" 'len(j["matches"])==2 and any(m.get("pathBytes")=="'"$(printf 'nu/bad\377name.txt' | base64)"'" and m["path"]=="nu/bad\\xffname.txt" for m in j["matches"])'
+expect "grep -l --json" 0 wap grep -l hello nu --json
+jcheck "grep -l: both files" "$OUT" 'sorted(j["files"])==["nu/bad\\xffname.txt","nu/ok.txt"]'
+expect "grep -c --json" 0 wap grep -c hello nu --json
+jcheck "grep -c: both counts" "$OUT" 'len(j["counts"])==2'
+expect "stat --json of a non-UTF-8 name" 0 wap stat "nu/$bad" --json
+jcheck "stat: path escaped, bytes exact" "$OUT" 'j["path"]=="nu/bad\\xffname.txt" and j["pathBytes"]=="'"$(printf 'nu/bad\377name.txt' | base64)"'"'
+ln -s "$bad" "link"
+expect "stat --json of a link to it" 0 wap stat nu/link --json
+jcheck "stat: the target too" "$OUT" 'j["target"]=="bad\\xffname.txt" and j["targetBytes"]=="'"$b64"'"'
+cd "$W"
+cd nu
+expect "read --json of a non-UTF-8 name" 0 wap read "nu/$bad" --json
+jcheck "read: path and pathBytes" "$OUT" 'j["path"]=="nu/bad\\xffname.txt" and j["pathBytes"]=="'"$(printf 'nu/bad\377name.txt' | base64)"'" and j["content"]=="hello\n"'
+expect "read --json of its directory" 0 wap read nu --json
+jcheck "read: every entry" "$OUT" 'sorted(j["entries"])==["bad\\xffname.txt","link","ok.txt"]'
+cd "$W"
