@@ -4,6 +4,7 @@
 # never a FIFO waited on; maxFileSize holds for every whole-file op with
 # bounded memory; read-only files, non-UTF-8 names, a full disk.
 . tests/lib.sh
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan-libgit2.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 cd "$W"
 
 # ---- 13.4 data comes from the workspace ----

@@ -159,6 +159,31 @@ static void test_utf16(void **state)
 	free(back);
 }
 
+/* non-UTF-8 names: escaped in the string, exact in base64 beside it */
+static void test_names(void **state)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	json_t *o = json_object(), *j;
+
+	(void)state;
+	wap_text_base64(&sb, "any carnal pleas", 16);
+	assert_int_equal(sb.len, 24);
+	assert_memory_equal(sb.buf, "YW55IGNhcm5hbCBwbGVhcw==", 24);
+	wap_sb_release(&sb);
+	j = wap_json_name("caf\xc3\xa9");
+	assert_string_equal(json_string_value(j), "caf\xc3\xa9");
+	json_decref(j);
+	j = wap_json_name("bad\xffname");
+	assert_string_equal(json_string_value(j), "bad\\xffname");
+	json_decref(j);
+	assert_int_equal(wap_json_set_name(o, "path", "ok.txt"), 0);
+	assert_null(json_object_get(o, "pathBytes"));
+	assert_int_equal(wap_json_set_name(o, "name", "a\xe9"), 0);
+	assert_string_equal(json_string_value(json_object_get(o, "name")), "a\\xe9");
+	assert_string_equal(json_string_value(json_object_get(o, "nameBytes")), "Yek=");
+	json_decref(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +194,7 @@ int main(void)
 		cmocka_unit_test(test_crlf),
 		cmocka_unit_test(test_mime),
 		cmocka_unit_test(test_utf16),
+		cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
