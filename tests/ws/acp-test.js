@@ -332,7 +332,8 @@ async function hostile(c) {
   r = await c.call('fs.readFile', { path: 'big.txt' });
   ok(r.result && r.result.content === big, 'a 900 KiB read');
   r = await c.call('fs.writeFile', { path: 'big.txt', content: big + big + big });
-  ok(r.result && r.result.success, 'a 2.7 MiB write', r.error);
+  ok(errOf(r).code === -32602 && errOf(r).data.code === 'SIZE_LIMIT_EXCEEDED', 'a 2.7 MiB write is past maxFileSize: SIZE_LIMIT_EXCEEDED', r.error);
+  fs.writeFileSync(path.join(ws, 'big.txt'), big + big + big);
   r = await c.call('fs.readFile', { path: 'big.txt' });
   ok(errOf(r).code === -32602 && errOf(r).data.code === 'SIZE_LIMIT_EXCEEDED', 'reading past maxFileSize is -32602 SIZE_LIMIT_EXCEEDED', r.error);
   fs.unlinkSync(path.join(ws, 'big.txt'));
