@@ -361,7 +361,26 @@ static int narrow_ws(const struct wap_ws *base, const char *path, struct wap_ws 
 	}
 	ws->rootfd = fd;
 	ws->root = wap_ws_abs(base, real);
+	/* the policy stays the configured root's: restrictedPaths, .git and
+	 * the config are judged on the path from there, never from the
+	 * narrowed root */
+	if (strcmp(real, ".") || base->anchor) {
+		struct wap_sb sb = WAP_SB_INIT;
+		if (base->anchor)
+			wap_sb_adds(&sb, base->anchor);
+		if (base->anchor && strcmp(real, "."))
+			wap_sb_addc(&sb, '/');
+		if (strcmp(real, "."))
+			wap_sb_adds(&sb, real);
+		ws->anchor = wap_sb_detach(&sb);
+		if (!ws->anchor) {
+			free(real);
+			wap_ws_release(ws);
+			return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		}
+	}
 	free(real);
+	ws->policy_rels = strv_dup(base->policy_rels);
 	ws->rootlen = ws->root ? strlen(ws->root) : 0;
 	ws->confined = true;
 	ws->lim = base->lim;
