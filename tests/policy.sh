@@ -139,3 +139,17 @@ ln -s "$L1" "$W/l1"
 expect "a write whose real path is longer than PATH_MAX is refused" 4 wap write "l1/$REST/new.txt" --content x
 has "  and says why" "$ERR" "cannot tell where"
 rm -rf "$W/lp" "$W/l1"
+
+# --- the same through wap serve (MCP over stdio, every profile) ---
+setup
+mkdir -p "$W/plain" "$W/secret/inner" "$W/sub/secret/inner"
+printf 's\n' > "$W/secret/x.txt"; printf 'z\n' > "$W/secret/inner/z.txt"
+printf 'y\n' > "$W/sub/secret/inner/y.txt"; printf 'k\n' > "$W/sub/k.key"
+python3 tests/serve/policy.py "$WAP" "$W" > "$T/serve.tap" 2>&1
+while IFS= read -r line; do
+	case $line in
+	"ok "*) ok "serve: ${line#ok * - }" ;;
+	"not ok "*) fail "serve: ${line#not ok * - }" ;;
+	*) fail "serve: $line" ;;
+	esac
+done < "$T/serve.tap"
