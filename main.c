@@ -18,6 +18,7 @@
 
 #include "applet.h"
 #include "config.h"
+#include "policy.h"
 #include "version.h"
 
 static const char main_usage[] =
@@ -238,6 +239,10 @@ find:
 	wap_strv_free(restrict_globs);
 	call.ws = &ws;
 
+	/* the policy of the one table of ops, as on every door (serve checks
+	 * each of its calls itself) */
+	if (!(a->flags & WAP_APPLET_NOTOOL) && wap_policy_allow(&ws, a->name, req, NULL, NULL, &err))
+		die_err(who, &err, json);
 	if (a->cli_main) {
 		status = a->cli_main(&ws, req, json);
 		json_decref(req);

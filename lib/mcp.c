@@ -589,7 +589,7 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 {
 	struct progress prog = { 0 };
 	struct wap_call call = { 0 };
-	struct wap_run run = { &call, s->srv->audit };
+	struct wap_run run = { &call, s->srv->audit, &s->srv->approver };
 	struct wap_err err = { 0 };
 	json_t *res = NULL, *out;
 	char *text = NULL;
@@ -697,20 +697,32 @@ static json_t *acp_terminal(struct wap_mcp_session *s, const struct wap_rpc_msg 
 	struct wap_err err = { 0 };
 	struct wap_terms *ts;
 	json_t *res = NULL, *out, *empty = NULL;
+	const json_t *params;
+	struct timespec t0, t1;
+	int rc;
 
 	if (!c)
 		return wap_rpc_error(m->id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
 	const struct wap_ws *ws = current_ws(s);	/* takes s->mu itself */
+	params = m->params ? m->params : (empty = json_object());
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 
 	pthread_mutex_lock(&s->mu);
 	if (!s->terms)
 		s->terms = wap_terms_new(ws, NULL, NULL, NULL);
 	ts = s->terms;
 	pthread_mutex_unlock(&s->mu);
-	if (!ts)
-		out = wap_rpc_error(m->id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
-	else if (wap_term_acp(ts, m->method, m->params ? m->params : (empty = json_object()),
-			      &c->cancelled, &res, &err) < 0)
+	/* the policy of the one table, as for every tool */
+	rc = wap_policy_allow(ws, m->method, params, &s->srv->approver, &c->cancelled, &err);
+	if (!rc && !ts)
+		rc = wap_err_set(&err, WAP_E_FAILED, "out of memory");
+	if (!rc)
+		rc = wap_term_acp(ts, m->method, params, &c->cancelled, &res, &err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	wap_audit_log(s->srv->audit, m->method, ws->root, s->id,
+		      (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6, params,
+		      rc < 0 ? &err : NULL);
+	if (rc < 0)
 		out = c->cancelled ? NULL : wap_rpc_error_wap(m->id, &err);
 	else
 		out = wap_rpc_result(m->id, res);

@@ -153,3 +153,116 @@ while IFS= read -r line; do
 	*) fail "serve: $line" ;;
 	esac
 done < "$T/serve.tap"
+
+# --- one table of ops: read-only mode and requireApproval on every door ---
+setup
+printf 'a\n' > "$W/a.txt"; printf 'a\n' > "$W/ok.txt"
+printf '{"security": {"readOnly": true}}' > "$T/ro.json"
+printf '{"security": {"requireApproval": true}}' > "$T/appr.json"
+for c in "write a.txt --content x" "edit a.txt --old a --new b" "mv a.txt b.txt" "cp a.txt c.txt" \
+	 "rm a.txt" "mkdir newdir" "git add a.txt" "git branch --create nb"; do
+	# shellcheck disable=SC2086
+	expect "read-only (config): $c" 5 wap $c --config "$T/ro.json"
+	# shellcheck disable=SC2086
+	expect "requireApproval, no approver on the CLI: $c" 125 wap $c --config "$T/appr.json"
+done
+expect "read-only: grep --write" 2 wap grep a -r b --write a.txt --read-only
+has "  (read-only)" "$ERR" "read-only"
+same "  nothing changed" "$(cat "$W/a.txt")" a
+expect "read-only: edit --dry-run still runs" 0 wap edit a.txt --old a --new b --dry-run --read-only
+expect "read-only: git status still runs" 0 wap git status --read-only
+expect "read-only: git branch (listing) still runs" 0 wap git branch --read-only
+expect "requireApproval: reads run" 0 wap read a.txt --config "$T/appr.json"
+
+# MCP over stdio: requireApproval and the --approver, for tools and the acp profile
+cat > "$T/approve.sh" <<EOF2
+#!/bin/sh
+echo "\$1 \$2" >> "$T/approvals.log"
+cat > /dev/null
+test "\$2" = ok.txt
+EOF2
+chmod +x "$T/approve.sh"
+mcp() { # PROFILE CONFIG ARGS... < requests
+	wap serve --root "$W" --profile "$1" --config "$2" --approver "$T/approve.sh \"\$@\"" --audit "$T/audit.jsonl"
+}
+R=$(printf '%s\n' \
+ '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write","arguments":{"path":"a.txt","content":"x"}}}' \
+ '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write","arguments":{"path":"ok.txt","content":"approved\n"}}}' \
+ '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}' \
+ '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"exec","arguments":{"command":"touch ran.txt"}}}' \
+ | mcp wap "$T/appr.json" 2>/dev/null)
+jcheck "mcp: a refused write is an error result" "$(echo "$R" | grep '"id":1')" 'j["result"]["isError"] and "approver refused" in j["result"]["content"][0]["text"]'
+same "  a.txt unchanged" "$(cat "$W/a.txt")" a
+jcheck "mcp: an approved write runs" "$(echo "$R" | grep '"id":2')" 'not j["result"]["isError"]'
+same "  ok.txt written" "$(cat "$W/ok.txt")" approved
+jcheck "mcp: a read is not asked about" "$(echo "$R" | grep '"id":3')" 'not j["result"]["isError"]'
+jcheck "mcp: exec needs approval too" "$(echo "$R" | grep '"id":4')" 'j["result"]["isError"]'
+check "  nothing ran" test ! -e "$W/ran.txt"
+lacks "the approver never saw the read" "$(cat "$T/approvals.log")" "read a.txt"
+has "the approver saw write and its path" "$(cat "$T/approvals.log")" "write a.txt"
+R=$(printf '%s\n' \
+ '{"jsonrpc":"2.0","id":1,"method":"fs/write_text_file","params":{"sessionId":"s","path":"'"$W"'/a.txt","content":"x"}}' \
+ '{"jsonrpc":"2.0","id":2,"method":"terminal/create","params":{"sessionId":"s","command":"touch","args":["ran.txt"]}}' \
+ | mcp acp "$T/appr.json" 2>/dev/null)
+jcheck "acp stdio: fs/write_text_file refused" "$(echo "$R" | grep '"id":1')" '"error" in j'
+jcheck "acp stdio: terminal/create refused" "$(echo "$R" | grep '"id":2')" '"error" in j'
+sleep 0.3
+check "  nothing ran" test ! -e "$W/ran.txt"
+same "  a.txt unchanged" "$(cat "$W/a.txt")" a
+R=$(printf '%s\n' \
+ '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a.txt","content":"x"}}}' \
+ '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create_directory","arguments":{"path":"d"}}}' \
+ | mcp langop "$T/ro.json" 2>/dev/null)
+jcheck "langop, read-only: write_file refused" "$(echo "$R" | grep '"id":1')" 'j["result"]["isError"]'
+jcheck "langop, read-only: create_directory refused" "$(echo "$R" | grep '"id":2')" 'j["result"]["isError"]'
+jcheck "audit: a write is marked mutating" "$(grep '"write"' "$T/audit.jsonl" | head -1)" 'j["mutating"] is True'
+jcheck "audit: a read is not" "$(grep '"op":"read"' "$T/audit.jsonl" | head -1)" 'j["mutating"] is False'
+jcheck "audit: terminal/create is audited, mutating" "$(grep 'terminal/create' "$T/audit.jsonl" | head -1)" 'j["mutating"] is True and j["outcome"] == "error"'
+
+# the Agent Control Protocol over WebSocket
+WSDIR=$(cd "$(dirname "$0")/ws" && pwd)
+if [ ! -d "$WSDIR/node_modules/ws" ]; then
+	(cd "$WSDIR" && npm ci --no-audit --no-fund >/dev/null 2>&1) || fail "npm ci in tests/ws"
+fi
+PIDS=
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+start_ws() { # NAME ARGS...: sets PID, PORT
+	n=$1; shift
+	wap serve --ws 127.0.0.1:0 --root "$W" --token tok "$@" 2>"$T/$n.log" &
+	PID=$!; PIDS="$PIDS $PID"; PORT=
+	for _ in $(seq 100); do
+		PORT=$(sed -n 's/.*on ws:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/$n.log")
+		[ -n "$PORT" ] && break
+		sleep 0.1
+	done
+	[ -n "$PORT" ] || fail "server $n did not start: $(cat "$T/$n.log")"
+}
+wstap() {
+	node "$WSDIR/policy-test.js" "$@" > "$T/ws.tap" 2>&1
+	while IFS= read -r l; do
+		case $l in "ok "*) ok "ws: ${l#ok * - }";; "not ok "*) fail "ws: ${l#not ok * - }";; esac
+	done < "$T/ws.tap"
+}
+if [ -d "$WSDIR/node_modules/ws" ]; then
+	printf 'a\n' > "$W/a.txt"; printf 'a\n' > "$W/ok.txt"; rm -f "$T/approvals.log"
+	cat > "$T/approve2.sh" <<EOF2
+#!/bin/sh
+echo "\$1 \$2" >> "$T/approvals.log"
+cat > /dev/null
+test "\$2" = ok.txt
+EOF2
+	chmod +x "$T/approve2.sh"
+	start_ws appr --config "$T/appr.json" --approver "$T/approve2.sh \"\$@\""
+	wstap approval "$PORT" tok "$W"
+	kill $PID; wait $PID 2>/dev/null
+	printf 'a\n' > "$W/a.txt"
+	start_ws ro --config "$T/ro.json"
+	wstap readonly "$PORT" tok "$W"
+	kill $PID; wait $PID 2>/dev/null
+	setup
+	GSNAP=$(snap)
+	start_ws git
+	wstap gitprotect "$PORT" tok "$W"
+	kill $PID; wait $PID 2>/dev/null
+	same "ws: nothing under .git or .wap changed" "$(snap)" "$GSNAP"
+fi
