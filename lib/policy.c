@@ -246,8 +246,7 @@ int wap_policy_allow(const struct wap_ws *ws, const char *name, const json_t *re
 
 	if ((f & WAP_OP_WRITES) && ws->pol.read_only)
 		return wap_err_set(err, WAP_E_RESTRICTED,
-				   "Path restricted: %s writes, and the workspace is read-only (security.readOnly)",
-				   name);
+				   "Path restricted: %s (the workspace is read-only)", subject(name, req));
 	if (!(f & WAP_OP_MUTATING) || !ws->pol.require_approval)
 		return 0;
 	if (!ap || !ap->command) {
