@@ -18,6 +18,7 @@
 
 #include "applet.h"
 #include "config.h"
+#include "policy.h"
 #include "version.h"
 
 static const char main_usage[] =
@@ -30,7 +31,8 @@ static const char main_usage[] =
 "\n"
 "Global options (every applet):\n"
 "  --root DIR       workspace root (default: $WAP_ROOT, else the current directory)\n"
-"  --config FILE    JSON config (default: $WAP_CONFIG, else ROOT/.wap/config.json)\n"
+"  --config FILE    JSON config (default: $WAP_CONFIG, else\n"
+"                   $XDG_CONFIG_HOME/wap/config.json, else ~/.config/wap/config.json)\n"
 "  --json           print the result (or the error) as one JSON object\n"
 "  --read-only      refuse every write (security.readOnly)\n"
 "  --restrict GLOB  deny paths matching GLOB (security.restrictedPaths; repeatable)\n"
@@ -238,6 +240,10 @@ find:
 	if (!req)
 		die_err(who, &err, json);
 
+	/* the policy of the one table of ops, as on every door (serve checks
+	 * each of its calls itself) */
+	if (!(a->flags & WAP_APPLET_NOTOOL) && wap_policy_allow(&ws, a->name, req, NULL, NULL, &err))
+		die_err(who, &err, json);
 	if (a->cli_main) {
 		status = a->cli_main(&ws, req, json);
 		json_decref(req);

@@ -91,6 +91,10 @@ static int cp_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 		wap_err_set(err, WAP_E_EXISTS, "Already exists: the workspace root");
 		goto out;
 	}
+	/* every path the copy will create, judged where it lands: no .git
+	 * is made, no restricted file written */
+	if (S_ISDIR(st.st_mode) && wap_tree_check_fd(ws, sfd, dst, WAP_ACC_WRITE, err))
+		goto out;
 	dpfd = wap_ws_open_parent(ws, dst, true, &dname, err);
 	if (dpfd < 0)
 		goto out;

@@ -72,8 +72,11 @@ static int mv_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 	}
 	if (wap_tree_dest(ws, src, dst0, &dst, err))
 		goto out;
-	if (S_ISDIR(st.st_mode) && ws->pol.restricted.n &&
-	    wap_tree_check(ws, spfd, sname, src, WAP_ACC_WRITE, err))
+	/* what leaves the source and what arrives at the destination, every
+	 * path in the tree: a nested .git, a restricted file */
+	if (S_ISDIR(st.st_mode) &&
+	    (wap_tree_check(ws, spfd, sname, src, WAP_ACC_WRITE, err) ||
+	     wap_tree_check(ws, spfd, sname, dst, WAP_ACC_WRITE, err)))
 		goto out;
 	dpfd = wap_ws_open_parent(ws, dst, true, &dname, err);
 	if (dpfd < 0)

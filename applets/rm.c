@@ -80,7 +80,8 @@ static int rm_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 		goto out;
 	}
 	if (isdir) {
-		if (ws->pol.restricted.n && wap_tree_check(ws, pfd, name, rel, WAP_ACC_WRITE, err))
+		/* everything under it, nested .git directories too */
+		if (wap_tree_check(ws, pfd, name, rel, WAP_ACC_WRITE, err))
 			goto out;
 		if (wap_tree_remove(pfd, name, rel, &removed, err))
 			goto out;

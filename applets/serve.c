@@ -34,8 +34,9 @@
  *                           $XDG_RUNTIME_DIR/wap-acp.token); the token is the
  *                           config's "token", else --token, else a random one
  *   --session-ttl SECONDS   ws: sessions expire after SECONDS (-32008; default never)
- *   --approver COMMAND      ws: with security.requireApproval, run COMMAND (sh -c)
- *                           for each destructive call; exit 0 approves, else -32006
+ *   --approver COMMAND      with security.requireApproval, run COMMAND (sh -c) for
+ *                           each call that writes or runs commands (every
+ *                           protocol); exit 0 approves, else it is refused (-32006)
  *
  * Profiles: wap (tool names = applet names), wap-1.0 (exploreFiles,
  * readFile, writeFile, modifyFile, searchFiles, executeCommand,
@@ -269,6 +270,7 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 	srv.ws = ws;
 	srv.profile = wap_profile_find(cfg.profile);
 	srv.roots_from_client = cfg.roots_from_client;
+	srv.approver.command = cfg.approver;
 	if (getenv("WAP_MCP_PAGE_SIZE"))	/* tests of pagination */
 		srv.page_size = (size_t)atoi(getenv("WAP_MCP_PAGE_SIZE"));
 	if (!srv.profile) {

@@ -29,6 +29,7 @@
 #include "file.h"
 #include "jsonrpc.h"
 #include "match.h"
+#include "policy.h"
 #include "strbuf.h"
 #include "term.h"
 #include "text.h"
@@ -417,111 +418,6 @@ static int stat_rel(struct ctx *c, const char *rel, struct stat *st, struct wap_
 	return 0;
 }
 
-static bool exists_rel(struct ctx *c, const char *rel)
-{
-	struct stat st;
-	struct wap_err e = { 0 };
-	bool r = stat_rel(c, rel, &st, &e) == 0;
-
-	wap_err_release(&e);
-	return r;
-}
-
-/* Ask the --approver command.  0 approved; -1 with OperationCancelled. */
-static int approve(struct ctx *c, const char *what, struct wap_err *err)
-{
-	struct wap_acp *a = c->s->a;
-	char *params = json_dumps(c->params ? c->params : json_null(), JSON_COMPACT);
-	char *argv[7], envm[256], **envp = NULL;
-	long limit = a->o.approver_timeout_ms > 0 ? a->o.approver_timeout_ms : 60000, waited = 0;
-	int in[2], st = 0, r;
-	pid_t pid;
-	extern char **environ;
-
-	if (!WS(c)->pol.require_approval) {
-		free(params);
-		return 0;
-	}
-	c->code = RPC_CANCELLED;
-	if (!a->o.approver) {
-		free(params);
-		return wap_err_set(err, WAP_E_FAILED,
-			"Operation cancelled: %s needs approval (security.requireApproval) and no --approver is set", c->method);
-	}
-	snprintf(envm, sizeof(envm), "WAP_APPROVAL_METHOD=%s", c->method);
-	for (size_t i = 0; environ[i]; i++)
-		if (strncmp(environ[i], "WAP_APPROVAL_", 13))
-			wap_strv_push(&envp, environ[i]);
-	wap_strv_push(&envp, envm);
-	argv[0] = "sh";
-	argv[1] = "-c";
-	argv[2] = (char *)a->o.approver;
-	argv[3] = "wap-approve";
-	argv[4] = (char *)c->method;
-	argv[5] = (char *)what;
-	argv[6] = NULL;
-	if (pipe2(in, O_CLOEXEC) < 0) {
-		free(params);
-		wap_strv_free(envp);
-		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: cannot run the approver: %s", strerror(errno));
-	}
-	{
-		/* stdin the pipe, stdout /dev/null, SIGPIPE back to its default */
-		posix_spawn_file_actions_t fa;
-		posix_spawnattr_t at;
-		sigset_t def;
-
-		posix_spawn_file_actions_init(&fa);
-		posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-		posix_spawnattr_init(&at);
-		sigemptyset(&def);
-		sigaddset(&def, SIGPIPE);
-		posix_spawnattr_setsigdefault(&at, &def);
-		posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
-		r = posix_spawn(&pid, "/bin/sh", &fa, &at, argv, envp);
-		posix_spawn_file_actions_destroy(&fa);
-		posix_spawnattr_destroy(&at);
-		if (r)
-			pid = -1;
-	}
-	close(in[0]);
-	if (pid > 0 && params) {
-		size_t n = strlen(params), off = 0;
-		/* the approver reads {"method","params"} on stdin, or not at all */
-		fcntl(in[1], F_SETFL, O_NONBLOCK);
-		if (write(in[1], "{\"method\":\"", 11) == 11 && write(in[1], c->method, strlen(c->method)) > 0 &&
-		    write(in[1], "\",\"params\":", 11) == 11)
-			while (off < n) {
-				ssize_t w = write(in[1], params + off, n - off);
-				if (w <= 0)
-					break;
-				off += (size_t)w;
-			}
-		if (write(in[1], "}\n", 2) < 0)
-			off = 0;
-	}
-	close(in[1]);
-	free(params);
-	wap_strv_free(envp);
-	if (pid < 0)
-		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: cannot run the approver: %s", strerror(r));
-	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && waited < limit && !c->s->cancelled) {
-		poll(NULL, 0, 20);
-		waited += 20;
-	}
-	if (r == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: no approval for %s within %ld ms", c->method, limit);
-	}
-	if (r == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-		c->code = 0;
-		return 0;
-	}
-	return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: the approver refused %s %s", c->method, what);
-}
-
 /* ---------- fs.* ---------- */
 
 static int read_text(struct ctx *c, const char *rel, bool b64, json_t **res, struct wap_err *err)
@@ -568,7 +464,7 @@ static int m_fs_readFile(struct ctx *c, json_t **res, struct wap_err *err)
 	return r;
 }
 
-static int write_common(struct ctx *c, enum wap_wmode mode, bool need_approval, json_t **res, struct wap_err *err)
+static int write_common(struct ctx *c, enum wap_wmode mode, json_t **res, struct wap_err *err)
 {
 	const char *content;
 	json_t *jc;
@@ -580,8 +476,6 @@ static int write_common(struct ctx *c, enum wap_wmode mode, bool need_approval, 
 	if (need_str(c, "content", &content, err) < 0 || rel_path(c, "path", &rel, err) < 0)
 		return -1;
 	jc = json_object_get(c->params, "content");
-	if (need_approval && mode == WAP_W_OVERWRITE && exists_rel(c, rel) && approve(c, rel, err) < 0)
-		goto out;
 	if (wap_write_file(WS(c), rel, content, json_string_length(jc), &o, &wr, err) < 0)
 		goto out;
 	*res = success();
@@ -594,12 +488,12 @@ out:
 
 static int m_fs_writeFile(struct ctx *c, json_t **res, struct wap_err *err)
 {
-	return write_common(c, WAP_W_OVERWRITE, true, res, err);
+	return write_common(c, WAP_W_OVERWRITE, res, err);
 }
 
 static int m_fs_appendFile(struct ctx *c, json_t **res, struct wap_err *err)
 {
-	return write_common(c, WAP_W_APPEND, false, res, err);
+	return write_common(c, WAP_W_APPEND, res, err);
 }
 
 static int delete_common(struct ctx *c, bool dir, json_t **res, struct wap_err *err)
@@ -622,8 +516,6 @@ static int delete_common(struct ctx *c, bool dir, json_t **res, struct wap_err *
 		wap_err_set(err, WAP_E_NOT_FILE, "Not a file: %s (use fs.deleteDirectory)", rel);
 		goto out;
 	}
-	if (approve(c, rel, err) < 0)
-		goto out;
 	if (call_applet(c, "rm", json_pack("{s:s, s:b}", "path", rel, "recursive", dir && recursive), &r2, err) < 0)
 		goto out;
 	json_decref(r2);
@@ -942,10 +834,6 @@ static int m_search_findAndReplace(struct ctx *c, json_t **res, struct wap_err *
 
 	if (need_str(c, "replacement", &rep, err) < 0 || search_req(c, &req, err) < 0)
 		return -1;
-	if (approve(c, json_string_value(json_object_get(c->params, "query")), err) < 0) {
-		json_decref(req);
-		return -1;
-	}
 	json_object_set_new(req, "replace", json_string(rep));
 	json_object_set_new(req, "write", json_true());
 	if (call_applet(c, "grep", req, &r2, err) < 0)
@@ -1175,7 +1063,7 @@ static int m_editor_getContent(struct ctx *c, json_t **res, struct wap_err *err)
 
 static int m_editor_setContent(struct ctx *c, json_t **res, struct wap_err *err)
 {
-	if (write_common(c, WAP_W_OVERWRITE, true, res, err) < 0)
+	if (write_common(c, WAP_W_OVERWRITE, res, err) < 0)
 		return -1;
 	json_object_del(*res, "version");
 	return 0;
@@ -1394,10 +1282,6 @@ static int m_terminal_create(struct ctx *c, json_t **res, struct wap_err *err)
 	if (!WS(c)->pol.allow_terminal) {
 		wap_strv_free(envv);
 		return wap_err_set(err, WAP_E_DISABLED, "Terminal access is disabled (security.allowTerminalAccess)");
-	}
-	if (approve(c, name ? name : "terminal", err) < 0) {
-		wap_strv_free(envv);
-		return -1;
 	}
 	o.name = name;
 	o.cwd = cwd;
@@ -1734,7 +1618,16 @@ static json_t *handle_call(struct wap_acp_session *s, const char *method, const 
 	c.call.session = s->session_id;
 	c.call.cancelled = &s->cancelled;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = m->fn(&c, &res, &err);
+	{
+		/* the one policy check, from the one table: read-only mode and
+		 * requireApproval for every mutating method */
+		struct wap_approver ap = { a->o.approver, a->o.approver_timeout_ms };
+		rc = wap_policy_allow(a->ws, method, c.params, &ap, &s->cancelled, &err);
+		if (rc == WAP_POLICY_UNAPPROVED)
+			c.code = RPC_CANCELLED;
+	}
+	if (rc == 0)
+		rc = m->fn(&c, &res, &err);
 	{
 		struct timespec t1;
 		double ms;

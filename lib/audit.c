@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "audit.h"
+#include "policy.h"
 #include "file.h"
 
 struct wap_audit {
@@ -159,6 +160,8 @@ void wap_audit_log(struct wap_audit *a, const char *op, const char *workspace,
 	o = json_object();
 	json_object_set_new(o, "time", json_string(when));
 	json_object_set_new(o, "op", json_string(op));
+	/* from the one table of ops: did it (try to) write or run commands? */
+	json_object_set_new(o, "mutating", json_boolean(wap_op_flags(op, req) & WAP_OP_MUTATING));
 	json_object_set_new(o, "workspace", workspace ? json_string(workspace) : json_null());
 	json_object_set_new(o, "session", session ? json_string(session) : json_null());
 	json_object_set_new(o, "duration_ms", json_real((double)(long long)(duration_ms * 1000) / 1000));

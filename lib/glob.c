@@ -227,13 +227,22 @@ static pcre2_match_data *thread_md(void)
 	return md;
 }
 
-bool wap_glob_match(const struct wap_glob *g, const char *path, size_t len)
+int wap_glob_test(const struct wap_glob *g, const char *path, size_t len)
 {
 	pcre2_match_data *md = thread_md();
+	int r;
 
 	if (!md)
-		return false;
-	return pcre2_match(g->re, (PCRE2_SPTR)path, len, 0, 0, md, NULL) >= 0;
+		return -1;
+	r = pcre2_match(g->re, (PCRE2_SPTR)path, len, 0, 0, md, NULL);
+	if (r >= 0)
+		return 1;
+	return r == PCRE2_ERROR_NOMATCH ? 0 : -1;
+}
+
+bool wap_glob_match(const struct wap_glob *g, const char *path, size_t len)
+{
+	return wap_glob_test(g, path, len) > 0;
 }
 
 bool wap_glob_match_dir(const struct wap_glob *g, const char *path, size_t len)
@@ -264,6 +273,14 @@ bool wap_globset_match(const struct wap_globset *s, const char *path, size_t len
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (wap_glob_match(s->g[i], path, len))
+			return true;
+	return false;
+}
+
+bool wap_globset_deny(const struct wap_globset *s, const char *path, size_t len)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (wap_glob_test(s->g[i], path, len))
 			return true;
 	return false;
 }

@@ -29,6 +29,11 @@ void wap_glob_free(struct wap_glob *g);
 /* Does the relative path match?  Thread-safe. */
 bool wap_glob_match(const struct wap_glob *g, const char *path, size_t len);
 
+/* The same, telling an error apart: 1 match, 0 no match, -1 the match
+ * could not be decided (PCRE2's match or JIT stack limit on a long path,
+ * out of memory).  Deny lists must treat -1 as a match. */
+int wap_glob_test(const struct wap_glob *g, const char *path, size_t len);
+
 /* Does the directory PATH, or everything under it, match?  (For pruning:
  * globs ending in "/" + "**" match the directory itself.) */
 bool wap_glob_match_dir(const struct wap_glob *g, const char *path, size_t len);
@@ -43,6 +48,9 @@ struct wap_globset {
 };
 int wap_globset_add(struct wap_globset *s, const char *glob, unsigned flags, struct wap_err *err);
 bool wap_globset_match(const struct wap_globset *s, const char *path, size_t len);
+/* For deny lists (restrictedPaths): true on a match, and also when a glob
+ * could not decide, so no path is let through by a matcher limit. */
+bool wap_globset_deny(const struct wap_globset *s, const char *path, size_t len);
 bool wap_globset_match_dir(const struct wap_globset *s, const char *path, size_t len);
 void wap_globset_release(struct wap_globset *s);
 

@@ -361,7 +361,26 @@ static int narrow_ws(const struct wap_ws *base, const char *path, struct wap_ws 
 	}
 	ws->rootfd = fd;
 	ws->root = wap_ws_abs(base, real);
+	/* the policy stays the configured root's: restrictedPaths, .git and
+	 * the config are judged on the path from there, never from the
+	 * narrowed root */
+	if (strcmp(real, ".") || base->anchor) {
+		struct wap_sb sb = WAP_SB_INIT;
+		if (base->anchor)
+			wap_sb_adds(&sb, base->anchor);
+		if (base->anchor && strcmp(real, "."))
+			wap_sb_addc(&sb, '/');
+		if (strcmp(real, "."))
+			wap_sb_adds(&sb, real);
+		ws->anchor = wap_sb_detach(&sb);
+		if (!ws->anchor) {
+			free(real);
+			wap_ws_release(ws);
+			return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		}
+	}
 	free(real);
+	ws->policy_rels = strv_dup(base->policy_rels);
 	ws->rootlen = ws->root ? strlen(ws->root) : 0;
 	ws->confined = true;
 	ws->lim = base->lim;
@@ -570,7 +589,7 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 {
 	struct progress prog = { 0 };
 	struct wap_call call = { 0 };
-	struct wap_run run = { &call, s->srv->audit };
+	struct wap_run run = { &call, s->srv->audit, &s->srv->approver };
 	struct wap_err err = { 0 };
 	json_t *res = NULL, *out;
 	char *text = NULL;
@@ -678,20 +697,32 @@ static json_t *acp_terminal(struct wap_mcp_session *s, const struct wap_rpc_msg 
 	struct wap_err err = { 0 };
 	struct wap_terms *ts;
 	json_t *res = NULL, *out, *empty = NULL;
+	const json_t *params;
+	struct timespec t0, t1;
+	int rc;
 
 	if (!c)
 		return wap_rpc_error(m->id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
 	const struct wap_ws *ws = current_ws(s);	/* takes s->mu itself */
+	params = m->params ? m->params : (empty = json_object());
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 
 	pthread_mutex_lock(&s->mu);
 	if (!s->terms)
 		s->terms = wap_terms_new(ws, NULL, NULL, NULL);
 	ts = s->terms;
 	pthread_mutex_unlock(&s->mu);
-	if (!ts)
-		out = wap_rpc_error(m->id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
-	else if (wap_term_acp(ts, m->method, m->params ? m->params : (empty = json_object()),
-			      &c->cancelled, &res, &err) < 0)
+	/* the policy of the one table, as for every tool */
+	rc = wap_policy_allow(ws, m->method, params, &s->srv->approver, &c->cancelled, &err);
+	if (!rc && !ts)
+		rc = wap_err_set(&err, WAP_E_FAILED, "out of memory");
+	if (!rc)
+		rc = wap_term_acp(ts, m->method, params, &c->cancelled, &res, &err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	wap_audit_log(s->srv->audit, m->method, ws->root, s->id,
+		      (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6, params,
+		      rc < 0 ? &err : NULL);
+	if (rc < 0)
 		out = c->cancelled ? NULL : wap_rpc_error_wap(m->id, &err);
 	else
 		out = wap_rpc_result(m->id, res);

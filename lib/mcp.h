@@ -33,6 +33,7 @@ struct wap_mcp_server {
 	struct wap_ws *ws;			/* the workspace (borrowed) */
 	const struct wap_profile *profile;
 	struct wap_audit *audit;		/* may be NULL */
+	struct wap_approver approver;		/* security.requireApproval */
 	bool roots_from_client;			/* narrow the root to the client's roots */
 	size_t page_size;			/* tools/list page; 0: 100 */
 	const char *transport;			/* "stdio", "http": for the instructions */

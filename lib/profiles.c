@@ -948,6 +948,8 @@ int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_
 	if (!a || (a->flags & WAP_APPLET_NOTOOL) || !a->op)
 		return wap_err_set(err, WAP_E_DISABLED, "%s is not available in this build", applet);
 	rc = wap_args_check(a, req, err);
+	if (!rc && run->call->ws)
+		rc = wap_policy_allow(run->call->ws, applet, req, run->approver, run->call->cancelled, err);
 	if (!rc)
 		rc = a->op(run->call, req, res, err);
 	if (rc && *res) {

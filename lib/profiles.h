@@ -16,6 +16,7 @@
 #include "applet.h"
 #include "audit.h"
 #include "err.h"
+#include "policy.h"
 
 struct wap_argmap;
 
@@ -34,6 +35,7 @@ struct wap_argmap {
 struct wap_run {
 	struct wap_call *call;
 	struct wap_audit *audit;
+	const struct wap_approver *approver;	/* requireApproval; may be NULL */
 };
 
 struct wap_ptool {
@@ -89,7 +91,8 @@ int wap_ptool_run(struct wap_run *run, const struct wap_ptool *t, const json_t *
 		  json_t **res, char **text, struct wap_err *err);
 
 /* Run one applet op by name with REQ: the applet must exist, REQ is
- * checked against its option table, the run is audited. */
+ * checked against its option table and the policy (wap_policy_allow:
+ * read-only mode, requireApproval), the run is audited. */
 int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_t **res,
 	       struct wap_err *err);
 

@@ -354,7 +354,7 @@ report:
 			if (skip)
 				continue;
 		}
-		if (ws->pol.restricted.n && wap_globset_match(&ws->pol.restricted, pathp->buf, pathp->len))
+		if (ws->pol.restricted.n && wap_ws_restricted(ws, pathp->buf, pathp->len))
 			continue;
 		if (o->exclude && o->exclude->n &&
 		    (t == DT_DIR ? wap_globset_match_dir(o->exclude, pathp->buf, pathp->len)

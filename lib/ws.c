@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -129,6 +130,41 @@ static void set_alias(struct wap_ws *ws, const char *root)
 	ws->root_alias = wap_sb_detach(&sb);
 }
 
+/* Remember FILE (the config) when it lies beneath the root, as it is
+ * named and as it resolves, so no door writes it.  -1 on ENOMEM only. */
+static int protect_config(struct wap_ws *ws, const char *file)
+{
+	struct wap_sb abs = WAP_SB_INIT;
+	char cwd[PATH_MAX], *real = realpath(file, NULL);
+	const char *names[2];
+	int rc = 0;
+
+	if (file[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		wap_sb_addf(&abs, "%s/%s", cwd, file);
+	else
+		wap_sb_adds(&abs, file);
+	names[0] = abs.buf;
+	names[1] = real;
+	for (int i = 0; i < 2; i++) {
+		struct wap_err e = { 0 };
+		char *rel;
+
+		if (!names[i] || names[i][0] != '/')
+			continue;
+		if (wap_ws_rel(ws, names[i], strlen(names[i]), &rel, &e) == 0) {
+			if (strcmp(rel, ".") && wap_strv_push(&ws->policy_rels, rel))
+				rc = -1;
+			free(rel);
+		}
+		wap_err_release(&e);
+	}
+	if (abs.oom)
+		rc = -1;
+	wap_sb_release(&abs);
+	free(real);
+	return rc;
+}
+
 int wap_ws_init(struct wap_ws *ws, const char *root, const char *config_path,
 		struct wap_err *err)
 {
@@ -169,10 +205,29 @@ int wap_ws_init(struct wap_ws *ws, const char *root, const char *config_path,
 		config_path = getenv("WAP_CONFIG");
 	if (config_path && *config_path) {
 		cfg = wap_config_load(config_path, true, err);
+		if (cfg && protect_config(ws, config_path) < 0) {
+			json_decref(cfg);
+			cfg = NULL;
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+		}
 	} else {
+		/* the invoker's, never the workspace's: ROOT/.wap/config.json
+		 * would be the agent's to rewrite */
 		struct wap_sb sb = WAP_SB_INIT;
-		wap_sb_addf(&sb, "%s/.wap/config.json", ws->confined ? real : "");
-		cfg = sb.buf ? wap_config_load(sb.buf, false, err) : NULL;
+		const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+
+		if (xdg && xdg[0] == '/')
+			wap_sb_addf(&sb, "%s/wap/config.json", xdg);
+		else if (home && home[0] == '/')
+			wap_sb_addf(&sb, "%s/.config/wap/config.json", home);
+		cfg = sb.buf ? wap_config_load(sb.buf, false, err) : sb.oom ? NULL : json_object();
+		if (cfg && sb.buf && protect_config(ws, sb.buf) < 0) {
+			json_decref(cfg);
+			cfg = NULL;
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+		}
+		if (!cfg && sb.oom)
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
 		wap_sb_release(&sb);
 	}
 	if (!cfg)
@@ -197,6 +252,10 @@ void wap_ws_release(struct wap_ws *ws)
 	ws->root_alias = NULL;
 	json_decref(ws->config);
 	ws->config = NULL;
+	free(ws->anchor);
+	ws->anchor = NULL;
+	wap_strv_free(ws->policy_rels);
+	ws->policy_rels = NULL;
 	wap_globset_release(&ws->pol.restricted);
 	wap_strv_free(ws->pol.restricted_paths);
 	wap_strv_free(ws->pol.restricted_cmds);
@@ -282,33 +341,132 @@ int wap_ws_rel(const struct wap_ws *ws, const char *path, size_t len, char **rel
 	return 0;
 }
 
-static int restricted(const struct wap_ws *ws, const char *rel)
+/* REL as the configured root sees it: ws->anchor + "/" + REL, built in
+ * SB, or REL itself.  NULL on ENOMEM. */
+static const char *anchored(const struct wap_ws *ws, const char *rel, size_t len,
+			    struct wap_sb *sb, size_t *outlen)
 {
-	size_t n = strlen(rel);
+	*outlen = len;
+	if (!ws->anchor)
+		return rel;
+	if (len == 1 && rel[0] == '.')
+		wap_sb_adds(sb, ws->anchor);
+	else {
+		wap_sb_adds(sb, ws->anchor);
+		wap_sb_addc(sb, '/');
+		wap_sb_add(sb, rel, len);
+	}
+	*outlen = sb->len;
+	return sb->oom ? NULL : sb->buf;
+}
 
-	if (!ws->pol.restricted.n || !strcmp(rel, "."))
-		return 0;
+static bool restricted(const struct wap_ws *ws, const char *rel, size_t n)
+{
+	if (!ws->pol.restricted.n || (n == 1 && rel[0] == '.'))
+		return false;
 	/* the path itself and each of its parents */
-	for (size_t i = 0; i <= n; i++)
-		if (rel[i] == '/' || rel[i] == 0)
-			if (wap_globset_match(&ws->pol.restricted, rel, i))
-				return 1;
-	return 0;
+	for (size_t i = 1; i <= n; i++)
+		if (i == n || rel[i] == '/')
+			if (wap_globset_deny(&ws->pol.restricted, rel, i))
+				return true;
+	return false;
+}
+
+bool wap_ws_restricted(const struct wap_ws *ws, const char *rel, size_t len)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	const char *full;
+	size_t n;
+	bool bad;
+
+	if (!ws->pol.restricted.n)
+		return false;
+	full = anchored(ws, rel, len, &sb, &n);
+	bad = !full || wap_globset_deny(&ws->pol.restricted, full, n);
+	wap_sb_release(&sb);
+	return bad;
+}
+
+/* The component of REL that no door but `wap git` writes under: ".git"
+ * (a repository: hooks, config, alternates; also a ".git" file naming a
+ * gitdir) or ".wap".  Case does not matter: on a case-insensitive file
+ * system ".GIT" is the repository too. */
+static const char *protected_component(const char *rel, size_t len)
+{
+	const char *p = rel, *end = rel + len;
+
+	while (p < end) {
+		const char *e = memchr(p, '/', (size_t)(end - p));
+		if (!e)
+			e = end;
+		if (e - p == 4 && !strncasecmp(p, ".git", 4))
+			return ".git";
+		if (e - p == 4 && !strncasecmp(p, ".wap", 4))
+			return ".wap";
+		p = e + 1;
+	}
+	return NULL;
+}
+
+/* Is REL the config file, or a directory holding it (whose rename or
+ * removal would let another file take its place)? */
+static bool holds_config(const struct wap_ws *ws, const char *rel, size_t n)
+{
+	if (n == 1 && rel[0] == '.')
+		return false;
+	for (size_t i = 0; ws->policy_rels && ws->policy_rels[i]; i++) {
+		const char *c = ws->policy_rels[i];
+		size_t cl = strlen(c);
+		if (n <= cl && !memcmp(c, rel, n) && (n == cl || c[n] == '/'))
+			return true;
+	}
+	return false;
 }
 
 int wap_ws_check(const struct wap_ws *ws, const char *rel, int access,
 		 struct wap_err *err)
 {
+	struct wap_sb sb = WAP_SB_INIT;
+	const char *full, *what;
+	size_t n;
+	int rc = 0;
+
 	if (!ws->pol.allow_fs)
 		return wap_err_set(err, WAP_E_DISABLED,
 				   "File system access is disabled by policy (security.allowFileSystemAccess)");
 	if (access == WAP_ACC_WRITE && ws->pol.read_only)
 		return wap_err_set(err, WAP_E_RESTRICTED,
 				   "Path restricted: %s (the workspace is read-only)", rel);
-	if (restricted(ws, rel))
-		return wap_err_set(err, WAP_E_RESTRICTED,
-				   "Path restricted: %s is denied by restrictedPaths", rel);
-	return 0;
+	full = anchored(ws, rel, strlen(rel), &sb, &n);
+	if (!full)
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	if (access == WAP_ACC_WRITE && (what = protected_component(full, n)))
+		rc = wap_err_set(err, WAP_E_RESTRICTED, !strcmp(what, ".git") ?
+			"Path restricted: %s is in a .git repository, which only `wap git` writes" :
+			"Path restricted: %s is in .wap, which no door writes", rel);
+	else if (access == WAP_ACC_WRITE && holds_config(ws, full, n))
+		rc = wap_err_set(err, WAP_E_RESTRICTED,
+			"Path restricted: %s holds wap's config, which no door writes", rel);
+	else if (restricted(ws, full, n))
+		rc = wap_err_set(err, WAP_E_RESTRICTED,
+			"Path restricted: %s is denied by restrictedPaths", rel);
+	wap_sb_release(&sb);
+	return rc;
+}
+
+/* Must the path actually opened be judged again?  Reads only when globs
+ * may deny; writes always (.git, .wap, the config). */
+static bool recheck(const struct wap_ws *ws, int access)
+{
+	return ws->pol.restricted.n || access == WAP_ACC_WRITE;
+}
+
+static int unknown_real(const char *rel, struct wap_err *err)
+{
+	/* fail closed: a path the policy cannot name is not let through */
+	return wap_err_set(err, WAP_E_ACCESS,
+		"Access denied: cannot tell where %s really is (not beneath the root, or its path is too long) to check the policy",
+		rel);
 }
 
 char *wap_ws_fd_rel(const struct wap_ws *ws, int fd)
@@ -318,8 +476,8 @@ char *wap_ws_fd_rel(const struct wap_ws *ws, int fd)
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	n = readlink(proc, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return NULL;
+	if (n <= 0 || (size_t)n >= sizeof(buf) - 1)
+		return NULL;	/* none, or perhaps cut short */
 	buf[n] = 0;
 	if (!ws->confined)
 		return strdup(buf[1] ? buf + 1 : ".");
@@ -514,9 +672,11 @@ int wap_ws_open(const struct wap_ws *ws, const char *rel, int flags, mode_t mode
 					   "Access denied: %s is a symbolic link", rel);
 		return wap_err_errno(err, e, rel);
 	}
-	if (ws->pol.restricted.n) {
+	if (recheck(ws, access)) {
 		char *real = wap_ws_fd_rel(ws, fd);
-		if (real && strcmp(real, rel) && wap_ws_check(ws, real, access, err)) {
+		if (!real || (strcmp(real, rel) && wap_ws_check(ws, real, access, err))) {
+			if (!real)
+				unknown_real(rel, err);
 			free(real);
 			close(fd);
 			return -1;
@@ -535,7 +695,7 @@ static int in_restricted(const struct wap_ws *ws, int dirfd, const char *name,
 	int bad;
 
 	if (!real)
-		return 0;
+		return unknown_real(name, err);
 	if (strcmp(real, "."))
 		wap_sb_addf(&sb, "%s/%s", real, name);
 	else
@@ -575,7 +735,7 @@ int wap_ws_open_parent(const struct wap_ws *ws, const char *rel, bool mkparents,
 			int nfd;
 
 			*e = 0;
-			if (ws->pol.restricted.n && in_restricted(ws, pfd, p, err)) {
+			if (in_restricted(ws, pfd, p, err)) {
 				/* a symlinked parent leads into a restricted tree */
 				close(pfd);
 				free(dir);
@@ -609,16 +769,21 @@ int wap_ws_open_parent(const struct wap_ws *ws, const char *rel, bool mkparents,
 		return -1;
 	}
 	free(dir);
-	if (ws->pol.restricted.n) {
+	{
+		/* where the parent really is: a symlinked directory on the way
+		 * may lead into .git or a restricted tree */
 		char *real = wap_ws_fd_rel(ws, fd);
-		int bad = 0;
+		int bad;
 		if (real) {
 			struct wap_sb sb = WAP_SB_INIT;
 			wap_sb_addf(&sb, "%s/%s", real, *name);
-			bad = sb.buf && wap_ws_check(ws, strcmp(real, ".") ? sb.buf : *name,
+			bad = !sb.buf ? wap_err_set(err, WAP_E_FAILED, "out of memory")
+				      : wap_ws_check(ws, strcmp(real, ".") ? sb.buf : *name,
 						     WAP_ACC_WRITE, err);
 			wap_sb_release(&sb);
 			free(real);
+		} else {
+			bad = unknown_real(rel, err);
 		}
 		if (bad) {
 			close(fd);

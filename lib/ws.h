@@ -57,12 +57,22 @@ struct wap_ws {
 	struct wap_limits lim;
 	struct wap_policy pol;
 	json_t *config;		/* the config document ({} if none); owned */
+	char *anchor;		/* a root narrowed beneath the configured one
+				 * (MCP client roots): its path from the
+				 * configured root, to which every policy path
+				 * stays anchored; NULL for the configured root */
+	char **policy_rels;	/* the config file's paths (as named and as
+				 * resolved) from the configured root when it
+				 * lies beneath it: never written; or NULL */
 };
 
 extern const char *const wap_default_excludes[];	/* NULL-terminated */
 
 /* Open ROOT (NULL: $WAP_ROOT, else ".") and load the config: CONFIG_PATH,
- * else $WAP_CONFIG, else ROOT/.wap/config.json when present. */
+ * else $WAP_CONFIG, else $XDG_CONFIG_HOME/wap/config.json (default
+ * ~/.config/wap/config.json) when present: outside the workspace, so the
+ * agent cannot rewrite its own policy.  A config file that does lie
+ * beneath the root is write-protected (wap_ws_check). */
 int wap_ws_init(struct wap_ws *ws, const char *root, const char *config_path,
 		struct wap_err *err);
 void wap_ws_release(struct wap_ws *ws);
@@ -86,8 +96,13 @@ int wap_ws_rel(const struct wap_ws *ws, const char *path, size_t len, char **rel
 #define WAP_ACC_READ	0
 #define WAP_ACC_WRITE	1
 
-/* restrictedPaths, read-only mode and allowFileSystemAccess for REL;
- * PATH (the caller's spelling) is used in messages. */
+/* restrictedPaths, read-only mode and allowFileSystemAccess for REL.
+ * Writes are refused, whatever the config says, to anything with a path
+ * component ".git" (only `wap git` writes a repository: no hooks,
+ * core.fsmonitor or alternates can be planted) or ".wap" (wap's own
+ * place), and to the config file and the directories holding it.  REL is
+ * taken from this root; the policy is judged from the configured root
+ * (ws->anchor), so a narrowed root cannot move or lift it. */
 int wap_ws_check(const struct wap_ws *ws, const char *rel, int access,
 		 struct wap_err *err);
 
@@ -111,6 +126,10 @@ char *wap_ws_fd_rel(const struct wap_ws *ws, int fd);
 
 /* Absolute path for display: root + "/" + rel (malloc'd). */
 char *wap_ws_abs(const struct wap_ws *ws, const char *rel);
+
+/* Is REL denied by restrictedPaths (anchored as in wap_ws_check)?  For
+ * walkers that filter entries; a glob that cannot decide denies. */
+bool wap_ws_restricted(const struct wap_ws *ws, const char *rel, size_t len);
 
 /* Is the default-exclusion list matching REL (a directory or file)? */
 bool wap_ws_default_excluded(const char *rel);

@@ -143,10 +143,10 @@ for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$W/sig.pid" ] && break; sleep 0.1; done
 kill -9 $wp; wait $wp 2>/dev/null
 pid=$(cat "$W/sig.pid"); sleep 0.5
 if ! kill -0 "$pid" 2>/dev/null; then ok "SIGKILL to wap: command killed"; else fail "SIGKILL to wap: command alive"; kill -9 "$pid"; fi
-mkdir -p "$W/.wap"
-echo '{"limits": {"maxExecutionTimeCap": 300}}' > "$W/.wap/config.json"
+echo '{"limits": {"maxExecutionTimeCap": 300}}' > "$T/exec-cfg.json"
+export WAP_CONFIG=$T/exec-cfg.json
 expect "the configured maximum caps --timeout" 124 wap exec --timeout 100000 -- sleep 30
-rm "$W/.wap/config.json"
+unset WAP_CONFIG
 
 # ---- command policy ----
 deny() { # DESC LINE: refused by --deny rm --deny 'git push'
@@ -211,18 +211,18 @@ expect "allow: arguments must match" 14 wap exec --allow 'git status' -- git pus
 expect "allow: computed program refused" 14 wap exec --allow ls -c 'X=ls; $X'
 has "allow: unverifiable message" "$ERR" "computed at run time"
 expect "allow: wrappers need both" 14 wap exec --allow ls -c 'sudo ls'
-mkdir -p "$W/.wap"
-echo '{"security": {"restrictedCommands": ["rm", "curl"]}}' > "$W/.wap/config.json"
+echo '{"security": {"restrictedCommands": ["rm", "curl"]}}' > "$T/exec-cfg.json"
+export WAP_CONFIG=$T/exec-cfg.json
 expect "config restrictedCommands" 14 wap exec -c 'echo; curl http://x'
 has "config list named" "$ERR" "restrictedCommands entry 'curl'"
 expect "a request cannot allow what the config denies" 14 wap exec --allow rm -- rm -f nothing
-echo '{"security": {"restrictedCommands": ["rm"], "allowedCommands": ["rm", "echo"]}}' > "$W/.wap/config.json"
+echo '{"security": {"restrictedCommands": ["rm"], "allowedCommands": ["rm", "echo"]}}' > "$T/exec-cfg.json"
 expect "config allowedCommands overrides its deny-list" 0 wap exec -- rm -f nothing
 expect "config allowedCommands" 14 wap exec -- ls
-echo '{"security": {"allowCommandExecution": false}}' > "$W/.wap/config.json"
+echo '{"security": {"allowCommandExecution": false}}' > "$T/exec-cfg.json"
 expect "allowCommandExecution false" 15 wap exec --json -- true
 jcheck "FEATURE_DISABLED" "$OUT" 'j["code"]=="FEATURE_DISABLED" and "allowCommandExecution" in j["error"]'
-rm "$W/.wap/config.json"
+unset WAP_CONFIG
 
 # ---- sandbox ----
 abi=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))' 2>/dev/null || echo 0)

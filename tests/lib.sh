@@ -14,6 +14,9 @@ for a in $("$WAP" --list); do ln -s "$WAP" "$T/bin/wap-$a"; done
 PATH=$T/bin:$PATH
 export WAP_ROOT=$W
 unset WAP_CONFIG
+# the default config is the invoker's ($XDG_CONFIG_HOME/wap/config.json):
+# one that is not there, so no personal config changes what tests see
+export XDG_CONFIG_HOME=$T/xdg-config
 _n=0
 ok() { _n=$((_n+1)); echo "ok $_n - $*"; }
 fail() { _n=$((_n+1)); echo "not ok $_n - $*"; }

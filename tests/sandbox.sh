@@ -149,7 +149,8 @@ run() {
 	expect "[$m] config: rm -r private" 5 wap rm -r private --config "$TT/cfg.json"
 	expect "[$m] config: cp -r a tree holding .env" 5 wap cp -r . sub/copy --config "$TT/cfg.json"
 	mkdir -p "$W/.wap" && printf '{"security.restrictedPaths":["private"]}' > "$W/.wap/config.json"
-	expect "[$m] .wap/config.json under the root" 5 wap read private/key
+	expect "[$m] .wap/config.json under the root is not read unless named" 0 wap read private/key
+	expect "[$m] --config names it" 5 wap read private/key --config "$W/.wap/config.json"
 	same "[$m] restricted message" "$ERR" "wap read: Path restricted: private/key is denied by restrictedPaths"
 	WAP_CONFIG=$TT/cfg.json expect "[$m] \$WAP_CONFIG" 5 wap stat .env
 	rm -rf "$W/.wap"

@@ -415,7 +415,9 @@ async function policy() {
   r = await c.call('fs.writeFile', { path: 'keep.txt', content: 'overwrite' });
   ok(errOf(r).code === -32006 && fs.readFileSync(path.join(ws, 'keep.txt'), 'utf8') === 'k', 'overwriting needs approval too', r);
   r = await c.call('fs.writeFile', { path: 'new.txt', content: 'fresh' });
-  ok(r.result && r.result.success, 'creating a file needs no approval', r);
+  ok(r.result && r.result.success &&
+    fs.readFileSync(path.join(ws, '..', 'approvals.log'), 'utf8').includes('fs.writeFile new.txt'),
+    'creating a file needs approval too (approved)', r);
   // restrictedCommands: typed command lines are checked
   r = await c.call('terminal.create', {});
   const tid = r.result && r.result.terminalId;

@@ -1,0 +1,268 @@
+# policy: what the agent must never change, through every door.
+#  - .git (top level, nested, a .git file) is read-only to every applet but
+#    `wap git`: no hooks, core.fsmonitor, core.hooksPath or alternates;
+#  - .wap and the config file are read-only, and the config is not read
+#    from the workspace unless the invoker names it;
+#  - restrictedPaths hold for every path length, and stay anchored to the
+#    configured root when an MCP client narrows the root;
+#  - one table of mutating ops: read-only mode, requireApproval, audit.
+. tests/lib.sh
+ROOT=$(cd "$W" && pwd -P)
+
+setup() {
+	rm -rf "$W"; mkdir -p "$W"
+	(cd "$W" && wap git init -q . >/dev/null 2>&1 || git init -q . 2>/dev/null)
+	mkdir -p "$W/.git/hooks" "$W/sub/nested/.git" "$W/wt" "$W/plain" "$W/.wap"
+	printf 'ref: refs/heads/main\n' > "$W/sub/nested/.git/HEAD"
+	printf '[core]\n\tbare = false\n' > "$W/sub/nested/.git/config"
+	printf 'gitdir: ../elsewhere\n' > "$W/wt/.git"
+	printf 'a\n' > "$W/a.txt"
+	printf '#!/bin/sh\necho pwned\n' > "$W/payload"
+	printf '{"security": {"restrictedPaths": ["private/**"]}}\n' > "$W/.wap/config.json"
+	mkdir -p "$W/private"; printf 'key\n' > "$W/private/key"
+	ln -s .git "$W/gitlink"
+	ln -s sub/nested/.git "$W/nestlink"
+}
+snap() { (cd "$W" && find .git sub wt .wap -printf '%p %y %s %m %l\n' | sort
+	find .git sub wt .wap -type f -exec md5sum {} + | sort); }
+
+setup
+BEFORE=$(snap)
+GITCFG=$(cat "$W/.git/config")
+
+# --- .git through the CLI: each refused with PATH_RESTRICTED (exit 5) ---
+expect "write .git/hooks/pre-commit" 5 wap write .git/hooks/pre-commit --content 'echo pwned'
+has "  says why" "$ERR" ".git"
+expect "write through a symlink to .git" 5 wap write gitlink/hooks/post-checkout --content x
+expect "write into a nested repo's .git" 5 wap write sub/nested/.git/hooks/pre-commit --content x
+expect "write through a symlink to a nested .git" 5 wap write nestlink/config --content x
+expect "write over a .git file (gitdir link)" 5 wap write wt/.git --content 'gitdir: /tmp'
+expect "write a new .git file" 5 wap write plain/.git --content 'gitdir: ../../.git'
+expect "write .GIT (case-insensitive file systems)" 5 wap write plain/.GIT/config --content x
+expect "edit .git/config adding core.fsmonitor" 5 wap edit .git/config --old '[core]' --new "[core]
+	fsmonitor = ./payload"
+expect "edit through the symlink" 5 wap edit gitlink/config --old '[core]' --new '[core] hooksPath = /tmp'
+printf -- '--- a/.git/config\n+++ b/.git/config\n@@ -1 +1,2 @@\n [core]\n+\thooksPath = hooks2\n' > "$T/p.diff"
+cp "$T/p.diff" "$W/p.diff"
+expect "edit --patch on .git/config" 5 wap edit --patch "$W/p.diff"
+printf '*** Begin Patch\n*** Add File: .git/hooks/pre-push\n+echo pwned\n*** End Patch\n' > "$W/add.patch"
+expect "edit --patch adding a hook" 5 wap edit --patch "$W/add.patch"
+printf '*** Begin Patch\n*** Update File: a.txt\n*** Move to: .git/info/alternates\n@@\n-a\n+/tmp/objects\n*** End Patch\n' > "$W/mv.patch"
+expect "edit --patch moving a file into .git" 5 wap edit --patch "$W/mv.patch"
+check "  a.txt still there" test -f "$W/a.txt"
+expect "mv a file onto .git/config" 5 wap mv --force payload .git/config
+expect "mv a file into .git/hooks" 5 wap mv payload .git/hooks/pre-commit
+expect "mv .git/config out" 5 wap mv .git/config stolen
+expect "mv a dir holding a nested repo" 5 wap mv sub moved
+expect "mv a dir onto .git" 5 wap mv plain .git/modules
+expect "cp into .git/hooks" 5 wap cp payload .git/hooks/pre-commit
+expect "cp through the symlink" 5 wap cp payload gitlink/hooks/pre-merge-commit
+expect "cp -r a tree holding a .git" 5 wap cp -r sub copied
+check "  nothing copied" test ! -e "$W/copied"
+expect "rm .git/HEAD" 5 wap rm .git/HEAD
+expect "rm -r .git" 5 wap rm -r .git
+expect "rm -r a dir holding a nested repo" 5 wap rm -r sub
+expect "rm a .git file" 5 wap rm wt/.git
+expect "mkdir .git/hooks/x" 5 wap mkdir .git/hooks/x
+expect "mkdir through the symlink" 5 wap mkdir gitlink/info/x
+printf 'bare = false\n' > "$W/x.txt"
+expect "grep --write on a file in .git" 2 wap grep 'bare = false' -r 'fsmonitor = ./payload' --write .git/config
+has "  (PATH_RESTRICTED)" "$ERR" "Path restricted"
+expect "grep --write through the nested repo" 2 wap grep bare -r x --write sub/nested/.git/config
+has "  (PATH_RESTRICTED)" "$ERR" "Path restricted"
+expect "grep --write through the symlink" 2 wap grep bare -r x --write gitlink/config
+has "  (PATH_RESTRICTED)" "$ERR" "Path restricted"
+same "nothing under any .git changed" "$(snap)" "$BEFORE"
+same "  .git/config as it was" "$(cat "$W/.git/config")" "$GITCFG"
+check "  no hook planted" test ! -e "$W/.git/hooks/pre-commit"
+
+# reading .git stays allowed; work-tree files are still written
+expect "read .git/config" 0 wap read .git/config
+expect "write a work-tree file" 0 wap write sub/file.txt --content ok
+expect "a file named .gitignore is no .git" 0 wap write .gitignore --content '*.o'
+expect "nor .github/x" 0 wap write .github/workflows/x.yml --content 'on: push'
+
+# `wap git` itself keeps writing its repository
+wap write tracked.txt --content t >/dev/null
+expect "wap git add" 0 wap git add tracked.txt
+expect "wap git commit" 0 env GIT_AUTHOR_NAME=T GIT_AUTHOR_EMAIL=t@e GIT_COMMITTER_NAME=T GIT_COMMITTER_EMAIL=t@e wap git commit -m first
+check "  the commit is in .git" test -n "$(ls "$W/.git/objects" | grep -v -e info -e pack)"
+
+# --- .wap and the config (13.5) ---
+expect "ROOT/.wap/config.json is not read by default" 0 wap read private/key
+expect "write .wap/config.json" 5 wap write .wap/config.json --content '{}'
+expect "rm -r .wap" 5 wap rm -r .wap
+expect "mv .wap away" 5 wap mv .wap old-wap
+expect "edit .wap/config.json" 5 wap edit .wap/config.json --old private --new public
+has "  .wap untouched" "$(cat "$W/.wap/config.json")" private
+expect "--config names it: its policy holds" 5 wap read --config "$W/.wap/config.json" private/key
+mkdir -p "$W/cfgdir"
+printf '{"security": {"restrictedPaths": ["private/**"]}}\n' > "$W/cfgdir/pol.json"
+export WAP_CONFIG=$W/cfgdir/pol.json
+expect "a config under the root named by WAP_CONFIG: read" 5 wap read private/key
+expect "  and not writable" 5 wap write cfgdir/pol.json --content '{}'
+expect "  nor its directory movable" 5 wap mv cfgdir cfg2
+expect "  nor removable" 5 wap rm -r cfgdir
+expect "  but its siblings are writable" 0 wap write cfgdir/other.txt --content ok
+ln -s cfgdir "$W/cfglink"
+expect "  nor writable through a symlink" 5 wap write cfglink/pol.json --content '{}'
+unset WAP_CONFIG
+mkdir -p "$T/xdg/wap"
+printf '{"security": {"restrictedPaths": ["a.txt"]}}\n' > "$T/xdg/wap/config.json"
+expect "the default config is \$XDG_CONFIG_HOME/wap/config.json" 5 env XDG_CONFIG_HOME=$T/xdg wap read a.txt
+mkdir -p "$T/home/.config/wap"
+cp "$T/xdg/wap/config.json" "$T/home/.config/wap/config.json"
+expect "else ~/.config/wap/config.json" 5 env -u XDG_CONFIG_HOME HOME=$T/home wap read a.txt
+
+# --- restrictedPaths for every path length (13.6) ---
+# A glob PCRE2 gives up on (its match limit, on a long path whose every
+# component backtracks) must deny, not let the path through.
+printf '{"security": {"restrictedPaths": ["**/a*a*a*a*a*a*b/**/*.key"]}}' > "$T/deep.json"
+A=$(printf 'a%.0s' $(seq 200))
+D="$W/aaaaaab"; deep=aaaaaab
+for i in 1 2 3 4 5 6 7 8; do D="$D/$A"; deep="$deep/$A"; done
+mkdir -p "$D"; printf 'hidden\n' > "$D/f.key"
+expect "a restricted file deep down is not read" 5 wap read --config "$T/deep.json" "$deep/f.key"
+expect "  nor found by grep" 1 wap grep --config "$T/deep.json" hidden .
+lacks "  (no match printed)" "$OUT" hidden
+wap glob --config "$T/deep.json" '**/*.key' > "$T/g.out" 2>&1
+lacks "  nor by glob" "$(cat "$T/g.out")" f.key
+expect "  nor written" 5 wap write --config "$T/deep.json" "$deep/g.key" --content x
+rm -rf "$W/aaaaaab"
+
+# deeper than PATH_MAX: the path the kernel opened cannot be named, so
+# policy cannot be checked: refused, not let through
+mkdir -p "$W/lp"; (cd "$W/lp" && for i in $(seq 22); do mkdir "$A" && cd "$A" || exit 1; done)
+L1=lp; for i in $(seq 11); do L1="$L1/$A"; done
+REST=$A; for i in $(seq 10); do REST="$REST/$A"; done
+ln -s "$L1" "$W/l1"
+expect "a write whose real path is longer than PATH_MAX is refused" 4 wap write "l1/$REST/new.txt" --content x
+has "  and says why" "$ERR" "cannot tell where"
+rm -rf "$W/lp" "$W/l1"
+
+# --- the same through wap serve (MCP over stdio, every profile) ---
+setup
+mkdir -p "$W/plain" "$W/secret/inner" "$W/sub/secret/inner"
+printf 's\n' > "$W/secret/x.txt"; printf 'z\n' > "$W/secret/inner/z.txt"
+printf 'y\n' > "$W/sub/secret/inner/y.txt"; printf 'k\n' > "$W/sub/k.key"
+python3 tests/serve/policy.py "$WAP" "$W" > "$T/serve.tap" 2>&1
+while IFS= read -r line; do
+	case $line in
+	"ok "*) ok "serve: ${line#ok * - }" ;;
+	"not ok "*) fail "serve: ${line#not ok * - }" ;;
+	*) fail "serve: $line" ;;
+	esac
+done < "$T/serve.tap"
+
+# --- one table of ops: read-only mode and requireApproval on every door ---
+setup
+printf 'a\n' > "$W/a.txt"; printf 'a\n' > "$W/ok.txt"
+printf '{"security": {"readOnly": true}}' > "$T/ro.json"
+printf '{"security": {"requireApproval": true}}' > "$T/appr.json"
+for c in "write a.txt --content x" "edit a.txt --old a --new b" "mv a.txt b.txt" "cp a.txt c.txt" \
+	 "rm a.txt" "mkdir newdir" "git add a.txt" "git branch --create nb"; do
+	# shellcheck disable=SC2086
+	expect "read-only (config): $c" 5 wap $c --config "$T/ro.json"
+	# shellcheck disable=SC2086
+	expect "requireApproval, no approver on the CLI: $c" 125 wap $c --config "$T/appr.json"
+done
+expect "read-only: grep --write" 2 wap grep a -r b --write a.txt --read-only
+has "  (read-only)" "$ERR" "read-only"
+same "  nothing changed" "$(cat "$W/a.txt")" a
+expect "read-only: edit --dry-run still runs" 0 wap edit a.txt --old a --new b --dry-run --read-only
+expect "read-only: git status still runs" 0 wap git status --read-only
+expect "read-only: git branch (listing) still runs" 0 wap git branch --read-only
+expect "requireApproval: reads run" 0 wap read a.txt --config "$T/appr.json"
+
+# MCP over stdio: requireApproval and the --approver, for tools and the acp profile
+cat > "$T/approve.sh" <<EOF2
+#!/bin/sh
+echo "\$1 \$2" >> "$T/approvals.log"
+cat > /dev/null
+test "\$2" = ok.txt
+EOF2
+chmod +x "$T/approve.sh"
+mcp() { # PROFILE CONFIG ARGS... < requests
+	wap serve --root "$W" --profile "$1" --config "$2" --approver "$T/approve.sh \"\$@\"" --audit "$T/audit.jsonl"
+}
+R=$(printf '%s\n' \
+ '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write","arguments":{"path":"a.txt","content":"x"}}}' \
+ '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write","arguments":{"path":"ok.txt","content":"approved\n"}}}' \
+ '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}' \
+ '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"exec","arguments":{"command":"touch ran.txt"}}}' \
+ | mcp wap "$T/appr.json" 2>/dev/null)
+jcheck "mcp: a refused write is an error result" "$(echo "$R" | grep '"id":1')" 'j["result"]["isError"] and "approver refused" in j["result"]["content"][0]["text"]'
+same "  a.txt unchanged" "$(cat "$W/a.txt")" a
+jcheck "mcp: an approved write runs" "$(echo "$R" | grep '"id":2')" 'not j["result"]["isError"]'
+same "  ok.txt written" "$(cat "$W/ok.txt")" approved
+jcheck "mcp: a read is not asked about" "$(echo "$R" | grep '"id":3')" 'not j["result"]["isError"]'
+jcheck "mcp: exec needs approval too" "$(echo "$R" | grep '"id":4')" 'j["result"]["isError"]'
+check "  nothing ran" test ! -e "$W/ran.txt"
+lacks "the approver never saw the read" "$(cat "$T/approvals.log")" "read a.txt"
+has "the approver saw write and its path" "$(cat "$T/approvals.log")" "write a.txt"
+R=$(printf '%s\n' \
+ '{"jsonrpc":"2.0","id":1,"method":"fs/write_text_file","params":{"sessionId":"s","path":"'"$W"'/a.txt","content":"x"}}' \
+ '{"jsonrpc":"2.0","id":2,"method":"terminal/create","params":{"sessionId":"s","command":"touch","args":["ran.txt"]}}' \
+ | mcp acp "$T/appr.json" 2>/dev/null)
+jcheck "acp stdio: fs/write_text_file refused" "$(echo "$R" | grep '"id":1')" '"error" in j'
+jcheck "acp stdio: terminal/create refused" "$(echo "$R" | grep '"id":2')" '"error" in j'
+sleep 0.3
+check "  nothing ran" test ! -e "$W/ran.txt"
+same "  a.txt unchanged" "$(cat "$W/a.txt")" a
+R=$(printf '%s\n' \
+ '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a.txt","content":"x"}}}' \
+ '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create_directory","arguments":{"path":"d"}}}' \
+ | mcp langop "$T/ro.json" 2>/dev/null)
+jcheck "langop, read-only: write_file refused" "$(echo "$R" | grep '"id":1')" 'j["result"]["isError"]'
+jcheck "langop, read-only: create_directory refused" "$(echo "$R" | grep '"id":2')" 'j["result"]["isError"]'
+jcheck "audit: a write is marked mutating" "$(grep '"write"' "$T/audit.jsonl" | head -1)" 'j["mutating"] is True'
+jcheck "audit: a read is not" "$(grep '"op":"read"' "$T/audit.jsonl" | head -1)" 'j["mutating"] is False'
+jcheck "audit: terminal/create is audited, mutating" "$(grep 'terminal/create' "$T/audit.jsonl" | head -1)" 'j["mutating"] is True and j["outcome"] == "error"'
+
+# the Agent Control Protocol over WebSocket
+WSDIR=$(cd "$(dirname "$0")/ws" && pwd)
+if [ ! -d "$WSDIR/node_modules/ws" ]; then
+	(cd "$WSDIR" && npm ci --no-audit --no-fund >/dev/null 2>&1) || fail "npm ci in tests/ws"
+fi
+PIDS=
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+start_ws() { # NAME ARGS...: sets PID, PORT
+	n=$1; shift
+	wap serve --ws 127.0.0.1:0 --root "$W" --token tok "$@" 2>"$T/$n.log" &
+	PID=$!; PIDS="$PIDS $PID"; PORT=
+	for _ in $(seq 100); do
+		PORT=$(sed -n 's/.*on ws:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/$n.log")
+		[ -n "$PORT" ] && break
+		sleep 0.1
+	done
+	[ -n "$PORT" ] || fail "server $n did not start: $(cat "$T/$n.log")"
+}
+wstap() {
+	node "$WSDIR/policy-test.js" "$@" > "$T/ws.tap" 2>&1
+	while IFS= read -r l; do
+		case $l in "ok "*) ok "ws: ${l#ok * - }";; "not ok "*) fail "ws: ${l#not ok * - }";; esac
+	done < "$T/ws.tap"
+}
+if [ -d "$WSDIR/node_modules/ws" ]; then
+	printf 'a\n' > "$W/a.txt"; printf 'a\n' > "$W/ok.txt"; rm -f "$T/approvals.log"
+	cat > "$T/approve2.sh" <<EOF2
+#!/bin/sh
+echo "\$1 \$2" >> "$T/approvals.log"
+cat > /dev/null
+test "\$2" = ok.txt
+EOF2
+	chmod +x "$T/approve2.sh"
+	start_ws appr --config "$T/appr.json" --approver "$T/approve2.sh \"\$@\""
+	wstap approval "$PORT" tok "$W"
+	kill $PID; wait $PID 2>/dev/null
+	printf 'a\n' > "$W/a.txt"
+	start_ws ro --config "$T/ro.json"
+	wstap readonly "$PORT" tok "$W"
+	kill $PID; wait $PID 2>/dev/null
+	setup
+	GSNAP=$(snap)
+	start_ws git
+	wstap gitprotect "$PORT" tok "$W"
+	kill $PID; wait $PID 2>/dev/null
+	same "ws: nothing under .git or .wap changed" "$(snap)" "$GSNAP"
+fi
