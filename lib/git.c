@@ -14,13 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lazy.h"
 #include "file.h"
 #include "git.h"
+#include "landlock.h"
 #include "strbuf.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -107,6 +110,14 @@ static int oom(struct g *g)
 	return wap_err_set(g->err, WAP_E_FAILED, "out of memory");
 }
 
+/* Forget an error that was expected (a missing optional file). */
+static void clear_err(struct g *g)
+{
+	wap_err_release(g->err);
+	g->err->kind = WAP_OK;
+	g->err->msg[0] = 0;
+}
+
 /* Remove user:password@ from URLs in S (in place). */
 static void redact_urls(char *s)
 {
@@ -179,6 +190,185 @@ static int confirm_dir(struct g *g, const char *abs, char **rel)
 	return 0;
 }
 
+/* Read the small file REL (root-relative; beneath the root, policy not
+ * applied: this is .git's own plumbing) into BUF, NUL-terminated, without
+ * the trailing white space: 1 when read, 0 when there is no such file,
+ * 2 when it is not a regular file (a directory), -1 with the error. */
+static int read_small(struct g *g, const char *rel, char *buf, size_t size)
+{
+	struct wap_ws nopol = *g->ws;
+	struct wap_err e2 = { 0 };
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	memset(&nopol.pol.restricted, 0, sizeof(nopol.pol.restricted));
+	fd = wap_ws_open(&nopol, rel, O_RDONLY | O_NONBLOCK, 0, WAP_ACC_READ, &e2);
+	if (fd < 0) {
+		if (e2.kind == WAP_E_NOT_FOUND || e2.kind == WAP_E_NOT_DIR) {
+			wap_err_release(&e2);
+			return 0;
+		}
+		*g->err = e2;
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 2;
+	}
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return wap_err_errno(g->err, errno, rel);
+	while (n > 0 && isspace((unsigned char)buf[n - 1]))
+		n--;
+	buf[n] = 0;
+	return 1;
+}
+
+/* TARGET, read from the file WHAT in directory BASE (root-relative, a real
+ * path), names a directory: absolute, or relative to BASE.  *OUT gets where
+ * it really is, root-relative; one outside the root is refused. */
+static int link_dir(struct g *g, const char *base, const char *what, const char *target,
+		    char **out)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	int rc;
+
+	if (target[0] == '/' || !strcmp(base, "."))
+		wap_sb_adds(&sb, target);
+	else
+		wap_sb_addf(&sb, "%s/%s", base, target);
+	if (sb.oom)
+		return oom(g);
+	rc = confirm_dir(g, sb.buf, out);
+	if (rc && g->err->kind == WAP_E_ACCESS)
+		wap_err_set(g->err, WAP_E_ACCESS,
+			    "Access denied: %s%s%s names %s, which is outside the workspace root; "
+			    "wap git does not follow it", strcmp(base, ".") ? base : "",
+			    strcmp(base, ".") ? "/" : "", what, target);
+	wap_sb_release(&sb);
+	return rc;
+}
+
+/* The object store OBJ (root-relative) and every alternate it names, to
+ * the depth libgit2 follows, must be beneath the root: otherwise log and
+ * show would read another repository's objects. */
+static int check_objects(struct g *g, const char *obj, int depth)
+{
+	char *real = NULL, *buf = NULL;
+	struct wap_sb sb = WAP_SB_INIT;
+	int rc = -1, r;
+
+	if (depth > 5)
+		return 0;
+	/* a missing store is libgit2's to report (or not a repository) */
+	if (confirm_dir(g, obj, &real)) {
+		if (g->err->kind != WAP_E_NOT_FOUND && g->err->kind != WAP_E_NOT_DIR)
+			return -1;
+		clear_err(g);
+		return 0;
+	}
+	wap_sb_addf(&sb, "%s/info/alternates", real);
+	buf = malloc(65536);
+	if (sb.oom || !buf) {
+		oom(g);
+		goto out;
+	}
+	r = read_small(g, sb.buf, buf, 65536);
+	if (r < 0)
+		goto out;
+	if (r == 1) {
+		char *line = buf, *next;
+		for (; line; line = next) {
+			char *alt = NULL;
+			size_t n;
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = 0;
+			n = strlen(line);
+			while (n && isspace((unsigned char)line[n - 1]))
+				line[--n] = 0;
+			if (!n || line[0] == '#')
+				continue;
+			if (link_dir(g, real, "info/alternates", line, &alt)) {
+				if (g->err->kind != WAP_E_NOT_FOUND && g->err->kind != WAP_E_NOT_DIR)
+					goto out;
+				/* a missing alternate is skipped, as libgit2 does */
+				clear_err(g);
+				continue;
+			}
+			r = check_objects(g, alt, depth + 1);
+			free(alt);
+			if (r)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	wap_sb_release(&sb);
+	free(buf);
+	free(real);
+	return rc;
+}
+
+/* Before libgit2 opens a repository at REAL (root-relative): the git dir a
+ * .git file names, the common dir a git dir's commondir file names, the
+ * object store and its alternates must all be beneath the root.  libgit2
+ * would otherwise read them (their config first) before open_repo could
+ * look at where they are. */
+static int check_links(struct g *g, const char *real)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	char buf[4096], *gd = NULL, *cd = NULL;
+	int rc = -1, r;
+
+	if (strcmp(real, "."))
+		wap_sb_addf(&sb, "%s/.git", real);
+	else
+		wap_sb_adds(&sb, ".git");
+	if (sb.oom)
+		return oom(g);
+	r = read_small(g, sb.buf, buf, sizeof(buf));
+	if (r < 0)
+		goto out;
+	if (r == 1) {
+		if (strncmp(buf, "gitdir:", 7)) {
+			rc = 0;		/* libgit2 will say it is not a repository */
+			goto out;
+		}
+		if (link_dir(g, real, ".git", buf + 7 + strspn(buf + 7, " \t"), &gd))
+			goto out;
+	} else {
+		gd = strdup(r == 2 ? sb.buf : real);
+	}
+	if (!gd) {
+		oom(g);
+		goto out;
+	}
+	sb.len = 0;
+	wap_sb_addf(&sb, "%s/commondir", gd);
+	if (sb.oom) {
+		oom(g);
+		goto out;
+	}
+	r = read_small(g, sb.buf, buf, sizeof(buf));
+	if (r < 0 || (r == 1 && link_dir(g, gd, "commondir", buf, &cd)))
+		goto out;
+	sb.len = 0;
+	wap_sb_addf(&sb, "%s/objects", cd ? cd : gd);
+	if (sb.oom) {
+		oom(g);
+		goto out;
+	}
+	rc = check_objects(g, sb.buf, 0);
+out:
+	wap_sb_release(&sb);
+	free(gd);
+	free(cd);
+	return rc;
+}
+
 /* Open the repository at DIR (root-relative) or the nearest directory above
  * it that holds one, stopping at the root. */
 static int open_repo(struct g *g, bool write)
@@ -211,6 +401,8 @@ static int open_repo(struct g *g, bool write)
 			oom(g);
 			goto out;
 		}
+		if (check_links(g, real))
+			goto out;
 		e = git_repository_open_ext(&g->repo, abs, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 		if (!e)
 			break;
@@ -245,6 +437,7 @@ static int open_repo(struct g *g, bool write)
 	if (confirm_dir(g, p, &chk))
 		goto out;
 	free(chk);
+	chk = NULL;
 	p = git_repository_commondir(g->repo);
 	if (p && confirm_dir(g, p, &chk))
 		goto out;
@@ -2445,16 +2638,27 @@ out:
 }
 
 struct conflicts {
+	struct g *g;
 	struct wap_sb sb;
 	size_t n;
+	char *restricted;	/* the first restricted path it would change */
 };
 
+/* libgit2 calls this for every path before it changes any file: a path
+ * that restrictedPaths denies stops the checkout there, so nothing at all
+ * is written (the file tools could not change that file either). */
 static int notify_cb(git_checkout_notify_t why, const char *path, const git_diff_file *b,
 		     const git_diff_file *t, const git_diff_file *w, void *p)
 {
 	struct conflicts *c = p;
 
-	(void)why, (void)b, (void)t, (void)w;
+	(void)b, (void)t, (void)w;
+	if (why != GIT_CHECKOUT_NOTIFY_DIRTY && restricted_rp(c->g, path)) {
+		c->restricted = strdup(path);
+		return 1;
+	}
+	if (why != GIT_CHECKOUT_NOTIFY_CONFLICT)
+		return 0;
 	if (c->n < 20)
 		wap_sb_addf(&c->sb, "%s%s", c->n ? ", " : "", path);
 	else if (c->n == 20)
@@ -2482,17 +2686,27 @@ static void co_progress(const char *path, size_t done, size_t total, void *p)
 static int checkout_to(struct g *g, git_object *target, bool force)
 {
 	git_checkout_options co;
-	struct conflicts c = { WAP_SB_INIT, 0 };
+	struct conflicts c = { g, WAP_SB_INIT, 0, NULL };
 	int e;
 
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 	co.checkout_strategy = force ? GIT_CHECKOUT_FORCE : GIT_CHECKOUT_SAFE;
-	co.notify_flags = GIT_CHECKOUT_NOTIFY_CONFLICT;
+	co.notify_flags = GIT_CHECKOUT_NOTIFY_CONFLICT | GIT_CHECKOUT_NOTIFY_UPDATED;
 	co.notify_cb = notify_cb;
 	co.notify_payload = &c;
 	co.progress_cb = co_progress;
 	co.progress_payload = g;
 	e = git_checkout_tree(g->repo, target, &co);
+	if (c.restricted) {
+		char *rel = ws_path(g, c.restricted);
+		wap_err_set(g->err, WAP_E_RESTRICTED,
+			    "Path restricted: the checkout would change %s, which restrictedPaths denies; "
+			    "nothing was changed", rel ? rel : c.restricted);
+		free(rel);
+		free(c.restricted);
+		wap_sb_release(&c.sb);
+		return -1;
+	}
 	if (e && c.n) {
 		wap_err_set(g->err, WAP_E_CONFLICT,
 			    "Your local changes would be overwritten: %s (commit them, or use --force to discard them)",
@@ -3456,6 +3670,143 @@ struct action {
 #define A_WRITE	1u	/* changes the repository or the work tree */
 #define A_NOREPO 2u	/* opens no repository first (init, clone) */
 
+/* ---- the write sandbox ----
+ *
+ * libgit2 writes the work tree and .git by path, following symbolic links
+ * (a tracked directory replaced by a link out of the root, .git/logs/HEAD,
+ * .git/index or .git/config made links, a config or index filebuf that
+ * resolves links on purpose...).  Rather than chase each of those, an
+ * action runs in a thread of its own that first enters a Landlock domain
+ * allowing writes (create, remove, rename, truncate) only beneath the root:
+ * the kernel then refuses any write that resolves outside it.  Landlock
+ * domains belong to a thread, so the rest of wap (and `wap serve`) is not
+ * confined.  Reading is not restricted here (alternates, the common dir
+ * and the git dir are checked in open_repo).  Without Landlock (ABI 2, for
+ * REFER: libgit2 renames objects across directories), actions that write
+ * are refused: wap fails closed. */
+#define GL_WRITE_FILE	(1ULL << 1)
+#define GL_WRITE_ALL	(((1ULL << 13) - 1) & ~((1ULL << 0) | (1ULL << 2) | (1ULL << 3)))
+#define GL_REFER	(1ULL << 13)	/* ABI 2 */
+#define GL_TRUNCATE	(1ULL << 14)	/* ABI 3 */
+#define GL_RULE_PATH_BENEATH 1
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+
+struct gl_path_beneath {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+/* A ruleset fd allowing writes beneath the root only; -1 with ERR. */
+static int write_ruleset(const struct wap_ws *ws, const char *action, struct wap_err *err)
+{
+	uint64_t handled = GL_WRITE_ALL | GL_REFER;
+	struct gl_path_beneath pb;
+	int abi = wap_landlock_abi(), rs;
+
+	if (abi < 2)
+		return wap_err_set(err, WAP_E_DISABLED,
+			"Sandbox unavailable: this kernel has no Landlock (ABI 2 or later), which wap git "
+			"needs to keep '%s' from writing through symbolic links out of the workspace root; "
+			"refusing to write", action);
+	if (abi >= 3)
+		handled |= GL_TRUNCATE;
+	rs = (int)syscall(SYS_landlock_create_ruleset, &handled, sizeof(handled), 0);
+	if (rs < 0)
+		return wap_err_set(err, WAP_E_DISABLED, "Sandbox unavailable: landlock_create_ruleset: %s",
+				   strerror(errno));
+	pb.allowed_access = handled;
+	pb.parent_fd = ws->rootfd;
+	if (syscall(SYS_landlock_add_rule, rs, GL_RULE_PATH_BENEATH, &pb, 0) < 0) {
+		int e = errno;
+		close(rs);
+		return wap_err_set(err, WAP_E_DISABLED, "Sandbox unavailable: landlock_add_rule: %s",
+				   strerror(e));
+	}
+	return rs;
+}
+
+static int run_action(struct g *g, const struct action *a, json_t **res)
+{
+	if (!(a->flags & A_NOREPO) && open_repo(g, a->flags & A_WRITE))
+		return -1;
+	return a->fn(g, res);
+}
+
+struct confined {
+	struct g *g;
+	const struct action *a;
+	json_t **res;
+	int ruleset, rc;
+};
+
+static void *confined_run(void *p)
+{
+	struct confined *c = p;
+	const char *what = "no_new_privs";
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    (what = "landlock_restrict_self", syscall(SYS_landlock_restrict_self, c->ruleset, 0) < 0)) {
+		c->rc = wap_err_set(c->g->err, WAP_E_DISABLED, "Sandbox unavailable: %s: %s", what,
+				    strerror(errno));
+		return NULL;
+	}
+	c->rc = run_action(c->g, c->a, c->res);
+	/* libgit2 failing on EACCES: most likely a write that resolved out of
+	 * the root (reads are not confined; as root nothing else says EACCES) */
+	if (c->rc && c->g->err->kind == WAP_E_FAILED && strstr(c->g->err->msg, strerror(EACCES))) {
+		char msg[sizeof(c->g->err->msg)];
+		snprintf(msg, sizeof(msg), "%s", c->g->err->msg);
+		wap_err_set(c->g->err, WAP_E_ACCESS,
+			    "Access denied: git %s may write only beneath the workspace root "
+			    "(a symbolic link in the work tree or in .git leads out of it?): %s",
+			    c->a->name, msg);
+	}
+	git_error_clear();
+	return NULL;
+}
+
+/* Does this request write?  (branch writes only with --create/--delete.) */
+static bool action_writes(struct g *g, const struct action *a)
+{
+	return (a->flags & A_WRITE) ||
+	       (!strcmp(a->name, "branch") && (bool_key(g, "create") || bool_key(g, "delete")));
+}
+
+/* Run action A: confined to writing beneath the root when Landlock is
+ * there; without it, only actions that do not write run. */
+static int run_confined(struct g *g, const struct action *a, json_t **res)
+{
+	struct confined c = { g, a, res, -1, -1 };
+	struct wap_err e2 = { 0 };
+	pthread_t t;
+	int e;
+
+	if (!g->ws->confined)
+		return run_action(g, a, res);
+	c.ruleset = write_ruleset(g->ws, a->name, &e2);
+	if (c.ruleset < 0) {
+		if (action_writes(g, a)) {
+			*g->err = e2;
+			return -1;
+		}
+		wap_err_release(&e2);
+		return run_action(g, a, res);
+	}
+	e = pthread_create(&t, NULL, confined_run, &c);
+	if (e) {
+		close(c.ruleset);
+		return wap_err_set(g->err, WAP_E_FAILED, "cannot start a thread: %s", strerror(e));
+	}
+	pthread_join(t, NULL);
+	close(c.ruleset);
+	return c.rc;
+}
+
 static const struct action actions[] = {
 	{ "status", op_status, 0 },
 	{ "diff", op_diff, 0 },
@@ -3520,9 +3871,7 @@ int wap_git(struct wap_call *call, const json_t *req, json_t **res, struct wap_e
 		wap_err_set(err, WAP_E_RESTRICTED, "Path restricted: git %s writes, and the workspace is read-only", a->name);
 		goto out;
 	}
-	if (!(a->flags & A_NOREPO) && open_repo(&g, a->flags & A_WRITE))
-		goto out;
-	rc = a->fn(&g, res);
+	rc = run_confined(&g, a, res);
 out:
 	if (rc) {
 		json_decref(*res);
