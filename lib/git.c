@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -3010,6 +3011,75 @@ static bool token_ok_for(const char *url)
 	return false;
 }
 
+/* The host[:port] of URL (scheme://[userinfo@]host[:port]/...): *HOST,
+ * *HLEN (brackets kept for IPv6) and *PORT (NULL, or the digits after the
+ * colon, *PLEN long).  False if URL has no such authority. */
+static bool url_host(const char *url, const char **host, size_t *hlen, const char **port,
+		     size_t *plen)
+{
+	const char *a = strstr(url, "://"), *end, *at, *h;
+
+	if (!a)
+		return false;
+	a += 3;
+	end = a + strcspn(a, "/?#");
+	for (at = a, h = a; at < end; at++)
+		if (*at == '@')
+			h = at + 1;
+	*port = NULL;
+	*plen = 0;
+	if (*h == '[') {
+		const char *rb = memchr(h, ']', end - h);
+		if (!rb)
+			return false;
+		*hlen = rb + 1 - h;
+	} else {
+		const char *c = memchr(h, ':', end - h);
+		*hlen = (c ? c : end) - h;
+	}
+	*host = h;
+	if (h + *hlen < end && h[*hlen] == ':') {
+		*port = h + *hlen + 1;
+		*plen = end - *port;
+	}
+	return *hlen > 0;
+}
+
+/* Is URL's host one the invoker named in $WAP_GIT_TOKEN_HOST ("host" or
+ * "host:port", separated by commas or spaces)?  The list comes from the
+ * environment of whoever started wap, never from the repository: the
+ * agent can rewrite .git/config (url, pushurl, insteadOf) at will. */
+static bool token_host_ok(const char *url)
+{
+	const char *list = getenv("WAP_GIT_TOKEN_HOST"), *h, *p, *e;
+	size_t hl, pl;
+
+	if (!list || !url_host(url, &h, &hl, &p, &pl))
+		return false;
+	for (e = list; *e;) {
+		size_t n, eh;
+		const char *colon;
+
+		e += strspn(e, ", \t");
+		n = strcspn(e, ", \t");
+		if (!n)
+			break;
+		/* the entry's own host and port */
+		if (*e == '[') {
+			const char *rb = memchr(e, ']', n);
+			eh = rb ? (size_t)(rb + 1 - e) : n;
+		} else {
+			colon = memchr(e, ':', n);
+			eh = colon ? (size_t)(colon - e) : n;
+		}
+		if (eh == hl && !strncasecmp(e, h, hl) &&
+		    (eh == n || (e[eh] == ':' && p && n - eh - 1 == pl && !strncmp(e + eh + 1, p, pl))))
+			return true;
+		e += n;
+	}
+	return false;
+}
+
 static int cred_cb(git_credential **out, const char *url, const char *user, unsigned int allowed,
 		   void *payload)
 {
@@ -3022,12 +3092,22 @@ static int cred_cb(git_credential **out, const char *url, const char *user, unsi
 	}
 	if (allowed & GIT_CREDENTIAL_SSH_KEY)
 		return git_credential_ssh_key_from_agent(out, user && *user ? user : "git");
-	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && g->token && token_ok_for(url))
+	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && g->token && token_ok_for(url) &&
+	    token_host_ok(url))
 		return git_credential_userpass_plaintext_new(out, "x-access-token", g->token);
 	g->auth_failed = true;
-	git_error_set_str(GIT_ERROR_NET, g->token ?
-		"the remote asks for credentials, and wap sends the token over HTTPS only" :
-		"the remote asks for credentials: set WAP_GIT_TOKEN or --token-file (HTTPS), or run an SSH agent (ssh)");
+	if (!g->token)
+		git_error_set_str(GIT_ERROR_NET, "the remote asks for credentials: set WAP_GIT_TOKEN or "
+				  "--token-file (HTTPS), or run an SSH agent (ssh)");
+	else if (!token_ok_for(url))
+		git_error_set_str(GIT_ERROR_NET,
+				  "the remote asks for credentials, and wap sends the token over HTTPS only");
+	else if (!getenv("WAP_GIT_TOKEN_HOST"))
+		git_error_set_str(GIT_ERROR_NET, "the remote asks for credentials, and wap sends the token "
+				  "only to the hosts named in $WAP_GIT_TOKEN_HOST, which is not set");
+	else
+		git_error_set_str(GIT_ERROR_NET, "the remote asks for credentials, and its host is not one "
+				  "of those named in $WAP_GIT_TOKEN_HOST (the token is not sent)");
 	return GIT_EAUTH;
 }
 
@@ -3116,6 +3196,10 @@ static int push_ref_cb(const char *ref, const char *status, void *p)
 	return 0;
 }
 
+/* The callbacks of fetch, push and clone.  Each of them also sets
+ * follow_redirects to NONE: off-site redirects are not followed, whatever
+ * http.followRedirects in the (agent-writable) repository config says, so
+ * the token is not carried to a host it was not named for. */
 static void callbacks(struct g *g, git_remote_callbacks *cb)
 {
 	git_remote_init_callbacks(cb, GIT_REMOTE_CALLBACKS_VERSION);
@@ -3198,6 +3282,7 @@ static int do_fetch(struct g *g, const char *name)
 		goto out;
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
 	callbacks(g, &fo.callbacks);
+	fo.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	if ((e = git_remote_fetch(r, NULL, &fo, NULL))) {
 		remote_fail(g, e, "fetch from", name);
 		goto out;
@@ -3297,6 +3382,7 @@ static int op_push(struct g *g, json_t **res)
 		goto out;
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
 	callbacks(g, &po.callbacks);
+	po.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	{
 		char *specs[] = { spec.buf };
 		git_strarray arr = { specs, 1 };
@@ -3630,6 +3716,7 @@ static int op_clone(struct g *g, json_t **res)
 		goto fail;
 	git_clone_options_init(&co, GIT_CLONE_OPTIONS_VERSION);
 	callbacks(g, &co.fetch_opts.callbacks);
+	co.fetch_opts.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	co.checkout_opts.checkout_strategy = GIT_CHECKOUT_SAFE;
 	co.checkout_opts.progress_cb = co_progress;
 	co.checkout_opts.progress_payload = g;

@@ -205,6 +205,10 @@ import http.server, sys, socketserver
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         with open(sys.argv[2], "a") as f: f.write(self.headers.get("Host", "") + " " + str(self.headers.get("Authorization")) + "\n")
+        if self.path.startswith("/redir/"):
+            # an off-site redirect: 127.0.0.1 sends the client to localhost
+            self.send_response(302); self.send_header("Location", "http://localhost:%d/%s" % (self.server.server_address[1], self.path[7:]))
+            self.send_header("Content-Length", "0"); self.end_headers(); return
         self.send_response(401); self.send_header("WWW-Authenticate", 'Basic realm="x"')
         self.send_header("Content-Length", "0"); self.end_headers()
     do_POST = do_GET
@@ -256,6 +260,12 @@ git -C "$W" config "url.http://localhost:$port/.insteadOf" "http://127.0.0.1:$po
 expect "insteadOf in .git/config: not sent" 125 env WAP_GIT_TOKEN=secret-XYZ WAP_GIT_TOKEN_HOST=127.0.0.1 wap git fetch web
 lacks "no token through insteadOf" "$(cat "$T/auth.log")" "$b64"
 git -C "$W" config --remove-section "url.http://localhost:$port/"
+git -C "$W" remote add redir "http://127.0.0.1:$port/redir/repo.git"
+git -C "$W" config http.followRedirects true
+: > "$T/auth.log"
+expect "an off-site redirect is not followed" 125 env WAP_GIT_TOKEN=secret-XYZ WAP_GIT_TOKEN_HOST=127.0.0.1 wap git fetch redir
+lacks "no token to the host redirected to" "$(grep '^localhost' "$T/auth.log")" "$b64"
+lacks "nor a request to it" "$(cat "$T/auth.log")" "localhost:"
 echo secret-XYZ > "$W/tok"
 : > "$T/auth.log"
 expect "--token-file: the same rule" 125 env WAP_GIT_TOKEN_HOST=localhost wap git fetch web --token-file tok
