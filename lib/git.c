@@ -2639,33 +2639,132 @@ out:
 }
 
 struct conflicts {
-	struct g *g;
 	struct wap_sb sb;
 	size_t n;
-	char *restricted;	/* the first restricted path it would change */
 };
 
-/* libgit2 calls this for every path before it changes any file: a path
- * that restrictedPaths denies stops the checkout there, so nothing at all
- * is written (the file tools could not change that file either). */
 static int notify_cb(git_checkout_notify_t why, const char *path, const git_diff_file *b,
 		     const git_diff_file *t, const git_diff_file *w, void *p)
 {
 	struct conflicts *c = p;
 
-	(void)b, (void)t, (void)w;
-	if (why != GIT_CHECKOUT_NOTIFY_DIRTY && restricted_rp(c->g, path)) {
-		c->restricted = strdup(path);
-		return 1;
-	}
-	if (why != GIT_CHECKOUT_NOTIFY_CONFLICT)
-		return 0;
+	(void)why, (void)b, (void)t, (void)w;
 	if (c->n < 20)
 		wap_sb_addf(&c->sb, "%s%s", c->n ? ", " : "", path);
 	else if (c->n == 20)
 		wap_sb_adds(&c->sb, ", ...");
 	c->n++;
 	return 0;
+}
+
+/* May a checkout write (or remove) repository path RP?  Not if
+ * restrictedPaths denies it, and not through a symbolic link: libgit2
+ * creates and removes files by path, so a tracked directory that the work
+ * tree has as a link (d -> .git/hooks, d -> elsewhere/) would be written
+ * through.  A leading link that is itself in the index is fine: libgit2
+ * removes a tracked link before it writes beneath its name.  *OKDIR
+ * caches the last directory found sound (the deltas come sorted). */
+static int checkout_path_ok(struct g *g, git_index *idx, const char *rp, char **okdir)
+{
+	const char *slash = strrchr(rp, '/');
+	size_t dl = slash ? (size_t)(slash - rp) : 0;
+
+	if (restricted_rp(g, rp)) {
+		char *rel = ws_path(g, rp);
+		wap_err_set(g->err, WAP_E_RESTRICTED,
+			    "Path restricted: the checkout would change %s, which restrictedPaths denies; "
+			    "nothing was changed", rel ? rel : rp);
+		free(rel);
+		return -1;
+	}
+	if (!dl || (*okdir && strlen(*okdir) == dl && !strncmp(*okdir, rp, dl)))
+		return 0;
+	for (const char *p = strchr(rp, '/'); p; p = strchr(p + 1, '/')) {
+		char *pre = strndup(rp, p - rp), *rel = pre ? ws_path(g, pre) : NULL;
+		struct wap_err e2 = { 0 };
+		struct stat st;
+		bool link = false, stop = true;
+		int fd;
+
+		if (!rel) {
+			free(pre);
+			return oom(g);
+		}
+		fd = wap_ws_open(g->ws, rel, O_PATH | O_NOFOLLOW, 0, WAP_ACC_READ, &e2);
+		if (fd >= 0) {
+			if (!fstat(fd, &st)) {
+				link = S_ISLNK(st.st_mode);
+				stop = !S_ISDIR(st.st_mode);
+			}
+			close(fd);
+		}
+		wap_err_release(&e2);
+		if (link && !git_index_get_bypath(idx, pre, 0)) {
+			wap_err_set(g->err, WAP_E_INVALID,
+				    "'%s' is beyond a symbolic link: %s is a link where the checkout expects a "
+				    "directory, and would be written through; remove the link first", rp, rel);
+			free(pre), free(rel);
+			return -1;
+		}
+		free(pre), free(rel);
+		if (stop)
+			break;
+	}
+	free(*okdir);
+	*okdir = strndup(rp, dl);
+	return 0;
+}
+
+/* Before a checkout of TARGET writes anything: every path it may change
+ * (those where TARGET differs from HEAD, or from the index and work tree)
+ * must pass checkout_path_ok(). */
+static int checkout_preflight(struct g *g, git_object *target)
+{
+	git_diff_options o;
+	git_object *tt = NULL;
+	git_commit *h = NULL;
+	git_tree *ht = NULL;
+	git_index *idx = NULL;
+	git_diff *d[2] = { NULL, NULL };
+	char *okdir = NULL;
+	int rc = -1, e;
+
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
+	if ((e = git_object_peel(&tt, target, GIT_OBJECT_TREE)) ||
+	    (e = git_repository_index(&idx, g->repo))) {
+		lg(g, e, "cannot check out");
+		goto out;
+	}
+	if (head_commit(g, &h))
+		goto out;
+	if (h && (e = git_commit_tree(&ht, h))) {
+		lg(g, e, "cannot read HEAD");
+		goto out;
+	}
+	if ((e = git_diff_tree_to_tree(&d[0], g->repo, ht, (git_tree *)tt, &o)) ||
+	    (e = git_diff_tree_to_workdir_with_index(&d[1], g->repo, (git_tree *)tt, &o))) {
+		lg(g, e, "cannot check out");
+		goto out;
+	}
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < git_diff_num_deltas(d[k]); i++) {
+			const git_diff_delta *dd = git_diff_get_delta(d[k], i);
+			if (checkout_path_ok(g, idx, dd->old_file.path, &okdir) ||
+			    (strcmp(dd->new_file.path, dd->old_file.path) &&
+			     checkout_path_ok(g, idx, dd->new_file.path, &okdir)))
+				goto out;
+		}
+	rc = 0;
+out:
+	free(okdir);
+	git_diff_free(d[0]);
+	git_diff_free(d[1]);
+	git_index_free(idx);
+	git_tree_free(ht);
+	git_commit_free(h);
+	git_object_free(tt);
+	return rc;
 }
 
 static void co_progress(const char *path, size_t done, size_t total, void *p)
@@ -2687,27 +2786,21 @@ static void co_progress(const char *path, size_t done, size_t total, void *p)
 static int checkout_to(struct g *g, git_object *target, bool force)
 {
 	git_checkout_options co;
-	struct conflicts c = { g, WAP_SB_INIT, 0, NULL };
+	struct conflicts c = { WAP_SB_INIT, 0 };
 	int e;
 
+	if (checkout_preflight(g, target))
+		return -1;
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 	co.checkout_strategy = force ? GIT_CHECKOUT_FORCE : GIT_CHECKOUT_SAFE;
-	co.notify_flags = GIT_CHECKOUT_NOTIFY_CONFLICT | GIT_CHECKOUT_NOTIFY_UPDATED;
+	/* a file is never written through a link at its own name */
+	co.file_open_flags = O_CREAT | O_TRUNC | O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
+	co.notify_flags = GIT_CHECKOUT_NOTIFY_CONFLICT;
 	co.notify_cb = notify_cb;
 	co.notify_payload = &c;
 	co.progress_cb = co_progress;
 	co.progress_payload = g;
 	e = git_checkout_tree(g->repo, target, &co);
-	if (c.restricted) {
-		char *rel = ws_path(g, c.restricted);
-		wap_err_set(g->err, WAP_E_RESTRICTED,
-			    "Path restricted: the checkout would change %s, which restrictedPaths denies; "
-			    "nothing was changed", rel ? rel : c.restricted);
-		free(rel);
-		free(c.restricted);
-		wap_sb_release(&c.sb);
-		return -1;
-	}
 	if (e && c.n) {
 		wap_err_set(g->err, WAP_E_CONFLICT,
 			    "Your local changes would be overwritten: %s (commit them, or use --force to discard them)",
@@ -3718,6 +3811,7 @@ static int op_clone(struct g *g, json_t **res)
 	callbacks(g, &co.fetch_opts.callbacks);
 	co.fetch_opts.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	co.checkout_opts.checkout_strategy = GIT_CHECKOUT_SAFE;
+	co.checkout_opts.file_open_flags = O_CREAT | O_TRUNC | O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
 	co.checkout_opts.progress_cb = co_progress;
 	co.checkout_opts.progress_payload = g;
 	if ((e = git_clone(&repo, src ? src : url, abs, &co))) {

@@ -61,6 +61,32 @@ rm -rf "$W/cl/d" && ln -s "$OUTD" "$W/cl/d"
 wap git pull --dir cl >/dev/null 2>&1
 outside_untouched "pull (fast-forward) with d -> outside"
 
+# a link inside the root is not written through either: a tracked
+# directory made a link to .git/hooks or .git would plant hooks or config
+inroot() { # DESC LINK-TARGET: d -> LINK-TARGET (inside the root), checkout other --force
+	newrepo "$W"; mkdir -p "$W/inr" && echo INR > "$W/inr/f"
+	echo HOOK > "$W/.git/hooks/f"
+	before=$(cd "$W" && cat inr/f .git/hooks/f .git/config | md5sum)
+	rm -rf "$W/d" && ln -s "$2" "$W/d"
+	expect "$1: refused (exit 2)" 2 wap git checkout other --force
+	has "$1: says why" "$ERR" "beyond a symbolic link"
+	same "$1: nothing written through the link" "$(cd "$W" && cat inr/f .git/hooks/f .git/config | md5sum)" "$before"
+	check "$1: nor created through it" test ! -e "$W/inr/g" -a ! -e "$W/.git/hooks/g"
+}
+inroot "d -> a directory inside the root" inr
+inroot "d -> .git/hooks" .git/hooks
+newrepo "$W"; echo HOOK > "$W/.git/hooks/post-checkout"
+rm "$W/top.txt" && ln -s .git/hooks/post-checkout "$W/top.txt"
+wap git checkout other --force >/dev/null 2>&1
+same "a tracked file made a link to .git/hooks/X is not written through" "$(cat "$W/.git/hooks/post-checkout")" "HOOK"
+# a tracked link that becomes a directory on the other branch still works
+newrepo "$W"; git -C "$W" checkout -q -b linkb main && git -C "$W" rm -q -r d && ln -s inr "$W/d" && mkdir -p "$W/inr" && echo INR > "$W/inr/f"
+git -C "$W" add d && git -C "$W" commit -qm "d is a link" && git -C "$W" checkout -q linkb
+expect "a tracked link replaced by a directory: checkout runs" 0 wap git checkout other
+check "d is a directory again" test -d "$W/d" -a ! -L "$W/d"
+same "inr/f untouched" "$(cat "$W/inr/f" 2>/dev/null)" "INR"
+git -C "$W" checkout -q -f main 2>/dev/null
+
 # symlinks that stay inside the root still work
 newrepo "$W"; mkdir -p "$W/real"
 ln -s ../real "$W/.git/logs-link" 2>/dev/null
