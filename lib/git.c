@@ -3939,7 +3939,8 @@ static void *confined_run(void *p)
 	c->rc = run_action(c->g, c->a, c->res);
 	/* libgit2 failing on EACCES: most likely a write that resolved out of
 	 * the root (reads are not confined; as root nothing else says EACCES) */
-	if (c->rc && c->g->err->kind == WAP_E_FAILED && strstr(c->g->err->msg, strerror(EACCES))) {
+	if (c->rc && (c->g->err->kind == WAP_E_FAILED || c->g->err->kind == WAP_E_CONFLICT) &&
+	    strstr(c->g->err->msg, strerror(EACCES))) {
 		char msg[sizeof(c->g->err->msg)];
 		snprintf(msg, sizeof(msg), "%s", c->g->err->msg);
 		wap_err_set(c->g->err, WAP_E_ACCESS,
