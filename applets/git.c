@@ -64,11 +64,13 @@
  * or the repository.  Progress of push, fetch and clone is reported to
  * `wap serve` callers.
  *
- * Writes stay beneath the root: each action runs confined by Landlock, so
- * no write follows a symbolic link (in the work tree or .git) out of it;
- * without Landlock, actions that write are refused.  A .git file, commondir
- * or alternates leading out of the root are refused.  A checkout that would
- * change a file denied by restrictedPaths is refused, with --force too.
+ * Nothing is written through a symbolic link: a checkout refuses a path
+ * beneath one, and actions that write refuse a link among the files they
+ * write in .git.  Each action runs confined by Landlock to writing beneath
+ * the root; without Landlock, actions that write are refused.  A .git file,
+ * commondir or alternates leading out of the root are refused.  A checkout
+ * that would change a file denied by restrictedPaths is refused, with
+ * --force too.
  *
  * exit status: 0 ok, 2 bad argument, unknown revision or nothing to commit,
  * 3 not found (no repository, path, branch or remote), 4 outside the root,

@@ -370,6 +370,108 @@ out:
 	return rc;
 }
 
+/* wap's own checks for links (below, and checkout_preflight) can be
+ * turned off to test that the kernel's layer holds alone (tests only:
+ * Landlock still keeps every write beneath the root). */
+static bool link_checks(void)
+{
+	const char *v = getenv("WAP_GIT_NO_LINK_CHECKS");
+	return !(v && !strcmp(v, "1"));
+}
+
+/* Is there a symbolic link at NAME in directory FD, or beneath it down to
+ * DEPTH levels?  *BAD gets its path (SHOWN/...); *BUDGET bounds the walk. */
+static int find_link(int fd, const char *name, const char *shown, int depth, size_t *budget,
+		     char **bad)
+{
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+	int sub, rc = 0;
+
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+	if (S_ISLNK(st.st_mode)) {
+		struct wap_sb sb = WAP_SB_INIT;
+		wap_sb_addf(&sb, "%s/%s", shown, name);
+		*bad = wap_sb_detach(&sb);
+		return 1;
+	}
+	if (!S_ISDIR(st.st_mode) || depth <= 0)
+		return 0;
+	if (!*budget)
+		return -1;
+	sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sub < 0 || !(d = fdopendir(sub))) {
+		if (sub >= 0)
+			close(sub);
+		return -1;
+	}
+	{
+		struct wap_sb sb = WAP_SB_INIT;
+		wap_sb_addf(&sb, "%s/%s", shown, name);
+		while (!rc && sb.buf && (de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if (!(*budget)--) {
+				rc = -1;
+				break;
+			}
+			rc = find_link(dirfd(d), de->d_name, sb.buf, depth - 1, budget, bad);
+		}
+		if (!sb.buf)
+			rc = -1;
+		wap_sb_release(&sb);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Before an action writes: nothing libgit2 writes in the git dir GD (an
+ * absolute path it reported) may be a symbolic link.  Landlock keeps the
+ * writes beneath the root; this keeps them in the git dir, out of the work
+ * tree and out of restricted or policy files (.git/logs/HEAD ->
+ * ../../.env would have the reflog appended to .env, .git/index -> X would
+ * overwrite X). */
+static int check_gitdir_writes(struct g *g, const char *gd)
+{
+	static const struct { const char *name; int depth; } w[] = {
+		{ "HEAD", 0 }, { "ORIG_HEAD", 0 }, { "FETCH_HEAD", 0 }, { "MERGE_HEAD", 0 },
+		{ "MERGE_MSG", 0 }, { "MERGE_MODE", 0 }, { "CHERRY_PICK_HEAD", 0 },
+		{ "REVERT_HEAD", 0 }, { "COMMIT_EDITMSG", 0 }, { "index", 0 }, { "config", 0 },
+		{ "packed-refs", 0 }, { "shallow", 0 }, { "description", 0 }, { "info", 1 },
+		{ "refs", 64 }, { "logs", 64 }, { "objects", 1 }, { "objects/pack", 1 },
+		{ "objects/info", 1 },
+	};
+	struct wap_ws nopol = *g->ws;
+	char *rel = NULL, *bad = NULL;
+	size_t budget = 1000000;
+	int fd, r = 0;
+
+	if (!link_checks())
+		return 0;
+	if (confirm_dir(g, gd, &rel))
+		return -1;
+	memset(&nopol.pol.restricted, 0, sizeof(nopol.pol.restricted));
+	fd = wap_ws_open(&nopol, rel, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, g->err);
+	if (fd < 0) {
+		free(rel);
+		return -1;
+	}
+	for (size_t i = 0; !r && i < sizeof(w) / sizeof(w[0]); i++)
+		r = find_link(fd, w[i].name, strcmp(rel, ".") ? rel : ".", w[i].depth, &budget, &bad);
+	close(fd);
+	if (r > 0)
+		wap_err_set(g->err, WAP_E_ACCESS,
+			    "Access denied: %s is a symbolic link; wap git does not write through links in "
+			    "the git directory (remove it, or use git itself)", bad ? bad : rel);
+	else if (r < 0)
+		wap_err_set(g->err, WAP_E_FAILED, "cannot check the git directory %s for links", rel);
+	free(bad);
+	free(rel);
+	return r ? -1 : 0;
+}
+
 /* Open the repository at DIR (root-relative) or the nearest directory above
  * it that holds one, stopping at the root. */
 static int open_repo(struct g *g, bool write)
@@ -2677,7 +2779,7 @@ static int checkout_path_ok(struct g *g, git_index *idx, const char *rp, char **
 		free(rel);
 		return -1;
 	}
-	if (!dl || (*okdir && strlen(*okdir) == dl && !strncmp(*okdir, rp, dl)))
+	if (!dl || !link_checks() || (*okdir && strlen(*okdir) == dl && !strncmp(*okdir, rp, dl)))
 		return 0;
 	for (const char *p = strchr(rp, '/'); p; p = strchr(p + 1, '/')) {
 		char *pre = strndup(rp, p - rp), *rel = pre ? ws_path(g, pre) : NULL;
@@ -2729,6 +2831,8 @@ static int checkout_preflight(struct g *g, git_object *target)
 	char *okdir = NULL;
 	int rc = -1, e;
 
+	if (!link_checks() && !g->ws->pol.restricted.n)
+		return 0;
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 	o.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
 	if ((e = git_object_peel(&tt, target, GIT_OBJECT_TREE)) ||
@@ -2794,7 +2898,7 @@ static int checkout_to(struct g *g, git_object *target, bool force)
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 	co.checkout_strategy = force ? GIT_CHECKOUT_FORCE : GIT_CHECKOUT_SAFE;
 	/* a file is never written through a link at its own name */
-	co.file_open_flags = O_CREAT | O_TRUNC | O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
+	co.file_open_flags = O_CREAT | O_TRUNC | O_WRONLY | (link_checks() ? O_NOFOLLOW : 0) | O_CLOEXEC;
 	co.notify_flags = GIT_CHECKOUT_NOTIFY_CONFLICT;
 	co.notify_cb = notify_cb;
 	co.notify_payload = &c;
@@ -3690,7 +3794,8 @@ static int op_init(struct g *g, json_t **res)
 	e = git_repository_open_ext(&old, abs, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 	if (!e) {
 		reinit = true;
-		if (confirm_dir(g, git_repository_path(old), &chk))
+		if (confirm_dir(g, git_repository_path(old), &chk) ||
+		    check_gitdir_writes(g, git_repository_path(old)))
 			goto fail;
 	} else {
 		struct stat st;
@@ -3911,10 +4016,25 @@ static int write_ruleset(const struct wap_ws *ws, const char *action, struct wap
 	return rs;
 }
 
+/* Does this request write?  (branch writes only with --create/--delete.) */
+static bool action_writes(struct g *g, const struct action *a)
+{
+	return (a->flags & A_WRITE) ||
+	       (!strcmp(a->name, "branch") && (bool_key(g, "create") || bool_key(g, "delete")));
+}
+
 static int run_action(struct g *g, const struct action *a, json_t **res)
 {
-	if (!(a->flags & A_NOREPO) && open_repo(g, a->flags & A_WRITE))
-		return -1;
+	if (!(a->flags & A_NOREPO)) {
+		const char *cd;
+		if (open_repo(g, a->flags & A_WRITE))
+			return -1;
+		cd = git_repository_commondir(g->repo);
+		if (action_writes(g, a) &&
+		    (check_gitdir_writes(g, git_repository_path(g->repo)) ||
+		     (cd && strcmp(cd, git_repository_path(g->repo)) && check_gitdir_writes(g, cd))))
+			return -1;
+	}
 	return a->fn(g, res);
 }
 
@@ -3950,13 +4070,6 @@ static void *confined_run(void *p)
 	}
 	git_error_clear();
 	return NULL;
-}
-
-/* Does this request write?  (branch writes only with --create/--delete.) */
-static bool action_writes(struct g *g, const struct action *a)
-{
-	return (a->flags & A_WRITE) ||
-	       (!strcmp(a->name, "branch") && (bool_key(g, "create") || bool_key(g, "delete")));
 }
 
 /* Run action A: confined to writing beneath the root when Landlock is

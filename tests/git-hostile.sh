@@ -31,38 +31,108 @@ newrepo() {
 }
 abi=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(l.syscall(444, None, 0, 1), 0))')
 
+# Every write wap git makes stays beneath the root: run twice, with wap's
+# own checks for links, then with the kernel's layer (Landlock) alone.
+outside_suites() {
 # ---- 1. a tracked directory replaced by a symlink out of the root ----
-hostile_wt() { # DESC ARGS...: d -> $OUTD, then run wap git ARGS
-	d=$1; shift
+	hostile_wt() { # DESC ARGS...: d -> $OUTD, then run wap git ARGS
+		d=$1; shift
+		newrepo "$W"; fresh_outside
+		rm -rf "$W/d" && ln -s "$OUTD" "$W/d"
+		"$@" >"$T/out" 2>"$T/err"; st=$?
+		outside_untouched "$L$d (exit $st: $(head -c 200 "$T/err"))"
+	}
+	hostile_wt "checkout other" wap git checkout other
+	hostile_wt "checkout other --force" wap git checkout other --force
+	hostile_wt "checkout a revision --force" wap git checkout other~0 --force
+	hostile_wt "checkout --create from other --force" wap git checkout new --create --from other --force
+	hostile_wt "unstage (reset) d/f" wap git reset d/f
+	hostile_wt "add d/f" wap git add d/f
+	# the same through a symlinked parent two levels down
 	newrepo "$W"; fresh_outside
-	rm -rf "$W/d" && ln -s "$OUTD" "$W/d"
-	"$@" >"$T/out" 2>"$T/err"; st=$?
-	outside_untouched "$d (exit $st: $(head -c 200 "$T/err"))"
+	mkdir -p "$OUTD/deep" && BEFORE=$(snap)
+	rm -rf "$W/d" && ln -s "$OUTD/deep/.." "$W/d"
+	wap git checkout other --force >/dev/null 2>&1
+	outside_untouched "${L}checkout --force through d -> outside/deep/.."
+	
+	# pull (fast-forward) into a work tree whose d points out of the root
+	newrepo "$W/up"
+	rm -rf "$W/cl" && git clone -q "$W/up" "$W/cl" 2>/dev/null
+	git -C "$W/cl" branch -q --set-upstream-to=origin/other main
+	fresh_outside
+	rm -rf "$W/cl/d" && ln -s "$OUTD" "$W/cl/d"
+	wap git pull --dir cl >/dev/null 2>&1
+	outside_untouched "${L}pull (fast-forward) with d -> outside"
+	
+# ---- 2. files inside .git that are symlinks out of the root ----
+	hostile_git() { # DESC SETUP ARGS...: SETUP (a shell snippet) in .git, then wap git ARGS
+		d=$1 setup=$2; shift 2
+		newrepo "$W"; fresh_outside
+		echo change >> "$W/top.txt"
+		(cd "$W/.git" && eval "$setup")
+		BEFORE=$(snap)
+		"$@" >"$T/out" 2>"$T/err"; st=$?
+		outside_untouched "$L$d (exit $st: $(head -c 200 "$T/err"))"
+	}
+	hostile_git "commit, .git/logs/HEAD -> outside file" 'rm -f logs/HEAD; ln -s "$OUTD/file" logs/HEAD' \
+		wap git commit -m x top.txt
+	hostile_git "commit, .git/logs -> outside dir" 'cp -r logs/. "$OUTD/"; rm -rf logs; ln -s "$OUTD" logs' \
+		wap git commit -m x top.txt
+	hostile_git "commit, .git/refs/heads -> outside dir" 'cp -r refs/heads/. "$OUTD/"; rm -rf refs/heads; ln -s "$OUTD" refs/heads' \
+		wap git commit -m x top.txt
+	hostile_git "commit, .git/objects -> outside dir" 'cp -r objects/. "$OUTD/"; rm -rf objects; ln -s "$OUTD" objects' \
+		wap git commit -m x top.txt
+	hostile_git "add, .git/index -> outside file" 'cp index "$OUTD/index"; rm index; ln -s "$OUTD/index" index' \
+		wap git add top.txt
+	hostile_git "unstage, .git/index -> outside file" 'cp index "$OUTD/index"; rm index; ln -s "$OUTD/index" index' \
+		wap git reset top.txt
+	hostile_git "checkout, .git/index -> outside file" 'cp index "$OUTD/index"; rm index; ln -s "$OUTD/index" index' \
+		wap git checkout other --force
+	hostile_git "checkout, .git/HEAD -> outside file" 'cp HEAD "$OUTD/HEAD"; rm HEAD; ln -s "$OUTD/HEAD" HEAD' \
+		wap git checkout other --force
+	hostile_git "branch --create, .git/refs/heads -> outside dir" 'cp -r refs/heads/. "$OUTD/"; rm -rf refs/heads; ln -s "$OUTD" refs/heads' \
+		wap git branch --create x
+	hostile_git "branch --delete, .git/packed-refs -> outside file" 'git pack-refs --all; cp packed-refs "$OUTD/packed-refs"; rm packed-refs; ln -s "$OUTD/packed-refs" packed-refs' \
+		wap git branch --delete other --force
+	hostile_git "init again, .git/config -> outside file" 'cp config "$OUTD/config"; rm config; ln -s "$OUTD/config" config' \
+		wap git init
+	hostile_git "checkout with upstream, .git/config -> outside file" 'git update-ref refs/remotes/origin/topic HEAD; git config remote.origin.url /nonexistent; cp config "$OUTD/config"; rm config; ln -s "$OUTD/config" config' \
+		wap git checkout topic
+	
+	# fetch: FETCH_HEAD and the remote-tracking refs
+	hostile_fetch() { # DESC SETUP
+		newrepo "$W"; newrepo "$W/src"; fresh_outside
+		git -C "$W/src" commit -q --allow-empty -m newer
+		git -C "$W" remote add origin "$W/src"
+		(cd "$W/.git" && eval "$2")
+		BEFORE=$(snap)
+		# the slow unwinder: libgit2 leaks when the indexer cannot start (lsan-libgit2.supp)
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0" wap git fetch origin >"$T/out" 2>"$T/err"; st=$?
+		outside_untouched "$L$1 (exit $st: $(head -c 200 "$T/err"))"
+	}
+	hostile_fetch "fetch, .git/FETCH_HEAD -> outside file" 'ln -s "$OUTD/file" FETCH_HEAD'
+	hostile_fetch "fetch, .git/refs/remotes -> outside dir" 'ln -s "$OUTD" refs/remotes'
+	hostile_fetch "fetch, .git/objects/pack -> outside dir" 'rm -rf objects/pack; ln -s "$OUTD" objects/pack'
+	
 }
-hostile_wt "checkout other" wap git checkout other
+L="" outside_suites
+export WAP_GIT_NO_LINK_CHECKS=1
+L="Landlock alone: " outside_suites
 newrepo "$W"; fresh_outside; rm -rf "$W/d" && ln -s "$OUTD" "$W/d"
-expect "checkout --force through a link out of the root: exit 2" 2 wap git checkout other --force
+expect "Landlock alone: checkout --force through d -> outside: exit 4" 4 wap git checkout other --force
+has "Landlock alone: says writes stay beneath the root" "$ERR" "may write only beneath the workspace root"
+newrepo "$W"; fresh_outside; echo change >> "$W/top.txt"
+rm -f "$W/.git/logs/HEAD" && ln -s "$OUTD/file" "$W/.git/logs/HEAD"
+expect "Landlock alone: commit, .git/logs/HEAD -> outside: exit 4" 4 wap git commit -m x top.txt
+has "Landlock alone: says so" "$ERR" "may write only beneath the workspace root"
+unset WAP_GIT_NO_LINK_CHECKS
+newrepo "$W"; fresh_outside; rm -rf "$W/d" && ln -s "$OUTD" "$W/d"
+expect "checkout --force through d -> outside: exit 2" 2 wap git checkout other --force
 has "says the link is in the way" "$ERR" "beyond a symbolic link"
-hostile_wt "checkout other --force" wap git checkout other --force
-hostile_wt "checkout a revision --force" wap git checkout other~0 --force
-hostile_wt "checkout --create from other --force" wap git checkout new --create --from other --force
-hostile_wt "unstage (reset) d/f" wap git reset d/f
-hostile_wt "add d/f" wap git add d/f
-# the same through a symlinked parent two levels down
-newrepo "$W"; fresh_outside
-mkdir -p "$OUTD/deep" && BEFORE=$(snap)
-rm -rf "$W/d" && ln -s "$OUTD/deep/.." "$W/d"
-wap git checkout other --force >/dev/null 2>&1
-outside_untouched "checkout --force through d -> outside/deep/.."
-
-# pull (fast-forward) into a work tree whose d points out of the root
-newrepo "$W/up"
-rm -rf "$W/cl" && git clone -q "$W/up" "$W/cl" 2>/dev/null
-git -C "$W/cl" branch -q --set-upstream-to=origin/other main
-fresh_outside
-rm -rf "$W/cl/d" && ln -s "$OUTD" "$W/cl/d"
-wap git pull --dir cl >/dev/null 2>&1
-outside_untouched "pull (fast-forward) with d -> outside"
+newrepo "$W"; fresh_outside; echo change >> "$W/top.txt"
+rm -f "$W/.git/logs/HEAD" && ln -s "$OUTD/file" "$W/.git/logs/HEAD"
+expect "commit, .git/logs/HEAD -> outside: exit 4" 4 wap git commit -m x top.txt
+has "says the link is refused" "$ERR" ".git/logs/HEAD is a symbolic link"
 
 # a link inside the root is not written through either: a tracked
 # directory made a link to .git/hooks or .git would plant hooks or config
@@ -98,64 +168,24 @@ same "checkout wrote the work tree" "$(cat "$W/d/g")" "g"
 mkdir -p "$T/via" && ln -s "$W" "$T/via/ws"
 expect "checkout with the root named through a symlink" 0 wap git --root "$T/via/ws" checkout main
 same "and wrote the work tree" "$(cat "$W/d/f")" "v1"
-mv "$W/.git/logs" "$W/inlogs" && ln -s ../inlogs "$W/.git/logs"
+mv "$W/.git/hooks" "$W/inhooks" && ln -s ../inhooks "$W/.git/hooks"
 echo more >> "$W/top.txt"
-expect "commit with .git/logs a symlink inside the root" 0 wap git commit -m more top.txt
-check "the reflog inside the root was written" grep -q "more" "$W/inlogs/HEAD"
+expect "commit with .git/hooks a symlink inside the root (wap writes no hooks)" 0 wap git commit -m more top.txt
 
-# ---- 2. files inside .git that are symlinks out of the root ----
-hostile_git() { # DESC SETUP ARGS...: SETUP (a shell snippet) in .git, then wap git ARGS
+# files in .git that are links inside the root are not written through
+ingit() { # DESC SETUP ARGS...: SETUP in .git; nothing outside .git changes
 	d=$1 setup=$2; shift 2
-	newrepo "$W"; fresh_outside
-	echo change >> "$W/top.txt"
+	newrepo "$W"; echo "SECRET=1" > "$W/s.env"; echo change >> "$W/top.txt"
 	(cd "$W/.git" && eval "$setup")
-	BEFORE=$(snap)
-	"$@" >"$T/out" 2>"$T/err"; st=$?
-	outside_untouched "$d (exit $st: $(head -c 200 "$T/err"))"
+	expect "$d: refused (exit 4)" 4 "$@"
+	has "$d: says why" "$ERR" "is a symbolic link"
+	same "$d: the file linked to is untouched" "$(cat "$W/s.env")" "SECRET=1"
 }
-newrepo "$W"; fresh_outside; echo change >> "$W/top.txt"
-rm -f "$W/.git/logs/HEAD" && ln -s "$OUTD/file" "$W/.git/logs/HEAD"
-expect "commit with .git/logs/HEAD a link out of the root: exit 4" 4 wap git commit -m x top.txt
-has "says writes stay beneath the root" "$ERR" "may write only beneath the workspace root"
-hostile_git "commit, .git/logs/HEAD -> outside file" 'rm -f logs/HEAD; ln -s "$OUTD/file" logs/HEAD' \
-	wap git commit -m x top.txt
-hostile_git "commit, .git/logs -> outside dir" 'cp -r logs/. "$OUTD/"; rm -rf logs; ln -s "$OUTD" logs' \
-	wap git commit -m x top.txt
-hostile_git "commit, .git/refs/heads -> outside dir" 'cp -r refs/heads/. "$OUTD/"; rm -rf refs/heads; ln -s "$OUTD" refs/heads' \
-	wap git commit -m x top.txt
-hostile_git "commit, .git/objects -> outside dir" 'cp -r objects/. "$OUTD/"; rm -rf objects; ln -s "$OUTD" objects' \
-	wap git commit -m x top.txt
-hostile_git "add, .git/index -> outside file" 'cp index "$OUTD/index"; rm index; ln -s "$OUTD/index" index' \
-	wap git add top.txt
-hostile_git "unstage, .git/index -> outside file" 'cp index "$OUTD/index"; rm index; ln -s "$OUTD/index" index' \
-	wap git reset top.txt
-hostile_git "checkout, .git/index -> outside file" 'cp index "$OUTD/index"; rm index; ln -s "$OUTD/index" index' \
-	wap git checkout other --force
-hostile_git "checkout, .git/HEAD -> outside file" 'cp HEAD "$OUTD/HEAD"; rm HEAD; ln -s "$OUTD/HEAD" HEAD' \
-	wap git checkout other --force
-hostile_git "branch --create, .git/refs/heads -> outside dir" 'cp -r refs/heads/. "$OUTD/"; rm -rf refs/heads; ln -s "$OUTD" refs/heads' \
-	wap git branch --create x
-hostile_git "branch --delete, .git/packed-refs -> outside file" 'git pack-refs --all; cp packed-refs "$OUTD/packed-refs"; rm packed-refs; ln -s "$OUTD/packed-refs" packed-refs' \
-	wap git branch --delete other --force
-hostile_git "init again, .git/config -> outside file" 'cp config "$OUTD/config"; rm config; ln -s "$OUTD/config" config' \
-	wap git init
-hostile_git "checkout with upstream, .git/config -> outside file" 'git update-ref refs/remotes/origin/topic HEAD; git config remote.origin.url /nonexistent; cp config "$OUTD/config"; rm config; ln -s "$OUTD/config" config' \
-	wap git checkout topic
-
-# fetch: FETCH_HEAD and the remote-tracking refs
-hostile_fetch() { # DESC SETUP
-	newrepo "$W"; newrepo "$W/src"; fresh_outside
-	git -C "$W/src" commit -q --allow-empty -m newer
-	git -C "$W" remote add origin "$W/src"
-	(cd "$W/.git" && eval "$2")
-	BEFORE=$(snap)
-	# the slow unwinder: libgit2 leaks when the indexer cannot start (lsan-libgit2.supp)
-	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0" wap git fetch origin >"$T/out" 2>"$T/err"; st=$?
-	outside_untouched "$1 (exit $st: $(head -c 200 "$T/err"))"
-}
-hostile_fetch "fetch, .git/FETCH_HEAD -> outside file" 'ln -s "$OUTD/file" FETCH_HEAD'
-hostile_fetch "fetch, .git/refs/remotes -> outside dir" 'ln -s "$OUTD" refs/remotes'
-hostile_fetch "fetch, .git/objects/pack -> outside dir" 'rm -rf objects/pack; ln -s "$OUTD" objects/pack'
+ingit "commit, .git/logs/HEAD -> a restricted file" 'rm logs/HEAD; ln -s ../../s.env logs/HEAD' wap git commit -m x top.txt
+ingit "add, .git/index -> a work-tree file" 'rm index; ln -s ../s.env index' wap git add top.txt
+ingit "branch --create, .git/refs/heads -> a work-tree dir" 'mkdir ../rh && cp refs/heads/* ../rh/ && rm -rf refs/heads && ln -s ../../rh refs/heads' wap git branch --create x
+ingit "checkout, .git/HEAD -> a work-tree file" 'cp HEAD ../s.env; rm HEAD; ln -s ../s.env HEAD; echo "SECRET=1" > ../s.env' wap git checkout other
+ingit "init again, .git/description -> a work-tree file" 'rm -f description; ln -s ../s.env description' wap git init
 
 # ---- 2. alternates, commondir and gitdir leading out of the root ----
 ALT=$T/altrepo
