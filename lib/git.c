@@ -3154,6 +3154,9 @@ static int confine_local(struct g *g, const char *url, const char *base, char **
 		wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s is outside the workspace root", path);
 		goto out;
 	}
+	/* libgit2 reads a local remote's objects directly, alternates too */
+	if (check_links(g, real))
+		goto out;
 	*abs = wap_ws_abs(g->ws, real);
 	rc = *abs ? 0 : oom(g);
 out:

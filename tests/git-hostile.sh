@@ -206,6 +206,15 @@ echo "$ALT/.git/objects" > "$W/inalt/.git/objects/info/alternates"
 expect "an in-root alternate whose alternates leave the root: exit 4" 4 wap git show "$alt_commit"
 lacks "the outside commit was not read (nested)" "$OUT$ERR" "SECRET-SUBJECT"
 rm -f "$W/.git/objects/info/alternates"
+# a local remote (or clone source) inside the root whose alternates leave it
+git init -q --bare "$W/bare.git" && echo "$ALT/.git/objects" > "$W/bare.git/objects/info/alternates"
+git -C "$W/bare.git" update-ref refs/heads/stolen "$alt_commit"
+git -C "$W" remote add bare "$W/bare.git"
+expect "fetch from a remote whose alternates leave the root: exit 4" 4 wap git fetch bare
+check "the outside commit was not fetched" sh -c "! git -C '$W' cat-file -e $alt_commit"
+expect "clone of such a repository: exit 4" 4 wap git clone bare.git stolen
+check "no clone left behind" test ! -e "$W/stolen"
+git -C "$W" remote remove bare; rm -rf "$W/bare.git"
 rm -rf "$W/.git/objects.keep" && mv "$W/.git/objects" "$W/.git/objects.keep" && ln -s "$ALT/.git/objects" "$W/.git/objects"
 expect "objects a symlink out of the root: exit 4" 4 wap git show "$alt_commit"
 lacks "the outside commit was not read (objects link)" "$OUT$ERR" "SECRET-SUBJECT"
