@@ -252,12 +252,60 @@ static int link_dir(struct g *g, const char *base, const char *what, const char 
 	return rc;
 }
 
+/* Every symbolic link directly in directory DIR (root-relative, a real
+ * path) must lead to something beneath the root: objects/ab or
+ * objects/pack/pack-X.pack linked to another repository's would have log
+ * and show read it. */
+static int links_stay_inside(struct g *g, const char *dir)
+{
+	struct wap_ws nopol = *g->ws;
+	struct dirent *de;
+	int fd, rc = 0;
+	DIR *d;
+
+	memset(&nopol.pol.restricted, 0, sizeof(nopol.pol.restricted));
+	fd = wap_ws_open(&nopol, dir, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, g->err);
+	if (fd < 0)
+		return -1;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return wap_err_errno(g->err, errno, dir);
+	}
+	while (!rc && (de = readdir(d))) {
+		struct stat st;
+		struct wap_sb sb = WAP_SB_INIT;
+		int t;
+
+		if (de->d_type != DT_LNK && (de->d_type != DT_UNKNOWN ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISLNK(st.st_mode)))
+			continue;
+		wap_sb_addf(&sb, "%s/%s", dir, de->d_name);
+		if (sb.oom) {
+			rc = oom(g);
+			break;
+		}
+		t = wap_ws_open(&nopol, sb.buf, O_PATH, 0, WAP_ACC_READ, g->err);
+		if (t >= 0) {
+			close(t);
+		} else if (g->err->kind == WAP_E_ACCESS) {
+			wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s is a symbolic link out of the "
+				    "workspace root; wap git does not follow it", sb.buf);
+			rc = -1;
+		} else {
+			clear_err(g);	/* a dangling link: libgit2 finds nothing there */
+		}
+		wap_sb_release(&sb);
+	}
+	closedir(d);
+	return rc;
+}
+
 /* The object store OBJ (root-relative) and every alternate it names, to
  * the depth libgit2 follows, must be beneath the root: otherwise log and
  * show would read another repository's objects. */
 static int check_objects(struct g *g, const char *obj, int depth)
 {
-	char *real = NULL, *buf = NULL;
+	char *real = NULL, *buf = NULL, tiny[2];
 	struct wap_sb sb = WAP_SB_INIT;
 	int rc = -1, r;
 
@@ -270,6 +318,17 @@ static int check_objects(struct g *g, const char *obj, int depth)
 		clear_err(g);
 		return 0;
 	}
+	if (links_stay_inside(g, real))
+		goto out;
+	wap_sb_addf(&sb, "%s/pack", real);
+	if (sb.oom) {
+		oom(g);
+		goto out;
+	}
+	r = read_small(g, sb.buf, tiny, sizeof(tiny));
+	if (r < 0 || (r == 2 && links_stay_inside(g, sb.buf)))
+		goto out;
+	sb.len = 0;
 	wap_sb_addf(&sb, "%s/info/alternates", real);
 	buf = malloc(65536);
 	if (sb.oom || !buf) {

@@ -219,6 +219,22 @@ rm -rf "$W/.git/objects.keep" && mv "$W/.git/objects" "$W/.git/objects.keep" && 
 expect "objects a symlink out of the root: exit 4" 4 wap git show "$alt_commit"
 lacks "the outside commit was not read (objects link)" "$OUT$ERR" "SECRET-SUBJECT"
 rm "$W/.git/objects" && mv "$W/.git/objects.keep" "$W/.git/objects"
+# one loose-object directory, or one pack, linked to another repository's
+git -C "$ALT" repack -qad
+altpack=$(basename "$(ls "$ALT"/.git/objects/pack/*.pack)" .pack)
+ln -s "$ALT/.git/objects/pack/$altpack.pack" "$W/.git/objects/pack/$altpack.pack"
+ln -s "$ALT/.git/objects/pack/$altpack.idx" "$W/.git/objects/pack/$altpack.idx"
+expect "a pack linked out of the root: exit 4" 4 wap git show "$alt_commit"
+lacks "the outside commit was not read (pack link)" "$OUT$ERR" "SECRET-SUBJECT"
+rm "$W/.git/objects/pack/$altpack".*
+git -C "$ALT" commit -q --allow-empty -m "SECRET-LOOSE"
+loose=$(git -C "$ALT" rev-parse HEAD)
+ld=$W/.git/objects/${loose%"${loose#??}"}
+[ -d "$ld" ] && mv "$ld" "$ld.keep"
+ln -s "$ALT/.git/objects/${loose%"${loose#??}"}" "$ld"
+expect "a loose-object directory linked out of the root: exit 4" 4 wap git show "$loose"
+lacks "the outside commit was not read (loose link)" "$OUT$ERR" "SECRET-LOOSE"
+rm "$ld"; [ -d "$ld.keep" ] && mv "$ld.keep" "$ld"
 
 # commondir (a linked work tree's pointer to the main repository)
 rm -rf "$W/lw" && mkdir -p "$W/lw/gd" && cp "$W/.git/HEAD" "$W/lw/gd/HEAD"
