@@ -264,6 +264,7 @@ has "no Landlock: says why" "$ERR" "Landlock"
 same "no Landlock: the work tree is untouched" "$(cat "$W/d/f")" "v1"
 expect "no Landlock: commit refused" 15 env WAP_LANDLOCK_ABI=0 wap git commit -m x top.txt
 expect "no Landlock: branch --create refused" 15 env WAP_LANDLOCK_ABI=0 wap git branch --create nb
+expect "Landlock ABI 1 (no REFER): commit refused" 15 env WAP_LANDLOCK_ABI=1 wap git commit -m x top.txt
 expect "no Landlock: status still works" 0 env WAP_LANDLOCK_ABI=0 wap git status
 expect "no Landlock: log still works" 0 env WAP_LANDLOCK_ABI=0 wap git log
 expect "no Landlock, --root /: checkout runs" 0 env WAP_LANDLOCK_ABI=0 wap git --root / checkout other --dir "$W"
