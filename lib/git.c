@@ -194,7 +194,8 @@ static int confirm_dir(struct g *g, const char *abs, char **rel)
 /* Read the small file REL (root-relative; beneath the root, policy not
  * applied: this is .git's own plumbing) into BUF, NUL-terminated, without
  * the trailing white space: 1 when read, 0 when there is no such file,
- * 2 when it is not a regular file (a directory), -1 with the error. */
+ * 2 when it is a directory, -1 with the error (a FIFO or a device is
+ * refused, never waited on). */
 static int read_small(struct g *g, const char *rel, char *buf, size_t size)
 {
 	struct wap_ws nopol = *g->ws;
@@ -215,7 +216,9 @@ static int read_small(struct g *g, const char *rel, char *buf, size_t size)
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return 2;
+		if (S_ISDIR(st.st_mode))
+			return 2;
+		return wap_err_set(g->err, WAP_E_NOT_FILE, "Not a regular file: %s", rel);
 	}
 	n = read(fd, buf, size - 1);
 	close(fd);

@@ -250,6 +250,8 @@ expect "a .git file naming an outside git dir: exit 4" 4 wap git log --dir lw
 lacks "the outside log was not read (gitdir)" "$OUT$ERR" "SECRET-SUBJECT"
 echo "gitdir: ../../altrepo/.git" > "$W/lw/.git"
 expect "a relative gitdir outside the root: exit 4" 4 wap git log --dir lw
+rm -f "$W/lw/.git" && mkfifo "$W/lw/.git"
+expect "a .git FIFO is refused, not waited on (exit 8)" 8 timeout 10 wap git log --dir lw
 rm -rf "$W/lw"
 # a linked work tree inside the root works
 git -C "$W" worktree add -q "$W/lw2" other 2>/dev/null
