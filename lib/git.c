@@ -379,12 +379,16 @@ out:
  * .git file names, the common dir a git dir's commondir file names, the
  * object store and its alternates must all be beneath the root.  libgit2
  * would otherwise read them (their config first) before open_repo could
- * look at where they are. */
-static int check_links(struct g *g, const char *real)
+ * look at where they are.  With GDOUT, *GDOUT and *CDOUT get the git dir
+ * and the common dir (NULL: the git dir), root-relative. */
+static int check_links_at(struct g *g, const char *real, char **gdout, char **cdout)
 {
 	struct wap_sb sb = WAP_SB_INIT;
 	char buf[4096], *gd = NULL, *cd = NULL;
 	int rc = -1, r;
+
+	if (gdout)
+		*gdout = *cdout = NULL;
 
 	if (strcmp(real, "."))
 		wap_sb_addf(&sb, "%s/.git", real);
@@ -425,11 +429,21 @@ static int check_links(struct g *g, const char *real)
 		goto out;
 	}
 	rc = check_objects(g, sb.buf, 0);
+	if (!rc && gdout) {
+		*gdout = gd;
+		*cdout = cd;
+		gd = cd = NULL;
+	}
 out:
 	wap_sb_release(&sb);
 	free(gd);
 	free(cd);
 	return rc;
+}
+
+static int check_links(struct g *g, const char *real)
+{
+	return check_links_at(g, real, NULL, NULL);
 }
 
 /* wap's own checks for links (below, and checkout_preflight) can be
@@ -3187,11 +3201,11 @@ static int url_kind(const char *url)
 /* A local URL (file://PATH or a path; relative to BASE, root-relative)
  * must name a directory beneath the root: *ABS gets its real absolute
  * path, which is what libgit2 is then given. */
-static int confine_local(struct g *g, const char *url, const char *base, char **abs)
+static int confine_local(struct g *g, const char *url, const char *base, bool push, char **abs)
 {
 	const char *path = !strncmp(url, "file://", 7) ? url + 7 : url;
 	struct wap_sb sb = WAP_SB_INIT;
-	char *rel = NULL, *real = NULL;
+	char *rel = NULL, *real = NULL, *gd = NULL, *cd = NULL;
 	int fd, rc = -1;
 
 	*abs = NULL;
@@ -3216,13 +3230,17 @@ static int confine_local(struct g *g, const char *url, const char *base, char **
 		wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s is outside the workspace root", path);
 		goto out;
 	}
-	/* libgit2 reads a local remote's objects directly, alternates too */
-	if (check_links(g, real))
+	/* libgit2 reads a local remote's objects directly, alternates too,
+	 * and a push writes its refs and objects: no links there either */
+	if (!push ? check_links(g, real) : check_links_at(g, real, &gd, &cd) ||
+	    check_gitdir_writes(g, gd ? gd : real) || (cd && check_gitdir_writes(g, cd)))
 		goto out;
 	*abs = wap_ws_abs(g->ws, real);
 	rc = *abs ? 0 : oom(g);
 out:
 	wap_sb_release(&sb);
+	free(gd);
+	free(cd);
 	free(rel);
 	free(real);
 	return rc;
@@ -3524,7 +3542,7 @@ static int open_remote(struct g *g, const char *name, bool push, git_remote **ou
 		return -1;
 	}
 	case URL_LOCAL:
-		if (confine_local(g, url, g->wd_rel ? g->wd_rel : ".", &abs))
+		if (confine_local(g, url, g->wd_rel ? g->wd_rel : ".", push, &abs))
 			return -1;
 		e = push ? git_remote_set_instance_pushurl(*out, abs) : git_remote_set_instance_url(*out, abs);
 		free(abs);
@@ -3856,6 +3874,8 @@ static int op_init(struct g *g, json_t **res)
 	if (make_dir(g, rel, &created, &real) || !(abs = wap_ws_abs(g->ws, real)))
 		goto fail;
 	/* an existing repository (or a .git file) must stay beneath the root */
+	if (check_links(g, real))
+		goto fail;
 	e = git_repository_open_ext(&old, abs, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 	if (!e) {
 		reinit = true;
@@ -3945,7 +3965,7 @@ static int op_clone(struct g *g, json_t **res)
 		}
 		dir = guess;
 	}
-	if (kind == URL_LOCAL && confine_local(g, url, ".", &src))
+	if (kind == URL_LOCAL && confine_local(g, url, ".", false, &src))
 		goto out;
 	if (wap_ws_rel(g->ws, dir, strlen(dir), &rel, g->err) || wap_ws_check(g->ws, rel, WAP_ACC_WRITE, g->err))
 		goto out;

@@ -186,6 +186,12 @@ ingit "add, .git/index -> a work-tree file" 'rm index; ln -s ../s.env index' wap
 ingit "branch --create, .git/refs/heads -> a work-tree dir" 'mkdir ../rh && cp refs/heads/* ../rh/ && rm -rf refs/heads && ln -s ../../rh refs/heads' wap git branch --create x
 ingit "checkout, .git/HEAD -> a work-tree file" 'cp HEAD ../s.env; rm HEAD; ln -s ../s.env HEAD; echo "SECRET=1" > ../s.env' wap git checkout other
 ingit "init again, .git/description -> a work-tree file" 'rm -f description; ln -s ../s.env description' wap git init
+# a push into a local repository inside the root: no links in its git dir
+newrepo "$W"; git init -q --bare "$W/pub.git"; mkdir -p "$W/rh"
+rm -rf "$W/pub.git/refs/heads" && ln -s ../../rh "$W/pub.git/refs/heads"
+git -C "$W" remote add pub "$W/pub.git"
+expect "push into a repository whose refs/heads is a link: exit 4" 4 wap git push pub main
+check "nothing written through it (push)" test ! -e "$W/rh/main"
 
 # ---- 2. alternates, commondir and gitdir leading out of the root ----
 ALT=$T/altrepo
@@ -250,6 +256,7 @@ expect "a .git file naming an outside git dir: exit 4" 4 wap git log --dir lw
 lacks "the outside log was not read (gitdir)" "$OUT$ERR" "SECRET-SUBJECT"
 echo "gitdir: ../../altrepo/.git" > "$W/lw/.git"
 expect "a relative gitdir outside the root: exit 4" 4 wap git log --dir lw
+expect "init where a .git file names an outside git dir: exit 4" 4 wap git init lw
 rm -f "$W/lw/.git" && mkfifo "$W/lw/.git"
 expect "a .git FIFO is refused, not waited on (exit 8)" 8 timeout 10 wap git log --dir lw
 rm -rf "$W/lw"
