@@ -72,10 +72,13 @@
  * that would change a file denied by restrictedPaths is refused, with
  * --force too.
  *
- * exit status: 0 ok, 2 bad argument, unknown revision or nothing to commit,
- * 3 not found (no repository, path, branch or remote), 4 outside the root,
- * 5 restricted path or read-only workspace, 6 repository owned by another
- * user, 9 --dir is not a directory, 10 branch or destination exists,
+ * exit status: 0 ok, 2 bad argument, unknown revision, nothing to commit
+ * or a path beyond a symbolic link, 3 not found (no repository, path,
+ * branch or remote), 4 outside the root (or a link in .git that a write
+ * would follow), 5 restricted path or read-only workspace, 6 repository
+ * owned by another user, 8 a .git file, commondir or alternates that is
+ * not a regular file, 9 --dir is not a directory, 10 branch or
+ * destination exists,
  * 13 conflict (local changes, non-fast-forward, unmerged branch or paths),
  * 15 file access disabled by policy, or no Landlock to confine a write,
  * 125 failed (network, authentication).
