@@ -297,6 +297,10 @@ git -C "$W" checkout -q -b noenv main~1 && git -C "$W" checkout -q main
 expect "a checkout that would delete a restricted file: exit 5" 5 wap git checkout noenv --restrict '*.env'
 same "the restricted file is not deleted" "$(cat "$W/x.env")" "SECRET=1"
 expect "a checkout not touching the restricted file runs" 0 wap git checkout --create nb --restrict '*.env'
+echo "SECRET=3" > "$W/x.env" && git -C "$W" add x.env
+expect "reset (unstage) of a restricted file: exit 5" 5 wap git reset x.env --restrict '*.env'
+same "its staged change is kept" "$(git -C "$W" diff --cached --name-only)" "x.env"
+git -C "$W" reset -q --hard
 expect "without the restriction the checkout runs" 0 wap git checkout other
 same "and changes the file" "$(cat "$W/x.env")" "SECRET=2"
 
