@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "glob.h"
+#include "match.h"
 #include "strbuf.h"
 
 struct wap_glob {
@@ -227,13 +228,23 @@ static pcre2_match_data *thread_md(void)
 	return md;
 }
 
-bool wap_glob_match(const struct wap_glob *g, const char *path, size_t len)
+int wap_glob_test(const struct wap_glob *g, const char *path, size_t len)
 {
 	pcre2_match_data *md = thread_md();
+	int rc;
 
 	if (!md)
-		return false;
-	return pcre2_match(g->re, (PCRE2_SPTR)path, len, 0, 0, md, NULL) >= 0;
+		return -1;
+	/* under the match limits: a glob of many stars over a long name
+	 * backtracks polynomially */
+	rc = pcre2_match(g->re, (PCRE2_SPTR)path, len, 0, 0, md, wap_match_context());
+	return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
+}
+
+bool wap_glob_match(const struct wap_glob *g, const char *path, size_t len)
+{
+	/* undecided is a match: a restricted or excluded path stays so */
+	return wap_glob_test(g, path, len) != 0;
 }
 
 bool wap_glob_match_dir(const struct wap_glob *g, const char *path, size_t len)
