@@ -190,6 +190,12 @@ static __attribute__((noreturn)) void run_command(const struct wap_proc_opts *o,
 
 	if (setsid() < 0)
 		goto fail;
+	if (!in_pidns) {
+		/* should the command kill its supervisor, wap kills its group:
+		 * said from here, before the command can run at all */
+		struct rec r = { .type = REC_STARTED, .status = getpid() };
+		put_rec(io->status, &r);
+	}
 	if (dup2(io->in, 0) < 0 || dup2(io->out, 1) < 0 || dup2(io->err, 2) < 0)
 		goto fail;
 	/* nothing of wap's but 0-2 (and the status pipe, until exec) survives */
@@ -327,11 +333,6 @@ static __attribute__((noreturn)) void supervise(const struct wap_proc_opts *o,
 		fail_rec(io->status, WAP_E_FAILED, "Cannot start the command: %s%s",
 			 strerror(errno), "");
 		_exit(125);
-	}
-	if (!in_pidns) {
-		/* should the command kill us, wap kills its group */
-		struct rec r = { .type = REC_STARTED, .status = cmd };
-		put_rec(io->status, &r);
 	}
 	if (o->timeout_ms > 0)
 		deadline = now_ms() + o->timeout_ms;

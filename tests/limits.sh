@@ -5,6 +5,7 @@
 # depth and heap limits and a time bound name the file and line; a cancel,
 # stdin EOF or a closed connection stops a running grep or exec at once.
 . tests/lib.sh
+SRC=$PWD
 cd "$W"
 
 alive() { kill -0 "$1" 2>/dev/null; }
@@ -134,3 +135,17 @@ ms=$(ms_since $start)
 jcheck "glob: SIZE_LIMIT_EXCEEDED naming the path" "$OUT" 'j["code"]=="SIZE_LIMIT_EXCEEDED" and "gl/aaaa" in j["error"]'
 if [ "$ms" -lt 2500 ]; then ok "glob: in ${ms} ms"; else fail "glob: took ${ms} ms"; fi
 expect "restricted path: an undecided glob restricts (fails closed)" 5 wap read --restrict '*a*a*a*a*a*a*a*a*a*a*[bc]' "gl/$(python3 -c "print('a' * 250)")"
+
+# ---- 14.6: a cancel, stdin EOF or a closed connection stops the work ----
+yes 'the quick brown fox jumps over the lazy dog 0123456789' | head -c 200M > big.txt
+mkdir -p many && for i in $(seq 200); do head -c 1M big.txt > many/f$i.txt; done
+echo needle > small.txt
+python3 "$SRC/tests/serve/cancel.py" "$WAP" "$W" > "$T/cancel" 2>&1
+while IFS= read -r line; do
+	case $line in
+	"ok - "*) ok "cancel: ${line#ok - }" ;;
+	"not ok - "*) fail "cancel: ${line#not ok - }" ;;
+	*) fail "cancel: $line" ;;
+	esac
+done < "$T/cancel"
+rm -rf big.txt many
