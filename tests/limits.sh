@@ -149,3 +149,27 @@ while IFS= read -r line; do
 	esac
 done < "$T/cancel"
 rm -rf big.txt many
+
+# a closed WebSocket (ACP) stops the search it was running
+WSDIR=$SRC/tests/ws
+if [ -d "$WSDIR/node_modules/ws" ] && command -v node >/dev/null; then
+	yes 'the quick brown fox jumps over the lazy dog 0123456789' | head -c 200M > big.txt
+	wap serve --ws 127.0.0.1:0 --token-file "$T/ws.token" --root "$W" 2>"$T/ws.log" & SPID=$!
+	PORT=
+	for _ in $(seq 100); do
+		PORT=$(sed -n 's/.*on ws:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/ws.log")
+		[ -n "$PORT" ] && break
+		sleep 0.1
+	done
+	node "$WSDIR/cancel-test.js" "$PORT" "$(cat "$T/ws.token")" "$SPID" > "$T/wscancel" 2>&1
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "ws close: ${line#ok * - }" ;;
+		"not ok "*) fail "ws close: ${line#not ok * - }" ;;
+		esac
+	done < "$T/wscancel"
+	kill $SPID; wait $SPID 2>/dev/null
+	rm -f big.txt
+else
+	ok "# SKIP ws close: no node or tests/ws/node_modules (npm ci in tests/ws)"
+fi
