@@ -58,6 +58,17 @@ start=$(date +%s%N)
 expect "setsid daemon + reaper killed: 124" 124 wap exec --timeout 1200 --kill-after 300 -c '(setsid sh -c "trap \"\" TERM; exec sleep 98.5" </dev/null >/dev/null 2>&1 &); kill -9 $PPID; exec sleep 97.5'
 gone "setsid daemon + reaper killed" '^sleep 9[78][.]5$'
 
+# signals to the supervisor (pid 1 of the command's namespace) from inside
+# neither kill it nor cancel the call (only in a namespace: pid 1 is the
+# machine's init otherwise)
+expect "signals to pid 1 from inside change nothing" 0 wap exec --json --timeout 5000 -c '[ $$ = 2 ] || exit 99; kill -9 1; kill -STOP 1; kill -TERM 1; kill -INT 1; kill -HUP 1; sleep 0.3; echo survived'
+jcheck "the command went on, the call was not cancelled" "$OUT" 'j["stdout"]=="survived\n" and j["exit_code"]==0 and not j["cancelled"] and not j["timed_out"]'
+# (only where the shell is pid 2 of a namespace: elsewhere, as root, kill -1
+# would reach every process of the machine)
+expect "kill -9 -1 from inside reaches only the command's own tree" 0 wap exec --json --timeout 5000 -c '[ $$ = 2 ] || exit 99; sleep 91.5 & sleep 0.1; kill -9 -1; echo after'
+jcheck "kill -9 -1: the caller is still there to answer" "$OUT" 'j["stdout"]=="after\n" and j["exit_code"]==0'
+gone "kill -9 -1" '^sleep 91[.]5$'
+
 # the same through wap serve (MCP exec)
 start=$(date +%s%N)
 out=$( { printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"command":"kill -9 $PPID; exec sleep 96.5","timeout_ms":1000,"kill_after":300}}}'; sleep 2.5; } | timeout 20 wap serve)
