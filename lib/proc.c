@@ -294,8 +294,9 @@ static int put_file(const char *path, const char *s)
  * SIGSTOP sent to it from within) and whose death makes the kernel kill
  * every process of the namespace.  Nothing outside it - the outer reaper,
  * wap - can be named by a pid from inside.  Root gets one directly; anyone
- * else inside a user namespace mapping only their own uid and gid.  0 or
- * an errno (then the caller falls back to the subreaper). */
+ * else inside a user namespace mapping only their own uid and gid.  0, an
+ * errno (nothing changed: the caller falls back to the subreaper), or -1
+ * (half made: the call fails). */
 static int enter_pidns(void)
 {
 	char map[64];
@@ -306,12 +307,14 @@ static int enter_pidns(void)
 		return 0;
 	if (errno != EPERM || unshare(CLONE_NEWUSER | CLONE_NEWPID))
 		return errno;
+	/* in the user namespace now: no way back, so a failure here is the
+	 * call's (-1), not a reason to fall back */
 	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
 	if (put_file("/proc/self/uid_map", map) || put_file("/proc/self/setgroups", "deny"))
-		return EPERM;
+		return -1;
 	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
 	if (put_file("/proc/self/gid_map", map))
-		return EPERM;
+		return -1;
 	return 0;
 }
 
@@ -410,6 +413,7 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 {
 	sigset_t set;
 	pid_t init;
+	int e;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
@@ -434,7 +438,13 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 	if (getppid() != parent)
 		_exit(125);
 	setsid();
-	if (enter_pidns()) {
+	e = enter_pidns();
+	if (e < 0) {
+		fail_rec(io->status, WAP_E_FAILED, "Cannot map the user namespace of the command%s%s",
+			 "", "");
+		_exit(125);
+	}
+	if (e) {
 		/* no namespace: a subreaper gets the orphans, but a command
 		 * may kill it (wap_proc_run then kills the command's group) */
 		if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
