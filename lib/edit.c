@@ -5,8 +5,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "edit.h"
+#include "match.h"
 #include "strbuf.h"
 #include "text.h"
 
@@ -1222,8 +1224,36 @@ static void emit_content(struct wap_sb *sb, const struct str *c, bool *first)
 
 /* One regexReplace operation (PCRE2, JavaScript-style flags and $&) on
  * *CUR, replaced by the result; *COUNT gets the number of substitutions. */
-static int regex_op(const json_t *e, size_t i, char **cur, size_t *curlen, size_t *count,
-		    struct wap_err *err)
+/* Which line of TEXT makes RE hit a limit alone?  0 when none does (the
+ * limit came from matching across lines) or the search ran out of time. */
+static size_t limit_line(const pcre2_code *re, pcre2_match_context *mctx, const char *text,
+			 size_t len)
+{
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+	struct timespec t0, t;
+	size_t a = 0, line = 1, found = 0;
+
+	if (!md)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (a <= len && !found) {
+		const char *nl = memchr(text + a, '\n', len - a);
+		size_t b = nl ? (size_t)(nl - text) : len;
+		int rc = pcre2_match(re, (PCRE2_SPTR)text + a, b - a, 0, 0, md, mctx);
+		if (rc < 0 && rc != PCRE2_ERROR_NOMATCH)
+			found = line;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (!nl || (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > 2000)
+			break;
+		a = b + 1;
+		line++;
+	}
+	pcre2_match_data_free(md);
+	return found;
+}
+
+static int regex_op(const json_t *e, size_t i, const char *path, char **cur, size_t *curlen,
+		    size_t *count, struct wap_err *err)
 {
 	json_t *pj = json_object_get(e, "pattern"), *rj = json_object_get(e, "replacement");
 	const char *flags = json_string_value(json_object_get(e, "flags"));
@@ -1282,10 +1312,8 @@ static int regex_op(const json_t *e, size_t i, char **cur, size_t *curlen, size_
 	wap_sb_grow(&rep, 1);
 	/* limits: a pathological pattern fails instead of hanging a server */
 	mctx = pcre2_match_context_create(NULL);
-	if (mctx) {
-		pcre2_set_match_limit(mctx, 10000000);
-		pcre2_set_heap_limit(mctx, 256 * 1024);
-	}
+	if (mctx)
+		wap_match_limits(mctx);
 	olen = *curlen * 2 + 256;
 	obuf = rep.oom ? NULL : malloc(olen);
 	nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)*cur, *curlen, 0, sopt, NULL, mctx,
@@ -1298,6 +1326,24 @@ static int regex_op(const json_t *e, size_t i, char **cur, size_t *curlen, size_
 		nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)*cur, *curlen, 0, sopt, NULL, mctx,
 					       (PCRE2_SPTR)(rep.buf ? rep.buf : ""), rep.len,
 					       (PCRE2_UCHAR *)obuf, &olen) : PCRE2_ERROR_NOMEMORY;
+	}
+	if (nsub == PCRE2_ERROR_MATCHLIMIT || nsub == PCRE2_ERROR_DEPTHLIMIT ||
+	    nsub == PCRE2_ERROR_HEAPLIMIT || nsub == PCRE2_ERROR_JIT_STACKLIMIT) {
+		size_t line = limit_line(re, mctx, *cur, *curlen);
+		const char *what = nsub == PCRE2_ERROR_MATCHLIMIT ? "match" :
+				   nsub == PCRE2_ERROR_DEPTHLIMIT ? "depth" :
+				   nsub == PCRE2_ERROR_HEAPLIMIT ? "heap" : "stack";
+		free(obuf);
+		pcre2_code_free(re);
+		pcre2_match_context_free(mctx);
+		wap_sb_release(&rep);
+		if (line)
+			return wap_err_set(err, WAP_E_TOO_LARGE, "operation %zu (regexReplace): "
+					   "regex %s limit hit in %s:%zu; simplify the pattern",
+					   i + 1, what, path ? path : "the file", line);
+		return wap_err_set(err, WAP_E_TOO_LARGE, "operation %zu (regexReplace): "
+				   "regex %s limit hit in %s; simplify the pattern",
+				   i + 1, what, path ? path : "the file");
 	}
 	pcre2_code_free(re);
 	pcre2_match_context_free(mctx);
@@ -1438,7 +1484,7 @@ static int do_ops(const struct wap_edit_spec *s, const char *text, size_t len, b
 		size_t n = 0;
 		if (strcmp(t, "regexReplace"))
 			continue;
-		if (regex_op(e, i, &cur, &curlen, &n, err))
+		if (regex_op(e, i, s->path, &cur, &curlen, &n, err))
 			goto out;
 		info->replacements += n;
 	}
