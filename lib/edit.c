@@ -766,6 +766,8 @@ struct oc {
 	char *out;
 	size_t outlen, count;
 	enum wap_strategy st;
+	struct mvec mv;			/* the places of the first candidate found */
+	enum wap_strategy mst;		/* several times, for the error */
 };
 
 /* the byte length of a JavaScript whitespace character at P, or 0 */
@@ -854,9 +856,17 @@ static int oc_try(struct oc *c, struct wap_span s, enum wap_strategy st)
 
 	if (!s.len || !(at = memmem(c->t, c->len, s.p, s.len)))
 		return 0;
+	if (!c->all && memmem(at + 1, end - at - 1, s.p, s.len)) {
+		/* several places: the next candidate */
+		if (!c->found) {
+			c->mst = st;
+			if (find_all(c->t, c->len, s.p, s.len, &c->mv))
+				return -1;
+		}
+		c->found = true;
+		return 0;
+	}
 	c->found = true;
-	if (!c->all && memmem(at + 1, end - at - 1, s.p, s.len))
-		return 0;	/* several places: the next candidate */
 	for (q = c->t; (at = memmem(q, end - q, s.p, s.len)); q = at + s.len) {
 		wap_sb_add(&sb, q, at - q);
 		wap_sb_add(&sb, c->new, c->newlen);
@@ -1319,19 +1329,21 @@ int wap_edit_replace_opencode(const char *text, size_t len, const char *old, siz
 		r = oc_context_aware(&c);
 	free(c.L);
 	free(c.F);
-	if (r < 0)
+	if (r < 0) {
+		mclear(&c.mv);
 		return oom(err);
-	if (!r) {
-		char ed[32] = "";
-		if (editno > 0)
-			snprintf(ed, sizeof(ed), " (edit %d)", editno);
-		if (!c.found)
-			return wap_err_set(err, WAP_E_NO_MATCH, "oldString not found in content%s", ed);
-		return wap_err_set(err, WAP_E_MULTIPLE,
-				   "Found multiple matches for oldString. Provide more surrounding context "
-				   "to make the match unique, or set replace_all (--replace-all) to change "
-				   "every occurrence%s.", ed);
 	}
+	if (!r) {
+		if (c.found)
+			multiple_error(text, &c.mv, c.mst, editno, err);
+		else if (editno > 0)
+			wap_err_set(err, WAP_E_NO_MATCH, "oldString not found in content (edit %d)", editno);
+		else
+			wap_err_set(err, WAP_E_NO_MATCH, "oldString not found in content");
+		mclear(&c.mv);
+		return -1;
+	}
+	mclear(&c.mv);
 	*out = c.out;
 	*outlen = c.outlen;
 	if (count)
