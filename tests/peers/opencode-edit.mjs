@@ -97,4 +97,4 @@ cases.forEach((c, k) => {
 	}
 })
 console.log(`# opencode edit (--match ${mode || "default"}): ${same} of ${cases.length} replacer cases give OpenCode's result`)
-process.exit(0)
+process.exit(bad ? 1 : 0)

@@ -45,4 +45,4 @@ if [ -z "$cases" ]; then
 	echo "not ok - no replacer test file (const testCases, replace from src/tool/edit) in $P/test"
 	exit 1
 fi
-exec node tests/peers/opencode-edit.mjs "$O/edit.ts" "$cases" "$W" "${WAP_EDIT_MODE-opencode}"
+TMPDIR=$T node tests/peers/opencode-edit.mjs "$O/edit.ts" "$cases" "$W" "${WAP_EDIT_MODE-opencode}"
