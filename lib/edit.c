@@ -962,6 +962,10 @@ static double oc_similar(struct wap_span a, struct wap_span b)
 		return -1;
 	if (!la || !lb)
 		return 0;
+	/* a bound on the work one call may ask for (OpenCode has none): two
+	 * lines too long to compare count as unlike */
+	if ((double)la * (double)lb > 16e6)
+		return 0;
 	x = malloc(la * sizeof(*x));
 	y = malloc(lb * sizeof(*y));
 	row = malloc((lb + 1) * sizeof(*row));
