@@ -9,7 +9,7 @@ _wap() {
 	esac
 	case $applet in
 	cp) opts="--force --recursive -f -r" ;;
-	edit) opts="--dry-run --edits --exact --expected-version --force --new --new-file --old --old-file --ops --patch --replace-all --text-edits" ;;
+	edit) opts="--dry-run --edits --exact --expected-version --force --match --new --new-file --old --old-file --ops --patch --replace-all --text-edits" ;;
 	exec) opts="--allow --clear-env --command --cwd --deny --env --kill-after --max-file-size --max-memory --max-output --max-procs --no-network --sandbox --save-output --stdin --stream --timeout -c" ;;
 	git) opts="--all --branch --context --create --delete --dir --file --force --from --max-count --message --name-only --path --remote --rev --since --staged --stat --token-file --until --url -U -a -f -m -n" ;;
 	glob) opts="--follow --max-results --no-default-excludes --no-ignore --sort --tagged --threads --type -L -j -m -t" ;;

@@ -26,6 +26,8 @@ complete -c wap -n '__fish_seen_subcommand_from edit' -l expected-version -d 're
 complete -c wap-edit -l expected-version -d 'refuse (CONFLICT) unless the files version is V'
 complete -c wap -n '__fish_seen_subcommand_from edit' -l force -d 'change a read-only file (no write bit) too; without'
 complete -c wap-edit -l force -d 'change a read-only file (no write bit) too; without'
+complete -c wap -n '__fish_seen_subcommand_from edit' -l match -d 'how old is found: wap (the fallbacks above, the'
+complete -c wap-edit -l match -d 'how old is found: wap (the fallbacks above, the'
 complete -c wap -n '__fish_seen_subcommand_from edit' -l new -d 'replacement text'
 complete -c wap-edit -l new -d 'replacement text'
 complete -c wap -n '__fish_seen_subcommand_from edit' -l new-file -d 'read the new text from FILE'
