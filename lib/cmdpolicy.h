@@ -61,4 +61,15 @@ struct wap_cmdrules {
 int wap_cmd_check(const struct wap_cmdrules *r, const char *line, char *const *argv,
 		  struct wap_err *err);
 
+/* The kernel's view of the lists (landlock.h): may the program file NAME
+ * be run at all, whatever its arguments?  An allow entry "git status"
+ * allows the file git; only a deny entry without arguments ("curl")
+ * denies a file. */
+enum wap_cmd_verdict {
+	WAP_CMD_ALLOWED,
+	WAP_CMD_NOT_LISTED,	/* an allow-list is active and does not name it */
+	WAP_CMD_DENIED,		/* a deny entry names it */
+};
+enum wap_cmd_verdict wap_cmd_prog(const struct wap_cmdrules *r, const char *name);
+
 #endif
