@@ -349,5 +349,46 @@ has "terminal/create control: curl runs without a list" "$out" "libcurl"
 out=$(python3 "$TT/term.py" "$WAP" "$W" "$TT/deny.json" '["env", "-S", "curl --version"]' 2>&1)
 lacks "terminal/create with restrictedCommands: env -S curl does not run" "$out" "libcurl"
 has "terminal/create: refused by the kernel" "$out" "Permission denied"
+# Agent Control terminal.sendText: "cu" then "rl --version" (each piece
+# passes the line check; the kernel refuses the program)
+WSDIR=$(cd "$(dirname "$0")/ws" && pwd)
+if [ -d "$WSDIR/node_modules/ws" ] && command -v node >/dev/null; then
+	cat > "$TT/chunks.js" <<EOF2
+const { Client, sleep } = require('$WSDIR/client');
+(async () => {
+  const [port, token] = process.argv.slice(2);
+  const c = await new Client('ws://127.0.0.1:' + port).open();
+  await c.auth(token);
+  const r = await c.call('terminal.create', {});
+  const id = r.result && r.result.terminalId;
+  if (!id) { console.log(JSON.stringify(r)); process.exit(0); }
+  let out = '';
+  c.waiters.push({ check: () => { for (const m of c.notes.splice(0)) if (m.method === 'terminal.output') out += m.params.data; } });
+  await c.call('terminal.sendText', { terminalId: id, text: 'cu', addNewLine: false });
+  await c.call('terminal.sendText', { terminalId: id, text: 'rl --version; echo end-of-test' });
+  for (let i = 0; i < 50 && !/end-of-test\r?\n/.test(out.replace(/.*echo end-of-test/, '')); i++) await sleep(100);
+  console.log(JSON.stringify(out));
+  await c.close();
+  process.exit(0);
+})();
+EOF2
+	for cfg in sb deny; do
+		SHELL=/bin/bash wap serve --ws 127.0.0.1:0 --token-file "$TT/tok.$cfg" --root "$W" --config "$TT/$cfg.json" 2>"$TT/ws.$cfg.log" & sp=$!
+		port=
+		for i in $(seq 50); do
+			port=$(sed -n 's/.*on ws:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$TT/ws.$cfg.log"); [ -n "$port" ] && break; sleep 0.1
+		done
+		out=$(node "$TT/chunks.js" "$port" "$(cat "$TT/tok.$cfg")" 2>&1)
+		kill $sp; wait $sp 2>/dev/null
+		if [ $cfg = sb ]; then
+			has "terminal.sendText control: curl in two chunks runs without a list" "$out" "libcurl"
+		else
+			lacks "terminal.sendText in chunks: curl does not run under restrictedCommands" "$out" "libcurl"
+			has "terminal.sendText in chunks: refused by the kernel" "$out" "Permission denied"
+		fi
+	done
+else
+	ok "# SKIP terminal.sendText in chunks: no node or tests/ws/node_modules (npm ci in tests/ws)"
+fi
 rm -rf "$W/.git" "$W/.wap" "$W/sub/nested" "$W/b.sh" "$W/lk" "$W/l"
 fi
