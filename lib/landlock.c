@@ -629,6 +629,7 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 		goto fail;
 	}
 	sb->no_memfd = lists;
+	sb->fs = true;
 	if (sb->ro || sb->noexec) {
 		sb->mntns = true;
 		sb->userns = geteuid() != 0;
@@ -786,30 +787,61 @@ static int no_net_filter(void)
 #endif
 }
 
-/* With a command list: no memfd_create, whose files Landlock does not see
- * (an executable copy of a denied program could be run from one). */
-static int no_memfd_filter(void)
-{
+/* System calls the file system sandbox refuses (EACCES), by a seccomp
+ * filter: open_by_handle_at always (root opens a file by its handle
+ * through any mount of the file system: a writable one, past the
+ * read-only .git), and with a command list memfd_create (Landlock does not
+ * see its files: an executable copy of a denied program could run from
+ * one). */
 #ifdef NATIVE_ARCH
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_create, 4, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, X32_BIT | SYS_memfd_create, 3, 4),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_ARCH, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_MEMFD, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, DENY),	/* 8 */
-		BPF_STMT(BPF_RET | BPF_K, ALLOW),	/* 9 */
-	};
-	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
-
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+#if defined(__x86_64__)
+#define COMPAT_OPEN_BY_HANDLE 342
 #else
-	return 0;
+#define COMPAT_OPEN_BY_HANDLE 371
 #endif
+static int deny_filter(bool memfd)
+{
+	unsigned native[2] = { SYS_open_by_handle_at, SYS_memfd_create };
+	unsigned compat[2] = { COMPAT_OPEN_BY_HANDLE, COMPAT_MEMFD };
+	int n = memfd ? 2 : 1;
+	/* arch, jeq, nr, 2n jeq, allow, jeq, nr, n jeq, allow, deny */
+	int total = 3 + 2 * n + 1 + 2 + n + 2, deny = total - 1, allow = total - 2, k = 0;
+	struct sock_filter f[16];
+	struct sock_fprog prog = { .len = (unsigned short)total, .filter = f };
+
+#define JEQ_DENY(v) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (v), (unsigned char)(deny - k - 1), 0)
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0,
+					    (unsigned char)(3 + 2 * n + 1 - k - 1));
+	k++;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	for (int i = 0; i < n; i++) {
+		f[k] = (struct sock_filter)JEQ_DENY(native[i]);
+		k++;
+		f[k] = (struct sock_filter)JEQ_DENY(X32_BIT | native[i]);
+		k++;
+	}
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ALLOW);
+	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_ARCH, 0,
+					    (unsigned char)(allow - k - 1));
+	k++;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	for (int i = 0; i < n; i++) {
+		f[k] = (struct sock_filter)JEQ_DENY(compat[i]);
+		k++;
+	}
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, DENY);
+#undef JEQ_DENY
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
 }
+#else
+static int deny_filter(bool memfd)
+{
+	(void)memfd;
+	return 0;
+}
+#endif
 
 #ifndef SYS_open_tree
 #define SYS_open_tree 428
@@ -921,7 +953,7 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 		*what = "seccomp";
 		return errno;
 	}
-	if (sb->no_memfd && no_memfd_filter() < 0) {
+	if (sb->fs && deny_filter(sb->no_memfd) < 0) {
 		*what = "seccomp";
 		return errno;
 	}

@@ -75,7 +75,8 @@ struct wap_sandbox {
 	char **ro;			/* ... these paths bind-mounted read-only */
 	char **noexec;			/* ... these noexec (while a list holds) */
 	char *cwd;			/* ... and the start dir entered again after */
-	bool no_memfd;			/* seccomp: no memfd_create (lists) */
+	bool fs;			/* seccomp: no open_by_handle_at */
+	bool no_memfd;			/* ... nor memfd_create (lists) */
 };
 
 /* The kernel's Landlock ABI version, 0 if it has none.  $WAP_LANDLOCK_ABI

@@ -214,6 +214,43 @@ expect "sandbox: a nested repository's .git too" 2 wap exec --sandbox -- sh -c '
 expect "sandbox: cannot change .wap/config.json" 2 wap exec --sandbox -- sh -c 'echo "{\"security\":{}}" > .wap/config.json'
 same "sandbox: .wap/config.json unchanged" "$(cat "$W/.wap/config.json")" "{}"
 expect "sandbox: cannot add to .wap" 2 wap exec --sandbox -- sh -c 'echo x > .wap/new'
+expect "sandbox: cannot unmount the read-only .git" 0 wap exec --json --sandbox -- umount .git
+jcheck "sandbox: umount failed" "$OUT" 'j["exit_code"] != 0'
+expect "sandbox: nor reach it through /proc/PPID/cwd" 2 wap exec --sandbox -- sh -c 'echo x > /proc/$PPID/cwd/.git/hooks/pre-commit'
+check "sandbox: no hook planted through /proc" test ! -e "$W/.git/hooks/pre-commit"
+if command -v gcc >/dev/null; then
+	cat > "$TT/byhandle.c" <<'EOF2'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+/* open .git/config by its handle through the root's (writable) mount */
+int main(void)
+{
+	struct file_handle *h = malloc(sizeof(*h) + 128);
+	int mid, fd;
+
+	h->handle_bytes = 128;
+	if (name_to_handle_at(AT_FDCWD, ".git/config", h, &mid, 0) < 0) {
+		perror("name_to_handle_at");
+		return 1;
+	}
+	fd = open_by_handle_at(open(".", O_RDONLY | O_DIRECTORY), h, O_WRONLY | O_APPEND);
+	if (fd < 0 || write(fd, "[core]\n\tfsmonitor = touch /tmp/pwned\n", 36) < 0) {
+		perror("open_by_handle_at");
+		return 1;
+	}
+	return 0;
+}
+EOF2
+	gcc -o "$W/byhandle" "$TT/byhandle.c"
+	expect "sandbox: cannot open .git/config by its handle (root)" 1 wap exec --sandbox -- ./byhandle
+	has "sandbox: open_by_handle_at refused by seccomp" "$ERR" "open_by_handle_at: Permission denied"
+	rm -f "$W/byhandle"
+else
+	ok "# SKIP open_by_handle_at: no gcc"
+fi
 expect "sandbox: the rest of the root stays writable" 0 wap exec --sandbox -- sh -c 'echo x > sub/w && cat sub/w'
 expect "sandbox: git still reads its repository" 0 wap exec --sandbox -- git status --short
 
@@ -309,6 +346,18 @@ bypass "a copy in the temp dir" 'cp /usr/bin/curl "$TMPDIR/c" && "$TMPDIR/c" --v
 bypass "the dynamic loader" 'for l in /lib64/ld-linux-*.so.* /lib/ld-linux-*.so.*; do [ -e "$l" ] && exec "$l" /usr/bin/curl --version; done'
 bypass "a symlink" 'ln -sf /usr/bin/curl l && ./l --version'
 bypass "PATH from --env" 'PATH=/usr/local/bin:/usr/bin curl --version'
+expect "policy: memfd_create is refused under a list" 1 wap exec --config "$TT/deny.json" -- /usr/bin/python3 -c 'import os; os.memfd_create("x")'
+has "policy: memfd_create EACCES" "$ERR" "Permission denied"
+if command -v gcc >/dev/null && [ -e /lib64/ld-linux-x86-64.so.2 ]; then
+	printf 'int main(void) { return 42; }\n' > "$W/p.c"
+	expect "policy control: a program built in the workspace runs without a list" 42 wap exec --sandbox -c 'gcc -o p p.c && ./p'
+	expect "policy: nothing in the workspace runs under a list" 126 wap exec --config "$TT/deny.json" -c 'gcc -o p p.c && ./p'
+	expect "policy: nor through the dynamic loader (noexec mount)" 127 wap exec --config "$TT/deny.json" -c 'exec /lib64/ld-linux-x86-64.so.2 ./p'
+	has "policy: the loader cannot map it" "$ERR" "failed to map segment"
+	rm -f "$W/p" "$W/p.c"
+else
+	ok "# SKIP programs built in the workspace: no gcc or not x86-64"
+fi
 expect "policy: allowed commands still run" 0 wap exec --config "$TT/deny.json" -- bash -c 'ls >/dev/null && git --version && cat b.sh >/dev/null'
 expect "policy: allow-list commands run" 0 wap exec --config "$TT/allow.json" -c 'ls >/dev/null && cat b.sh > /dev/null'
 expect "policy: no Landlock, no run (a list needs the sandbox)" 15 env WAP_LANDLOCK_ABI=0 wap exec --config "$TT/deny.json" -- true
