@@ -23,10 +23,18 @@
  * security.restrictedCommands) and --allow/--deny check every command of a
  * shell line, inside $(...) and backticks, through env/sudo/xargs/bash -c;
  * a program name computed at run time ($X, globs) is refused while a list
- * is active.  This is a guardrail, not a boundary: --sandbox is.  It uses
- * Landlock: the command may write only inside the root and the temp dir
- * and read only those, the system directories and git's user config; it
- * refuses to run (FEATURE_DISABLED) where the kernel lacks Landlock.
+ * is active.  That check is a first one only: what holds is the kernel.
+ * While a list is active the command always runs in the sandbox, where only
+ * the programs of the PATH directories the lists allow can be run or read
+ * (however a line spells them: eval, aliases, scripts, copies, ld.so), and
+ * nothing in the root or the temp dir can be executed.  An allowed
+ * interpreter still runs what it is given.
+ *
+ * --sandbox uses Landlock: the command may write only inside the root and
+ * a private temp dir made for the run ($TMPDIR; removed afterwards), and
+ * read only those, the system directories and git's user config; .git and
+ * .wap are mounted read-only in a private mount namespace.  It refuses to
+ * run (FEATURE_DISABLED) where the kernel lacks Landlock or the namespace.
  * security.readOnly runs every command sandboxed with a read-only root.
  *
  *   -c, --command LINE     run LINE with bash -c (sh -c without bash)
@@ -45,8 +53,9 @@
  *                          {stream, data}, then the result)
  *   --allow CMD            allow only these commands (repeatable)
  *   --deny CMD             refuse these commands (repeatable)
- *   --sandbox              confine the command with Landlock
- *   --no-network           deny the network: TCP bind/connect (Landlock), other inet sockets (seccomp); else a network namespace
+ *   --sandbox              confine the command (Landlock, read-only .git and .wap)
+ *   --no-network           deny the network: TCP bind/connect (Landlock), every socket
+ *                          but unix ones (seccomp); else a network namespace
  *   --max-memory BYTES     address-space limit (RLIMIT_AS)
  *   --max-procs N          process limit of the user (RLIMIT_NPROC; root is exempt)
  *   --max-file-size BYTES  largest file it may write (RLIMIT_FSIZE)

@@ -16,9 +16,10 @@
  * program name is computed at run time ($VAR, $(...), `...`, globs, brace
  * expansion, $'\x..') cannot be verified and is refused.
  *
- * This is a guardrail against mistakes, not a security boundary: a script
- * file, an interpreter (python -c) or a program that runs others can do
- * anything its author likes.  The boundary is the sandbox (landlock.h).
+ * The parser is a first check against mistakes, not a security boundary: a
+ * script file, an interpreter (python -c), quoting or a program that runs
+ * others can get past it.  What holds is the sandbox, which enforces the
+ * lists on program files (wap_cmd_prog, landlock.h).
  */
 #ifndef WAP_CMDPOLICY_H
 #define WAP_CMDPOLICY_H
