@@ -617,7 +617,8 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 	}
 	/* an empty ROOT/.wap, so that the command cannot make one holding a
 	 * config of its choosing */
-	if (!o->read_only_root && mkdirat(ws->rootfd, ".wap", 0755) < 0 && errno != EEXIST) {
+	if (!o->read_only_root && ws->confined && mkdirat(ws->rootfd, ".wap", 0755) < 0 &&
+	    errno != EEXIST) {
 		wap_err_set(err, WAP_E_FAILED, "Sandbox: cannot make %s/.wap: %s", ws->root,
 			    strerror(errno));
 		goto fail;

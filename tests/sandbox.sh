@@ -415,7 +415,7 @@ const { Client, sleep } = require('$WSDIR/client');
   c.waiters.push({ check: () => { for (const m of c.notes.splice(0)) if (m.method === 'terminal.output') out += m.params.data; } });
   await c.call('terminal.sendText', { terminalId: id, text: 'cu', addNewLine: false });
   await c.call('terminal.sendText', { terminalId: id, text: 'rl --version; echo end-of-test' });
-  for (let i = 0; i < 50 && !/end-of-test\r?\n/.test(out.replace(/.*echo end-of-test/, '')); i++) await sleep(100);
+  for (let i = 0; i < 100 && !/(^|\n)end-of-test\r?\n/.test(out); i++) await sleep(100);
   console.log(JSON.stringify(out));
   await c.close();
   process.exit(0);
