@@ -187,11 +187,19 @@ static enum wap_cmd_verdict verdict(const struct xrules *x, const char *name)
 }
 
 /* Add DIR (its real path) to the holes when it is a directory. */
+#define MAX_HOLES 1024	/* a $PATH of a million entries must not stall us */
+
 static int add_hole(struct xrules *x, const char *dir)
 {
-	char *rp = realpath(dir, NULL);
+	char *rp;
 	struct stat st;
 	int rc = 0;
+
+	if (wap_strv_len(x->holes) >= MAX_HOLES) {
+		errno = E2BIG;
+		return -1;
+	}
+	rp = realpath(dir, NULL);
 
 	if (rp && !stat(rp, &st) && S_ISDIR(st.st_mode) && !in_set(x->holes, rp))
 		rc = wap_strv_push(&x->holes, rp);
@@ -389,7 +397,10 @@ static int exec_rules(int rs, struct xrules *x, const char *const *sysdirs, stru
 	int rc = 0;
 
 	if (find_holes(x))
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return errno == E2BIG ?
+			wap_err_set(err, WAP_E_INVALID, "Sandbox: too many PATH directories (over %d)",
+				    MAX_HOLES) :
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
 	for (int i = 0; sysdirs[i]; i++) {
 		bool inside = false;
 		if (!(rp = realpath(sysdirs[i], NULL)))
