@@ -32,6 +32,8 @@
 #define LL_FS_WRITE_FILE	(1ULL << 1)
 #define LL_FS_READ_FILE		(1ULL << 2)
 #define LL_FS_READ_DIR		(1ULL << 3)
+#define LL_FS_MAKE_CHAR		(1ULL << 6)
+#define LL_FS_MAKE_BLOCK	(1ULL << 11)
 #define LL_FS_REFER		(1ULL << 13)	/* ABI 2 */
 #define LL_FS_TRUNCATE		(1ULL << 14)	/* ABI 3 */
 #define LL_FS_IOCTL_DEV		(1ULL << 15)	/* ABI 5 */
@@ -416,7 +418,7 @@ static int exec_rules(int rs, struct xrules *x, const char *const *sysdirs, stru
 	/* a system dir inside another (listed first) was dropped; one that
 	 * holds an earlier one replaces it */
 	for (size_t i = 0; x->sys && x->sys[i]; i++) {
-		uint64_t r = x->rd | (!strcmp(x->sys[i], "/dev") ? LL_FS_IOCTL_DEV : 0);
+		uint64_t r = !strcmp(x->sys[i], "/dev") ? LL_FS_READ_DIR : x->rd;
 		bool dup = false;
 		for (size_t j = 0; x->sys[j]; j++)
 			dup |= j != i && beneath(x->sys[i], x->sys[j]);
@@ -552,6 +554,8 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 		"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
 		"/opt", "/proc", "/sys", "/run", "/var", "/nix", "/snap", "/dev", NULL
 	};
+	/* of /dev only these: a disk's device file must not be read
+	 * (root can), past every rule on files */
 	static const char *const devfiles[] = {
 		"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random",
 		"/dev/urandom", "/dev/ptmx", "/dev/pts", NULL
@@ -590,7 +594,9 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 
 	all = fs_rights(abi);
 	rd = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
-	noexec = lists ? ~LL_FS_EXECUTE : ~0ULL;
+	/* no device nodes in the root or the temp dir (root could make one
+	 * for the disk and write it), and with a list nothing executable */
+	noexec = ~(LL_FS_MAKE_CHAR | LL_FS_MAKE_BLOCK) & (lists ? ~LL_FS_EXECUTE : ~0ULL);
 	attrsize = abi >= 6 ? sizeof(attr) : abi >= 4 ? 16 : 8;
 	if (o->fs)
 		attr.handled_access_fs = all;
@@ -670,7 +676,7 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 	} else {
 		for (int i = 0; sysdirs[i]; i++)
 			if (add_rule(rs, sysdirs[i], -1,
-				     rd | (!strcmp(sysdirs[i], "/dev") ? LL_FS_IOCTL_DEV : 0), all, err))
+				     !strcmp(sysdirs[i], "/dev") ? LL_FS_READ_DIR : rd, all, err))
 				goto fail;
 	}
 	for (int i = 0; devfiles[i]; i++)

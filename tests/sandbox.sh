@@ -188,6 +188,18 @@ ptmp=$(printf '%s\n' "$OUT" | sed -n 3p)
 case $ptmp in /tmp/wap-sandbox.*) ok "sandbox: the private dir is under /tmp ($ptmp)";; *) fail "sandbox: private dir $ptmp";; esac
 check "sandbox: the private dir is removed after the run" test ! -e "$ptmp"
 
+# no device nodes (root could make one for the disk), no disk devices
+expect "sandbox: mknod of a block device refused" 1 wap exec --sandbox -- mknod ./blk b 7 0
+has "sandbox: mknod EACCES" "$ERR" "Permission denied"
+check "sandbox: no device node made" test ! -e "$W/blk"
+blk=$(find /dev -maxdepth 1 -type b 2>/dev/null | head -1)
+if [ -n "$blk" ]; then
+	expect "sandbox: a disk device ($blk) cannot be opened" 1 wap exec --sandbox -- head -c 1 "$blk"
+	has "sandbox: the device refused by Landlock" "$ERR" "Permission denied"
+else
+	ok "# SKIP no block device in /dev"
+fi
+
 # --read-only covers exec
 expect "read-only: exec cannot write the root" 2 wap exec --read-only -- sh -c 'echo x > ro.txt'
 check "read-only: nothing written" test ! -e "$W/ro.txt"
