@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -894,6 +895,41 @@ static int remount(const char *path, uint64_t attr)
 	return e;
 }
 
+/* Landlock holds for root too, but not against what capabilities reach
+ * beyond files: loading a kernel module (init_module from a file in the
+ * root), raw I/O, reboot, the host's name and clock, bpf...  A sandboxed
+ * command keeps only what file work as root needs (Docker's default set,
+ * less mknod, raw sockets and file capabilities), in its bounding set too,
+ * so that no program it runs gets more back. */
+#define KEEP_CAPS ((1u << CAP_CHOWN) | (1u << CAP_DAC_OVERRIDE) | (1u << CAP_FOWNER) | \
+		   (1u << CAP_FSETID) | (1u << CAP_KILL) | (1u << CAP_SETGID) | \
+		   (1u << CAP_SETUID) | (1u << CAP_NET_BIND_SERVICE) | (1u << CAP_SYS_CHROOT) | \
+		   (1u << CAP_AUDIT_WRITE))
+
+static int drop_caps(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return errno;
+	if (d[0].permitted & (1u << CAP_SETPCAP))
+		for (int c = 0; c < 64; c++)
+			if (c >= 32 || !(KEEP_CAPS & (1u << c)))
+				if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+					return errno;
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	for (int i = 0; i < 2; i++) {
+		uint32_t keep = i ? 0 : KEEP_CAPS;
+		d[i].effective &= keep;
+		d[i].permitted &= keep;
+		d[i].inheritable &= keep;
+	}
+	if (syscall(SYS_capset, &h, d) < 0)
+		return errno;
+	return 0;
+}
+
 int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 {
 	struct rlimit rl;
@@ -959,6 +995,10 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 	if (sb->ruleset_fd < 0 && !sb->netns && !sb->max_memory && !sb->max_procs &&
 	    !sb->max_file_size)
 		return 0;
+	if (sb->fs && (e = drop_caps())) {
+		*what = "capabilities";
+		return e;
+	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		*what = "no_new_privs";
 		return errno;

@@ -30,6 +30,10 @@
  * ABI 6 scopes abstract unix sockets to the sandbox.  On older kernels the
  * command runs in a fresh network namespace where that is permitted.  The
  * sandbox always sets no_new_privs, and applies the rlimits it is given.
+ * The file system sandbox also refuses open_by_handle_at (seccomp), device
+ * nodes and every device but the usual character ones, and keeps only the
+ * capabilities of file work (bounding set included) for a command run as
+ * root.
  *
  * Where the kernel lacks what was asked for, wap_sandbox_prepare() fails
  * with FEATURE_DISABLED ("Sandbox unavailable: ..."): a command is never

@@ -200,6 +200,16 @@ else
 	ok "# SKIP no block device in /dev"
 fi
 
+# root keeps only the capabilities of file work (no init_module, raw I/O,
+# reboot, sethostname, bpf...), in the bounding set too
+if [ "$(id -u)" = 0 ]; then
+	caps='import sys; d = dict(l.split(":\t") for l in open("/proc/self/status").read().splitlines() if l.startswith("Cap")); print(" ".join("%s=%d%d%d" % (k, (int(d[k], 16) >> 16) & 1, (int(d[k], 16) >> 21) & 1, (int(d[k], 16) >> 1) & 1) for k in ("CapEff", "CapBnd")))'
+	expect "caps control: root has CAP_SYS_MODULE and CAP_SYS_ADMIN" 0 wap exec -- /usr/bin/python3 -c "$caps"
+	same "caps control: module, admin, dac_override" "$OUT" "CapEff=111 CapBnd=111"
+	expect "caps: the sandbox drops them" 0 wap exec --sandbox -- /usr/bin/python3 -c "$caps"
+	same "caps: no module, no admin; dac_override kept" "$OUT" "CapEff=001 CapBnd=001"
+fi
+
 # --read-only covers exec
 expect "read-only: exec cannot write the root" 2 wap exec --read-only -- sh -c 'echo x > ro.txt'
 check "read-only: nothing written" test ! -e "$W/ro.txt"
