@@ -330,6 +330,23 @@ static int grant_tree(int rs, struct xrules *x, const char *dir, uint64_t rights
 	return rc;
 }
 
+/* May programs live at P (a real path)?  In the system dirs, but not in
+ * /proc, /sys or /dev (PATH=/proc/self/fd would name wap's open files),
+ * nor in the root or the temp dir. */
+static bool program_area(const struct xrules *x, const char *p)
+{
+	bool sys = false;
+
+	if (at_or_beneath(p, "/proc") || at_or_beneath(p, "/sys") || at_or_beneath(p, "/dev"))
+		return false;
+	for (size_t j = 0; x->sys && x->sys[j]; j++)
+		sys |= at_or_beneath(p, x->sys[j]);
+	for (size_t j = 0; x->keep_out && x->keep_out[j]; j++)
+		if (at_or_beneath(p, x->keep_out[j]))
+			return false;
+	return sys;
+}
+
 /* A hole: its sub-directories as trees, its files each: in a PATH dir by
  * their names, elsewhere (where a refused name's link led) all but the
  * refused programs. */
@@ -347,6 +364,7 @@ static int grant_hole(int rs, struct xrules *x, const char *dir, bool by_name,
 		return 0;
 	while (!rc && (e = readdir(d))) {
 		struct stat st;
+		mode_t lst_mode;
 		if (is_dot(e->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name);
@@ -356,12 +374,20 @@ static int grant_hole(int rs, struct xrules *x, const char *dir, bool by_name,
 			rc = grant_tree(rs, x, path, x->rd, 1, err);
 			continue;
 		}
+		lst_mode = st.st_mode;
 		if (stat(path, &st) || !S_ISREG(st.st_mode) || ino_has(&x->bad, &st))
 			continue;
 		if (by_name ? verdict(x, e->d_name) != WAP_CMD_ALLOWED :
 			      ino_has(&x->unlisted, &st) && !ino_has(&x->ok, &st))
 			continue;
-		rc = add_rule(rs, path, -1, x->rd, x->all, err);	/* on the link's target */
+		if (S_ISLNK(lst_mode)) {	/* the rule goes on the link's target */
+			char *rp = realpath(path, NULL);
+			bool in = rp && program_area(x, rp);
+			free(rp);
+			if (!in)
+				continue;
+		}
+		rc = add_rule(rs, path, -1, x->rd, x->all, err);
 	}
 	closedir(d);
 	return rc;
@@ -427,14 +453,10 @@ static int exec_rules(int rs, struct xrules *x, const char *const *sysdirs, stru
 			return -1;
 	}
 	for (size_t h = 0; x->holes && x->holes[h]; h++) {
-		bool sys = false, out = false;
-		for (size_t j = 0; x->sys && x->sys[j]; j++)
-			sys |= at_or_beneath(x->holes[h], x->sys[j]);
-		for (size_t j = 0; x->keep_out && x->keep_out[j]; j++)
-			out |= at_or_beneath(x->holes[h], x->keep_out[j]);
 		/* a PATH dir outside the system dirs (~/bin) stays closed, and
 		 * nothing in the workspace or the temp dir is executable */
-		if (sys && !out && grant_hole(rs, x, x->holes[h], h < x->npath, err))
+		if (program_area(x, x->holes[h]) &&
+		    grant_hole(rs, x, x->holes[h], h < x->npath, err))
 			return -1;
 	}
 	/* the dynamic loader runs every program: it may map only what the

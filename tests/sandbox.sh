@@ -382,6 +382,10 @@ if command -v gcc >/dev/null && [ -e /lib64/ld-linux-x86-64.so.2 ]; then
 else
 	ok "# SKIP programs built in the workspace: no gcc or not x86-64"
 fi
+printf 'wap secret\n' > "$TT/held.txt"
+exec 7< "$TT/held.txt"	# wap holds it open: PATH=/proc/self/fd must not name it
+expect "policy: PATH through /proc grants nothing" 1 wap exec --config "$TT/deny.json" --env PATH=/proc/self/fd:/usr/bin -- cat "$TT/held.txt"
+exec 7<&-
 expect "policy: allowed commands still run" 0 wap exec --config "$TT/deny.json" -- bash -c 'ls >/dev/null && git --version && cat b.sh >/dev/null'
 expect "policy: allow-list commands run" 0 wap exec --config "$TT/allow.json" -c 'ls >/dev/null && cat b.sh > /dev/null'
 expect "policy: no Landlock, no run (a list needs the sandbox)" 15 env WAP_LANDLOCK_ABI=0 wap exec --config "$TT/deny.json" -- true
