@@ -27,11 +27,13 @@
 #include "audit.h"
 #include "config.h"
 #include "file.h"
+#include "http.h"
 #include "jsonrpc.h"
 #include "match.h"
 #include "strbuf.h"
 #include "term.h"
 #include "text.h"
+#include "token.h"
 #include "watch.h"
 
 #define ACP_MAX_MESSAGE		(16u << 20)
@@ -58,7 +60,8 @@ struct wap_acp {
 	struct wap_acp_opts o;
 	char *token;
 	char *token_file;
-	char **origins;			/* allowedOrigins; NULL or ["*"]: any */
+	char **origins;			/* allowedOrigins and --allowed-origins, beside
+					 * loopback ones; ["*"]: any */
 	bool rate_on;
 	long rate;			/* requests per second */
 	int loglevel;			/* logging.level: LOG_DEBUG .. LOG_ERROR */
@@ -1864,41 +1867,6 @@ json_t *wap_acp_handle(struct wap_acp_session *s, const char *text, size_t len, 
 
 /* ---------- setup: token, config ---------- */
 
-static int write_token_file(const char *path, const char *token, struct wap_err *err)
-{
-	int fd;
-	size_t n = strlen(token);
-
-	/* Never follow a link planted at the name; the file is ours alone. */
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return wap_err_set(err, WAP_E_FAILED, "Cannot write the token file %s: %s", path, strerror(errno));
-	if (fchmod(fd, 0600) < 0 || write(fd, token, n) != (ssize_t)n || write(fd, "\n", 1) != 1) {
-		int e = errno;
-		close(fd);
-		return wap_err_set(err, WAP_E_FAILED, "Cannot write the token file %s: %s", path, strerror(e));
-	}
-	close(fd);
-	return 0;
-}
-
-/* NAME in $XDG_RUNTIME_DIR, else in ~/.cache (made 0700); NULL: no memory */
-static char *state_file(const char *name)
-{
-	const char *dir = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
-	struct wap_sb sb = WAP_SB_INIT;
-
-	if (dir && *dir) {
-		wap_sb_addf(&sb, "%s/%s", dir, name);
-	} else {
-		wap_sb_addf(&sb, "%s/.cache", home && *home ? home : "/tmp");
-		if (sb.buf)
-			mkdir(sb.buf, 0700);
-		wap_sb_addf(&sb, "/%s", name);
-	}
-	return wap_sb_detach(&sb);
-}
-
 /* logging.level (debug, info, warn or error; default info) and
  * logging.logToFile (default false): the file is logging.file (a wap
  * extension), else wap-acp.log beside the default token file; 0600,
@@ -1922,7 +1890,7 @@ static int log_setup(struct wap_acp *a, struct wap_err *err)
 	if (!wap_config_bool(a->ws->config, "logging.logToFile", false))
 		return 0;
 	file = wap_config_str(a->ws->config, "logging.file", NULL);
-	a->log_file = file && *file ? strdup(file) : state_file("wap-acp.log");
+	a->log_file = file && *file ? strdup(file) : wap_token_state_file("wap-acp.log");
 	if (!a->log_file)
 		return wap_err_set(err, WAP_E_FAILED, "out of memory");
 	a->logfd = open(a->log_file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -1952,6 +1920,11 @@ struct wap_acp *wap_acp_new(const struct wap_ws *ws, const struct wap_acp_opts *
 	a->rate = (long)wap_config_int(ws->config, "rateLimit.requestsPerSecond", 100);
 	if (wap_config_strv(ws->config, "allowedOrigins", &a->origins, err) < 0)
 		goto fail;
+	for (size_t i = 0; o->allowed_origins && o->allowed_origins[i]; i++)
+		if (wap_strv_push(&a->origins, o->allowed_origins[i]) < 0) {
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			goto fail;
+		}
 	tok = wap_config_str(ws->config, "token", "");
 	if (!tok || !*tok)
 		tok = o->token;
@@ -1959,20 +1932,20 @@ struct wap_acp *wap_acp_new(const struct wap_ws *ws, const struct wap_acp_opts *
 		a->token = strdup(tok);
 	} else {
 		a->token = malloc(65);
-		if (a->token)
-			random_hex(a->token, 32);
+		if (a->token && wap_token_random(a->token, err) < 0)
+			goto fail;
 	}
 	if (o->token_file && *o->token_file)
 		a->token_file = strdup(o->token_file);
 	else
-		a->token_file = state_file("wap-acp.token");
+		a->token_file = wap_token_state_file("wap-acp.token");
 	if (!a->token || !a->token_file) {
 		wap_err_set(err, WAP_E_FAILED, "out of memory");
 		goto fail;
 	}
 	if (log_setup(a, err) < 0)
 		goto fail;
-	if (write_token_file(a->token_file, a->token, err) < 0)
+	if (wap_token_write(ws, a->token_file, a->token, err) < 0)
 		goto fail;
 	return a;
 fail:
@@ -2134,20 +2107,20 @@ static void *conn_worker(void *arg)
 	return NULL;
 }
 
+/* A browser always sends Origin on a WebSocket upgrade: a page from
+ * elsewhere (DNS rebinding, a cross-site page) is refused unless its
+ * origin is loopback or listed (the same allow-list as MCP over HTTP);
+ * a client that is no browser sends none. */
 static bool origin_ok(struct wap_acp *a, struct lws *wsi)
 {
 	char origin[512];
-	int n;
+	int l = lws_hdr_total_length(wsi, WSI_TOKEN_ORIGIN);
 
-	if (!a->origins || !a->origins[0])
+	if (l <= 0)
 		return true;
-	n = lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN);
-	if (n <= 0)
-		return true;	/* not a browser: no Origin header */
-	for (size_t i = 0; a->origins[i]; i++)
-		if (!strcmp(a->origins[i], "*") || !strcasecmp(a->origins[i], origin))
-			return true;
-	return false;
+	if (l >= (int)sizeof(origin) || lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN) <= 0)
+		return false;
+	return wap_http_origin_ok(origin, a->origins);
 }
 
 
@@ -2202,6 +2175,14 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	struct conn **pc = user, *c = pc ? *pc : NULL;
 
 	switch (reason) {
+	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+		if (!origin_ok(a, wsi)) {	/* 403, said before the upgrade */
+			log_line(a, LOG_WARN, "ws: connection refused: Origin not in allowedOrigins");
+			lws_return_http_status(wsi, HTTP_STATUS_FORBIDDEN,
+					       "Origin not allowed (see allowedOrigins / --allowed-origins)");
+			return 1;
+		}
+		break;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		if (!origin_ok(a, wsi)) {
 			log_line(a, LOG_WARN, "ws: connection refused: Origin not in allowedOrigins");
