@@ -97,6 +97,18 @@ lacks "audit: no file contents" "$(cat "$T/pol/audit.jsonl")" "overwrite"
 lacks "no sanitizer report" "$(cat "$T"/*.log)" "Sanitizer"
 lacks "no runtime error" "$(cat "$T"/*.log)" "runtime error"
 
+# --- origins: allowedOrigins ["*"] (the protocol's default) or --allowed-origins widen ---
+mkdir -p "$T/star/ws"
+echo '{"agentControl": {"allowedOrigins": ["*"]}}' > "$T/star/config.json"
+start_ws star --config "$T/star/config.json" --token-file "$T/star/token" --root "$T/star/ws"
+tap anyorigin "$PORT" "$(cat "$T/star/token")" "$T/star/ws"
+kill $PID; wait $PID
+start_ws wide --allowed-origins http://evil.example --token-file "$T/star/token2" --root "$T/star/ws"
+tap anyorigin "$PORT" "$(cat "$T/star/token2")" "$T/star/ws"
+kill $PID; wait $PID
+expect "a token file inside the root is refused" 2 timeout 5 wap serve --ws 127.0.0.1:0 --token-file "$T/star/ws/t" --root "$T/star/ws"
+check "and not written" test ! -e "$T/star/ws/t"
+
 # --- logging.level and logging.logToFile ---
 mkdir -p "$T/lg/ws" "$T/lg/rt"
 printf '{"agentControl": {"token": "log-token", "logging": {"level": "debug", "logToFile": true}}}' > "$T/lg/debug.json"

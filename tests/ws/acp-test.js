@@ -358,7 +358,26 @@ async function limits(c) {
   await sleep(1100);
 }
 
+// by default only loopback origins: a cross-origin page (DNS rebinding,
+// a site the user visits) is refused with 403 before the upgrade
+async function origins() {
+  for (const o of ['http://evil.example', 'http://127.0.0.1.evil.example', 'null']) {
+    let refused = null;
+    try {
+      const c = await new Client(url, { origin: o }).open();
+      await c.close();
+    } catch (e) { refused = e; }
+    ok(refused && /HTTP 403/.test(String(refused)), `Origin ${o} is refused with 403 by default`, String(refused));
+  }
+  for (const o of ['http://localhost:3000', 'http://127.0.0.1', 'http://[::1]:8080']) {
+    const c = await new Client(url, { origin: o }).open().catch((e) => e);
+    ok(c instanceof Client && await c.note((m) => m.method === 'auth.challenge'), `Origin ${o} (loopback) connects`, String(c));
+    if (c instanceof Client) await c.close();
+  }
+}
+
 async function main() {
+  await origins();
   await authFlow();
   const c = await auth();
   await protocol(c);
@@ -382,7 +401,7 @@ async function policy() {
   try {
     await new Client(url, { origin: 'http://evil.example' }).open();
   } catch (e) { refused = e; }
-  ok(refused, 'an Origin not in allowedOrigins is refused', String(refused));
+  ok(refused && /HTTP 403/.test(String(refused)), 'an Origin not in allowedOrigins is refused with 403', String(refused));
   const g = await new Client(url, { origin: 'http://good.example' }).open();
   ok(await g.note((m) => m.method === 'auth.challenge'), 'an allowed Origin connects');
   await g.close();
@@ -493,6 +512,13 @@ async function logging() {
   await sleep(300);
 }
 
-const scenarios = { main, policy, churn, shutdown, logging };
+// allowedOrigins ["*"] or --allowed-origins http://evil.example
+async function anyorigin() {
+  const c = await new Client(url, { origin: 'http://evil.example' }).open().catch((e) => e);
+  ok(c instanceof Client && await c.note((m) => m.method === 'auth.challenge'), 'a widened allow-list lets Origin http://evil.example connect', String(c));
+  if (c instanceof Client) await c.close();
+}
+
+const scenarios = { main, policy, churn, shutdown, logging, anyorigin };
 scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
   .then(() => process.exit(0));
