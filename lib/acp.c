@@ -38,6 +38,8 @@
 
 #define ACP_MAX_MESSAGE		(16u << 20)
 #define ACP_MAX_QUEUE		(8u << 20)	/* bytes of notifications queued per client */
+#define ACP_MAX_PREAUTH		(64u << 10)	/* a message before auth.authenticate */
+#define ACP_DRAIN_MS		10000	/* calls under way at a stop get this long */
 #define ACP_MAX_AUTH_FAILURES	5
 #define ACP_MAX_CLIENTS		256	/* connections at once (a thread each) */
 
@@ -84,6 +86,7 @@ struct wap_acp {
 	struct wap_err start_err;
 	lws_sorted_usec_list_t sul;
 	volatile bool closing;		/* the context is being destroyed */
+	bool draining;			/* stopping: calls under way finish, no new ones */
 	char addr[64];			/* the host, resolved */
 };
 
@@ -1678,7 +1681,7 @@ static json_t *authenticate(struct wap_acp_session *s, const json_t *id, const j
 		}
 		return rpc_result(id, res);
 	}
-	s->authed = true;
+	__atomic_store_n(&s->authed, true, __ATOMIC_SEQ_CST);
 	s->failures = 0;
 	s->nonce[0] = 0;	/* a nonce is good for one authentication */
 	s->auth_at = time(NULL);
@@ -1714,7 +1717,7 @@ static json_t *handle_call(struct wap_acp_session *s, const char *method, const 
 			NULL) : NULL;
 	if (a->o.session_ttl > 0 && time(NULL) - s->auth_at >= a->o.session_ttl) {
 		log_line(a, LOG_INFO, "ws: client %lu: session %s expired", s->num, s->session_id);
-		s->authed = false;
+		__atomic_store_n(&s->authed, false, __ATOMIC_SEQ_CST);
 		send_challenge(s);
 		return id ? rpc_error(id, RPC_EXPIRED, "Session expired: authenticate again (a new auth.challenge was sent)",
 				      json_pack("{s:I}", "sessionTtl", (json_int_t)a->o.session_ttl)) : NULL;
@@ -2011,6 +2014,7 @@ struct conn {
 	struct inmsg *in_head, *in_tail;
 	size_t in_count;
 	bool stopping;
+	bool busy;			/* the worker is handling a message */
 };
 
 struct inmsg {
@@ -2088,6 +2092,7 @@ static void *conn_worker(void *arg)
 		if (!c->in_head)
 			c->in_tail = NULL;
 		c->in_count--;
+		c->busy = true;
 		pthread_mutex_unlock(&c->mu);
 		reply = wap_acp_handle(c->s, m->text, m->len, &close);
 		free(m);
@@ -2099,6 +2104,9 @@ static void *conn_worker(void *arg)
 		}
 		if (reply)
 			enqueue(c, reply, false);
+		pthread_mutex_lock(&c->mu);
+		c->busy = false;
+		pthread_mutex_unlock(&c->mu);
 		if (!c->a->closing)
 			lws_cancel_service(c->a->ctx);
 		pthread_mutex_lock(&c->mu);
@@ -2176,6 +2184,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 
 	switch (reason) {
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+		if (a->draining) {
+			lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "The server is stopping");
+			return 1;
+		}
 		if (!origin_ok(a, wsi)) {	/* 403, said before the upgrade */
 			log_line(a, LOG_WARN, "ws: connection refused: Origin not in allowedOrigins");
 			lws_return_http_status(wsi, HTTP_STATUS_FORBIDDEN,
@@ -2220,13 +2232,25 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 
 		if (!c)
 			return -1;
-		if (c->rx.len + len > ACP_MAX_MESSAGE) {
+		/* before authentication only small messages: a client that has
+		 * not shown the token cannot make us hold megabytes */
+		if (c->rx.len + len > (c->s && __atomic_load_n(&c->s->authed, __ATOMIC_SEQ_CST) ?
+				       ACP_MAX_MESSAGE : ACP_MAX_PREAUTH)) {
 			lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, (unsigned char *)"too large", 9);
 			return -1;
 		}
 		wap_sb_add(&c->rx, in, len);
 		if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi))
 			break;
+		if (a->draining) {	/* stopping: a new request is refused */
+			json_t *v = json_loadb(c->rx.buf ? c->rx.buf : "", c->rx.len, 0, NULL), *id;
+			c->rx.len = 0;
+			if (json_is_object(v) && (id = json_object_get(v, "id")) && !json_is_null(id))
+				enqueue(c, rpc_error(id, RPC_INTERNAL, "Server stopping: no new requests", NULL), false);
+			json_decref(v);
+			lws_callback_on_writable(wsi);
+			break;
+		}
 		m = malloc(sizeof(*m) + c->rx.len + 1);
 		if (!m)
 			return -1;
@@ -2372,6 +2396,23 @@ static void serve_loop(struct wap_acp *a)
 	while (!*a->stop)
 		if (lws_service(a->ctx, 0) < 0)
 			break;
+	/* drain: the requests each client sent before the stop are handled
+	 * and answered (ACP_DRAIN_MS at most); new ones are refused */
+	a->draining = true;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		bool idle = true;
+		for (struct conn *c = a->conns; c && idle; c = c->next) {
+			pthread_mutex_lock(&c->mu);
+			idle = !c->busy && !c->in_head;
+			pthread_mutex_unlock(&c->mu);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (idle || (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > ACP_DRAIN_MS)
+			break;
+		if (lws_service(a->ctx, 0) < 0)
+			break;
+	}
 	/* server.shutdown to everyone, then close each connection once it
 	 * is written (a second at most). */
 	for (struct conn *c = a->conns; c; c = c->next) {

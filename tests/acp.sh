@@ -88,8 +88,15 @@ start_ws pol --config "$T/pol/config.json" --token-file "$T/pol/token" --session
 	--approver "$T/pol/approve.sh \"\$@\"" --audit "$T/pol/audit.jsonl" --root "$T/pol/ws"
 same "a configured token is used" "$(cat "$T/pol/token")" fixed-token
 tap policy "$PORT" fixed-token "$T/pol/ws"
-kill $PID; wait $PID; st=$?
-same "the policy server exits 0" "$st" 0
+# SIGTERM drains: the call under way is answered, new ones are refused
+(tap drain "$PORT" fixed-token "$T/pol/ws" > "$T/drain.tap") &
+CL=$!
+for _ in $(seq 100); do grep -q READY "$T/drain.tap" 2>/dev/null && break; sleep 0.1; done
+kill -TERM $PID
+wait $CL
+grep -v '^#' "$T/drain.tap"
+wait $PID; st=$?
+same "the policy server exits 0 after draining" "$st" 0
 jcheck "audit: one line per method call" "$(grep '"fs.deleteFile"' "$T/pol/audit.jsonl" | grep -c keep.txt)" 'j == 1'
 jcheck "audit: a refused approval is an error line" \
 	"$(grep '"fs.deleteFile"' "$T/pol/audit.jsonl" | grep keep.txt)" 'j["outcome"] == "error" and j["request"]["path"] == "keep.txt"'
