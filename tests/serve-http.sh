@@ -25,7 +25,7 @@ start() {
 	SPID=$!
 	PIDS="$PIDS $SPID"
 	for _ in $(seq 1 100); do
-		port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$log")
+		port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$log" 2>/dev/null)
 		[ -n "$port" ] && break
 		sleep 0.05
 	done
