@@ -398,6 +398,19 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		}
 	}
 	if (cfg.http) {
+		/* one Origin allow-list for both doors: the config's
+		 * allowedOrigins widen HTTP too */
+		char **cfg_origins = NULL;
+		if (wap_config_strv(ws->config, "allowedOrigins", &cfg_origins, &err) < 0) {
+			fprintf(stderr, "wap serve: %s\n", err.msg);
+			rc = wap_err_exit(err.kind);
+			goto out;
+		}
+		for (size_t i = 0; cfg_origins && cfg_origins[i]; i++)
+			wap_strv_push(&cfg.allowed_origins, cfg_origins[i]);
+		wap_strv_free(cfg_origins);
+	}
+	if (cfg.http) {
 		struct http_token ht = {
 			.ws = ws, .token = cfg.no_auth ? NULL : token, .file = cfg.token_file,
 			/* beside --ws the token file is already written */

@@ -329,13 +329,17 @@ has "--token-file is named on stderr" "$(cat "$T/s11.log")" "token in $T/given.t
 post "$INIT"
 same "the token written to --token-file is the one" "$CODE" 200
 mkdir -p "$T/cfg"
-echo '{"agentControl": {"token": "cfgtok"}}' > "$T/cfg/c.json"
+echo '{"agentControl": {"token": "cfgtok", "allowedOrigins": ["https://cfg.example"]}}' > "$T/cfg/c.json"
 start "$T/s12.log" --config "$T/cfg/c.json"
 post "$INIT"
 same "with the config's token set, none is 401" "$CODE" 401
 AUTH=(-H "authorization: Bearer cfgtok")
 post "$INIT"
 same "the config's token is the HTTP token too" "$CODE" 200
+post "$INIT" -H 'Origin: https://cfg.example'
+same "the config's allowedOrigins widen HTTP's Origin check too" "$CODE" 200
+post "$INIT" -H 'Origin: http://evil.example'
+same "but a foreign Origin is still 403" "$CODE" 403
 AUTH=()
 
 # ---- hostile clients: refused from the headers, memory flat ----
@@ -377,6 +381,27 @@ PY
 b=$(sed -n 's/^body //p' "$T/slow"); hd=$(sed -n 's/^head //p' "$T/slow")
 check "a body trickled byte by byte is cut at the body timeout (${b}s)" test "${b:-99}" -le 5
 check "headers trickled byte by byte are cut after 10 s (${hd}s)" test "${hd:-99}" -le 15
+
+start "$T/s16.log" --no-auth --max-connections 5
+python3 - "$port" > "$T/mc" <<'PY'
+import socket, sys, time, urllib.request
+port = int(sys.argv[1])
+held = [socket.create_connection(("127.0.0.1", port)) for _ in range(5)]
+time.sleep(0.3)
+s = socket.create_connection(("127.0.0.1", port))
+s.settimeout(3)
+try:
+    s.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    print("sixth", s.recv(100)[:12].decode() or "closed")
+except OSError as e:
+    print("sixth closed")
+for h in held:
+    h.close()
+time.sleep(0.3)
+print("after", urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=5).status)
+PY
+has "--max-connections 5: a sixth connection is dropped at accept" "$(cat "$T/mc")" "sixth closed"
+has "once the five are gone, connections are accepted again" "$(cat "$T/mc")" "after 200"
 
 # ---- SIGTERM drains: the call under way is answered, new ones are not ----
 start "$T/s15.log" --token draintok
