@@ -32,7 +32,8 @@
  *                           (stdio, and HTTP: asked on the SSE reply to a request)
  *   --allowed-hosts HOST    HTTP: also accept this Host (repeatable, or comma-separated)
  *   --allowed-origins ORIGIN  HTTP and ws: also accept this Origin (repeatable, or
- *                           comma-separated; * accepts any)
+ *                           comma-separated; * accepts any), as the config's
+ *                           allowedOrigins do
  *   --workers N             threads running tool calls (default 4)
  *   --max-message BYTES     largest JSON-RPC message accepted (default 16 MiB); over
  *                           HTTP a larger Content-Length is refused (413) unread
@@ -262,6 +263,7 @@ struct http_token {
 	const char *token;		/* NULL: --no-auth */
 	const char *file;		/* --token-file, or NULL */
 	bool write;			/* generated, or a --token-file asked for */
+	const char *written;		/* already written there (by --ws), or NULL */
 };
 
 static int http_listening(void *arg, const char *host, int port, const char *profile, struct wap_err *err)
@@ -284,9 +286,9 @@ static int http_listening(void *arg, const char *host, int port, const char *pro
 		v6 ? "[" : "", host, v6 ? "]" : "", port, profile);
 	if (!ht->token)
 		fprintf(stderr, "wap serve: no authentication (--no-auth): any local process may call it\n");
-	else if (path)	/* the file, never the token */
+	else if (path || ht->written)	/* the file, never the token */
 		fprintf(stderr, "wap serve: bearer token in %s (send Authorization: Bearer $(cat %s))\n",
-			path, path);
+			path ? path : ht->written, path ? path : ht->written);
 	fflush(stderr);
 	free(path);
 	return 0;
@@ -415,6 +417,7 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 			.ws = ws, .token = cfg.no_auth ? NULL : token, .file = cfg.token_file,
 			/* beside --ws the token file is already written */
 			.write = (generated && !cfg.ws) || (cfg.token_file && !cfg.ws),
+			.written = acp ? wap_acp_token_file(acp) : NULL,
 		};
 		struct wap_http_opts h = {
 			.listen = cfg.http,

@@ -1985,6 +1985,11 @@ const char *wap_acp_token(const struct wap_acp *a)
 	return a->token;
 }
 
+const char *wap_acp_token_file(const struct wap_acp *a)
+{
+	return a->token_file;
+}
+
 /* ---------- the WebSocket server ---------- */
 
 struct qmsg {

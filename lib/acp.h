@@ -73,6 +73,8 @@ void wap_acp_stop(struct wap_acp *a);
 int wap_acp_port(const struct wap_acp *a);
 /* The token (owned by A; for tests and the token file only, never log it). */
 const char *wap_acp_token(const struct wap_acp *a);
+/* Where the token was written. */
+const char *wap_acp_token_file(const struct wap_acp *a);
 
 /* --- the protocol core --- */
 

@@ -214,6 +214,12 @@ BOTH=$PID
 jcheck "--http and --ws together: /health answers" \
 	"$(python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$HP/health').read().decode())")" \
 	'j["status"] == "ok"'
+BT=$(cat "$T/both.token")
+mcp_init() { curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$HP/mcp" -H 'content-type: application/json' "$@" \
+	--data-binary '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'; }
+same "--http and --ws together: one token, HTTP wants it too (401)" "$(mcp_init)" 401
+same "--http and --ws together: the token of the token file opens HTTP" "$(mcp_init -H "authorization: Bearer $BT")" 200
+has "--http and --ws together: the HTTP line names the same token file" "$(cat "$T/both.log")" "bearer token in $T/both.token"
 rm -f "$W/shell.pid"
 (tap shutdown "$PORT" "$(cat "$T/both.token")" "$W" > "$T/both.tap") &
 CL=$!
