@@ -40,6 +40,7 @@
 #define ACP_MAX_QUEUE		(8u << 20)	/* bytes of notifications queued per client */
 #define ACP_MAX_PREAUTH		(64u << 10)	/* a message before auth.authenticate */
 #define ACP_DRAIN_MS		10000	/* calls under way at a stop get this long */
+#define ACP_AUTH_TIMEOUT_S	30	/* a client must authenticate within */
 #define ACP_MAX_AUTH_FAILURES	5
 #define ACP_MAX_CLIENTS		256	/* connections at once (a thread each) */
 
@@ -2020,6 +2021,7 @@ struct conn {
 	size_t in_count;
 	bool stopping;
 	bool busy;			/* the worker is handling a message */
+	time_t t0;			/* connected at (monotonic) */
 };
 
 struct inmsg {
@@ -2216,6 +2218,11 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			return -1;
 		c->a = a;
 		c->wsi = wsi;
+		{
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			c->t0 = ts.tv_sec;
+		}
 		pthread_mutex_init(&c->mu, NULL);
 		*pc = c;
 		c->next = a->conns;
@@ -2345,9 +2352,36 @@ static const struct lws_protocols protocols[] = {
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
+/* A client that never authenticates would hold a connection (and its
+ * thread) for ever: it is closed after ACP_AUTH_TIMEOUT_S. */
 static void tick(lws_sorted_usec_list_t *sul)
 {
 	struct wap_acp *a = lws_container_of(sul, struct wap_acp, sul);
+	const char *env = getenv("WAP_ACP_AUTH_TIMEOUT");	/* tests */
+	long limit = env && atol(env) > 0 ? atol(env) : ACP_AUTH_TIMEOUT_S;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (struct conn *c = a->conns; c; c = c->next) {
+		bool late;
+		if (!c->s)
+			continue;
+		if (__atomic_load_n(&c->s->authed, __ATOMIC_SEQ_CST)) {
+			c->t0 = now.tv_sec;	/* an expired session gets as long again */
+			continue;
+		}
+		pthread_mutex_lock(&c->mu);
+		late = !c->close_after && now.tv_sec - c->t0 > limit;
+		if (late) {
+			c->close_after = true;
+			c->close_status = LWS_CLOSE_STATUS_POLICY_VIOLATION;
+		}
+		pthread_mutex_unlock(&c->mu);
+		if (late) {
+			log_line(a, LOG_WARN, "ws: client %lu closed: no authentication within %ld s", c->s->num, limit);
+			lws_callback_on_writable(c->wsi);
+		}
+	}
 
 	lws_sul_schedule(a->ctx, 0, &a->sul, tick, 100 * LWS_US_PER_MS);
 }

@@ -113,6 +113,9 @@ kill $PID; wait $PID
 start_ws wide --allowed-origins http://evil.example --token-file "$T/star/token2" --root "$T/star/ws"
 tap anyorigin "$PORT" "$(cat "$T/star/token2")" "$T/star/ws"
 kill $PID; wait $PID
+WAP_ACP_AUTH_TIMEOUT=1 start_ws authto --token-file "$T/star/token3" --root "$T/star/ws"
+tap authtimeout "$PORT" "$(cat "$T/star/token3")" "$T/star/ws"
+kill $PID; wait $PID
 expect "a token file inside the root is refused" 2 timeout 5 wap serve --ws 127.0.0.1:0 --token-file "$T/star/ws/t" --root "$T/star/ws"
 check "and not written" test ! -e "$T/star/ws/t"
 

@@ -535,6 +535,16 @@ async function drain() {
   ok(n, 'draining: then server.shutdown', n);
 }
 
+// WAP_ACP_AUTH_TIMEOUT=1: a client that never authenticates is closed
+async function authtimeout() {
+  const idle = await new Client(url).open();
+  const good = await auth();
+  await sleep(2500);
+  ok(idle.closed, 'a client that does not authenticate is closed after the timeout');
+  ok(!good.closed, 'an authenticated client stays');
+  await good.close();
+}
+
 // allowedOrigins ["*"] or --allowed-origins http://evil.example
 async function anyorigin() {
   const c = await new Client(url, { origin: 'http://evil.example' }).open().catch((e) => e);
@@ -542,6 +552,6 @@ async function anyorigin() {
   if (c instanceof Client) await c.close();
 }
 
-const scenarios = { main, policy, churn, shutdown, logging, anyorigin, drain };
+const scenarios = { main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout };
 scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
   .then(() => process.exit(0));
