@@ -59,7 +59,8 @@
  * client answers auth.authenticate {token, nonce}; then fs.*, search.*,
  * git.*, state.getWorkspace, editor.* text operations on files and
  * terminal.* (shells on PTYs), with file.changed and terminal.output
- * notifications.  Methods that need a real editor, language server or
+ * notifications.  A client must authenticate within 30 s (messages before
+ * that are at most 64 KiB).  Methods that need a real editor, language server or
  * debugger answer -32009 FeatureDisabled.  The approver gets the method
  * as $1 and the path (or name) as $2, and {"method","params"} on stdin.
  * The config's agentControl.logging.level (debug, info, warn, error) picks
