@@ -1,7 +1,6 @@
 /* token.c - make, place and write the bearer token of the network doors. */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,27 +29,49 @@ int wap_token_random(char out[65], struct wap_err *err)
 	return 0;
 }
 
-/* Is the directory PATH would be created in at or beneath DIR? */
-static bool beneath(const char *path, const char *dir)
+/* Is the directory PATH would be created in the root or beneath it?
+ * Walked up by "..", comparing inodes, so symlinks and other spellings
+ * of the root are seen through (and no path is resolved by name). */
+static bool beneath(const char *path, int rootfd)
 {
-	char *copy = strdup(path), *slash, real[PATH_MAX], rdir[PATH_MAX];
+	char *dir = strdup(path), *slash;
+	struct stat r, d, up;
 	bool in = false;
-	size_t n;
+	int fd, parent;
 
-	if (!copy)
+	if (!dir || fstat(rootfd, &r) < 0) {
+		free(dir);
 		return true;	/* cannot tell: say yes, the caller refuses */
-	slash = strrchr(copy, '/');
+	}
+	slash = strrchr(dir, '/');
 	if (!slash)
-		snprintf(copy, strlen(copy) + 1, ".");
-	else if (slash == copy)
+		snprintf(dir, strlen(dir) + 1, ".");
+	else if (slash == dir)
 		slash[1] = 0;
 	else
 		*slash = 0;
-	if (realpath(copy, real) && realpath(dir, rdir)) {
-		n = strlen(rdir);
-		in = !strncmp(real, rdir, n) && (real[n] == '/' || real[n] == 0 || (n == 1 && rdir[0] == '/'));
+	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd < 0)
+		return false;	/* no such directory: the file cannot be made either */
+	for (int depth = 0; depth < 4096; depth++) {
+		if (fstat(fd, &d) < 0 || (d.st_dev == r.st_dev && d.st_ino == r.st_ino)) {
+			in = true;
+			break;
+		}
+		parent = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (parent < 0 || fstat(parent, &up) < 0) {
+			if (parent >= 0)
+				close(parent);
+			in = true;
+			break;
+		}
+		close(fd);
+		fd = parent;
+		if (up.st_dev == d.st_dev && up.st_ino == d.st_ino)
+			break;	/* / is its own parent: not beneath the root */
 	}
-	free(copy);
+	close(fd);
 	return in;
 }
 
@@ -59,7 +80,7 @@ int wap_token_write(const struct wap_ws *ws, const char *path, const char *token
 	size_t n = strlen(token);
 	int fd;
 
-	if (ws && ws->confined && (beneath(path, ws->root) || (ws->root_alias && beneath(path, ws->root_alias))))
+	if (ws && ws->confined && beneath(path, ws->rootfd))
 		return wap_err_set(err, WAP_E_INVALID,
 				   "The token file %s is inside the workspace root, where the agent could read it: "
 				   "choose another --token-file", path);

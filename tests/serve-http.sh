@@ -318,6 +318,9 @@ has "it says why" "$ERR" "loopback"
 expect "a token file inside the root is refused" 2 timeout 5 wap serve --http 127.0.0.1:0 --token-file "$W/tok"
 has "it says why" "$ERR" "inside the workspace root"
 check "and the token is not written there" test ! -e "$W/tok"
+ln -s "$W" "$T/alias"
+expect "nor through a symlink to a directory beneath the root" 2 timeout 5 wap serve --http 127.0.0.1:0 --token-file "$T/alias/sub/tok"
+check "and the token is not written there either" test ! -e "$W/sub/tok"
 expect "--no-auth is for --http only" 2 timeout 5 wap serve --no-auth </dev/null
 start "$T/s10.log" --no-auth
 post "$INIT"
