@@ -325,6 +325,8 @@ complete -c wap -n '__fish_seen_subcommand_from serve' -l max-message -d 'larges
 complete -c wap-serve -l max-message -d 'largest JSON-RPC message accepted (default 16 MiB); over'
 complete -c wap -n '__fish_seen_subcommand_from serve' -l no-auth -d 'HTTP: serve without a token; only on a loopback address'
 complete -c wap-serve -l no-auth -d 'HTTP: serve without a token; only on a loopback address'
+complete -c wap -n '__fish_seen_subcommand_from serve' -l no-sandbox -d 'run exec and terminals without the sandbox (default:'
+complete -c wap-serve -l no-sandbox -d 'run exec and terminals without the sandbox (default:'
 complete -c wap -n '__fish_seen_subcommand_from serve' -l profile -d 'tool set: wap (default), wap-1.0, langop, opencode, acp'
 complete -c wap-serve -l profile -d 'tool set: wap (default), wap-1.0, langop, opencode, acp'
 complete -c wap -n '__fish_seen_subcommand_from serve' -l roots-from-client -d 'narrow the root to the clients first root inside it'
