@@ -41,6 +41,11 @@ struct wap_err {
 int wap_err_set(struct wap_err *e, enum wap_errkind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Out of memory: EXECUTION_FAILED; returns -1.  The one policy: lib/ and
+ * every op return this (a server outlives one failed call); only main.c's
+ * one-shot CLI paths die instead (xmalloc() there). */
+int wap_err_oom(struct wap_err *e);
+
 /* Map an errno about PATH to the right kind and message; returns -1. */
 int wap_err_errno(struct wap_err *e, int errnum, const char *path);
 
