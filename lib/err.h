@@ -1,4 +1,7 @@
-/* err.h - the one table of error kinds (DESIGN §4).
+/* err.h - the one table of error kinds.  Every door reports a failure
+ * through it (the CLI's exit status, the JSON-RPC code, the error object's
+ * "code"), so no two doors can disagree on what went wrong; README.md,
+ * "Exit codes and error kinds", is the table for users.
  *
  * lib/ never prints or exits: a function that fails fills a struct wap_err
  * and returns -1 (or NULL).  The caller owns the struct; wap_err_release()
