@@ -218,16 +218,20 @@ int main(int argc, char **argv)
 
 	/* the policy of the one table of ops, as on every door (serve checks
 	 * each of its calls itself) */
-	if (!(a->flags & WAP_APPLET_NOTOOL) && wap_policy_allow(&ws, a->name, req, NULL, NULL, &err))
+	if (!(a->flags & WAP_APPLET_NOTOOL) && wap_policy_allow(&ws, a->name, req, NULL, NULL, &err)) {
+		json_decref(req);
 		die_err(who, &err, g.json);
+	}
 	if (a->cli_main) {
 		status = a->cli_main(&ws, req, g.json);
 		json_decref(req);
 		wap_ws_release(&ws);
 		return status;
 	}
-	if ((a->cli_prep && a->cli_prep(&call, req, &err)) || a->op(&call, req, &res, &err))
+	if ((a->cli_prep && a->cli_prep(&call, req, &err)) || a->op(&call, req, &res, &err)) {
+		json_decref(req);
 		die_err(who, &err, g.json);
+	}
 	if (g.json) {
 		json_dumpf(res, stdout, JSON_COMPACT);
 		fputc('\n', stdout);
