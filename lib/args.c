@@ -113,7 +113,7 @@ const struct wap_global wap_globals[] = {
 	{ WAP_G_READ_ONLY, "read-only", 0, NULL, "refuse every write (security.readOnly)" },
 	{ WAP_G_RESTRICT, "restrict", 0, "GLOB",
 	  "deny paths matching GLOB (security.restrictedPaths; repeatable)" },
-	{ WAP_G_HELP, "help", 'h', NULL, "show the applet's help (before any applet: this text)" },
+	{ WAP_G_HELP, "help", 'h', NULL, "show the applet's help (wap's, before an applet's name)" },
 	{ WAP_G_VERSION, "version", 0, NULL, "print the version" },
 	{ .name = NULL }
 };
