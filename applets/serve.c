@@ -286,7 +286,7 @@ static int http_listening(void *arg, const char *host, int port, const char *pro
 		snprintf(name, sizeof(name), "wap-http-%d.token", port);
 		path = ht->file ? strdup(ht->file) : wap_token_state_file(name);
 		if (!path)
-			return wap_err_set(err, WAP_E_FAILED, "out of memory");
+			return wap_err_oom(err);
 		if (wap_token_write(ht->ws, path, ht->token, err) < 0) {
 			free(path);
 			return -1;

@@ -5,7 +5,9 @@ complete -c wap -l config
 complete -c wap -l json
 complete -c wap -l read-only
 complete -c wap -l restrict
+complete -c wap -s h
 complete -c wap -l help
+complete -c wap -l version
 complete -c wap -f -n __fish_use_subcommand -a cp -d 'copy a file, or a directory tree with --recursive'
 complete -c wap -n '__fish_seen_subcommand_from cp' -l force -d 'replace existing files, merge into existing directories'
 complete -c wap-cp -l force -d 'replace existing files, merge into existing directories'
