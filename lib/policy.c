@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -155,6 +156,32 @@ static const char *subject(const char *name, const json_t *req)
 	return name;
 }
 
+/* Write to a pipe whose reader may have gone, without a SIGPIPE for the
+ * process: lib/ does not touch signal dispositions, so the signal is
+ * blocked in this thread and one the write raised is taken back. */
+static void write_nosig(int fd, const char *s, size_t n)
+{
+	sigset_t pipeset, old, pend;
+	struct timespec zero = { 0, 0 };
+	bool was_pending;
+
+	sigemptyset(&pipeset);
+	sigaddset(&pipeset, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipeset, &old);
+	sigpending(&pend);
+	was_pending = sigismember(&pend, SIGPIPE);
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w <= 0)
+			break;
+		s += w;
+		n -= (size_t)w;
+	}
+	if (!was_pending)
+		sigtimedwait(&pipeset, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 static int approve(const struct wap_approver *ap, const char *method, const char *what,
 		   const json_t *params, volatile sig_atomic_t *cancelled, struct wap_err *err)
 {
@@ -204,19 +231,13 @@ static int approve(const struct wap_approver *ap, const char *method, const char
 	}
 	close(in[0]);
 	if (pid > 0 && js) {
-		size_t n = strlen(js), off = 0;
 		/* the approver reads {"method","params"} on stdin, or not at all */
 		fcntl(in[1], F_SETFL, O_NONBLOCK);
-		if (write(in[1], "{\"method\":\"", 11) == 11 && write(in[1], method, strlen(method)) > 0 &&
-		    write(in[1], "\",\"params\":", 11) == 11)
-			while (off < n) {
-				ssize_t w = write(in[1], js + off, n - off);
-				if (w <= 0)
-					break;
-				off += (size_t)w;
-			}
-		if (write(in[1], "}\n", 2) < 0)
-			off = 0;
+		write_nosig(in[1], "{\"method\":\"", 11);
+		write_nosig(in[1], method, strlen(method));
+		write_nosig(in[1], "\",\"params\":", 11);
+		write_nosig(in[1], js, strlen(js));
+		write_nosig(in[1], "}\n", 2);
 	}
 	close(in[1]);
 	free(js);
