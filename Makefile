@@ -5,6 +5,8 @@
 #   make asan       the ASan+UBSan build (build/asan/wap)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make docs       regenerate man/ and completions/ from the usage texts
+#   make image      the OCI image $(IMAGE), from scratch (podman/buildah)
+#   make static     build/static/wap, every library linked in; make static-image
 
 PREFIX ?= /usr/local
 CC ?= gcc
@@ -12,6 +14,8 @@ PKGS := libgit2 libpcre2-8 libarchive jansson libwebsockets nettle
 # loaded when first needed (lib/lazy.c), not linked: their headers only
 LAZY_PKGS := libgit2 libarchive libwebsockets
 PORT ?= 8765
+IMAGE ?= localhost/wap:latest
+STATIC_IMAGE ?= localhost/wap-static:latest
 
 ifeq ($(ASAN),1)
 B := build/asan
@@ -100,8 +104,12 @@ install: $(BIN)
 	install -m 644 completions/_wap $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_wap
 	install -m 644 completions/wap.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/wap.fish
 
+# the OCI image: the binary and every shared object it loads (scripts/image)
+image: $(BIN)
+	@scripts/image $(BIN) $(B)/lazy.h $(IMAGE)
+
 clean:
 	rm -rf build wap
 
-.PHONY: all asan check test-deps run docs install clean
+.PHONY: all asan check test-deps run docs install clean image static static-image
 .SECONDARY:
