@@ -22,6 +22,12 @@ B := build/asan
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 OPT := -O1 -g
 BIN := $(B)/wap
+else ifeq ($(STATIC),1)
+# make static: every library linked in (lib/lazy.c with WAP_LAZY_STATIC)
+B := build/static
+SAN :=
+OPT := -O2 -g -DWAP_LAZY_STATIC
+BIN := $(B)/wap
 else
 B := build/norm
 SAN :=
@@ -34,6 +40,16 @@ CFLAGS += -std=gnu11 $(OPT) -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_
 	-Ilib -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS += $(shell pkg-config --libs $(filter-out $(LAZY_PKGS),$(PKGS)) 2>/dev/null) -ldl -lpthread -lutil
 LDFLAGS += $(SAN) -pthread
+ifeq ($(STATIC),1)
+# libarchive needs libxml2, libxml2 ICU: its 31 MB of data are left out
+# for an empty table (deploy/image/icudata-stub.c; see scripts/image)
+ICU_MAJOR := $(firstword $(subst ., ,$(shell pkg-config --modversion icu-uc 2>/dev/null)))
+STATIC_LIBS := $(filter-out -licudata,$(shell pkg-config --static --libs $(PKGS) libxml-2.0 2>/dev/null))
+# Debian has no static GSS-API (Kerberos): deploy/static/gssapi-stub.c
+STATIC_STUBS := $(B)/icudata-stub.o $(B)/gssapi-stub.o
+LDLIBS := $(STATIC_STUBS) -Wl,--start-group $(STATIC_LIBS) -lssl -lcrypto -lstdc++ -ldl -lpthread -lutil -Wl,--end-group
+LDFLAGS += -static
+endif
 
 LIB_SRC := $(wildcard lib/*.c)
 APPLET_SRC := $(wildcard applets/*.c)
@@ -65,8 +81,16 @@ $(B)/applets.o: $(B)/applets.c $(wildcard lib/*.h)
 $(B)/libwap.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(B)/main.o $(B)/libwap.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BIN): $(B)/main.o $(B)/libwap.a $(STATIC_STUBS)
+	$(CC) $(LDFLAGS) -o $@ $(B)/main.o $(B)/libwap.a $(LDLIBS)
+
+$(B)/icudata-stub.o: deploy/image/icudata-stub.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -c -DICU_ENTRY=icudt$(ICU_MAJOR)_dat -o $@ $<
+
+$(B)/gssapi-stub.o: deploy/static/gssapi-stub.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(B)/unit/%: tests/unit/%.c $(B)/libwap.a
 	@mkdir -p $(dir $@)
@@ -107,6 +131,14 @@ install: $(BIN)
 # the OCI image: the binary and every shared object it loads (scripts/image)
 image: $(BIN)
 	@scripts/image $(BIN) $(B)/lazy.h $(IMAGE)
+
+static:
+	@scripts/container-deps --static
+	$(MAKE) STATIC=1 build/static/wap
+
+# the static binary alone in an image: proof that it needs nothing else
+static-image: static
+	@scripts/image --static build/static/wap build/static/lazy.h $(STATIC_IMAGE)
 
 clean:
 	rm -rf build wap
