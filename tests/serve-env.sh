@@ -79,9 +79,10 @@ SID=$(session "$U")
 R=$(mcp "$U" "$LIST" -H "Mcp-Session-Id: $SID")
 has "langop tools listed" "$R" '"read_file"'
 same "Host from WAP_ALLOWED_HOSTS accepted" \
-	"$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: other.test' "$U/health")" 200
-same "Host from WAP_ALLOWED_HOSTS accepted on /mcp" \
 	"$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" -H 'Host: wap.example.test:80' \
+		-H 'content-type: application/json' -H 'accept: application/json, text/event-stream' --data-binary "$INIT")" 200
+same "second Host from WAP_ALLOWED_HOSTS accepted" \
+	"$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" -H 'Host: other.test' \
 		-H 'content-type: application/json' -H 'accept: application/json, text/event-stream' --data-binary "$INIT")" 200
 same "other Hosts still refused" \
 	"$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" -H 'Host: evil.test' \
