@@ -1,6 +1,6 @@
 /* wap edit: change files in place: exact or fuzzy replace, line ops, positions, patches
  *
- * usage: wap edit PATH --old TEXT --new TEXT [--replace-all] [--exact]
+ * usage: wap edit PATH --old TEXT --new TEXT [--replace-all] [--exact] [--match MODE]
  *        wap edit PATH (--edits | --ops | --text-edits) FILE.json
  *        wap edit [PATH] --patch FILE|-
  *
@@ -29,6 +29,14 @@
  *   --new-file FILE          read the new text from FILE
  *   --replace-all            replace every occurrence (else exactly one)
  *   --exact                  no fuzzy fallback: the old text must match exactly
+ *   --match MODE             how old is found: wap (the fallbacks above, the
+ *                            default), exact (as --exact) or opencode
+ *                            (OpenCode's edit tool: its replacers in its order,
+ *                            exact, line_trimmed, block_anchor (first and last
+ *                            line anchor a block), whitespace_normalized,
+ *                            indentation_flexible, escape_normalized,
+ *                            trimmed_boundary, context_aware; the new text
+ *                            inserted as given)
  *   --edits FILE.json        several replacements [{old,new,replace_all}],
  *                            applied in order; any failure writes nothing
  *   --ops FILE.json          line operations (WAP modifyFile): {type:"replace",
@@ -90,6 +98,7 @@ static const struct wap_opt edit_opts[] = {
 	{ "new-file", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
 	{ "replace-all", 0, WAP_OPT_BOOL, 0, NULL },
 	{ "exact", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "match", 0, WAP_OPT_STR, 0, NULL },
 	{ "edits", 0, WAP_OPT_JSON, 0, NULL },
 	{ "ops", 0, WAP_OPT_JSON, 0, NULL },
 	{ "text-edits", 0, WAP_OPT_JSON, 0, NULL },
@@ -257,7 +266,7 @@ static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struc
 {
 	struct wap_edit_spec spec = { 0 };
 	struct xform x = { 0 };
-	const char *old = NULL, *new = NULL, *patch = NULL, *ev = NULL;
+	const char *old = NULL, *new = NULL, *patch = NULL, *ev = NULL, *match = NULL;
 	bool dry = false, created = false, force = false;
 	json_t *edits = NULL, *ops = NULL, *tedits = NULL;
 	char *rel = NULL, version[WAP_VERSION_LEN + 1] = "";
@@ -270,8 +279,19 @@ static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	    wap_req_bool(req, "dry_run", &dry, err) < 0 ||
 	    wap_req_bool(req, "force", &force, err) < 0 ||
 	    wap_req_bool(req, "replace_all", &spec.replace_all, err) < 0 ||
-	    wap_req_bool(req, "exact", &spec.exact, err) < 0)
+	    wap_req_bool(req, "exact", &spec.exact, err) < 0 ||
+	    wap_req_str(req, "match", &match, err) < 0)
 		return -1;
+	if (match && !strcmp(match, "exact")) {
+		spec.exact = true;
+	} else if (match && !strcmp(match, "opencode")) {
+		if (spec.exact)
+			return wap_err_set(err, WAP_E_INVALID, "give --exact or --match opencode, not both");
+		spec.opencode = true;
+	} else if (match && strcmp(match, "wap")) {
+		return wap_err_set(err, WAP_E_INVALID,
+				   "--match must be wap, opencode or exact, not '%s'", match);
+	}
 	if (json_list(req, "edits", &edits, err) || json_list(req, "ops", &ops, err) ||
 	    json_list(req, "text_edits", &tedits, err))
 		goto out;

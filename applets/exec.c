@@ -9,7 +9,11 @@
  * gets SIGTERM, then SIGKILL after a grace period, and whatever it left
  * behind (background jobs, double-forked daemons) is killed too, so when
  * wap exec returns nothing it started is alive.  SIGINT and SIGTERM to wap
- * are handled the same way.  Stdin is /dev/null unless --stdin is given.
+ * are handled the same way.  The command runs in a PID namespace of its
+ * own (in a user namespace when wap is not root) whose init is the reaper:
+ * nothing inside can kill it or name a process outside.  Without one a
+ * subreaper does the job, and a command that kills it has its group killed.
+ * Stdin is /dev/null unless --stdin is given.
  *
  * Text mode prints the command's output and exits with its status (124 on
  * a timeout, like timeout(1)); --json prints {stdout, stderr, exit_code,
@@ -36,8 +40,8 @@
  *   --clear-env            start from an empty environment (then --env)
  *   --stdin FILE           feed FILE (inside the root; - for wap's stdin); in
  *                          JSON the text itself
- *   --timeout MS           time limit (default limits.maxExecutionTime, 30000;
- *                          capped by limits.maxExecutionTimeCap)
+ *   --timeout MS           time limit (default and most limits.maxExecutionTime,
+ *                          30000; up to limits.maxExecutionTimeCap if set)
  *   --kill-after MS        grace between SIGTERM and SIGKILL (default 5000)
  *   --max-output BYTES     bytes kept per stream, head and tail (default 51200)
  *   --save-output DIR      also write the whole streams to files in DIR

@@ -24,7 +24,8 @@
  *                              $WAP_GIT_AUTHOR_NAME and $WAP_GIT_AUTHOR_EMAIL
  *   branch [NAME]              list branches; with --create or --delete NAME
  *   checkout BRANCH            switch branches (or a REV, detached); refuses
- *                              to overwrite local changes unless --force
+ *                              to overwrite local changes unless --force,
+ *                              and to change a restricted file at all
  *   push [REMOTE] [BRANCH]     push a branch (default: the current one)
  *   fetch [REMOTE]             fetch (default: the upstream's remote, origin)
  *   pull [REMOTE]              fetch, then fast-forward only
@@ -57,16 +58,31 @@
  *   --token-file FILE   push, fetch, pull, clone: read the HTTPS token from FILE beneath the root (else $WAP_GIT_TOKEN)
  *
  * Credentials: a token ($WAP_GIT_TOKEN or --token-file) is sent over HTTPS
- * as user x-access-token (plain HTTP only to localhost); ssh remotes use the
- * SSH agent.  The token never appears in output, errors or the repository.
- * Progress of push, fetch and clone is reported to `wap serve` callers.
+ * as user x-access-token (plain HTTP only to localhost), and only to the
+ * hosts named in $WAP_GIT_TOKEN_HOST ("host" or "host:port", comma-separated;
+ * unset: to none), never to whatever host the repository's config names;
+ * ssh remotes use the SSH agent.  The token never appears in output, errors
+ * or the repository.  Progress of push, fetch and clone is reported to
+ * `wap serve` callers.
  *
- * exit status: 0 ok, 2 bad argument, unknown revision or nothing to commit,
- * 3 not found (no repository, path, branch or remote), 4 outside the root,
- * 5 restricted path or read-only workspace, 6 repository owned by another
- * user, 9 --dir is not a directory, 10 branch or destination exists,
+ * Nothing is written through a symbolic link: a checkout refuses a path
+ * beneath one, and actions that write refuse a link among the files they
+ * write in .git.  Each action runs confined by Landlock to writing beneath
+ * the root; without Landlock, actions that write are refused.  A .git file,
+ * commondir or alternates leading out of the root are refused.  A checkout
+ * that would change a file denied by restrictedPaths is refused, with
+ * --force too.
+ *
+ * exit status: 0 ok, 2 bad argument, unknown revision, nothing to commit
+ * or a path beyond a symbolic link, 3 not found (no repository, path,
+ * branch or remote), 4 outside the root (or a link in .git that a write
+ * would follow), 5 restricted path or read-only workspace, 6 repository
+ * owned by another user, 8 a .git file, commondir or alternates that is
+ * not a regular file, 9 --dir is not a directory, 10 branch or
+ * destination exists,
  * 13 conflict (local changes, non-fast-forward, unmerged branch or paths),
- * 15 file access disabled by policy, 125 failed (network, authentication).
+ * 15 file access disabled by policy, or no Landlock to confine a write,
+ * 125 failed (network, authentication).
  *
  * examples:
  *   wap git status
@@ -75,7 +91,7 @@
  *   wap git log -n 5 --since "2 weeks ago" -- lib/
  *   wap git commit -m "fix: port" src/server.c
  *   wap git checkout feature/x --create
- *   WAP_GIT_TOKEN=... wap git push origin main
+ *   WAP_GIT_TOKEN=... WAP_GIT_TOKEN_HOST=github.com wap git push origin main
  */
 #include <stdlib.h>
 #include <string.h>

@@ -237,8 +237,13 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 		return 0;
 	if ((g->type == 1 && e->type != WAP_WALK_FILE) || (g->type == 2 && !dir))
 		return 0;
-	if (!wap_glob_match(g->g, rel, rlen))
+	switch (wap_glob_test(g->g, rel, rlen)) {
+	case 0:
 		return 0;
+	case -1:
+		return wap_err_set(err, WAP_E_TOO_LARGE,
+				   "glob match limit hit on %s; simplify the pattern", e->path);
+	}
 	memset(&st, 0, sizeof(st));
 	if (!g->mtime) {
 		/* no stat: the text output of a walk not sorted by time */

@@ -170,6 +170,8 @@ struct wk {
 	size_t acap;
 	struct wap_mstate *st;
 	size_t searched, binary, bytes;
+	struct wap_err merr;	/* a regex limit or a cancel stopped this worker */
+	bool has_merr;
 };
 
 struct gctx {
@@ -400,7 +402,7 @@ static char *substitute(const struct gctx *g, const char *subj, size_t n, size_t
 		int rc;
 		if (!out)
 			return NULL;
-		rc = pcre2_substitute(re, (PCRE2_SPTR)subj, n, 0, opts, NULL, NULL,
+		rc = pcre2_substitute(re, (PCRE2_SPTR)subj, n, 0, opts, NULL, wap_match_context(),
 				      (PCRE2_SPTR)g->replace, PCRE2_ZERO_TERMINATED,
 				      (PCRE2_UCHAR *)out, &olen);
 		if (rc >= 0) {
@@ -849,6 +851,21 @@ static void search_buf(struct gctx *g, struct wk *w, const char *path, const cha
 		}
 	}
 #undef WANT
+	{
+		/* a limit or a cancel is an error naming the line, never a
+		 * silent "no match" */
+		const char *at;
+		int merr = wap_match_error(w->st, &at);
+		if (merr) {
+			size_t off = at && at >= buf && at <= buf + len ? (size_t)(at - buf) : 0;
+			if (!w->has_merr)
+				wap_match_err(merr, path, 1 + wap_count_nl(buf, off), &w->merr);
+			w->has_merr = true;
+			json_decref(recs);
+			drop_entries(&f);
+			return;
+		}
+	}
 	if (!count) {
 		json_decref(recs);
 		drop_entries(&f);
@@ -1065,6 +1082,17 @@ static void progress(struct gctx *g, struct wk *w)
 	g->call->progress(g->call->arg, (double)done, 0, msg);
 }
 
+/* the worker's match error, if any, stops the walk */
+static int worker_error(struct wk *w, struct wap_err *err)
+{
+	if (!w->has_merr)
+		return 0;
+	*err = w->merr;
+	memset(&w->merr, 0, sizeof(w->merr));
+	w->has_merr = false;
+	return -1;
+}
+
 static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 {
 	struct gctx *g = arg;
@@ -1114,7 +1142,7 @@ static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 			search_one(g, w, e->path, map, st.st_size, fd);
 		munmap(map, st.st_size);
 		close(fd);
-		return 0;
+		return worker_error(w, err);
 	}
 	if (n < 0) {
 		close(fd);
@@ -1129,7 +1157,7 @@ static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 	else
 		search_one(g, w, e->path, w->buf, n, fd);
 	close(fd);
-	return 0;
+	return worker_error(w, err);
 }
 
 /* --replace --write: the transform of one file */
@@ -1137,6 +1165,7 @@ struct rewrite {
 	struct gctx *g;
 	struct wap_mstate *st;
 	size_t count;
+	const char *path;
 };
 
 /* Replace every match in OLD into SB; -1 with ERR on a bad replacement */
@@ -1151,13 +1180,22 @@ static int replace_into(struct rewrite *rw, const char *old, size_t oldlen, stru
 		size_t n, c = 0;
 		char *r = substitute(g, old + ls, le - ls, &n, &c);
 		if (!r)
-			return wap_err_set(err, WAP_E_INVALID, "Invalid replacement '%s'", g->replace);
+			return wap_err_set(err, WAP_E_INVALID, "Invalid replacement '%s' (or a regex limit hit in %s:%zu)",
+					   g->replace, rw->path, 1 + wap_count_nl(old, ls));
 		wap_sb_add(sb, old + prev, ls - prev);
 		wap_sb_add(sb, r, n);
 		free(r);
 		rw->count += c;
 		prev = le;
 		pos = le + 1;
+	}
+	{
+		const char *at;
+		int merr = wap_match_error(rw->st, &at);
+		if (merr)
+			return wap_match_err(merr, rw->path,
+					     1 + wap_count_nl(old, at && at >= old && at <= old + oldlen ?
+								(size_t)(at - old) : 0), err);
 	}
 	wap_sb_add(sb, old + prev, oldlen - prev);
 	return 0;
@@ -1515,6 +1553,7 @@ static int grep_exec(struct wap_call *call, const json_t *req, json_t **res, str
 			wap_err_set(err, WAP_E_FAILED, "out of memory");
 			goto out;
 		}
+		wap_mstate_set_cancel(g.wks[i].st, call->cancelled);
 	}
 	/* every PATH, or the root */
 	for (size_t i = 0; i < (strs_len(paths) ? strs_len(paths) : 1); i++) {
@@ -1530,7 +1569,7 @@ static int grep_exec(struct wap_call *call, const json_t *req, json_t **res, str
 	}
 
 	if (g.write) {
-		struct rewrite rw = { &g, wap_mstate_new(g.m), 0 };
+		struct rewrite rw = { &g, wap_mstate_new(g.m), 0, NULL };
 		json_t *files = json_array();
 		if (g.nfr)
 			qsort_r(g.fr, g.nfr, sizeof(*g.fr), frcmp_q, &(int){ SORT_PATH });
@@ -1539,11 +1578,13 @@ static int grep_exec(struct wap_call *call, const json_t *req, json_t **res, str
 			wap_err_set(err, WAP_E_FAILED, "out of memory");
 			goto out;
 		}
+		wap_mstate_set_cancel(rw.st, call->cancelled);
 		for (size_t i = 0; i < g.nfr; i++) {
 			struct wap_wres wr;
 			size_t before = rw.count;
 			if (strstr(g.fr[i].path, "//"))
 				continue;	/* archive members stay as they are */
+			rw.path = g.fr[i].path;
 			if (wap_update_file(call->ws, g.fr[i].path, false, NULL, rewrite_fn, &rw, &wr, err)) {
 				wap_mstate_free(rw.st);
 				json_decref(files);

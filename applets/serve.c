@@ -27,6 +27,9 @@
  *   --allowed-hosts HOST    HTTP: also accept this Host (repeatable, or comma-separated)
  *   --allowed-origins ORIGIN  HTTP: also accept this Origin (repeatable, or comma-separated)
  *   --workers N             threads running tool calls (default 4)
+ *   --drain                 stdio: at end of input finish the calls under way
+ *                           and answer them (for printf ... | wap serve); else
+ *                           end of input cancels them, as a client's shutdown
  *   --max-message BYTES     largest JSON-RPC message accepted (default 16 MiB)
  *   --ws HOST:PORT          serve the Agent Control Protocol over WebSocket
  *                           (default port 19876; beside --http in the same process)
@@ -109,6 +112,7 @@ static const struct wap_opt serve_opts[] = {
 	{ "allowed-hosts", 0, WAP_OPT_STRS, WAP_OPT_CLI, NULL },
 	{ "allowed-origins", 0, WAP_OPT_STRS, WAP_OPT_CLI, NULL },
 	{ "workers", 0, WAP_OPT_INT, WAP_OPT_CLI, NULL },
+	{ "drain", 0, WAP_OPT_BOOL, WAP_OPT_CLI, NULL },
 	{ "max-message", 0, WAP_OPT_INT, WAP_OPT_CLI, NULL },
 	{ "ws", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
 	{ "token-file", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
@@ -332,6 +336,7 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 	struct wap_err err = { 0 };
 	struct wap_acp *acp = NULL;
 	int rc = 0;
+	bool drain = false;
 
 	(void)json;
 	signal(SIGPIPE, SIG_IGN);
@@ -340,6 +345,7 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		goto out;
 	}
 	log_quiet = cfg.quiet;
+	wap_req_bool(req, "drain", &drain, NULL);
 	srv.ws = ws;
 	srv.profile = wap_profile_find(cfg.profile);
 	srv.roots_from_client = cfg.roots_from_client;
@@ -417,6 +423,7 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		struct wap_stdio_opts s = {
 			.in_fd = 0, .out_fd = 1, .workers = cfg.workers,
 			.lim.max_message = (size_t)cfg.max_message,
+			.drain = drain,
 		};
 		srv.transport = "stdio";
 		if (wap_stdio_serve(&srv, &s)) {

@@ -9,7 +9,7 @@ _wap() {
 	esac
 	case $applet in
 	cp) opts="--force --recursive -f -r" ;;
-	edit) opts="--dry-run --edits --exact --expected-version --force --new --new-file --old --old-file --ops --patch --replace-all --text-edits" ;;
+	edit) opts="--dry-run --edits --exact --expected-version --force --match --new --new-file --old --old-file --ops --patch --replace-all --text-edits" ;;
 	exec) opts="--allow --clear-env --command --cwd --deny --env --kill-after --max-file-size --max-memory --max-output --max-procs --no-network --sandbox --save-output --stdin --stream --timeout -c" ;;
 	git) opts="--all --branch --context --create --delete --dir --file --force --from --max-count --message --name-only --path --remote --rev --since --staged --stat --token-file --until --url -U -a -f -m -n" ;;
 	glob) opts="--follow --max-results --no-default-excludes --no-ignore --sort --tagged --threads --type -L -j -m -t" ;;
@@ -20,7 +20,7 @@ _wap() {
 	mv) opts="--force -f" ;;
 	read) opts="--head --limit --member --offset --tail -n" ;;
 	rm) opts="--force --recursive -f -r" ;;
-	serve) opts="--allowed-hosts --allowed-origins --approver --audit --http --max-message --profile --roots-from-client --session-ttl --token --token-file --workers --ws" ;;
+	serve) opts="--allowed-hosts --allowed-origins --approver --audit --drain --http --max-message --profile --roots-from-client --session-ttl --token --token-file --workers --ws" ;;
 	stat) opts="--exists" ;;
 	write) opts="--content --expected-version --force --mode" ;;
 	*) opts= ;;

@@ -814,6 +814,16 @@ static int m_search_findInFiles(struct ctx *c, json_t **res, struct wap_err *err
 			any = true;
 			off = s1 > s0 ? s1 : s1 + 1;
 		}
+		if (ms && wap_match_error(ms, NULL)) {
+			/* a regex limit: an error, as grep's own */
+			wap_match_err(wap_match_error(ms, NULL), path, (size_t)ln, err);
+			wap_mstate_free(ms);
+			wap_matcher_free(mt);
+			json_decref(results);
+			json_decref(byfile);
+			json_decref(r2);
+			return -1;
+		}
 		if (!any)	/* a line cut short: the whole line */
 			json_array_append_new(json_object_get(f, "matches"), match_entry(ln, line, 0, n));
 	}

@@ -5,14 +5,17 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "edit.h"
+#include "match.h"
 #include "strbuf.h"
 #include "text.h"
 
 static const char *const strategy_names[WAP_S_COUNT] = {
 	"exact", "trailing_whitespace", "whitespace", "indentation", "unicode", "escapes",
-	"trimmed",
+	"trimmed", "line_trimmed", "block_anchor", "whitespace_normalized",
+	"indentation_flexible", "escape_normalized", "trimmed_boundary", "context_aware",
 };
 
 static bool ws_nl(char c)
@@ -615,7 +618,7 @@ int wap_edit_replace(const char *text, size_t len, const char *old, size_t oldle
 	*out = NULL;
 	if (!oldlen)
 		return wap_err_set(err, WAP_E_INVALID, "oldString must not be empty");
-	for (st = WAP_S_EXACT; st < WAP_S_COUNT; st++) {
+	for (st = WAP_S_EXACT; st <= WAP_S_TRIMMED; st++) {
 		int r = 0;
 		if (st != WAP_S_EXACT && exact)
 			break;
@@ -736,6 +739,624 @@ out:
 	mclear(&mv);
 	free(unew);
 	return rc;
+}
+
+/* ---- OpenCode's replacer chain (--match opencode) ----
+ *
+ * The rules of OpenCode's edit tool, so that an agent used to it gets the
+ * same file: replacers tried in OpenCode's order (exact, line_trimmed,
+ * block_anchor, whitespace_normalized, indentation_flexible,
+ * escape_normalized, trimmed_boundary, context_aware) each propose
+ * candidate texts; the first candidate that occurs in the text exactly once
+ * (with replace_all: at all) is replaced by NEW as given, never re-indented.
+ * A candidate that occurs several times is passed over for the next one.
+ * Whitespace is JavaScript's (\s, String.trim: Unicode spaces too) and
+ * lengths in the block-anchor similarity count UTF-16 units, as OpenCode
+ * counts them.  Deliberate differences: an empty candidate never matches
+ * (OpenCode would put NEW at the start of the text, or with replaceAll
+ * between every two characters), and NEW is inserted literally where
+ * OpenCode's replaceAll reads "$&", "$$", "$`" and "$'" in it. */
+
+struct oc {
+	const char *t, *new;
+	size_t len, newlen;
+	bool all, found;
+	struct wap_span *L, *F;		/* lines of the text and of old, split("\n") */
+	size_t nl, nf;
+	const char *find;
+	size_t findlen;
+	char *out;
+	size_t outlen, count;
+	enum wap_strategy st;
+	struct mvec mv;			/* the places of the first candidate found */
+	enum wap_strategy mst;		/* several times, for the error */
+};
+
+/* the byte length of a JavaScript whitespace character at P, or 0 */
+static size_t oc_ws(const char *s, const char *e)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = (const unsigned char *)e;
+	uint32_t c;
+
+	if (p >= end)
+		return 0;
+	if (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+		return 1;
+	if (end - p >= 2 && p[0] == 0xc2 && p[1] == 0xa0)
+		return 2;
+	if (end - p < 3 || (p[0] & 0xf0) != 0xe0 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+		return 0;
+	c = (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+	return c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 ||
+	       c == 0x202f || c == 0x205f || c == 0x3000 || c == 0xfeff ? 3 : 0;
+}
+
+/* String.prototype.trim */
+static struct wap_span oc_trim(struct wap_span s)
+{
+	const char *p = s.p, *end = s.p + s.len, *start, *last;
+	size_t w;
+
+	while ((w = oc_ws(p, end)))
+		p += w;
+	start = last = p;
+	while (p < end) {
+		if ((w = oc_ws(p, end))) {
+			p += w;
+		} else {
+			p++;
+			last = p;
+		}
+	}
+	return (struct wap_span){ start, (size_t)(last - start) };
+}
+
+static bool oc_eq(struct wap_span a, struct wap_span b)
+{
+	return a.len == b.len && (!a.len || !memcmp(a.p, b.p, a.len));
+}
+
+static bool oc_teq(struct wap_span a, struct wap_span b)
+{
+	return oc_eq(oc_trim(a), oc_trim(b));
+}
+
+/* split("\n"): N newlines give N + 1 lines */
+static long oc_lines(const char *t, size_t len, struct wap_span **out)
+{
+	size_t n = 1, i = 0;
+	struct wap_span *v;
+
+	for (const char *q = t; (q = memchr(q, '\n', t + len - q)); q++)
+		n++;
+	if (!(v = malloc(n * sizeof(*v))))
+		return -1;
+	for (const char *q = t, *end = t + len;; ) {
+		const char *nl = memchr(q, '\n', end - q);
+		v[i].p = q;
+		v[i++].len = (nl ? nl : end) - q;
+		if (!nl)
+			break;
+		q = nl + 1;
+	}
+	*out = v;
+	return (long)n;
+}
+
+/* lines I..J (inclusive) of the text as one span */
+static struct wap_span oc_block(const struct oc *c, size_t i, size_t j)
+{
+	return (struct wap_span){ c->L[i].p, (size_t)(c->L[j].p + c->L[j].len - c->L[i].p) };
+}
+
+/* Try candidate S: 1 done (c->out set), 0 go on, -1 out of memory. */
+static int oc_try(struct oc *c, struct wap_span s, enum wap_strategy st)
+{
+	const char *end = c->t + c->len, *at, *q;
+	struct wap_sb sb = WAP_SB_INIT;
+	size_t n = 0;
+
+	if (!s.len || !(at = memmem(c->t, c->len, s.p, s.len)))
+		return 0;
+	if (!c->all && memmem(at + 1, end - at - 1, s.p, s.len)) {
+		/* several places: the next candidate */
+		if (!c->found) {
+			c->mst = st;
+			if (find_all(c->t, c->len, s.p, s.len, &c->mv))
+				return -1;
+		}
+		c->found = true;
+		return 0;
+	}
+	c->found = true;
+	for (q = c->t; (at = memmem(q, end - q, s.p, s.len)); q = at + s.len) {
+		wap_sb_add(&sb, q, at - q);
+		wap_sb_add(&sb, c->new, c->newlen);
+		n++;
+		if (!c->all) {
+			q = at + s.len;
+			break;
+		}
+	}
+	wap_sb_add(&sb, q, end - q);
+	if (sb.oom || !wap_sb_grow(&sb, 1)) {
+		wap_sb_release(&sb);
+		return -1;
+	}
+	sb.buf[sb.len] = 0;
+	c->outlen = sb.len;
+	c->out = wap_sb_detach(&sb);
+	c->count = n;
+	c->st = st;
+	return 1;
+}
+
+#define OC_TRY(c, s, st)                                 \
+	do {                                             \
+		int r_ = oc_try((c), (s), (st));         \
+		if (r_)                                  \
+			return r_;                       \
+	} while (0)
+
+/* old's lines without a last empty one (old ending in a newline) */
+static size_t oc_nf(const struct oc *c)
+{
+	return c->nf && !c->F[c->nf - 1].len ? c->nf - 1 : c->nf;
+}
+
+static int oc_line_trimmed(struct oc *c)
+{
+	size_t k = oc_nf(c);
+
+	for (size_t i = 0; k && i + k <= c->nl; i++) {
+		size_t j = 0;
+		while (j < k && oc_teq(c->L[i + j], c->F[j]))
+			j++;
+		if (j == k)
+			OC_TRY(c, oc_block(c, i, i + k - 1), WAP_S_OC_LINE_TRIMMED);
+	}
+	return 0;
+}
+
+/* UTF-16 units of S (invalid bytes count one each) */
+static size_t oc_u16(struct wap_span s, uint16_t *v)
+{
+	const unsigned char *p = (const unsigned char *)s.p, *end = p + s.len;
+	size_t n = 0;
+
+	while (p < end) {
+		uint32_t ch = *p;
+		int k = ch >= 0xf0 ? 3 : ch >= 0xe0 ? 2 : ch >= 0xc0 ? 1 : 0;
+		if (ch >= 0x80 && (ch < 0xc0 || end - p <= k)) {
+			k = 0;
+			ch = 0xfffd;
+		} else if (k) {
+			ch &= 0x3f >> k;
+			for (int i = 1; i <= k; i++)
+				ch = ch << 6 | (p[i] & 0x3f);
+		}
+		p += k + 1;
+		if (ch >= 0x10000) {
+			if (v) {
+				v[n] = (uint16_t)(0xd800 + ((ch - 0x10000) >> 10));
+				v[n + 1] = (uint16_t)(0xdc00 + ((ch - 0x10000) & 0x3ff));
+			}
+			n += 2;
+		} else {
+			if (v)
+				v[n] = (uint16_t)ch;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* 1 - levenshtein(a, b) / max length, in UTF-16 units; -1: no lengths
+ * (both empty: OpenCode skips the line); -2 out of memory */
+static double oc_similar(struct wap_span a, struct wap_span b)
+{
+	size_t la = oc_u16(a, NULL), lb = oc_u16(b, NULL), mx = la > lb ? la : lb;
+	uint16_t *x, *y;
+	size_t *row;
+	double r;
+
+	if (!mx)
+		return -1;
+	if (!la || !lb)
+		return 0;
+	/* a bound on the work one call may ask for (OpenCode has none): two
+	 * lines too long to compare count as unlike */
+	if ((double)la * (double)lb > 16e6)
+		return 0;
+	x = malloc(la * sizeof(*x));
+	y = malloc(lb * sizeof(*y));
+	row = malloc((lb + 1) * sizeof(*row));
+	if (!x || !y || !row) {
+		free(x), free(y), free(row);
+		return -2;
+	}
+	oc_u16(a, x);
+	oc_u16(b, y);
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], v = diag + (x[i - 1] != y[j - 1]);
+			if (up + 1 < v)
+				v = up + 1;
+			if (row[j - 1] + 1 < v)
+				v = row[j - 1] + 1;
+			row[j] = v;
+			diag = up;
+		}
+	}
+	r = 1.0 - (double)row[lb] / (double)mx;
+	free(x), free(y), free(row);
+	return r;
+}
+
+/* first and last lines of old anchor a block of at least three lines;
+ * one such block is taken whatever its middle (OpenCode's threshold for a
+ * single candidate is 0), of several the one whose middle lines are most
+ * alike, if at least 0.3 */
+static int oc_block_anchor(struct oc *c)
+{
+	size_t k = oc_nf(c), n = 0, bi = 0, bj = 0;
+	double best = -1;
+	struct wap_span first, last;
+
+	if (c->nf < 3)
+		return 0;
+	first = oc_trim(c->F[0]);
+	last = oc_trim(c->F[k - 1]);
+	for (size_t i = 0; i < c->nl; i++) {
+		size_t j;
+		if (!oc_eq(oc_trim(c->L[i]), first))
+			continue;
+		for (j = i + 2; j < c->nl && !oc_eq(oc_trim(c->L[j]), last); j++)
+			;
+		if (j >= c->nl)
+			continue;
+		if (!n++)
+			bi = i, bj = j;
+	}
+	if (!n)
+		return 0;
+	if (n == 1)
+		return oc_try(c, oc_block(c, bi, bj), WAP_S_OC_BLOCK_ANCHOR);
+	for (size_t i = 0; i < c->nl; i++) {
+		size_t j, size, check;
+		double sim = 0;
+		if (!oc_eq(oc_trim(c->L[i]), first))
+			continue;
+		for (j = i + 2; j < c->nl && !oc_eq(oc_trim(c->L[j]), last); j++)
+			;
+		if (j >= c->nl)
+			continue;
+		size = j - i + 1;
+		check = (k < size ? k : size) - 2;
+		if (check > 0) {
+			for (size_t m = 1; m < k - 1 && m < size - 1; m++) {
+				double s = oc_similar(oc_trim(c->L[i + m]), oc_trim(c->F[m]));
+				if (s == -2)
+					return -1;
+				if (s >= 0)
+					sim += s;
+			}
+			sim /= (double)check;
+		} else {
+			sim = 1.0;
+		}
+		if (sim > best)
+			best = sim, bi = i, bj = j;
+	}
+	if (best >= 0.3)
+		return oc_try(c, oc_block(c, bi, bj), WAP_S_OC_BLOCK_ANCHOR);
+	return 0;
+}
+
+/* text.replace(/\s+/g, " ").trim() into SB */
+static void oc_collapse(struct wap_span s, struct wap_sb *sb)
+{
+	const char *p = s.p, *end = s.p + s.len;
+	bool gap = false;
+
+	sb->len = 0;
+	while (p < end) {
+		size_t w = oc_ws(p, end);
+		if (w) {
+			gap = true;
+			p += w;
+			continue;
+		}
+		if (gap && sb->len)
+			wap_sb_addc(sb, ' ');
+		gap = false;
+		wap_sb_addc(sb, *p++);
+	}
+}
+
+static bool oc_sbeq(const struct wap_sb *a, const struct wap_sb *b)
+{
+	return a->len == b->len && (!a->len || !memcmp(a->buf, b->buf, a->len));
+}
+
+/* LINE.match(the words of old joined by \s+): the leftmost match */
+static bool oc_words(struct wap_span line, struct wap_span words, struct wap_span *m)
+{
+	const char *end = line.p + line.len, *wend = words.p + words.len;
+
+	for (const char *s = line.p; s <= end; s++) {
+		const char *p = s, *w = words.p;
+		bool okay = true;
+		while (okay && w < wend) {
+			size_t ws = 0, l;
+			const char *we = w;
+			while (we < wend && !oc_ws(we, wend))
+				we++;
+			l = we - w;
+			if (w != words.p) {
+				size_t k;
+				while ((k = oc_ws(p, end)))
+					p += k, ws++;
+				okay = ws > 0;
+			}
+			if (okay && ((size_t)(end - p) < l || memcmp(p, w, l)))
+				okay = false;
+			p += l;
+			w = we;
+			while (w < wend && (l = oc_ws(w, wend)))
+				w += l;
+		}
+		if (okay) {
+			*m = (struct wap_span){ s, (size_t)(p - s) };
+			return true;
+		}
+	}
+	return false;
+}
+
+static int oc_ws_normalized(struct oc *c)
+{
+	struct wap_sb nf = WAP_SB_INIT, nl = WAP_SB_INIT;
+	struct wap_span tf = oc_trim((struct wap_span){ c->find, c->findlen }), m;
+	int rc = 0;
+
+	oc_collapse((struct wap_span){ c->find, c->findlen }, &nf);
+	for (size_t i = 0; !rc && i < c->nl; i++) {
+		oc_collapse(c->L[i], &nl);
+		if (nl.oom || nf.oom)
+			rc = -1;
+		else if (oc_sbeq(&nl, &nf))
+			rc = oc_try(c, c->L[i], WAP_S_OC_WS_NORMALIZED);
+		else if ((!nf.len || (nl.len && memmem(nl.buf, nl.len, nf.buf, nf.len))) &&
+			 oc_words(c->L[i], tf, &m))
+			rc = oc_try(c, m, WAP_S_OC_WS_NORMALIZED);
+	}
+	for (size_t i = 0; !rc && c->nf > 1 && i + c->nf <= c->nl; i++) {
+		struct wap_span b = oc_block(c, i, i + c->nf - 1);
+		oc_collapse(b, &nl);
+		if (nl.oom)
+			rc = -1;
+		else if (oc_sbeq(&nl, &nf))
+			rc = oc_try(c, b, WAP_S_OC_WS_NORMALIZED);
+	}
+	wap_sb_release(&nf);
+	wap_sb_release(&nl);
+	return rc;
+}
+
+/* OpenCode's removeIndentation: the smallest indent of the non-blank
+ * lines taken off each of them */
+static int oc_dedent(struct wap_span s, struct wap_sb *sb)
+{
+	struct wap_span *v;
+	long n = oc_lines(s.p, s.len, &v);
+	size_t min = (size_t)-1;
+
+	if (n < 0)
+		return -1;
+	sb->len = 0;
+	for (long i = 0; i < n; i++) {
+		const char *p = v[i].p, *end = p + v[i].len;
+		size_t k = 0, w;
+		if (!oc_trim(v[i]).len)
+			continue;
+		while ((w = oc_ws(p, end)))
+			p += w, k++;
+		if (k < min)
+			min = k;
+	}
+	if (min == (size_t)-1) {
+		wap_sb_add(sb, s.p, s.len);
+	} else {
+		for (long i = 0; i < n; i++) {
+			const char *p = v[i].p, *end = p + v[i].len;
+			if (i)
+				wap_sb_addc(sb, '\n');
+			if (oc_trim(v[i]).len)
+				for (size_t k = 0; k < min; k++)
+					p += oc_ws(p, end);
+			wap_sb_add(sb, p, end - p);
+		}
+	}
+	free(v);
+	return sb->oom ? -1 : 0;
+}
+
+static int oc_indent_flexible(struct oc *c)
+{
+	struct wap_sb nf = WAP_SB_INIT, nb = WAP_SB_INIT;
+	int rc = oc_dedent((struct wap_span){ c->find, c->findlen }, &nf);
+
+	for (size_t i = 0; !rc && i + c->nf <= c->nl; i++) {
+		struct wap_span b = oc_block(c, i, i + c->nf - 1);
+		if (oc_dedent(b, &nb))
+			rc = -1;
+		else if (oc_sbeq(&nb, &nf))
+			rc = oc_try(c, b, WAP_S_OC_INDENT_FLEXIBLE);
+	}
+	wap_sb_release(&nf);
+	wap_sb_release(&nb);
+	return rc;
+}
+
+/* OpenCode's unescapeString: \n \t \r \' \" \` \\ \$ and a backslash
+ * before a newline */
+static void oc_unescape(struct wap_span s, struct wap_sb *sb)
+{
+	static const char from[] = "ntr'\"`\\\n$", to[] = "\n\t\r'\"`\\\n$";
+
+	sb->len = 0;
+	for (size_t i = 0; i < s.len; i++) {
+		const char *k;
+		if (s.p[i] == '\\' && i + 1 < s.len && (k = memchr(from, s.p[i + 1], sizeof(from) - 1))) {
+			wap_sb_addc(sb, to[k - from]);
+			i++;
+		} else {
+			wap_sb_addc(sb, s.p[i]);
+		}
+	}
+}
+
+static int oc_escape_normalized(struct oc *c)
+{
+	struct wap_sb uf = WAP_SB_INIT, ub = WAP_SB_INIT;
+	size_t k = 1;
+	int rc = 0;
+
+	oc_unescape((struct wap_span){ c->find, c->findlen }, &uf);
+	if (uf.oom || !wap_sb_grow(&uf, 1)) {
+		wap_sb_release(&uf);
+		return -1;
+	}
+	if (uf.len && memmem(c->t, c->len, uf.buf, uf.len))
+		rc = oc_try(c, (struct wap_span){ uf.buf, uf.len }, WAP_S_OC_ESCAPE_NORMALIZED);
+	for (size_t i = 0; i < uf.len; i++)
+		k += uf.buf[i] == '\n';
+	for (size_t i = 0; !rc && i + k <= c->nl; i++) {
+		struct wap_span b = oc_block(c, i, i + k - 1);
+		oc_unescape(b, &ub);
+		if (ub.oom)
+			rc = -1;
+		else if (oc_sbeq(&ub, &uf))
+			rc = oc_try(c, b, WAP_S_OC_ESCAPE_NORMALIZED);
+	}
+	wap_sb_release(&uf);
+	wap_sb_release(&ub);
+	return rc;
+}
+
+static int oc_trimmed_boundary(struct oc *c)
+{
+	struct wap_span tf = oc_trim((struct wap_span){ c->find, c->findlen });
+
+	if (tf.len == c->findlen)
+		return 0;
+	if (tf.len && memmem(c->t, c->len, tf.p, tf.len))
+		OC_TRY(c, tf, WAP_S_OC_TRIMMED_BOUNDARY);
+	for (size_t i = 0; i + c->nf <= c->nl; i++) {
+		struct wap_span b = oc_block(c, i, i + c->nf - 1);
+		if (oc_eq(oc_trim(b), tf))
+			OC_TRY(c, b, WAP_S_OC_TRIMMED_BOUNDARY);
+	}
+	return 0;
+}
+
+/* anchors as block_anchor, a block of old's length whose middle lines are
+ * at least half the same (trimmed) */
+static int oc_context_aware(struct oc *c)
+{
+	size_t k = oc_nf(c);
+	struct wap_span first, last;
+
+	if (c->nf < 3)
+		return 0;
+	first = oc_trim(c->F[0]);
+	last = oc_trim(c->F[k - 1]);
+	for (size_t i = 0; i < c->nl; i++) {
+		size_t j, same = 0, total = 0;
+		if (!oc_eq(oc_trim(c->L[i]), first))
+			continue;
+		for (j = i + 2; j < c->nl && !oc_eq(oc_trim(c->L[j]), last); j++)
+			;
+		if (j >= c->nl || j - i + 1 != k)
+			continue;
+		for (size_t m = 1; m + 1 < k; m++) {
+			struct wap_span b = oc_trim(c->L[i + m]), f = oc_trim(c->F[m]);
+			if (b.len || f.len) {
+				total++;
+				same += oc_eq(b, f);
+			}
+		}
+		if (!total || (double)same / (double)total >= 0.5)
+			OC_TRY(c, oc_block(c, i, j), WAP_S_OC_CONTEXT_AWARE);
+	}
+	return 0;
+}
+
+int wap_edit_replace_opencode(const char *text, size_t len, const char *old, size_t oldlen,
+			      const char *new, size_t newlen, bool all, int editno,
+			      char **out, size_t *outlen, size_t *count, enum wap_strategy *used,
+			      struct wap_err *err)
+{
+	struct oc c = { .t = text, .len = len, .new = new, .newlen = newlen, .all = all,
+			.find = old, .findlen = oldlen };
+	long nl, nf;
+	int r = 0;
+
+	*out = NULL;
+	if (!oldlen)
+		return wap_err_set(err, WAP_E_INVALID, "oldString must not be empty");
+	if ((nl = oc_lines(text, len, &c.L)) < 0 || (nf = oc_lines(old, oldlen, &c.F)) < 0) {
+		free(c.L);
+		return oom(err);
+	}
+	c.nl = (size_t)nl;
+	c.nf = (size_t)nf;
+	/* OpenCode's MultiOccurrenceReplacer, last, proposes old itself again:
+	 * it can change nothing the exact try did not */
+	r = oc_try(&c, (struct wap_span){ old, oldlen }, WAP_S_EXACT);
+	if (!r)
+		r = oc_line_trimmed(&c);
+	if (!r)
+		r = oc_block_anchor(&c);
+	if (!r)
+		r = oc_ws_normalized(&c);
+	if (!r)
+		r = oc_indent_flexible(&c);
+	if (!r)
+		r = oc_escape_normalized(&c);
+	if (!r)
+		r = oc_trimmed_boundary(&c);
+	if (!r)
+		r = oc_context_aware(&c);
+	free(c.L);
+	free(c.F);
+	if (r < 0) {
+		mclear(&c.mv);
+		return oom(err);
+	}
+	if (!r) {
+		if (c.found)
+			multiple_error(text, &c.mv, c.mst, editno, err);
+		else if (editno > 0)
+			wap_err_set(err, WAP_E_NO_MATCH, "oldString not found in content (edit %d)", editno);
+		else
+			wap_err_set(err, WAP_E_NO_MATCH, "oldString not found in content");
+		mclear(&c.mv);
+		return -1;
+	}
+	mclear(&c.mv);
+	*out = c.out;
+	*outlen = c.outlen;
+	if (count)
+		*count = c.count;
+	if (used)
+		*used = c.st;
+	return 0;
 }
 
 /* ---- seeking lines (patches) ---- */
@@ -1123,8 +1744,12 @@ static int do_replace(const struct wap_edit_spec *s, bool exists, const char *te
 		rc = 0;
 		goto out;
 	}
-	rc = wap_edit_replace(text, len, o.p, o.len, n.p, n.len, s->replace_all, s->exact, 0,
-			      out, outlen, &info->replacements, &info->strategy, err);
+	if (s->opencode)
+		rc = wap_edit_replace_opencode(text, len, o.p, o.len, n.p, n.len, s->replace_all, 0,
+					       out, outlen, &info->replacements, &info->strategy, err);
+	else
+		rc = wap_edit_replace(text, len, o.p, o.len, n.p, n.len, s->replace_all, s->exact, 0,
+				      out, outlen, &info->replacements, &info->strategy, err);
 out:
 	free(o.p);
 	free(n.p);
@@ -1167,10 +1792,14 @@ static int do_multi(const struct wap_edit_spec *s, const char *text, size_t len,
 			}
 			nx = sn.p, nxl = sn.len, sn.p = NULL, cnt = 1, r = 0;
 		} else {
-			r = wap_edit_replace(cur, curlen, so.p, so.len, sn.p, sn.len,
-					     json_is_true(json_object_get(e, "replace_all")) ||
-					     json_is_true(json_object_get(e, "replaceAll")), s->exact,
-					     (int)i + 1, &nx, &nxl, &cnt, &st, err);
+			bool all = json_is_true(json_object_get(e, "replace_all")) ||
+				   json_is_true(json_object_get(e, "replaceAll"));
+			if (s->opencode)
+				r = wap_edit_replace_opencode(cur, curlen, so.p, so.len, sn.p, sn.len, all,
+							      (int)i + 1, &nx, &nxl, &cnt, &st, err);
+			else
+				r = wap_edit_replace(cur, curlen, so.p, so.len, sn.p, sn.len, all,
+						     s->exact, (int)i + 1, &nx, &nxl, &cnt, &st, err);
 		}
 		free(so.p);
 		free(sn.p);
@@ -1222,8 +1851,36 @@ static void emit_content(struct wap_sb *sb, const struct str *c, bool *first)
 
 /* One regexReplace operation (PCRE2, JavaScript-style flags and $&) on
  * *CUR, replaced by the result; *COUNT gets the number of substitutions. */
-static int regex_op(const json_t *e, size_t i, char **cur, size_t *curlen, size_t *count,
-		    struct wap_err *err)
+/* Which line of TEXT makes RE hit a limit alone?  0 when none does (the
+ * limit came from matching across lines) or the search ran out of time. */
+static size_t limit_line(const pcre2_code *re, pcre2_match_context *mctx, const char *text,
+			 size_t len)
+{
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+	struct timespec t0, t;
+	size_t a = 0, line = 1, found = 0;
+
+	if (!md)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (a <= len && !found) {
+		const char *nl = memchr(text + a, '\n', len - a);
+		size_t b = nl ? (size_t)(nl - text) : len;
+		int rc = pcre2_match(re, (PCRE2_SPTR)text + a, b - a, 0, 0, md, mctx);
+		if (rc < 0 && rc != PCRE2_ERROR_NOMATCH)
+			found = line;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (!nl || (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > 2000)
+			break;
+		a = b + 1;
+		line++;
+	}
+	pcre2_match_data_free(md);
+	return found;
+}
+
+static int regex_op(const json_t *e, size_t i, const char *path, char **cur, size_t *curlen,
+		    size_t *count, struct wap_err *err)
 {
 	json_t *pj = json_object_get(e, "pattern"), *rj = json_object_get(e, "replacement");
 	const char *flags = json_string_value(json_object_get(e, "flags"));
@@ -1282,10 +1939,8 @@ static int regex_op(const json_t *e, size_t i, char **cur, size_t *curlen, size_
 	wap_sb_grow(&rep, 1);
 	/* limits: a pathological pattern fails instead of hanging a server */
 	mctx = pcre2_match_context_create(NULL);
-	if (mctx) {
-		pcre2_set_match_limit(mctx, 10000000);
-		pcre2_set_heap_limit(mctx, 256 * 1024);
-	}
+	if (mctx)
+		wap_match_limits(mctx);
 	olen = *curlen * 2 + 256;
 	obuf = rep.oom ? NULL : malloc(olen);
 	nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)*cur, *curlen, 0, sopt, NULL, mctx,
@@ -1298,6 +1953,24 @@ static int regex_op(const json_t *e, size_t i, char **cur, size_t *curlen, size_
 		nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)*cur, *curlen, 0, sopt, NULL, mctx,
 					       (PCRE2_SPTR)(rep.buf ? rep.buf : ""), rep.len,
 					       (PCRE2_UCHAR *)obuf, &olen) : PCRE2_ERROR_NOMEMORY;
+	}
+	if (nsub == PCRE2_ERROR_MATCHLIMIT || nsub == PCRE2_ERROR_DEPTHLIMIT ||
+	    nsub == PCRE2_ERROR_HEAPLIMIT || nsub == PCRE2_ERROR_JIT_STACKLIMIT) {
+		size_t line = limit_line(re, mctx, *cur, *curlen);
+		const char *what = nsub == PCRE2_ERROR_MATCHLIMIT ? "match" :
+				   nsub == PCRE2_ERROR_DEPTHLIMIT ? "depth" :
+				   nsub == PCRE2_ERROR_HEAPLIMIT ? "heap" : "stack";
+		free(obuf);
+		pcre2_code_free(re);
+		pcre2_match_context_free(mctx);
+		wap_sb_release(&rep);
+		if (line)
+			return wap_err_set(err, WAP_E_TOO_LARGE, "operation %zu (regexReplace): "
+					   "regex %s limit hit in %s:%zu; simplify the pattern",
+					   i + 1, what, path ? path : "the file", line);
+		return wap_err_set(err, WAP_E_TOO_LARGE, "operation %zu (regexReplace): "
+				   "regex %s limit hit in %s; simplify the pattern",
+				   i + 1, what, path ? path : "the file");
 	}
 	pcre2_code_free(re);
 	pcre2_match_context_free(mctx);
@@ -1438,7 +2111,7 @@ static int do_ops(const struct wap_edit_spec *s, const char *text, size_t len, b
 		size_t n = 0;
 		if (strcmp(t, "regexReplace"))
 			continue;
-		if (regex_op(e, i, &cur, &curlen, &n, err))
+		if (regex_op(e, i, s->path, &cur, &curlen, &n, err))
 			goto out;
 		info->replacements += n;
 	}

@@ -31,6 +31,14 @@ enum wap_strategy {
 	WAP_S_UNICODE,		/* typographic quotes, dashes, odd spaces normalised */
 	WAP_S_ESCAPES,		/* \n \t \" written literally by a model */
 	WAP_S_TRIMMED,		/* old with whitespace and blank lines around it */
+	/* OpenCode's replacers (match opencode), in OpenCode's order */
+	WAP_S_OC_LINE_TRIMMED,		/* each line trimmed */
+	WAP_S_OC_BLOCK_ANCHOR,		/* first and last line anchor, middle alike */
+	WAP_S_OC_WS_NORMALIZED,		/* whitespace runs as one space */
+	WAP_S_OC_INDENT_FLEXIBLE,	/* common indentation removed */
+	WAP_S_OC_ESCAPE_NORMALIZED,	/* \n \t \" ... unescaped */
+	WAP_S_OC_TRIMMED_BOUNDARY,	/* old trimmed */
+	WAP_S_OC_CONTEXT_AWARE,		/* anchors, half the middle lines the same */
 	WAP_S_COUNT
 };
 const char *wap_strategy_name(enum wap_strategy s);	/* "exact", "trailing_whitespace"... */
@@ -48,6 +56,7 @@ struct wap_edit_spec {
 	size_t oldlen, newlen;
 	bool replace_all;
 	bool exact;			/* no fuzzy fallback */
+	bool opencode;			/* OpenCode's replacer chain instead of wap's */
 	const json_t *list;		/* MULTI, OPS, POSITIONS (borrowed) */
 	const char *path;		/* for messages (may be NULL) */
 };
@@ -77,6 +86,14 @@ int wap_edit_replace(const char *text, size_t len, const char *old, size_t oldle
 		     const char *new, size_t newlen, bool all, bool exact, int editno,
 		     char **out, size_t *outlen, size_t *count, enum wap_strategy *used,
 		     struct wap_err *err);
+
+/* The same with OpenCode's replacer chain (its edit tool's rules): the
+ * first candidate occurring once (ALL: at all) is replaced by NEW as given;
+ * *USED gets exact or one of the WAP_S_OC_* strategies. */
+int wap_edit_replace_opencode(const char *text, size_t len, const char *old, size_t oldlen,
+			      const char *new, size_t newlen, bool all, int editno,
+			      char **out, size_t *outlen, size_t *count, enum wap_strategy *used,
+			      struct wap_err *err);
 
 /* A line of text without its terminator. */
 struct wap_span {

@@ -14,13 +14,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lazy.h"
 #include "file.h"
 #include "git.h"
+#include "landlock.h"
 #include "strbuf.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -107,6 +111,14 @@ static int oom(struct g *g)
 	return wap_err_set(g->err, WAP_E_FAILED, "out of memory");
 }
 
+/* Forget an error that was expected (a missing optional file). */
+static void clear_err(struct g *g)
+{
+	wap_err_release(g->err);
+	g->err->kind = WAP_OK;
+	g->err->msg[0] = 0;
+}
+
 /* Remove user:password@ from URLs in S (in place). */
 static void redact_urls(char *s)
 {
@@ -179,6 +191,363 @@ static int confirm_dir(struct g *g, const char *abs, char **rel)
 	return 0;
 }
 
+/* Read the small file REL (root-relative; beneath the root, policy not
+ * applied: this is .git's own plumbing) into BUF, NUL-terminated, without
+ * the trailing white space: 1 when read, 0 when there is no such file,
+ * 2 when it is a directory, -1 with the error (a FIFO or a device is
+ * refused, never waited on). */
+static int read_small(struct g *g, const char *rel, char *buf, size_t size)
+{
+	struct wap_ws nopol = *g->ws;
+	struct wap_err e2 = { 0 };
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	memset(&nopol.pol.restricted, 0, sizeof(nopol.pol.restricted));
+	fd = wap_ws_open(&nopol, rel, O_RDONLY | O_NONBLOCK, 0, WAP_ACC_READ, &e2);
+	if (fd < 0) {
+		if (e2.kind == WAP_E_NOT_FOUND || e2.kind == WAP_E_NOT_DIR) {
+			wap_err_release(&e2);
+			return 0;
+		}
+		*g->err = e2;
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		if (S_ISDIR(st.st_mode))
+			return 2;
+		return wap_err_set(g->err, WAP_E_NOT_FILE, "Not a regular file: %s", rel);
+	}
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return wap_err_errno(g->err, errno, rel);
+	while (n > 0 && isspace((unsigned char)buf[n - 1]))
+		n--;
+	buf[n] = 0;
+	return 1;
+}
+
+/* TARGET, read from the file WHAT in directory BASE (root-relative, a real
+ * path), names a directory: absolute, or relative to BASE.  *OUT gets where
+ * it really is, root-relative; one outside the root is refused. */
+static int link_dir(struct g *g, const char *base, const char *what, const char *target,
+		    char **out)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	int rc;
+
+	if (target[0] == '/' || !strcmp(base, "."))
+		wap_sb_adds(&sb, target);
+	else
+		wap_sb_addf(&sb, "%s/%s", base, target);
+	if (sb.oom)
+		return oom(g);
+	rc = confirm_dir(g, sb.buf, out);
+	if (rc && g->err->kind == WAP_E_ACCESS)
+		wap_err_set(g->err, WAP_E_ACCESS,
+			    "Access denied: %s%s%s names %s, which is outside the workspace root; "
+			    "wap git does not follow it", strcmp(base, ".") ? base : "",
+			    strcmp(base, ".") ? "/" : "", what, target);
+	wap_sb_release(&sb);
+	return rc;
+}
+
+/* Every symbolic link directly in directory DIR (root-relative, a real
+ * path) must lead to something beneath the root: objects/ab or
+ * objects/pack/pack-X.pack linked to another repository's would have log
+ * and show read it. */
+static int links_stay_inside(struct g *g, const char *dir)
+{
+	struct wap_ws nopol = *g->ws;
+	struct dirent *de;
+	int fd, rc = 0;
+	DIR *d;
+
+	memset(&nopol.pol.restricted, 0, sizeof(nopol.pol.restricted));
+	fd = wap_ws_open(&nopol, dir, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, g->err);
+	if (fd < 0)
+		return -1;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return wap_err_errno(g->err, errno, dir);
+	}
+	while (!rc && (de = readdir(d))) {
+		struct stat st;
+		struct wap_sb sb = WAP_SB_INIT;
+		int t;
+
+		if (de->d_type != DT_LNK && (de->d_type != DT_UNKNOWN ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISLNK(st.st_mode)))
+			continue;
+		wap_sb_addf(&sb, "%s/%s", dir, de->d_name);
+		if (sb.oom) {
+			rc = oom(g);
+			break;
+		}
+		t = wap_ws_open(&nopol, sb.buf, O_PATH, 0, WAP_ACC_READ, g->err);
+		if (t >= 0) {
+			close(t);
+		} else if (g->err->kind == WAP_E_ACCESS) {
+			wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s is a symbolic link out of the "
+				    "workspace root; wap git does not follow it", sb.buf);
+			rc = -1;
+		} else {
+			clear_err(g);	/* a dangling link: libgit2 finds nothing there */
+		}
+		wap_sb_release(&sb);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* The object store OBJ (root-relative) and every alternate it names, to
+ * the depth libgit2 follows, must be beneath the root: otherwise log and
+ * show would read another repository's objects. */
+static int check_objects(struct g *g, const char *obj, int depth)
+{
+	char *real = NULL, *buf = NULL, tiny[2];
+	struct wap_sb sb = WAP_SB_INIT;
+	int rc = -1, r;
+
+	if (depth > 5)
+		return 0;
+	/* a missing store is libgit2's to report (or not a repository) */
+	if (confirm_dir(g, obj, &real)) {
+		if (g->err->kind != WAP_E_NOT_FOUND && g->err->kind != WAP_E_NOT_DIR)
+			return -1;
+		clear_err(g);
+		return 0;
+	}
+	if (links_stay_inside(g, real))
+		goto out;
+	wap_sb_addf(&sb, "%s/pack", real);
+	if (sb.oom) {
+		oom(g);
+		goto out;
+	}
+	r = read_small(g, sb.buf, tiny, sizeof(tiny));
+	if (r < 0 || (r == 2 && links_stay_inside(g, sb.buf)))
+		goto out;
+	sb.len = 0;
+	wap_sb_addf(&sb, "%s/info/alternates", real);
+	buf = malloc(65536);
+	if (sb.oom || !buf) {
+		oom(g);
+		goto out;
+	}
+	r = read_small(g, sb.buf, buf, 65536);
+	if (r < 0)
+		goto out;
+	if (r == 1) {
+		char *line = buf, *next;
+		for (; line; line = next) {
+			char *alt = NULL;
+			size_t n;
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = 0;
+			n = strlen(line);
+			while (n && isspace((unsigned char)line[n - 1]))
+				line[--n] = 0;
+			if (!n || line[0] == '#')
+				continue;
+			if (link_dir(g, real, "info/alternates", line, &alt)) {
+				if (g->err->kind != WAP_E_NOT_FOUND && g->err->kind != WAP_E_NOT_DIR)
+					goto out;
+				/* a missing alternate is skipped, as libgit2 does */
+				clear_err(g);
+				continue;
+			}
+			r = check_objects(g, alt, depth + 1);
+			free(alt);
+			if (r)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	wap_sb_release(&sb);
+	free(buf);
+	free(real);
+	return rc;
+}
+
+/* Before libgit2 opens a repository at REAL (root-relative): the git dir a
+ * .git file names, the common dir a git dir's commondir file names, the
+ * object store and its alternates must all be beneath the root.  libgit2
+ * would otherwise read them (their config first) before open_repo could
+ * look at where they are.  With GDOUT, *GDOUT and *CDOUT get the git dir
+ * and the common dir (NULL: the git dir), root-relative. */
+static int check_links_at(struct g *g, const char *real, char **gdout, char **cdout)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	char buf[4096], *gd = NULL, *cd = NULL;
+	int rc = -1, r;
+
+	if (gdout)
+		*gdout = *cdout = NULL;
+
+	if (strcmp(real, "."))
+		wap_sb_addf(&sb, "%s/.git", real);
+	else
+		wap_sb_adds(&sb, ".git");
+	if (sb.oom)
+		return oom(g);
+	r = read_small(g, sb.buf, buf, sizeof(buf));
+	if (r < 0)
+		goto out;
+	if (r == 1) {
+		if (strncmp(buf, "gitdir:", 7)) {
+			rc = 0;		/* libgit2 will say it is not a repository */
+			goto out;
+		}
+		if (link_dir(g, real, ".git", buf + 7 + strspn(buf + 7, " \t"), &gd))
+			goto out;
+	} else {
+		gd = strdup(r == 2 ? sb.buf : real);
+	}
+	if (!gd) {
+		oom(g);
+		goto out;
+	}
+	sb.len = 0;
+	wap_sb_addf(&sb, "%s/commondir", gd);
+	if (sb.oom) {
+		oom(g);
+		goto out;
+	}
+	r = read_small(g, sb.buf, buf, sizeof(buf));
+	if (r < 0 || (r == 1 && link_dir(g, gd, "commondir", buf, &cd)))
+		goto out;
+	sb.len = 0;
+	wap_sb_addf(&sb, "%s/objects", cd ? cd : gd);
+	if (sb.oom) {
+		oom(g);
+		goto out;
+	}
+	rc = check_objects(g, sb.buf, 0);
+	if (!rc && gdout) {
+		*gdout = gd;
+		*cdout = cd;
+		gd = cd = NULL;
+	}
+out:
+	wap_sb_release(&sb);
+	free(gd);
+	free(cd);
+	return rc;
+}
+
+static int check_links(struct g *g, const char *real)
+{
+	return check_links_at(g, real, NULL, NULL);
+}
+
+/* wap's own checks for links (below, and checkout_preflight) can be
+ * turned off to test that the kernel's layer holds alone (tests only:
+ * Landlock still keeps every write beneath the root). */
+static bool link_checks(void)
+{
+	const char *v = getenv("WAP_GIT_NO_LINK_CHECKS");
+	return !(v && !strcmp(v, "1"));
+}
+
+/* Is there a symbolic link at NAME in directory FD, or beneath it down to
+ * DEPTH levels?  *BAD gets its path (SHOWN/...); *BUDGET bounds the walk. */
+static int find_link(int fd, const char *name, const char *shown, int depth, size_t *budget,
+		     char **bad)
+{
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+	int sub, rc = 0;
+
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+	if (S_ISLNK(st.st_mode)) {
+		struct wap_sb sb = WAP_SB_INIT;
+		wap_sb_addf(&sb, "%s/%s", shown, name);
+		*bad = wap_sb_detach(&sb);
+		return 1;
+	}
+	if (!S_ISDIR(st.st_mode) || depth <= 0)
+		return 0;
+	if (!*budget)
+		return -1;
+	sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sub < 0 || !(d = fdopendir(sub))) {
+		if (sub >= 0)
+			close(sub);
+		return -1;
+	}
+	{
+		struct wap_sb sb = WAP_SB_INIT;
+		wap_sb_addf(&sb, "%s/%s", shown, name);
+		while (!rc && sb.buf && (de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if (!(*budget)--) {
+				rc = -1;
+				break;
+			}
+			rc = find_link(dirfd(d), de->d_name, sb.buf, depth - 1, budget, bad);
+		}
+		if (!sb.buf)
+			rc = -1;
+		wap_sb_release(&sb);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Before an action writes: nothing libgit2 writes in the git dir GD (an
+ * absolute path it reported) may be a symbolic link.  Landlock keeps the
+ * writes beneath the root; this keeps them in the git dir, out of the work
+ * tree and out of restricted or policy files (.git/logs/HEAD ->
+ * ../../.env would have the reflog appended to .env, .git/index -> X would
+ * overwrite X). */
+static int check_gitdir_writes(struct g *g, const char *gd)
+{
+	static const struct { const char *name; int depth; } w[] = {
+		{ "HEAD", 0 }, { "ORIG_HEAD", 0 }, { "FETCH_HEAD", 0 }, { "MERGE_HEAD", 0 },
+		{ "MERGE_MSG", 0 }, { "MERGE_MODE", 0 }, { "CHERRY_PICK_HEAD", 0 },
+		{ "REVERT_HEAD", 0 }, { "COMMIT_EDITMSG", 0 }, { "index", 0 }, { "config", 0 },
+		{ "packed-refs", 0 }, { "shallow", 0 }, { "description", 0 }, { "info", 1 },
+		{ "refs", 64 }, { "logs", 64 }, { "objects", 1 }, { "objects/pack", 1 },
+		{ "objects/info", 1 },
+	};
+	struct wap_ws nopol = *g->ws;
+	char *rel = NULL, *bad = NULL;
+	size_t budget = 1000000;
+	int fd, r = 0;
+
+	if (!link_checks())
+		return 0;
+	if (confirm_dir(g, gd, &rel))
+		return -1;
+	memset(&nopol.pol.restricted, 0, sizeof(nopol.pol.restricted));
+	fd = wap_ws_open(&nopol, rel, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, g->err);
+	if (fd < 0) {
+		free(rel);
+		return -1;
+	}
+	for (size_t i = 0; !r && i < sizeof(w) / sizeof(w[0]); i++)
+		r = find_link(fd, w[i].name, strcmp(rel, ".") ? rel : ".", w[i].depth, &budget, &bad);
+	close(fd);
+	if (r > 0)
+		wap_err_set(g->err, WAP_E_ACCESS,
+			    "Access denied: %s is a symbolic link; wap git does not write through links in "
+			    "the git directory (remove it, or use git itself)", bad ? bad : rel);
+	else if (r < 0)
+		wap_err_set(g->err, WAP_E_FAILED, "cannot check the git directory %s for links", rel);
+	free(bad);
+	free(rel);
+	return r ? -1 : 0;
+}
+
 /* Open the repository at DIR (root-relative) or the nearest directory above
  * it that holds one, stopping at the root. */
 static int open_repo(struct g *g, bool write)
@@ -211,6 +580,8 @@ static int open_repo(struct g *g, bool write)
 			oom(g);
 			goto out;
 		}
+		if (check_links(g, real))
+			goto out;
 		e = git_repository_open_ext(&g->repo, abs, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 		if (!e)
 			break;
@@ -245,6 +616,7 @@ static int open_repo(struct g *g, bool write)
 	if (confirm_dir(g, p, &chk))
 		goto out;
 	free(chk);
+	chk = NULL;
 	p = git_repository_commondir(g->repo);
 	if (p && confirm_dir(g, p, &chk))
 		goto out;
@@ -2471,6 +2843,118 @@ static int notify_cb(git_checkout_notify_t why, const char *path, const git_diff
 	return 0;
 }
 
+/* May a checkout write (or remove) repository path RP?  Not if
+ * restrictedPaths denies it, and not through a symbolic link: libgit2
+ * creates and removes files by path, so a tracked directory that the work
+ * tree has as a link (d -> .git/hooks, d -> elsewhere/) would be written
+ * through.  A leading link that is itself in the index is fine: libgit2
+ * removes a tracked link before it writes beneath its name.  *OKDIR
+ * caches the last directory found sound (the deltas come sorted). */
+static int checkout_path_ok(struct g *g, git_index *idx, const char *rp, char **okdir)
+{
+	const char *slash = strrchr(rp, '/');
+	size_t dl = slash ? (size_t)(slash - rp) : 0;
+
+	if (restricted_rp(g, rp)) {
+		char *rel = ws_path(g, rp);
+		wap_err_set(g->err, WAP_E_RESTRICTED,
+			    "Path restricted: the checkout would change %s, which restrictedPaths denies; "
+			    "nothing was changed", rel ? rel : rp);
+		free(rel);
+		return -1;
+	}
+	if (!dl || !link_checks() || (*okdir && strlen(*okdir) == dl && !strncmp(*okdir, rp, dl)))
+		return 0;
+	for (const char *p = strchr(rp, '/'); p; p = strchr(p + 1, '/')) {
+		char *pre = strndup(rp, p - rp), *rel = pre ? ws_path(g, pre) : NULL;
+		struct wap_err e2 = { 0 };
+		struct stat st;
+		bool link = false, stop = true;
+		int fd;
+
+		if (!rel) {
+			free(pre);
+			return oom(g);
+		}
+		fd = wap_ws_open(g->ws, rel, O_PATH | O_NOFOLLOW, 0, WAP_ACC_READ, &e2);
+		if (fd >= 0) {
+			if (!fstat(fd, &st)) {
+				link = S_ISLNK(st.st_mode);
+				stop = !S_ISDIR(st.st_mode);
+			}
+			close(fd);
+		}
+		wap_err_release(&e2);
+		if (link && !git_index_get_bypath(idx, pre, 0)) {
+			wap_err_set(g->err, WAP_E_INVALID,
+				    "'%s' is beyond a symbolic link: %s is a link where the checkout expects a "
+				    "directory, and would be written through; remove the link first", rp, rel);
+			free(pre), free(rel);
+			return -1;
+		}
+		free(pre), free(rel);
+		if (stop)
+			break;
+	}
+	free(*okdir);
+	*okdir = strndup(rp, dl);
+	return 0;
+}
+
+/* Before a checkout of TARGET writes anything: every path it may change
+ * (those where TARGET differs from HEAD, or from the index and work tree)
+ * must pass checkout_path_ok(). */
+static int checkout_preflight(struct g *g, git_object *target)
+{
+	git_diff_options o;
+	git_object *tt = NULL;
+	git_commit *h = NULL;
+	git_tree *ht = NULL;
+	git_index *idx = NULL;
+	git_diff *d[2] = { NULL, NULL };
+	char *okdir = NULL;
+	int rc = -1, e;
+
+	if (!link_checks() && !g->ws->pol.restricted.n)
+		return 0;
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
+	if ((e = git_object_peel(&tt, target, GIT_OBJECT_TREE)) ||
+	    (e = git_repository_index(&idx, g->repo))) {
+		lg(g, e, "cannot check out");
+		goto out;
+	}
+	if (head_commit(g, &h))
+		goto out;
+	if (h && (e = git_commit_tree(&ht, h))) {
+		lg(g, e, "cannot read HEAD");
+		goto out;
+	}
+	if ((e = git_diff_tree_to_tree(&d[0], g->repo, ht, (git_tree *)tt, &o)) ||
+	    (e = git_diff_tree_to_workdir_with_index(&d[1], g->repo, (git_tree *)tt, &o))) {
+		lg(g, e, "cannot check out");
+		goto out;
+	}
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < git_diff_num_deltas(d[k]); i++) {
+			const git_diff_delta *dd = git_diff_get_delta(d[k], i);
+			if (checkout_path_ok(g, idx, dd->old_file.path, &okdir) ||
+			    (strcmp(dd->new_file.path, dd->old_file.path) &&
+			     checkout_path_ok(g, idx, dd->new_file.path, &okdir)))
+				goto out;
+		}
+	rc = 0;
+out:
+	free(okdir);
+	git_diff_free(d[0]);
+	git_diff_free(d[1]);
+	git_index_free(idx);
+	git_tree_free(ht);
+	git_commit_free(h);
+	git_object_free(tt);
+	return rc;
+}
+
 static void co_progress(const char *path, size_t done, size_t total, void *p)
 {
 	struct g *g = p;
@@ -2493,8 +2977,12 @@ static int checkout_to(struct g *g, git_object *target, bool force)
 	struct conflicts c = { WAP_SB_INIT, 0 };
 	int e;
 
+	if (checkout_preflight(g, target))
+		return -1;
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 	co.checkout_strategy = force ? GIT_CHECKOUT_FORCE : GIT_CHECKOUT_SAFE;
+	/* a file is never written through a link at its own name */
+	co.file_open_flags = O_CREAT | O_TRUNC | O_WRONLY | (link_checks() ? O_NOFOLLOW : 0) | O_CLOEXEC;
 	co.notify_flags = GIT_CHECKOUT_NOTIFY_CONFLICT;
 	co.notify_cb = notify_cb;
 	co.notify_payload = &c;
@@ -2721,11 +3209,11 @@ static int url_kind(const char *url)
 /* A local URL (file://PATH or a path; relative to BASE, root-relative)
  * must name a directory beneath the root: *ABS gets its real absolute
  * path, which is what libgit2 is then given. */
-static int confine_local(struct g *g, const char *url, const char *base, char **abs)
+static int confine_local(struct g *g, const char *url, const char *base, bool push, char **abs)
 {
 	const char *path = !strncmp(url, "file://", 7) ? url + 7 : url;
 	struct wap_sb sb = WAP_SB_INIT;
-	char *rel = NULL, *real = NULL;
+	char *rel = NULL, *real = NULL, *gd = NULL, *cd = NULL;
 	int fd, rc = -1;
 
 	*abs = NULL;
@@ -2750,10 +3238,17 @@ static int confine_local(struct g *g, const char *url, const char *base, char **
 		wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s is outside the workspace root", path);
 		goto out;
 	}
+	/* libgit2 reads a local remote's objects directly, alternates too,
+	 * and a push writes its refs and objects: no links there either */
+	if (!push ? check_links(g, real) : check_links_at(g, real, &gd, &cd) ||
+	    check_gitdir_writes(g, gd ? gd : real) || (cd && check_gitdir_writes(g, cd)))
+		goto out;
 	*abs = wap_ws_abs(g->ws, real);
 	rc = *abs ? 0 : oom(g);
 out:
 	wap_sb_release(&sb);
+	free(gd);
+	free(cd);
 	free(rel);
 	free(real);
 	return rc;
@@ -2804,6 +3299,75 @@ static bool token_ok_for(const char *url)
 	return false;
 }
 
+/* The host[:port] of URL (scheme://[userinfo@]host[:port]/...): *HOST,
+ * *HLEN (brackets kept for IPv6) and *PORT (NULL, or the digits after the
+ * colon, *PLEN long).  False if URL has no such authority. */
+static bool url_host(const char *url, const char **host, size_t *hlen, const char **port,
+		     size_t *plen)
+{
+	const char *a = strstr(url, "://"), *end, *at, *h;
+
+	if (!a)
+		return false;
+	a += 3;
+	end = a + strcspn(a, "/?#");
+	for (at = a, h = a; at < end; at++)
+		if (*at == '@')
+			h = at + 1;
+	*port = NULL;
+	*plen = 0;
+	if (*h == '[') {
+		const char *rb = memchr(h, ']', end - h);
+		if (!rb)
+			return false;
+		*hlen = rb + 1 - h;
+	} else {
+		const char *c = memchr(h, ':', end - h);
+		*hlen = (c ? c : end) - h;
+	}
+	*host = h;
+	if (h + *hlen < end && h[*hlen] == ':') {
+		*port = h + *hlen + 1;
+		*plen = end - *port;
+	}
+	return *hlen > 0;
+}
+
+/* Is URL's host one the invoker named in $WAP_GIT_TOKEN_HOST ("host" or
+ * "host:port", separated by commas or spaces)?  The list comes from the
+ * environment of whoever started wap, never from the repository: the
+ * agent can rewrite .git/config (url, pushurl, insteadOf) at will. */
+static bool token_host_ok(const char *url)
+{
+	const char *list = getenv("WAP_GIT_TOKEN_HOST"), *h, *p, *e;
+	size_t hl, pl;
+
+	if (!list || !url_host(url, &h, &hl, &p, &pl))
+		return false;
+	for (e = list; *e;) {
+		size_t n, eh;
+		const char *colon;
+
+		e += strspn(e, ", \t");
+		n = strcspn(e, ", \t");
+		if (!n)
+			break;
+		/* the entry's own host and port */
+		if (*e == '[') {
+			const char *rb = memchr(e, ']', n);
+			eh = rb ? (size_t)(rb + 1 - e) : n;
+		} else {
+			colon = memchr(e, ':', n);
+			eh = colon ? (size_t)(colon - e) : n;
+		}
+		if (eh == hl && !strncasecmp(e, h, hl) &&
+		    (eh == n || (e[eh] == ':' && p && n - eh - 1 == pl && !strncmp(e + eh + 1, p, pl))))
+			return true;
+		e += n;
+	}
+	return false;
+}
+
 static int cred_cb(git_credential **out, const char *url, const char *user, unsigned int allowed,
 		   void *payload)
 {
@@ -2816,12 +3380,22 @@ static int cred_cb(git_credential **out, const char *url, const char *user, unsi
 	}
 	if (allowed & GIT_CREDENTIAL_SSH_KEY)
 		return git_credential_ssh_key_from_agent(out, user && *user ? user : "git");
-	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && g->token && token_ok_for(url))
+	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && g->token && token_ok_for(url) &&
+	    token_host_ok(url))
 		return git_credential_userpass_plaintext_new(out, "x-access-token", g->token);
 	g->auth_failed = true;
-	git_error_set_str(GIT_ERROR_NET, g->token ?
-		"the remote asks for credentials, and wap sends the token over HTTPS only" :
-		"the remote asks for credentials: set WAP_GIT_TOKEN or --token-file (HTTPS), or run an SSH agent (ssh)");
+	if (!g->token)
+		git_error_set_str(GIT_ERROR_NET, "the remote asks for credentials: set WAP_GIT_TOKEN or "
+				  "--token-file (HTTPS), or run an SSH agent (ssh)");
+	else if (!token_ok_for(url))
+		git_error_set_str(GIT_ERROR_NET,
+				  "the remote asks for credentials, and wap sends the token over HTTPS only");
+	else if (!getenv("WAP_GIT_TOKEN_HOST"))
+		git_error_set_str(GIT_ERROR_NET, "the remote asks for credentials, and wap sends the token "
+				  "only to the hosts named in $WAP_GIT_TOKEN_HOST, which is not set");
+	else
+		git_error_set_str(GIT_ERROR_NET, "the remote asks for credentials, and its host is not one "
+				  "of those named in $WAP_GIT_TOKEN_HOST (the token is not sent)");
 	return GIT_EAUTH;
 }
 
@@ -2910,6 +3484,10 @@ static int push_ref_cb(const char *ref, const char *status, void *p)
 	return 0;
 }
 
+/* The callbacks of fetch, push and clone.  Each of them also sets
+ * follow_redirects to NONE: off-site redirects are not followed, whatever
+ * http.followRedirects in the (agent-writable) repository config says, so
+ * the token is not carried to a host it was not named for. */
 static void callbacks(struct g *g, git_remote_callbacks *cb)
 {
 	git_remote_init_callbacks(cb, GIT_REMOTE_CALLBACKS_VERSION);
@@ -2972,7 +3550,7 @@ static int open_remote(struct g *g, const char *name, bool push, git_remote **ou
 		return -1;
 	}
 	case URL_LOCAL:
-		if (confine_local(g, url, g->wd_rel ? g->wd_rel : ".", &abs))
+		if (confine_local(g, url, g->wd_rel ? g->wd_rel : ".", push, &abs))
 			return -1;
 		e = push ? git_remote_set_instance_pushurl(*out, abs) : git_remote_set_instance_url(*out, abs);
 		free(abs);
@@ -2992,6 +3570,7 @@ static int do_fetch(struct g *g, const char *name)
 		goto out;
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
 	callbacks(g, &fo.callbacks);
+	fo.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	if ((e = git_remote_fetch(r, NULL, &fo, NULL))) {
 		remote_fail(g, e, "fetch from", name);
 		goto out;
@@ -3091,6 +3670,7 @@ static int op_push(struct g *g, json_t **res)
 		goto out;
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
 	callbacks(g, &po.callbacks);
+	po.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	{
 		char *specs[] = { spec.buf };
 		git_strarray arr = { specs, 1 };
@@ -3302,10 +3882,13 @@ static int op_init(struct g *g, json_t **res)
 	if (make_dir(g, rel, &created, &real) || !(abs = wap_ws_abs(g->ws, real)))
 		goto fail;
 	/* an existing repository (or a .git file) must stay beneath the root */
+	if (check_links(g, real))
+		goto fail;
 	e = git_repository_open_ext(&old, abs, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 	if (!e) {
 		reinit = true;
-		if (confirm_dir(g, git_repository_path(old), &chk))
+		if (confirm_dir(g, git_repository_path(old), &chk) ||
+		    check_gitdir_writes(g, git_repository_path(old)))
 			goto fail;
 	} else {
 		struct stat st;
@@ -3390,7 +3973,7 @@ static int op_clone(struct g *g, json_t **res)
 		}
 		dir = guess;
 	}
-	if (kind == URL_LOCAL && confine_local(g, url, ".", &src))
+	if (kind == URL_LOCAL && confine_local(g, url, ".", false, &src))
 		goto out;
 	if (wap_ws_rel(g->ws, dir, strlen(dir), &rel, g->err) || wap_ws_check(g->ws, rel, WAP_ACC_WRITE, g->err))
 		goto out;
@@ -3424,7 +4007,9 @@ static int op_clone(struct g *g, json_t **res)
 		goto fail;
 	git_clone_options_init(&co, GIT_CLONE_OPTIONS_VERSION);
 	callbacks(g, &co.fetch_opts.callbacks);
+	co.fetch_opts.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	co.checkout_opts.checkout_strategy = GIT_CHECKOUT_SAFE;
+	co.checkout_opts.file_open_flags = O_CREAT | O_TRUNC | O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
 	co.checkout_opts.progress_cb = co_progress;
 	co.checkout_opts.progress_payload = g;
 	if ((e = git_clone(&repo, src ? src : url, abs, &co))) {
@@ -3463,6 +4048,152 @@ struct action {
 };
 #define A_WRITE	1u	/* changes the repository or the work tree */
 #define A_NOREPO 2u	/* opens no repository first (init, clone) */
+
+/* ---- the write sandbox ----
+ *
+ * libgit2 writes the work tree and .git by path, following symbolic links
+ * (a tracked directory replaced by a link out of the root, .git/logs/HEAD,
+ * .git/index or .git/config made links, a config or index filebuf that
+ * resolves links on purpose...).  Rather than chase each of those, an
+ * action runs in a thread of its own that first enters a Landlock domain
+ * allowing writes (create, remove, rename, truncate) only beneath the root:
+ * the kernel then refuses any write that resolves outside it.  Landlock
+ * domains belong to a thread, so the rest of wap (and `wap serve`) is not
+ * confined.  Reading is not restricted here (alternates, the common dir
+ * and the git dir are checked in open_repo).  Without Landlock (ABI 2, for
+ * REFER: libgit2 renames objects across directories), actions that write
+ * are refused: wap fails closed. */
+#define GL_WRITE_FILE	(1ULL << 1)
+#define GL_WRITE_ALL	(((1ULL << 13) - 1) & ~((1ULL << 0) | (1ULL << 2) | (1ULL << 3)))
+#define GL_REFER	(1ULL << 13)	/* ABI 2 */
+#define GL_TRUNCATE	(1ULL << 14)	/* ABI 3 */
+#define GL_RULE_PATH_BENEATH 1
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+
+struct gl_path_beneath {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+/* A ruleset fd allowing writes beneath the root only; -1 with ERR. */
+static int write_ruleset(const struct wap_ws *ws, const char *action, struct wap_err *err)
+{
+	uint64_t handled = GL_WRITE_ALL | GL_REFER;
+	struct gl_path_beneath pb;
+	int abi = wap_landlock_abi(), rs;
+
+	if (abi < 2)
+		return wap_err_set(err, WAP_E_DISABLED,
+			"Sandbox unavailable: this kernel has no Landlock (ABI 2 or later), which wap git "
+			"needs to keep '%s' from writing through symbolic links out of the workspace root; "
+			"refusing to write", action);
+	if (abi >= 3)
+		handled |= GL_TRUNCATE;
+	rs = (int)syscall(SYS_landlock_create_ruleset, &handled, sizeof(handled), 0);
+	if (rs < 0)
+		return wap_err_set(err, WAP_E_DISABLED, "Sandbox unavailable: landlock_create_ruleset: %s",
+				   strerror(errno));
+	pb.allowed_access = handled;
+	pb.parent_fd = ws->rootfd;
+	if (syscall(SYS_landlock_add_rule, rs, GL_RULE_PATH_BENEATH, &pb, 0) < 0) {
+		int e = errno;
+		close(rs);
+		return wap_err_set(err, WAP_E_DISABLED, "Sandbox unavailable: landlock_add_rule: %s",
+				   strerror(e));
+	}
+	return rs;
+}
+
+/* Does this request write?  (branch writes only with --create/--delete.) */
+static bool action_writes(struct g *g, const struct action *a)
+{
+	return (a->flags & A_WRITE) ||
+	       (!strcmp(a->name, "branch") && (bool_key(g, "create") || bool_key(g, "delete")));
+}
+
+static int run_action(struct g *g, const struct action *a, json_t **res)
+{
+	if (!(a->flags & A_NOREPO)) {
+		const char *cd;
+		if (open_repo(g, a->flags & A_WRITE))
+			return -1;
+		cd = git_repository_commondir(g->repo);
+		if (action_writes(g, a) &&
+		    (check_gitdir_writes(g, git_repository_path(g->repo)) ||
+		     (cd && strcmp(cd, git_repository_path(g->repo)) && check_gitdir_writes(g, cd))))
+			return -1;
+	}
+	return a->fn(g, res);
+}
+
+struct confined {
+	struct g *g;
+	const struct action *a;
+	json_t **res;
+	int ruleset, rc;
+};
+
+static void *confined_run(void *p)
+{
+	struct confined *c = p;
+	const char *what = "no_new_privs";
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    (what = "landlock_restrict_self", syscall(SYS_landlock_restrict_self, c->ruleset, 0) < 0)) {
+		c->rc = wap_err_set(c->g->err, WAP_E_DISABLED, "Sandbox unavailable: %s: %s", what,
+				    strerror(errno));
+		return NULL;
+	}
+	c->rc = run_action(c->g, c->a, c->res);
+	/* libgit2 failing on EACCES: most likely a write that resolved out of
+	 * the root (reads are not confined; as root nothing else says EACCES) */
+	if (c->rc && (c->g->err->kind == WAP_E_FAILED || c->g->err->kind == WAP_E_CONFLICT) &&
+	    strstr(c->g->err->msg, strerror(EACCES))) {
+		char msg[sizeof(c->g->err->msg)];
+		snprintf(msg, sizeof(msg), "%s", c->g->err->msg);
+		wap_err_set(c->g->err, WAP_E_ACCESS,
+			    "Access denied: git %s may write only beneath the workspace root "
+			    "(a symbolic link in the work tree or in .git leads out of it?): %s",
+			    c->a->name, msg);
+	}
+	git_error_clear();
+	return NULL;
+}
+
+/* Run action A: confined to writing beneath the root when Landlock is
+ * there; without it, only actions that do not write run. */
+static int run_confined(struct g *g, const struct action *a, json_t **res)
+{
+	struct confined c = { g, a, res, -1, -1 };
+	struct wap_err e2 = { 0 };
+	pthread_t t;
+	int e;
+
+	if (!g->ws->confined)
+		return run_action(g, a, res);
+	c.ruleset = write_ruleset(g->ws, a->name, &e2);
+	if (c.ruleset < 0) {
+		if (action_writes(g, a)) {
+			*g->err = e2;
+			return -1;
+		}
+		wap_err_release(&e2);
+		return run_action(g, a, res);
+	}
+	e = pthread_create(&t, NULL, confined_run, &c);
+	if (e) {
+		close(c.ruleset);
+		return wap_err_set(g->err, WAP_E_FAILED, "cannot start a thread: %s", strerror(e));
+	}
+	pthread_join(t, NULL);
+	close(c.ruleset);
+	return c.rc;
+}
 
 static const struct action actions[] = {
 	{ "status", op_status, 0 },
@@ -3528,9 +4259,7 @@ int wap_git(struct wap_call *call, const json_t *req, json_t **res, struct wap_e
 		wap_err_set(err, WAP_E_RESTRICTED, "Path restricted: git %s writes, and the workspace is read-only", a->name);
 		goto out;
 	}
-	if (!(a->flags & A_NOREPO) && open_repo(&g, a->flags & A_WRITE))
-		goto out;
-	rc = a->fn(&g, res);
+	rc = run_confined(&g, a, res);
 out:
 	if (rc) {
 		json_decref(*res);

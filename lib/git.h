@@ -7,10 +7,17 @@
  * directory and work tree must be beneath the root (checked through the
  * root fd), and so must every path and local remote.
  *
+ * Nothing is written through a symbolic link in the work tree or in the
+ * git directory (checked before libgit2 writes), and, under that, each
+ * action runs in a thread that Landlock confines to writing beneath the
+ * root (without Landlock, actions that write are refused).  A .git file,
+ * commondir, object store or alternates leading out of the root are
+ * refused before libgit2 opens the repository.
+ *
  * Credentials for push/fetch/pull/clone: a token from $WAP_GIT_TOKEN or a
  * token file (read through the sandbox), offered as the x-access-token
- * user over HTTPS only (and plain HTTP to localhost), and the SSH agent
- * for ssh remotes.  The token is never put in a result, an error message,
+ * user over HTTPS only (and plain HTTP to localhost), to the hosts named in
+ * $WAP_GIT_TOKEN_HOST only, and the SSH agent for ssh remotes.  The token is never put in a result, an error message,
  * a URL or the repository config, and is wiped from memory after use.
  */
 #ifndef WAP_GIT_H

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "glob.h"
+#include "match.h"
 #include "strbuf.h"
 
 struct wap_glob {
@@ -230,19 +231,20 @@ static pcre2_match_data *thread_md(void)
 int wap_glob_test(const struct wap_glob *g, const char *path, size_t len)
 {
 	pcre2_match_data *md = thread_md();
-	int r;
+	int rc;
 
 	if (!md)
 		return -1;
-	r = pcre2_match(g->re, (PCRE2_SPTR)path, len, 0, 0, md, NULL);
-	if (r >= 0)
-		return 1;
-	return r == PCRE2_ERROR_NOMATCH ? 0 : -1;
+	/* under the match limits: a glob of many stars over a long name
+	 * backtracks polynomially */
+	rc = pcre2_match(g->re, (PCRE2_SPTR)path, len, 0, 0, md, wap_match_context());
+	return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
 }
 
 bool wap_glob_match(const struct wap_glob *g, const char *path, size_t len)
 {
-	return wap_glob_test(g, path, len) > 0;
+	/* undecided is a match: a restricted or excluded path stays so */
+	return wap_glob_test(g, path, len) != 0;
 }
 
 bool wap_glob_match_dir(const struct wap_glob *g, const char *path, size_t len)

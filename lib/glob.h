@@ -28,6 +28,9 @@ void wap_glob_free(struct wap_glob *g);
 
 /* Does the relative path match?  Thread-safe. */
 bool wap_glob_match(const struct wap_glob *g, const char *path, size_t len);
+/* 1 match, 0 none, -1 undecided: a regex limit was hit (or no memory);
+ * wap_glob_match counts that as a match, failing closed. */
+int wap_glob_test(const struct wap_glob *g, const char *path, size_t len);
 
 /* The same, telling an error apart: 1 match, 0 no match, -1 the match
  * could not be decided (PCRE2's match or JIT stack limit on a long path,

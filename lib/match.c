@@ -1,9 +1,12 @@
 /* match.c - PCRE2 matching behind a literal prefilter (see match.h). */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "match.h"
 #include "strbuf.h"
@@ -25,6 +28,7 @@ struct lit {
 
 struct wap_matcher {
 	pcre2_code *re;
+	long time_ms;		/* the time bound on one buffer */
 	bool multiline;
 	bool exact;		/* the literals are the whole pattern */
 	struct lit lits[MAXLIT];
@@ -38,7 +42,32 @@ struct wap_mstate {
 	size_t next[MAXLIT];	/* cached next position of each literal */
 	size_t from[MAXLIT];	/* the position the cache was computed from */
 	bool bylines;		/* the whole buffer hit a PCRE2 limit: go line by line */
+	volatile sig_atomic_t *cancelled;
+	long t0;		/* when the buffer was begun (ms) */
+	unsigned ticks;		/* the clock is read every few calls */
+	int error;		/* why matching stopped: a PCRE2 error or WAP_MATCH_* */
+	const char *err_p;	/* where: a pointer into the subject */
 };
+
+/* Every match runs under these: a pattern that backtracks without end
+ * fails in well under a second instead of hanging a server (the JIT
+ * honours the match limit; the depth and heap limits bound the
+ * interpreter's memory), and the time bound catches the rest. */
+#define MATCH_LIMIT 10000000
+#define DEPTH_LIMIT 1000000
+#define HEAP_LIMIT_KIB (64 * 1024)
+#define TIME_MS 20000
+/* Without a literal to look for, PCRE2 runs over this much of the buffer
+ * at a time (cut at a line end), so a cancel is seen inside a big file. */
+#define WINDOW (4u << 20)
+
+static long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
 
 /* ---- how common a byte is in source text (higher: more common) ---- */
 
@@ -649,6 +678,7 @@ struct wap_matcher *wap_matcher_new(const struct wap_match_opts *o, struct wap_e
 		return NULL;
 	}
 	m->multiline = o->multiline;
+	m->time_ms = o->time_ms > 0 ? o->time_ms : TIME_MS;
 	/* check each pattern alone, for an offset the caller recognises */
 	for (size_t i = 0; i < o->n && !o->fixed; i++) {
 		pcre2_code *c = pcre2_compile((PCRE2_SPTR)o->patterns[i], PCRE2_ZERO_TERMINATED,
@@ -805,7 +835,70 @@ struct wap_mstate *wap_mstate_new(const struct wap_matcher *m)
 		return NULL;
 	}
 	pcre2_jit_stack_assign(s->mc, NULL, s->js);
+	pcre2_set_match_limit(s->mc, MATCH_LIMIT);
+	pcre2_set_depth_limit(s->mc, DEPTH_LIMIT);
+	pcre2_set_heap_limit(s->mc, HEAP_LIMIT_KIB);
 	return s;
+}
+
+void wap_mstate_set_cancel(struct wap_mstate *s, volatile sig_atomic_t *cancelled)
+{
+	s->cancelled = cancelled;
+}
+
+void wap_match_limits(void *mctx)
+{
+	pcre2_set_match_limit(mctx, MATCH_LIMIT);
+	pcre2_set_depth_limit(mctx, DEPTH_LIMIT);
+	pcre2_set_heap_limit(mctx, HEAP_LIMIT_KIB);
+}
+
+int wap_match_error(const struct wap_mstate *s, const char **where)
+{
+	if (where)
+		*where = s->err_p;
+	return s->error;
+}
+
+static pcre2_match_context *shared_mc;
+
+static void shared_init(void)
+{
+	shared_mc = pcre2_match_context_create(NULL);
+	if (shared_mc)
+		wap_match_limits(shared_mc);
+}
+
+void *wap_match_context(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, shared_init);
+	return shared_mc;
+}
+
+int wap_match_err(int code, const char *path, size_t line, struct wap_err *err)
+{
+	const char *what;
+
+	if (code == WAP_MATCH_CANCELLED)
+		return wap_err_set(err, WAP_E_TIMEOUT, "Search cancelled");
+	switch (code) {
+	case PCRE2_ERROR_MATCHLIMIT: what = "match limit"; break;
+	case PCRE2_ERROR_DEPTHLIMIT: what = "depth limit"; break;
+	case PCRE2_ERROR_HEAPLIMIT: what = "heap limit"; break;
+	case PCRE2_ERROR_JIT_STACKLIMIT: what = "stack limit"; break;
+	case PCRE2_ERROR_NOMEMORY: what = "memory limit"; break;
+	case WAP_MATCH_TIMEOUT: what = "time limit"; break;
+	default: {
+		PCRE2_UCHAR msg[128];
+		pcre2_get_error_message(code, msg, sizeof(msg));
+		return wap_err_set(err, WAP_E_FAILED, "regex failed in %s:%zu: %s", path, line,
+				   (char *)msg);
+	}
+	}
+	return wap_err_set(err, WAP_E_TOO_LARGE, "regex %s hit in %s:%zu; simplify the pattern",
+			   what, path, line);
 }
 
 void wap_mstate_free(struct wap_mstate *s)
@@ -821,6 +914,10 @@ void wap_mstate_free(struct wap_mstate *s)
 void wap_match_begin(struct wap_mstate *s)
 {
 	s->bylines = false;
+	s->error = 0;
+	s->err_p = NULL;
+	s->ticks = 0;
+	s->t0 = mono_ms();
 	for (size_t i = 0; i < MAXLIT; i++) {
 		s->next[i] = 0;
 		s->from[i] = NONE;
@@ -844,10 +941,40 @@ static size_t candidate(const struct wap_matcher *m, struct wap_mstate *s, const
 	return best;
 }
 
+/* Stop here?  A cancel, or the buffer's time is up (the clock read every
+ * 256th call, or when ALWAYS): the reason in s->error, at AT. */
+static bool stop(const struct wap_matcher *m, struct wap_mstate *s, const char *at, bool always)
+{
+	if (s->error)
+		return true;
+	if (s->cancelled && *s->cancelled) {
+		s->error = WAP_MATCH_CANCELLED;
+		s->err_p = at;
+		return true;
+	}
+	if ((always || !(++s->ticks & 255)) && mono_ms() - s->t0 > m->time_ms) {
+		s->error = WAP_MATCH_TIMEOUT;
+		s->err_p = at;
+		return true;
+	}
+	return false;
+}
+
 static int run(const struct wap_matcher *m, struct wap_mstate *s, const char *subj, size_t n,
 	       size_t off)
 {
 	return pcre2_match(m->re, (PCRE2_SPTR)subj, n, off, 0, s->md, s->mc);
+}
+
+/* A match error on the subject from AT: recorded, so the caller can tell
+ * it from no match. */
+static bool failed(struct wap_mstate *s, int rc, const char *at)
+{
+	if (rc >= 0 || rc == PCRE2_ERROR_NOMATCH)
+		return false;
+	s->error = rc;
+	s->err_p = at;
+	return true;
 }
 
 static size_t line_start(const char *buf, size_t from, size_t at)
@@ -865,11 +992,37 @@ static size_t line_end(const char *buf, size_t len, size_t at)
 bool wap_match_line(const struct wap_matcher *m, struct wap_mstate *s, const char *buf,
 		    size_t len, size_t pos, size_t *ls, size_t *le)
 {
+	if (stop(m, s, buf + pos, false))
+		return false;
 	if (m->multiline) {
 		PCRE2_SIZE *ov;
 		size_t ms, me;
-		if (pos >= len || run(m, s, buf, len, pos) < 0)
+		int rc;
+		if (pos >= len)
 			return false;
+		rc = run(m, s, buf, len, pos);
+		if (rc < 0) {
+			if (rc != PCRE2_ERROR_NOMATCH) {
+				/* name the first line that fails alone, if one does */
+				size_t a = pos, at = pos;
+				while (a < len && !stop(m, s, buf + a, false)) {
+					size_t b = line_end(buf, len, a);
+					int r = run(m, s, buf + a, b - a, 0);
+					if (r < 0 && r != PCRE2_ERROR_NOMATCH) {
+						at = a;
+						break;
+					}
+					a = b + 1;
+				}
+				if (s->error == WAP_MATCH_CANCELLED)
+					return false;
+				s->error = rc;
+				s->err_p = buf + at;
+			}
+			stop(m, s, buf + pos, true);
+			return false;
+		}
+		stop(m, s, buf + pos, true);
 		ov = pcre2_get_ovector_pointer(s->md);
 		ms = ov[0];
 		me = ov[1];
@@ -882,24 +1035,36 @@ bool wap_match_line(const struct wap_matcher *m, struct wap_mstate *s, const cha
 	}
 	while (pos < len) {
 		size_t c, a, b;
+		int rc;
+		if (stop(m, s, buf + pos, false))
+			return false;
 		if (m->nlits) {
 			c = candidate(m, s, buf, len, pos);
 			if (c == NONE)
 				return false;
 		} else {
 			PCRE2_SIZE *ov;
-			int rc;
+			size_t end = len;
 			if (s->bylines) {
 				/* each line alone: bounded work however the pattern backtracks */
 				a = pos;
 				b = line_end(buf, len, pos);
 				goto verify;
 			}
-			rc = run(m, s, buf, len, pos);
-			if (rc == PCRE2_ERROR_NOMATCH)
+			/* a window of whole lines: no match spans lines */
+			if (len - pos > WINDOW)
+				end = line_end(buf, len, pos + WINDOW);
+			rc = run(m, s, buf, end, pos);
+			if (stop(m, s, buf + pos, true))
 				return false;
+			if (rc == PCRE2_ERROR_NOMATCH) {
+				if (end == len)
+					return false;
+				pos = end + 1;
+				continue;
+			}
 			if (rc < 0) {
-				/* a match or backtracking limit over the whole buffer:
+				/* a match or backtracking limit over the whole window:
 				 * the answer is still each line's own */
 				s->bylines = true;
 				continue;
@@ -925,11 +1090,14 @@ bool wap_match_line(const struct wap_matcher *m, struct wap_mstate *s, const cha
 			return true;
 		}
 verify:
-		if (run(m, s, buf + a, b - a, 0) >= 0) {
+		rc = run(m, s, buf + a, b - a, 0);
+		if (rc >= 0) {
 			*ls = a;
 			*le = b;
 			return true;
 		}
+		if (failed(s, rc, buf + a))
+			return false;
 		pos = b + 1;
 	}
 	return false;
@@ -939,9 +1107,15 @@ bool wap_match_sub(const struct wap_matcher *m, struct wap_mstate *s, const char
 		   size_t n, size_t off, size_t *ms, size_t *me)
 {
 	PCRE2_SIZE *ov;
+	int rc;
 
-	if (off > n || run(m, s, subj, n, off) < 0)
+	if (off > n || stop(m, s, subj, false))
 		return false;
+	rc = run(m, s, subj, n, off);
+	if (rc < 0) {
+		failed(s, rc, subj);
+		return false;
+	}
 	ov = pcre2_get_ovector_pointer(s->md);
 	*ms = ov[0];
 	*me = ov[1];

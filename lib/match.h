@@ -11,10 +11,17 @@
  *
  * A matcher is read-only once built and shared by threads; each thread
  * has its own struct wap_mstate.
+ *
+ * Limits: every match runs under PCRE2 match, depth and heap limits, and
+ * matching one buffer under a time bound; a cancel flag is polled inside a
+ * buffer, not only between them.  When one of them stops the matcher,
+ * wap_match_line/wap_match_sub return false and wap_match_error() says why
+ * - never a silent "no match".
  */
 #ifndef WAP_MATCH_H
 #define WAP_MATCH_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -28,6 +35,7 @@ struct wap_match_opts {
 	bool word;		/* -w: not preceded or followed by a word character */
 	bool line;		/* -x: the whole line */
 	bool multiline;		/* -U: a match may span lines */
+	long time_ms;		/* the time bound on one buffer; 0: 20 s */
 };
 
 struct wap_matcher;
@@ -41,7 +49,31 @@ void wap_matcher_free(struct wap_matcher *m);
 struct wap_mstate *wap_mstate_new(const struct wap_matcher *m);
 void wap_mstate_free(struct wap_mstate *s);
 
-/* Start on a new buffer (resets cached literal positions). */
+/* Poll *CANCELLED (may be NULL) while matching. */
+void wap_mstate_set_cancel(struct wap_mstate *s, volatile sig_atomic_t *cancelled);
+
+/* Apply the same match, depth and heap limits to a pcre2_match_context
+ * (for pcre2_substitute and other direct users). */
+void wap_match_limits(void *mctx);
+
+/* A shared pcre2_match_context with those limits (thread-safe to use). */
+void *wap_match_context(void);
+
+/* After a false from wap_match_line/wap_match_sub: 0 for no match, else
+ * why it stopped (a PCRE2 error code or WAP_MATCH_*), with *WHERE (may be
+ * NULL) a pointer into that call's subject: for wap_match_line the start
+ * of the line that hit the limit, for wap_match_sub the subject.  Sticky
+ * until wap_match_begin: every later call returns false at once. */
+#define WAP_MATCH_CANCELLED (-10001)
+#define WAP_MATCH_TIMEOUT (-10002)
+int wap_match_error(const struct wap_mstate *s, const char **where);
+
+/* Set ERR for CODE at PATH:LINE: TOO_LARGE "regex match limit hit in
+ * src/a.c:12; simplify the pattern", TIMEOUT "Search cancelled".  -1. */
+int wap_match_err(int code, const char *path, size_t line, struct wap_err *err);
+
+/* Start on a new buffer (resets cached literal positions, the error and
+ * the time bound). */
 void wap_match_begin(struct wap_mstate *s);
 
 /* The next matching line at or after POS (a line start) in BUF[0..LEN):

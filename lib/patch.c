@@ -144,6 +144,23 @@ static long patch_lines(char *buf, size_t len, struct wap_span **out)
 
 /* ---- Codex format ---- */
 
+/* Where the hunks of a Codex patch end.  Codex takes the patch's last line
+ * (trimmed) as its "*** End Patch", before looking at the hunks, so a
+ * padded end marker is never read as a context line; the same here for the
+ * last non-blank line (or the one before a heredoc's closing EOF).  Without
+ * such a line the hunks run to the first "*** End Patch" or the end. */
+static long codex_end(const struct wap_span *L, long n, long begin)
+{
+	long j = n - 1;
+
+	while (j > begin && !sp_trim(L[j]).len)
+		j--;
+	if (j > begin && is_dir(L[j], "EOF"))
+		for (j--; j > begin && !sp_trim(L[j]).len; j--)
+			;
+	return j > begin && is_dir(L[j], "*** End Patch") ? j : n;
+}
+
 static int parse_codex(struct wap_patch *p, struct wap_span *L, long n, long begin,
 		       struct wap_err *err)
 {
@@ -648,6 +665,8 @@ int wap_patch_parse(const char *text, size_t len, const char *dflt_path,
 	for (long i = 0; i < n && begin < 0; i++)
 		if (is_dir(L[i], "*** Begin Patch"))
 			begin = i;
+	if (begin >= 0)
+		n = codex_end(L, n, begin);
 	rc = begin >= 0 ? parse_codex(p, L, n, begin, err) : parse_unified(p, L, n, dflt_path, err);
 	free(L);
 	if (rc)
@@ -839,6 +858,9 @@ int wap_patch_apply_file(const struct wap_pfile *f, const char *old, size_t oldl
 		if ((long)pos == n && f->unified && (h->old_nonl || h->new_nonl))
 			final_nl = !h->new_nonl;
 	}
+	/* Codex's apply_patch ends every file it updates with a newline */
+	if (!f->unified)
+		final_nl = true;
 	for (long j = (long)pos; j < n; j++)
 		if (lpush(&R, L[j]))
 			goto nomem;
@@ -1051,11 +1073,22 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 		return wap_err_set(err, WAP_E_INVALID, "%s is a binary file: patch refused", e->rel);
 	switch (f->kind) {
 	case WAP_P_ADD:
-		if (e->cur_exists)
+		/* Codex's apply_patch writes an added file over one that is
+		 * there (the agent said what the file is to hold); a unified
+		 * diff's "new file" over an existing one is refused as by git */
+		if (e->cur_exists && f->unified)
 			return wap_err_set(err, WAP_E_EXISTS, "File already exists: %s (the patch adds it)",
 					   e->rel);
 		if (!(nw = memdup0(f->content, f->clen)))
 			return oom(err);
+		if (e->cur_exists) {
+			if (add_op(pl, 'M', e, NULL, e->cur, e->clen, nw, f->clen, err)) {
+				free(nw);
+				return -1;
+			}
+			set_cur(e, nw, f->clen);
+			return 0;
+		}
 		set_cur(e, nw, f->clen);
 		if (!e->orig_exists)
 			e->mode = f->mode;
@@ -1095,7 +1128,9 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 			free(nw);
 			return -1;
 		}
-		if (d != e && d->cur_exists) {
+		/* Codex moves onto an existing file, replacing it; a unified
+		 * diff's rename onto one is refused as by git */
+		if (d != e && d->cur_exists && f->unified) {
 			free(nw);
 			return wap_err_set(err, WAP_E_EXISTS, "File already exists: %s (the patch moves %s there)",
 					   d->rel, e->rel);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -23,11 +24,11 @@ extern char **environ;
 #define CHUNK 65536
 
 /* Records on the status pipe (each write is atomic: < PIPE_BUF). */
-enum { REC_SPAWN_FAILED = 1, REC_DONE = 2 };
+enum { REC_SPAWN_FAILED = 1, REC_DONE = 2, REC_STARTED = 3 };
 struct rec {
 	int type;
 	int kind;	/* SPAWN_FAILED: wap_errkind */
-	int status;	/* DONE: wait status of the command */
+	int status;	/* DONE: wait status of the command; STARTED: its pid */
 	int timed_out, cancelled;
 	char msg[200];
 };
@@ -151,8 +152,19 @@ static int signal_children(int sig, pid_t skip)
 	return found;
 }
 
+/* In a PID namespace of its own the supervisor is its init: kill(-1)
+ * reaches every process of the namespace once, whatever session or group
+ * it moved to, and nothing outside it. */
+static bool in_pidns;
+
 static void terminate_all(pid_t pgid, int sig)
 {
+	if (in_pidns) {
+		kill(-1, sig);
+		if (sig != SIGKILL)
+			kill(-1, SIGCONT);
+		return;
+	}
 	kill(-pgid, sig);
 	signal_children(sig, pgid);
 	if (sig != SIGKILL) {
@@ -178,6 +190,12 @@ static __attribute__((noreturn)) void run_command(const struct wap_proc_opts *o,
 
 	if (setsid() < 0)
 		goto fail;
+	if (!in_pidns) {
+		/* should the command kill its supervisor, wap kills its group:
+		 * said from here, before the command can run at all */
+		struct rec r = { .type = REC_STARTED, .status = getpid() };
+		put_rec(io->status, &r);
+	}
 	if (dup2(io->in, 0) < 0 || dup2(io->out, 1) < 0 || dup2(io->err, 2) < 0)
 		goto fail;
 	/* nothing of wap's but 0-2 (and the status pipe, until exec) survives */
@@ -259,44 +277,60 @@ static void close_others(int *keep, int n)
 	}
 }
 
-static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
-					     const struct child_io *io, pid_t parent)
+static int put_file(const char *path, const char *s)
 {
-	sigset_t set;
+	int fd = open(path, O_WRONLY | O_CLOEXEC), e = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		e = errno ? errno : EIO;
+	close(fd);
+	return e;
+}
+
+/* A PID namespace for the command: its supervisor becomes the namespace's
+ * init, which no process inside can kill (the kernel drops SIGKILL and
+ * SIGSTOP sent to it from within) and whose death makes the kernel kill
+ * every process of the namespace.  Nothing outside it - the outer reaper,
+ * wap - can be named by a pid from inside.  Root gets one directly; anyone
+ * else inside a user namespace mapping only their own uid and gid.  0, an
+ * errno (nothing changed: the caller falls back to the subreaper), or -1
+ * (half made: the call fails). */
+static int enter_pidns(void)
+{
+	char map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+
+	if (!unshare(CLONE_NEWPID))
+		return 0;
+	if (errno != EPERM || unshare(CLONE_NEWUSER | CLONE_NEWPID))
+		return errno;
+	/* in the user namespace now: no way back, so a failure here is the
+	 * call's (-1), not a reason to fall back */
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (put_file("/proc/self/uid_map", map) || put_file("/proc/self/setgroups", "deny"))
+		return -1;
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	if (put_file("/proc/self/gid_map", map))
+		return -1;
+	return 0;
+}
+
+/* The supervisor: starts the command and enforces the deadline, the
+ * cancel and the cleanup.  Either init of the command's PID namespace
+ * (in_pidns) or, where there is none, a child subreaper. */
+static __attribute__((noreturn)) void supervise(const struct wap_proc_opts *o,
+						const struct child_io *io,
+						const sigset_t *set)
+{
 	struct rec done = { .type = REC_DONE };
 	pid_t cmd;
 	long deadline = 0, kill_at = 0;
 	enum { RUN, TERM, KILL } phase = RUN;
 	bool cmd_done = false;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	{
-		int keep[] = { io->in, io->out, io->err, io->status, o->cwdfd,
-			       o->sandbox ? o->sandbox->ruleset_fd : -1 };
-		close_others(keep, (int)(sizeof(keep) / sizeof(keep[0])));
-		/* nor wap's stdin/stdout (in `wap serve` they are the protocol's):
-		 * a client waiting for EOF must not wait for us */
-		if (io->in > 1 && io->out > 1 && io->err > 1 && io->status > 1) {
-			dup2(io->in, 0);
-			dup2(io->err, 1);
-		}
-	}
-	signal(SIGCHLD, SIG_DFL);	/* SIG_IGN would reap behind our back */
-	/* wap going away counts as a cancel */
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() != parent)
-		_exit(125);
-	setsid();
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
-		fail_rec(io->status, WAP_E_FAILED, "Cannot become a subreaper: %s%s",
-			 strerror(errno), "");
-		_exit(125);
-	}
 	cmd = start_command(o, io);
 	if (cmd < 0) {
 		fail_rec(io->status, WAP_E_FAILED, "Cannot start the command: %s%s",
@@ -348,10 +382,15 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 		}
 		if (wait >= 0) {
 			struct timespec ts = { wait / 1000, (wait % 1000) * 1000000L };
-			sig = sigtimedwait(&set, &si, &ts);
+			sig = sigtimedwait(set, &si, &ts);
 		} else {
-			sig = sigwaitinfo(&set, &si);
+			sig = sigwaitinfo(set, &si);
 		}
+		/* as init, a cancel comes only from outside the namespace (the
+		 * outer reaper: si_pid 0 here); the command signalling pid 1
+		 * cancels nothing */
+		if (in_pidns && sig > 0 && sig != SIGCHLD && (si.si_code != SI_USER || si.si_pid))
+			continue;
 		if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && phase == RUN) {
 			done.cancelled = 1;
 			phase = TERM;
@@ -363,6 +402,84 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 	}
 	put_rec(io->status, &done);
 	_exit(0);
+}
+
+/* The outer reaper, forked by wap_proc_run.  With a PID namespace it only
+ * forks the namespace's init and passes cancels on to it; when it dies
+ * (killed from outside: nothing inside can name it), the init gets
+ * SIGKILL and the kernel kills the namespace. */
+static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
+					     const struct child_io *io, pid_t parent)
+{
+	sigset_t set;
+	pid_t init;
+	int e;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	{
+		int keep[] = { io->in, io->out, io->err, io->status, o->cwdfd,
+			       o->sandbox ? o->sandbox->ruleset_fd : -1 };
+		close_others(keep, (int)(sizeof(keep) / sizeof(keep[0])));
+		/* nor wap's stdin/stdout (in `wap serve` they are the protocol's):
+		 * a client waiting for EOF must not wait for us */
+		if (io->in > 1 && io->out > 1 && io->err > 1 && io->status > 1) {
+			dup2(io->in, 0);
+			dup2(io->err, 1);
+		}
+	}
+	signal(SIGCHLD, SIG_DFL);	/* SIG_IGN would reap behind our back */
+	/* wap going away counts as a cancel */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(125);
+	setsid();
+	e = enter_pidns();
+	if (e < 0) {
+		fail_rec(io->status, WAP_E_FAILED, "Cannot map the user namespace of the command%s%s",
+			 "", "");
+		_exit(125);
+	}
+	if (e) {
+		/* no namespace: a subreaper gets the orphans, but a command
+		 * may kill it (wap_proc_run then kills the command's group) */
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+			fail_rec(io->status, WAP_E_FAILED, "Cannot become a subreaper: %s%s",
+				 strerror(errno), "");
+			_exit(125);
+		}
+		supervise(o, io, &set);
+	}
+	init = fork();
+	if (init < 0) {
+		fail_rec(io->status, WAP_E_FAILED, "Cannot start the command: %s%s",
+			 strerror(errno), "");
+		_exit(125);
+	}
+	if (init == 0) {
+		/* (getppid() is 0 here: the parent is outside.  Should the
+		 * reaper die before this, the init still keeps the deadline.) */
+		in_pidns = true;
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		supervise(o, io, &set);
+	}
+	/* hold nothing of the command's: EOF on them is the init's and its
+	 * namespace's end */
+	close(io->status);
+	close(io->out);
+	close(io->err);
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&set, &si), st;
+		if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
+			kill(init, sig);
+		if (waitpid(init, &st, WNOHANG) == init)
+			_exit(0);
+	}
 }
 
 /* ---- the caller's side ---- */
@@ -527,7 +644,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	size_t stdin_off = 0, statlen = 0;
 	bool eof[2] = { false, false }, stat_eof = false, oom = false, sent_term = false;
 	sigset_t pipeset, oldmask;
-	pid_t pid, self = getpid();
+	pid_t pid, self = getpid(), cmd_pgid = 0;
 	long start = now_ms();
 
 	memset(res, 0, sizeof(*res));
@@ -649,6 +766,8 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 						failed = r;
 					else if (r.type == REC_DONE)
 						done = r;
+					else if (r.type == REC_STARTED)
+						cmd_pgid = r.status;
 				}
 				break;
 			}
@@ -686,7 +805,13 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		goto out;
 	}
 	if (done.type != REC_DONE) {
-		wap_err_set(err, WAP_E_FAILED, "The command's supervisor ended unexpectedly");
+		/* only without a PID namespace can the command reach its
+		 * supervisor: its group goes with it (a process that left
+		 * the group is out of reach then) */
+		if (cmd_pgid > 0)
+			kill(-cmd_pgid, SIGKILL);
+		wap_err_set(err, WAP_E_FAILED, "The command's supervisor ended unexpectedly%s",
+			    cmd_pgid > 0 ? "; the command was killed" : "");
 		goto out;
 	}
 	if (oom || cap_finish(&cap[0], &res->out[0]) || cap_finish(&cap[1], &res->out[1])) {

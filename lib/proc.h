@@ -1,13 +1,22 @@
 /* proc.h - running a command so that nothing runs away.
  *
- * wap_proc_run() forks a small reaper process (a forked wap) that makes
- * itself a child subreaper (PR_SET_CHILD_SUBREAPER) in a session of its
- * own, and forks the command in yet another session and process group.
- * Whatever the command leaves behind - background jobs, double-forked
- * daemons that called setsid() - is either in the command's group or
- * reparented to the reaper, which kills it: when wap_proc_run() returns,
- * no process it started is alive.  Each call has its own reaper, so calls
- * running side by side in one server never touch each other's processes.
+ * wap_proc_run() forks a small reaper process (a forked wap) in a session
+ * of its own.  The reaper makes a PID namespace (inside a user namespace
+ * mapping only wap's uid and gid when wap is not root) and forks its init,
+ * the supervisor, which forks the command in yet another session and
+ * process group.  Nothing inside the namespace can kill its init (the
+ * kernel drops SIGKILL and SIGSTOP from within; other signals from inside
+ * are ignored) or name a process outside it, and when the init dies the
+ * kernel kills every process in it; the init itself dies with the reaper
+ * (PR_SET_PDEATHSIG).  So whatever the command does - background jobs,
+ * double-forked daemons that called setsid(), killing its parent - the
+ * deadline holds and the caller gets its result.  Where no PID namespace
+ * can be made the reaper is the supervisor, as a child subreaper
+ * (PR_SET_CHILD_SUBREAPER) that gets the orphans; a command may kill it
+ * then, and wap_proc_run kills the command's process group and fails.
+ * When wap_proc_run() returns, no process it started is alive.  Each call
+ * has its own reaper, so calls running side by side in one server never
+ * touch each other's processes.
  *
  * Timeout and cancellation: SIGTERM to the command's group and to every
  * other descendant, KILL_AFTER_MS of grace, then SIGKILL.  The same happens

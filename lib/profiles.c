@@ -730,7 +730,7 @@ static const struct wap_ptool oc_tools[] = {
 	  "\"newString\":{\"type\":\"string\",\"description\":\"The text to replace it with\"},"
 	  "\"replaceAll\":{\"type\":\"boolean\",\"description\":\"Replace all occurrences (default false)\"}},"
 	  "\"required\":[\"filePath\",\"oldString\",\"newString\"],\"additionalProperties\":false}",
-	  NULL, oc_edit, NULL, NULL, NULL, 0 },
+	  NULL, oc_edit, "{\"match\":\"opencode\"}", NULL, NULL, 0 },
 	{ "glob", "glob", "Find files by name",
 	  "Finds files by glob pattern (\"**/*.js\"), newest first.",
 	  "{\"type\":\"object\",\"properties\":{\"pattern\":{\"type\":\"string\",\"description\":\"The glob pattern\"},"

@@ -216,6 +216,12 @@ int wap_stdio_serve(struct wap_mcp_server *srv, const struct wap_stdio_opts *o)
 		memmove(buf, buf + start, len - start);
 		len -= start;
 	}
+	/* EOF on stdin is the client's shutdown (MCP stdio transport): what
+	 * still runs is cancelled first, then the workers are joined, so a
+	 * long exec or grep stops now, not at its timeout.  --drain (scripts
+	 * piping requests in) lets the calls finish and answer first. */
+	if (!o->drain)
+		wap_mcp_session_cancel_all(c.s);
 	wap_workers_free(w);
 	wap_mcp_session_cancel_all(c.s);
 	wap_mcp_session_unref(c.s);

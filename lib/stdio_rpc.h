@@ -11,10 +11,13 @@
 struct wap_stdio_opts {
 	int in_fd, out_fd;
 	int workers;			/* 0: 4 */
+	bool drain;			/* at EOF finish the calls under way */
 	struct wap_rpc_limits lim;
 };
 
-/* Serve until end of input; returns 0, or -1 on a read error. */
+/* Serve until end of input; returns 0, or -1 on a read error.  End of
+ * input is the client's shutdown: the calls under way are cancelled (a
+ * running exec killed, a grep stopped inside its file) unless DRAIN. */
 int wap_stdio_serve(struct wap_mcp_server *srv, const struct wap_stdio_opts *o);
 
 #endif

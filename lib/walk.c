@@ -303,6 +303,14 @@ static void do_dir(struct worker *wk, struct job *j)
 		struct wap_walk_ent ent;
 		struct wap_err cerr = { 0 };
 		bool link = false;
+
+		/* a cancel is seen inside a big directory too, not only
+		 * between directories */
+		if (o->cancelled && *o->cancelled) {
+			wap_err_set(&cerr, WAP_E_TIMEOUT, "Search cancelled");
+			fail_with(w, &cerr);
+			break;
+		}
 		int depth = j->depth + 1, rc;
 
 		pathp->len = plen;

@@ -91,7 +91,14 @@ int wap_ws_apply_config(struct wap_ws *ws, const json_t *cfg, struct wap_err *er
 	l->max_search_results = wap_config_int(cfg, "limits.maxSearchResults", l->max_search_results);
 	l->max_output_size = wap_config_int(cfg, "limits.maxOutputSize", l->max_output_size);
 	l->max_exec_ms = wap_config_int(cfg, "limits.maxExecutionTime", l->max_exec_ms);
+	/* maxExecutionTime is the most a caller gets unless the config says
+	 * how much more one may ask for (maxExecutionTimeCap) */
+	if (wap_config_get(cfg, "limits.maxExecutionTime") &&
+	    !wap_config_get(cfg, "limits.maxExecutionTimeCap"))
+		l->max_exec_ms_cap = l->max_exec_ms;
 	l->max_exec_ms_cap = wap_config_int(cfg, "limits.maxExecutionTimeCap", l->max_exec_ms_cap);
+	if (l->max_exec_ms > l->max_exec_ms_cap)
+		l->max_exec_ms = l->max_exec_ms_cap;
 	return 0;
 }
 

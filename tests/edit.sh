@@ -264,8 +264,8 @@ expect "edits with oldString/newString spellings" 0 wap edit keys.txt --edits '[
 same "alternate spelling applied" "$(cat keys.txt)" "k = 3"
 # ---- a pathological regex fails instead of hanging ----
 python3 -c "print('a'*40+'!')" > re.txt
-expect "catastrophic backtracking is cut off" 2 timeout 20 wap edit re.txt --ops '[{"type":"regexReplace","pattern":"(a+)+$","replacement":"x"}]'
-same "match limit message" "$ERR" "wap edit: operation 1 (regexReplace): match limit exceeded"
+expect "catastrophic backtracking is cut off (SIZE_LIMIT_EXCEEDED)" 7 timeout 20 wap edit re.txt --ops '[{"type":"regexReplace","pattern":"(a+)+$","replacement":"x"}]'
+same "match limit message names the file and line" "$ERR" "wap edit: operation 1 (regexReplace): regex match limit hit in re.txt:1; simplify the pattern"
 expect "edits sent as a JSON string (some clients stringify)" 0 wap edit keys.txt --edits '"[{\"old\":\"k = 3\",\"new\":\"k = 4\"}]"'
 same "stringified edits applied" "$(cat keys.txt)" "k = 4"
 printf 'q q\n' > ra.txt
@@ -313,3 +313,134 @@ printf '{"limits": {"maxFileSize": 4000}}' > "$T/small.json"
 expect "replace-all with a big diff" 0 wap edit big.txt --old line --new LINE --replace-all --json --config "$T/small.json"
 jcheck "diff cut and said so" "$OUT" 'j["diffTruncated"] is True and len(j["diff"].encode()) <= 4000 and j["diff"].endswith("\n") and j["diffBytes"] > 4000 and j["replacements"]==400'
 same "the file itself is complete" "$(grep -c LINE big.txt)" "400"
+
+# ---- --match opencode: OpenCode's edit tool rules (its own replacer cases
+# run in tests/peers/opencode-edit.sh; these are wap's own) ----
+cd "$W"
+printf 'def total(items):\n    acc = 0\n    for it in items:\n        acc += it\n    return acc\n' > anchor.py
+old='def total(items):
+    # whatever was here
+    return acc'
+new='def total(items):
+    return sum(items)'
+expect "block anchor: wap's own chain does not guess" 11 wap edit anchor.py --old "$old" --new "$new"
+expect "block anchor: first and last line hold a block" 0 wap edit anchor.py --old "$old" --new "$new" --match opencode --json
+jcheck "block_anchor strategy" "$OUT" 'j["strategy"]=="block_anchor" and j["replacements"]==1'
+same "the whole block replaced" "$(cat anchor.py)" "$new"
+has "text output names the fallback" "$(printf 'def f():\n  a\n  return 1\n' > a2.py; wap edit a2.py --old 'def f():
+  b
+  return 1' --new 'def f(): return 1' --match opencode)" "(matched by the block_anchor fallback)"
+
+# several blocks between the anchors: the one whose middle is most alike,
+# if at least 0.3 alike; a lone block is taken whatever its middle
+printf 'if a:\n    run(1)\nend\nif a:\n    walk(2)\nend\n' > two.txt
+expect "two anchored blocks: the more alike one" 0 wap edit two.txt --old 'if a:
+    walk(3)
+end' --new 'W' --match opencode
+same "the second block replaced" "$(cat two.txt)" 'if a:
+    run(1)
+end
+W'
+printf 'if a:\n    run(1)\nend\nif a:\n    walk(2)\nend\n' > two.txt
+expect "two anchored blocks, neither alike" 11 wap edit two.txt --old 'if a:
+    zzzzzzzzzzzzzzzz
+end' --new 'W' --match opencode
+same "nothing changed" "$(sed -n 5p two.txt)" "    walk(2)"
+
+# whitespace collapsed inside a line
+printf 'x  =   compute( a,\tb )\n' > sp.txt
+expect "runs of whitespace inside a line: wap's chain" 11 wap edit sp.txt --old 'x = compute( a, b )' --new 'x = 0'
+expect "runs of whitespace inside a line" 0 wap edit sp.txt --old 'x = compute( a, b )' --new 'x = 0' --match opencode --json
+jcheck "whitespace_normalized strategy" "$OUT" 'j["strategy"]=="whitespace_normalized"'
+same "the line replaced" "$(cat sp.txt)" "x = 0"
+printf 'let v = f(1,   2) + 3;\n' > sub.txt
+expect "a part of a line, its spaces collapsed" 0 wap edit sub.txt --old 'f(1, 2)' --new 'g()' --match opencode
+same "only that part replaced" "$(cat sub.txt)" "let v = g() + 3;"
+
+# the new text goes in as given, where wap's chain re-indents it
+printf 'class K:\n    def m(self):\n        return 1\n' > ind.py
+expect "indentation differs: opencode" 0 wap edit ind.py --old 'def m(self):
+    return 1' --new 'def m(self):
+    return 2' --match opencode --json
+jcheck "line_trimmed strategy" "$OUT" 'j["strategy"]=="line_trimmed"'
+same "new text not re-indented" "$(cat ind.py)" 'class K:
+def m(self):
+    return 2'
+printf 'class K:\n    def m(self):\n        return 1\n' > ind.py
+expect "indentation differs: wap's chain" 0 wap edit ind.py --old 'def m(self):
+    return 1' --new 'def m(self):
+    return 2'
+same "wap's chain re-indents" "$(cat ind.py)" 'class K:
+    def m(self):
+        return 2'
+
+# escapes, trimmed boundary, context
+printf 'say("a\nb")\n' > esc.txt
+expect "a literal backslash-n in old" 0 wap edit esc.txt --old 'say("a\nb")' --new 'say("ab")' --match opencode --json
+jcheck "escape_normalized strategy" "$OUT" 'j["strategy"]=="escape_normalized"'
+same "escaped old replaced" "$(cat esc.txt)" 'say("ab")'
+printf 'head\n  body();  \ntail\n' > tb.txt
+expect "old with blank lines around it, its line found" 0 wap edit tb.txt --old '
+
+body();
+' --new 'BODY' --match opencode --json
+jcheck "whitespace_normalized takes the whole line" "$OUT" 'j["strategy"]=="whitespace_normalized"'
+same "the line replaced" "$(cat tb.txt)" 'head
+BODY
+tail'
+printf 'x\na\nb\ny\n' > tb.txt
+expect "old over two lines with space around it" 0 wap edit tb.txt --old '
+  a
+b  
+' --new 'AB' --match opencode --json
+jcheck "trimmed_boundary strategy" "$OUT" 'j["strategy"]=="trimmed_boundary"'
+same "the trimmed text replaced" "$(cat tb.txt)" 'x
+AB
+y'
+printf 'fn a() {\n    one();\n    two();\n}\n' > ctx.rs
+expect "four lines, half the middle the same" 0 wap edit ctx.rs --old 'fn a() {
+    one();
+    three();
+}' --new 'fn a() {}' --match opencode --json
+jcheck "found by an anchor strategy" "$OUT" 'j["strategy"] in ("block_anchor","context_aware")'
+same "block replaced" "$(cat ctx.rs)" 'fn a() {}'
+
+# several places: refused with their lines, replace-all takes them all
+printf 'v = 1\nw = 2\nv  =  1\n' > many.txt
+expect "one candidate in two places" 0 wap edit many.txt --old 'v = 1' --new 'v = 9' --match opencode
+same "the exact one replaced, the spaced one passed over" "$(cat many.txt)" 'v = 9
+w = 2
+v  =  1'
+printf 'a;\na;\n' > rep.txt
+expect "opencode: several places" 12 wap edit rep.txt --old 'a;' --new 'b;' --match opencode --json
+jcheck "multiple: code and lines" "$OUT" 'j["code"]=="MULTIPLE_MATCHES" and j["details"]["lines"]==[1,2]'
+expect "opencode: replace all" 0 wap edit rep.txt --old 'a;' --new 'b;' --match opencode --replace-all
+same "every place replaced" "$(cat rep.txt)" 'b;
+b;'
+expect "opencode: not found" 11 wap edit rep.txt --old 'zz' --new 'y' --match opencode
+has "not found message" "$ERR" "oldString not found in content"
+has "and the --edits form" "$(wap edit rep.txt --edits '[{"old":"b;\nb;","new":"c"},{"old":"c","new":"d"}]' --match opencode; cat rep.txt)" "d"
+
+# deliberate differences from OpenCode (README.md): an empty old does not
+# overwrite a file with text in it, the new text is never read for $&
+printf 'keep me\n' > full.txt
+expect "opencode: an empty old on a non-empty file" 2 wap edit full.txt --old '' --new 'x' --match opencode
+same "the file kept" "$(cat full.txt)" "keep me"
+printf 'a b a\n' > dollar.txt
+expect "opencode: replace-all with \$& in the new text" 0 wap edit dollar.txt --old 'a' --new '[$&$$]' --match opencode --replace-all
+same "inserted literally" "$(cat dollar.txt)" '[$&$$] b [$&$$]'
+
+# options
+expect "--match with an unknown mode" 2 wap edit rep.txt --old d --new e --match fuzzy
+has "unknown mode message" "$ERR" "--match must be wap, opencode or exact"
+expect "--match exact is --exact" 11 wap edit sp.txt --old 'x  = 0' --new 'y' --match exact
+expect "--exact and --match opencode" 2 wap edit sp.txt --old 'x = 0' --new 'y' --exact --match opencode
+
+# the opencode serve profile edits by OpenCode's rules
+printf 'def total(items):\n    acc = 0\n    return acc\n' > served.py
+printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}' \
+	'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"edit","arguments":{"filePath":"served.py","oldString":"def total(items):\n    # gone\n    return acc","newString":"def total(items):\n    return sum(items)"}}}' |
+	wap serve --profile opencode > "$T/oc.out" 2>&1
+has "opencode profile: block anchor matched" "$(cat "$T/oc.out")" '"strategy":"block_anchor"'
+same "opencode profile: file edited" "$(cat served.py)" 'def total(items):
+    return sum(items)'

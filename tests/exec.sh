@@ -97,6 +97,8 @@ expect "streamed chunks keep UTF-8 whole" 0 wap exec --stream --json -c 'printf 
 jcheck "a character split across writes" "$(printf '%s\n' "$OUT" | head -n 1)" 'j["data"]=="é\n"'
 
 # ---- timeouts and cleanup ----
+# (the command's $$ is its pid in a PID namespace of its own: the host's
+# pid is read from /proc/self/stat, which is the host's /proc)
 start=$(date +%s%N)
 expect "timeout of a command ignoring SIGTERM" 124 wap exec --timeout 300 --kill-after 300 -c 'trap "" TERM; echo before; sleep 30; echo after'
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
@@ -108,17 +110,17 @@ jcheck "timed_out result" "$OUT" 'j["timed_out"] and j["signal"]=="SIGKILL" and 
 expect "SIGTERM ends a polite command at the timeout" 0 wap exec --json --timeout 200 -- sleep 30
 jcheck "polite command got SIGTERM" "$OUT" 'j["timed_out"] and j["signal"]=="SIGTERM" and j["duration_ms"]<3000'
 # a daemon that double-forks, leaves the session and ignores SIGTERM
-expect "double-forked daemon" 0 wap exec --json --kill-after 200 -c '(setsid sh -c "trap \"\" TERM; echo \$\$ > daemon.pid; exec sleep 60" </dev/null >/dev/null 2>&1 &); sleep 0.3; echo started'
+expect "double-forked daemon" 0 wap exec --json --kill-after 200 -c '(setsid sh -c "trap \"\" TERM; read p _ < /proc/self/stat; echo \$p > daemon.pid; exec sleep 60" </dev/null >/dev/null 2>&1 &); sleep 0.3; echo started'
 pid=$(cat "$W/daemon.pid")
 if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then ok "daemon $pid was killed"; else fail "daemon $pid still alive"; kill -9 "$pid"; fi
-expect "background job holding the pipe" 0 wap exec --json -c 'sleep 60 & echo $! > bg.pid; echo done'
+expect "background job holding the pipe" 0 wap exec --json -c 'sh -c "read p _ < /proc/self/stat; echo \$p > bg.pid; exec sleep 60" & sleep 0.2; echo done'
 pid=$(cat "$W/bg.pid")
 if ! kill -0 "$pid" 2>/dev/null; then ok "background job was killed"; else fail "background job alive"; kill -9 "$pid"; fi
 jcheck "returned at once" "$OUT" 'j["stdout"]=="done\n" and j["duration_ms"]<3000'
 # SIGTERM / SIGINT to wap itself
 for s in TERM INT; do
 	rm -f "$W/sig.pid"
-	wap exec -c 'echo $$ > sig.pid; sleep 60' & wp=$!
+	wap exec -c 'read p _ < /proc/self/stat; echo $p > sig.pid; sleep 60' & wp=$!
 	for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$W/sig.pid" ] && break; sleep 0.1; done
 	kill -$s $wp
 	wait $wp; st=$?
@@ -138,7 +140,7 @@ for s in INT TERM; do
 done
 # wap itself killed outright: the reaper notices (parent-death signal)
 rm -f "$W/sig.pid"
-wap exec --kill-after 300 -c 'echo $$ > sig.pid; exec sleep 60' & wp=$!
+wap exec --kill-after 300 -c 'read p _ < /proc/self/stat; echo $p > sig.pid; exec sleep 60' & wp=$!
 for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$W/sig.pid" ] && break; sleep 0.1; done
 kill -9 $wp; wait $wp 2>/dev/null
 pid=$(cat "$W/sig.pid"); sleep 0.5

@@ -424,7 +424,7 @@ expect "fetch from a remote outside the root: exit 4" 4 wr fetch outside
 expect "push of a missing branch: exit 3" 3 wr push origin nobranch
 
 # ---- the token never shows ----
-export WAP_GIT_TOKEN=secret-XYZ
+export WAP_GIT_TOKEN=secret-XYZ WAP_GIT_TOKEN_HOST=127.0.0.1
 PORT_FILE=$T/port
 python3 - "$PORT_FILE" "$T/auth.log" <<'EOF' &
 import http.server, sys, socketserver
@@ -472,7 +472,7 @@ lacks "the token is in no output or error" "$(cat "$T/all.out")" "secret-XYZ"
 lacks "nor its base64" "$(cat "$T/all.out")" "$b64"
 check "nor in the repository" sh -c "! grep -r 'secret-XYZ' '$R/work/.git' '$R/remote.git'"
 check "no clone left behind" test ! -e "$R/webclone"
-unset WAP_GIT_TOKEN
+unset WAP_GIT_TOKEN WAP_GIT_TOKEN_HOST
 
 # ---- status with a conflict agrees with porcelain v2 ----
 C=$T/conf

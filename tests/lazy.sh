@@ -69,6 +69,6 @@ has "serve says libwebsockets" "$ERR" "cannot load libwebsockets"
 out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
 	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"git","arguments":{"action":"status"}}}' \
 	'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}' |
-	LD_LIBRARY_PATH=$F timeout 20 wap serve 2>/dev/null)
+	LD_LIBRARY_PATH=$F timeout 20 wap serve --drain 2>/dev/null)
 has "serve over stdio: git reports the library" "$out" "cannot load libgit2"
 has "and the server goes on: read answers" "$out" "two"

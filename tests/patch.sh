@@ -153,3 +153,142 @@ check "created directories removed" test ! -e "$W/deep"
 check "an empty directory that was there is kept" test -d "$W/keep/empty"
 check "but what the patch made inside it is gone" test ! -e "$W/keep/empty/x"
 same "the updated file restored" "$(cat "$W/a.txt")" "a"
+
+# Codex's rules for the '*** Begin Patch' format (tests/peers/codex-apply-patch.sh
+# runs Codex's own scenarios; these are wap's own cases of the same rules)
+rm -rf "$W" && mkdir -p "$W/cfg" && printf 'port=1\n' > "$W/cfg/app.ini" && printf 'keep\n' > "$W/other.txt"
+expect "Add File over an existing file replaces it" 0 wap edit --patch - <<'P'
+*** Begin Patch
+*** Add File: cfg/app.ini
++port=2
++host=h
+*** End Patch
+P
+same "the added content is the file now" "$(cat "$W/cfg/app.ini")" "port=2
+host=h"
+same "reported as a modification" "$OUT" "M cfg/app.ini"
+printf 'port=1\n' > "$W/cfg/app.ini"
+expect "Add File over an existing file --json" 0 wap edit --patch - --json <<'P'
+*** Begin Patch
+*** Add File: cfg/app.ini
++port=3
+*** End Patch
+P
+jcheck "json: status M with the old lines removed" "$OUT" 'j["files"][0]["status"]=="M" and "-port=1" in j["files"][0]["diff"] and "+port=3" in j["files"][0]["diff"]'
+printf 'x\n' > "$W/new.txt"
+expect "a unified diff's new file over an existing one is still refused" 10 wap edit --patch - <<'P'
+--- /dev/null
++++ b/new.txt
+@@ -0,0 +1 @@
++y
+P
+has "unified new-file message" "$ERR" "File already exists: new.txt (the patch adds it)"
+same "refused: the file kept" "$(cat "$W/new.txt")" "x"
+
+rm -rf "$W" && mkdir -p "$W/src" "$W/dst" && printf 'one\ntwo\n' > "$W/src/m.txt" && printf 'stale\n' > "$W/dst/m.txt"
+expect "Move to an existing file replaces it" 0 wap edit --patch - <<'P'
+*** Begin Patch
+*** Update File: src/m.txt
+*** Move to: dst/m.txt
+@@
+ one
+-two
++TWO
+*** End Patch
+P
+same "the destination holds the moved, updated text" "$(cat "$W/dst/m.txt")" "one
+TWO"
+check "the source is gone" test ! -e "$W/src/m.txt"
+mkdir -p "$W/src" && printf 'a\n' > "$W/src/r.txt" && printf 'b\n' > "$W/dst/r.txt"
+expect "a unified diff's rename onto an existing file is still refused" 10 wap edit --patch - <<'P'
+diff --git a/src/r.txt b/dst/r.txt
+similarity index 100%
+rename from src/r.txt
+rename to dst/r.txt
+P
+has "unified rename message" "$ERR" "File already exists: dst/r.txt"
+printf 'a\n' > "$W/ro.txt" && printf 'b\n' > "$W/ro-dst.txt" && chmod 444 "$W/ro-dst.txt"
+expect "Move onto a read-only file needs --force" 6 wap edit --patch - <<'P'
+*** Begin Patch
+*** Update File: ro.txt
+*** Move to: ro-dst.txt
+@@
+-a
++A
+*** End Patch
+P
+has "read-only message" "$ERR" "ro-dst.txt is read-only"
+same "read-only destination kept" "$(cat "$W/ro-dst.txt")" "b"
+check "and the source too" test -e "$W/ro.txt"
+
+# an updated file ends with a newline (as Codex writes it), also when the
+# change is not at the end; a unified diff keeps git's no-newline marker
+rm -rf "$W" && mkdir -p "$W" && printf 'head\nmid\ntail' > "$W/n.txt"
+expect "update of a file without final newline" 0 wap edit --patch - <<'P'
+*** Begin Patch
+*** Update File: n.txt
+@@
+-head
++HEAD
+*** End Patch
+P
+same "it ends with a newline now" "$(od -An -c "$W/n.txt" | tr -s ' ')" "$(printf 'HEAD\nmid\ntail\n' | od -An -c | tr -s ' ')"
+printf 'a\r\nb' > "$W/w.txt"
+expect "the same for a CRLF file" 0 wap edit --patch - <<'P'
+*** Begin Patch
+*** Update File: w.txt
+-a
++A
+*** End Patch
+P
+same "CRLF file ends with CRLF" "$(od -An -c "$W/w.txt" | tr -s ' ')" "$(printf 'A\r\nb\r\n' | od -An -c | tr -s ' ')"
+printf 'p\nq' > "$W/u.txt"
+printf -- '--- a/u.txt\n+++ b/u.txt\n@@ -1,2 +1,2 @@\n-p\n+P\n q\n\\ No newline at end of file\n' > "$T/u.diff"
+expect "a unified diff without the newline marker change" 0 wap edit --patch - < "$T/u.diff"
+same "unified: still no final newline" "$(od -An -c "$W/u.txt" | tr -s ' ')" "$(printf 'P\nq' | od -An -c | tr -s ' ')"
+
+# markers padded with spaces or tabs
+rm -rf "$W" && mkdir -p "$W" && printf 'one\n' > "$W/f.txt"
+printf '  *** Begin Patch  \n\t*** Update File: f.txt \n@@\n-one\n+two\n   *** End Patch\n\n' > "$T/pad.patch"
+expect "padded Begin, Update and End markers" 0 wap edit --patch - < "$T/pad.patch"
+same "padded markers: applied" "$(cat "$W/f.txt")" "two"
+printf 'one\n' > "$W/f.txt"
+printf '*** Begin Patch\n*** Add File: g.txt\n+g\n *** End Patch \n' > "$T/pad2.patch"
+expect "a padded End after an added file" 0 wap edit --patch - < "$T/pad2.patch"
+same "padded End: the file added" "$(cat "$W/g.txt")" "g"
+# only the last line is the end marker: a context line reading
+# "*** End Patch" inside a hunk is context
+printf 'x\n*** End Patch\ny\n' > "$W/m.txt"
+expect "a context line that reads *** End Patch" 0 wap edit --patch - <<'P'
+*** Begin Patch
+*** Update File: m.txt
+ x
+ *** End Patch
+-y
++Y
+*** End Patch
+P
+same "context end marker: applied below it" "$(cat "$W/m.txt")" "x
+*** End Patch
+Y"
+
+# all or nothing (a deliberate difference from Codex, which keeps the files
+# written before a later part failed): nothing of a failing patch stays
+rm -rf "$W" && mkdir -p "$W" && printf 'k\n' > "$W/k.txt"
+before=$(snap)
+expect "an added file then an update of a missing file" 3 wap edit --patch - <<'P'
+*** Begin Patch
+*** Add File: made/first.txt
++hello
+*** Update File: k.txt
+-k
++K
+*** Update File: absent.txt
+@@
+-old
++new
+*** End Patch
+P
+has "the failing part named" "$ERR" "File not found: absent.txt"
+same "nothing written: no added file, no update" "$(snap)" "$before"
+check "no directory made" test ! -e "$W/made"

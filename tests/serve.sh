@@ -33,7 +33,7 @@ rpc() { # ID TOOL ARGS
 	rpc 3 exec '{"command":"printf %s-%s OUTPUT SECRET42; cat","stdin":"STDIN-SECRET"}'
 	rpc 4 read '{"path":"missing.txt"}'
 	rpc 5 exec '{"command":"true","env":{"TOKEN":"ENV-SECRET-9"}}'
-} | wap serve --audit "$T/audit.jsonl" --workers 1 > "$T/audit.out" 2>"$T/audit.err"
+} | wap serve --drain --audit "$T/audit.jsonl" --workers 1 > "$T/audit.out" 2>"$T/audit.err"
 same "audit: one line per operation" "$(wc -l < "$T/audit.jsonl" | tr -d ' ')" 5
 AUD=$(cat "$T/audit.jsonl")
 lacks "audit: no file contents" "$AUD" "CONTENT-SECRET"
@@ -49,7 +49,7 @@ jcheck "audit: stdio session named" "$L4" 'j["session"].startswith("stdio-")'
 expect "audit: unwritable log is refused" 125 wap serve --audit /nonexistent/dir/log < /dev/null
 has "audit: says why" "$ERR" "cannot open the audit log"
 : > "$T/a2"
-printf '%s\n' "$(rpc 1 info '{}')" | wap serve --audit - 2>"$T/a2" >/dev/null
+printf '%s\n' "$(rpc 1 info '{}')" | wap serve --drain --audit - 2>"$T/a2" >/dev/null
 jcheck "audit: - writes to stderr" "$(grep '^{' "$T/a2" | head -1)" 'j["op"]=="info"'
 
 # ---- profiles and options ----

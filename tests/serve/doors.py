@@ -49,7 +49,7 @@ def from_result(r):
 def stdio(calls):
     lines = [json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
                          "params": {"name": a, "arguments": args}}) for i, (a, _, args) in enumerate(calls)]
-    p = subprocess.run([wap, "serve", "--root", root], input="\n".join(lines).encode() + b"\n",
+    p = subprocess.run([wap, "serve", "--drain", "--root", root], input="\n".join(lines).encode() + b"\n",
                        stdout=subprocess.PIPE)
     out = {}
     for l in p.stdout.decode().splitlines():

@@ -85,7 +85,7 @@ msgs = msgs[:1000]
 add(req("final", "ping"), ("ok", "final"))
 
 data = b"".join(m + b"\n" for m, _ in msgs)
-p = subprocess.run([wap, "serve", "--root", root, "--workers", "2", "--max-message", "65536"],
+p = subprocess.run([wap, "serve", "--drain", "--root", root, "--workers", "2", "--max-message", "65536"],
                    input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
 replies = []
 bad_lines = 0

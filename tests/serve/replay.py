@@ -158,7 +158,8 @@ def run(wap, sc, root):
             f.write(sc["config"])
         env["WAP_CONFIG"] = cfg
     data = "".join(s + "\n" for s in sc["send"]).encode()
-    extra = [] if "--workers" in sc["args"] else ["--workers", "1"]
+    # --drain: the input ends at once, the calls must still be answered
+    extra = ["--drain"] + ([] if "--workers" in sc["args"] else ["--workers", "1"])
     p = subprocess.run([wap, "serve", "--root", root] + extra + sc["args"], input=data,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=120)
     out = p.stdout.decode("utf-8", "replace").replace(root, "$ROOT")

@@ -159,12 +159,66 @@ static void test_many_calls(void **state)
 	wap_ws_release(&ws);
 }
 
+/* A write through a link out of the root is refused (Landlock, in a thread
+ * of its own), and only that thread is confined: the caller (a server)
+ * can still write where it likes afterwards. */
+static void test_confined_thread_only(void **state)
+{
+	char out[64], cmd[512], path[128], buf[16] = "";
+	struct wap_ws ws;
+	struct wap_err err = { 0 };
+	struct wap_call call = { 0 };
+	json_t *res = NULL;
+	FILE *f;
+
+	(void)state;
+	snprintf(out, sizeof(out), "/tmp/wap-unit-out.XXXXXX");
+	assert_non_null(mkdtemp(out));
+	snprintf(cmd, sizeof(cmd), "echo orig > %s/file && cd %s/src && echo y >> f2.txt && "
+		 "rm .git/logs/HEAD && ln -s %s/file .git/logs/HEAD", out, root, out);
+	assert_int_equal(system(cmd), 0);
+	setenv("WAP_GIT_AUTHOR_NAME", "U", 1);
+	setenv("WAP_GIT_AUTHOR_EMAIL", "u@x", 1);
+	assert_int_equal(wap_ws_init(&ws, root, NULL, &err), 0);
+	call.ws = &ws;
+	/* the kernel's layer alone (wap's own check would refuse the link first) */
+	setenv("WAP_GIT_NO_LINK_CHECKS", "1", 1);
+	assert_int_equal(run(&call, json_pack("{s:s, s:s, s:s, s:[s]}", "action", "commit", "dir", "src",
+					      "message", "m", "args", "src/f2.txt"), &res, &err), -1);
+	unsetenv("WAP_GIT_NO_LINK_CHECKS");
+	assert_int_equal(err.kind, WAP_E_ACCESS);
+	assert_non_null(strstr(err.msg, "may write only beneath the workspace root"));
+	wap_err_release(&err);
+	memset(&err, 0, sizeof(err));
+	snprintf(path, sizeof(path), "%s/file", out);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "orig\n");
+	/* this thread is not confined */
+	snprintf(path, sizeof(path), "%s/new", out);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	/* and with the link gone, the commit goes through */
+	snprintf(cmd, sizeof(cmd), "rm %s/src/.git/logs/HEAD", root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(run(&call, json_pack("{s:s, s:s, s:s, s:[s]}", "action", "commit", "dir", "src",
+					      "message", "m", "args", "src/f2.txt"), &res, &err), 0);
+	json_decref(res);
+	wap_ws_release(&ws);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", out);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clone_progress),
 		cmocka_unit_test(test_cancelled),
 		cmocka_unit_test(test_many_calls),
+		cmocka_unit_test(test_confined_thread_only),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,379 @@
+# git-hostile: wap git against repositories an agent has booby-trapped.
+# Nothing may be written outside the root (through a symlink in the work
+# tree or in .git), no object store, common dir or git dir outside the root
+# is used, the token goes only to the hosts the invoker named, and a
+# checkout never changes a restricted file.
+. tests/lib.sh
+
+export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 TZ=UTC
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan-libgit2.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+unset WAP_GIT_TOKEN WAP_GIT_TOKEN_HOST WAP_GIT_AUTHOR_NAME WAP_GIT_AUTHOR_EMAIL GIT_DIR GIT_WORK_TREE WAP_LANDLOCK_ABI
+mkdir -p "$HOME"
+git config --global user.name "Test User"
+git config --global user.email test@example.com
+git config --global init.defaultBranch main
+OUTD=$T/outside			# what must stay untouched
+# snap: a listing of every file under $OUTD with its content's hash
+snap() { (cd "$OUTD" && find . -print0 | sort -z | xargs -0 -r sh -c 'for f; do if [ -f "$f" ] && [ ! -L "$f" ]; then printf "%s %s\n" "$f" "$(md5sum < "$f")"; else printf "%s\n" "$f"; fi; done' sh); }
+outside_untouched() { same "$1: nothing written outside the root" "$(snap)" "$BEFORE"; }
+fresh_outside() { rm -rf "$OUTD"; mkdir -p "$OUTD"; echo OUTSIDE > "$OUTD/f"; echo log > "$OUTD/file"; BEFORE=$(snap); }
+# newrepo DIR: a repository with d/f on main and a branch "other" that
+# changes d/f and adds d/g
+newrepo() {
+	rm -rf "$1"; mkdir -p "$1/d"
+	git -C "$1" init -q
+	echo v1 > "$1/d/f" && echo top > "$1/top.txt"
+	git -C "$1" add -A && git -C "$1" commit -qm base
+	git -C "$1" checkout -qb other
+	echo v2 > "$1/d/f" && echo g > "$1/d/g" && echo top2 > "$1/top.txt"
+	git -C "$1" add -A && git -C "$1" commit -qm other
+	git -C "$1" checkout -q main
+}
+abi=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(l.syscall(444, None, 0, 1), 0))')
+
+# Every write wap git makes stays beneath the root: run twice, with wap's
+# own checks for links, then with the kernel's layer (Landlock) alone.
+outside_suites() {
+# ---- 1. a tracked directory replaced by a symlink out of the root ----
+	hostile_wt() { # DESC ARGS...: d -> $OUTD, then run wap git ARGS
+		d=$1; shift
+		newrepo "$W"; fresh_outside
+		rm -rf "$W/d" && ln -s "$OUTD" "$W/d"
+		"$@" >"$T/out" 2>"$T/err"; st=$?
+		outside_untouched "$L$d (exit $st: $(head -c 200 "$T/err"))"
+	}
+	hostile_wt "checkout other" wap git checkout other
+	hostile_wt "checkout other --force" wap git checkout other --force
+	hostile_wt "checkout a revision --force" wap git checkout other~0 --force
+	hostile_wt "checkout --create from other --force" wap git checkout new --create --from other --force
+	hostile_wt "unstage (reset) d/f" wap git reset d/f
+	hostile_wt "add d/f" wap git add d/f
+	# the same through a symlinked parent two levels down
+	newrepo "$W"; fresh_outside
+	mkdir -p "$OUTD/deep" && BEFORE=$(snap)
+	rm -rf "$W/d" && ln -s "$OUTD/deep/.." "$W/d"
+	wap git checkout other --force >/dev/null 2>&1
+	outside_untouched "${L}checkout --force through d -> outside/deep/.."
+	
+	# pull (fast-forward) into a work tree whose d points out of the root
+	newrepo "$W/up"
+	rm -rf "$W/cl" && git clone -q "$W/up" "$W/cl" 2>/dev/null
+	git -C "$W/cl" branch -q --set-upstream-to=origin/other main
+	fresh_outside
+	rm -rf "$W/cl/d" && ln -s "$OUTD" "$W/cl/d"
+	wap git pull --dir cl >/dev/null 2>&1
+	outside_untouched "${L}pull (fast-forward) with d -> outside"
+	
+# ---- 2. files inside .git that are symlinks out of the root ----
+	hostile_git() { # DESC SETUP ARGS...: SETUP (a shell snippet) in .git, then wap git ARGS
+		d=$1 setup=$2; shift 2
+		newrepo "$W"; fresh_outside
+		echo change >> "$W/top.txt"
+		(cd "$W/.git" && eval "$setup")
+		BEFORE=$(snap)
+		"$@" >"$T/out" 2>"$T/err"; st=$?
+		outside_untouched "$L$d (exit $st: $(head -c 200 "$T/err"))"
+	}
+	hostile_git "commit, .git/logs/HEAD -> outside file" 'rm -f logs/HEAD; ln -s "$OUTD/file" logs/HEAD' \
+		wap git commit -m x top.txt
+	hostile_git "commit, .git/logs -> outside dir" 'cp -r logs/. "$OUTD/"; rm -rf logs; ln -s "$OUTD" logs' \
+		wap git commit -m x top.txt
+	hostile_git "commit, .git/refs/heads -> outside dir" 'cp -r refs/heads/. "$OUTD/"; rm -rf refs/heads; ln -s "$OUTD" refs/heads' \
+		wap git commit -m x top.txt
+	hostile_git "commit, .git/objects -> outside dir" 'cp -r objects/. "$OUTD/"; rm -rf objects; ln -s "$OUTD" objects' \
+		wap git commit -m x top.txt
+	hostile_git "add, .git/index -> outside file" 'cp index "$OUTD/index"; rm index; ln -s "$OUTD/index" index' \
+		wap git add top.txt
+	hostile_git "unstage, .git/index -> outside file" 'cp index "$OUTD/index"; rm index; ln -s "$OUTD/index" index' \
+		wap git reset top.txt
+	hostile_git "checkout, .git/index -> outside file" 'cp index "$OUTD/index"; rm index; ln -s "$OUTD/index" index' \
+		wap git checkout other --force
+	hostile_git "checkout, .git/HEAD -> outside file" 'cp HEAD "$OUTD/HEAD"; rm HEAD; ln -s "$OUTD/HEAD" HEAD' \
+		wap git checkout other --force
+	hostile_git "branch --create, .git/refs/heads -> outside dir" 'cp -r refs/heads/. "$OUTD/"; rm -rf refs/heads; ln -s "$OUTD" refs/heads' \
+		wap git branch --create x
+	hostile_git "branch --delete, .git/packed-refs -> outside file" 'git pack-refs --all; cp packed-refs "$OUTD/packed-refs"; rm packed-refs; ln -s "$OUTD/packed-refs" packed-refs' \
+		wap git branch --delete other --force
+	hostile_git "init again, .git/config -> outside file" 'cp config "$OUTD/config"; rm config; ln -s "$OUTD/config" config' \
+		wap git init
+	hostile_git "checkout with upstream, .git/config -> outside file" 'git update-ref refs/remotes/origin/topic HEAD; git config remote.origin.url /nonexistent; cp config "$OUTD/config"; rm config; ln -s "$OUTD/config" config' \
+		wap git checkout topic
+	
+	# fetch: FETCH_HEAD and the remote-tracking refs
+	hostile_fetch() { # DESC SETUP
+		newrepo "$W"; newrepo "$W/src"; fresh_outside
+		git -C "$W/src" commit -q --allow-empty -m newer
+		git -C "$W" remote add origin "$W/src"
+		(cd "$W/.git" && eval "$2")
+		BEFORE=$(snap)
+		# the slow unwinder: libgit2 leaks when the indexer cannot start (lsan-libgit2.supp)
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0" wap git fetch origin >"$T/out" 2>"$T/err"; st=$?
+		outside_untouched "$L$1 (exit $st: $(head -c 200 "$T/err"))"
+	}
+	hostile_fetch "fetch, .git/FETCH_HEAD -> outside file" 'ln -s "$OUTD/file" FETCH_HEAD'
+	hostile_fetch "fetch, .git/refs/remotes -> outside dir" 'ln -s "$OUTD" refs/remotes'
+	hostile_fetch "fetch, .git/objects/pack -> outside dir" 'rm -rf objects/pack; ln -s "$OUTD" objects/pack'
+	
+}
+L="" outside_suites
+export WAP_GIT_NO_LINK_CHECKS=1
+L="Landlock alone: " outside_suites
+newrepo "$W"; fresh_outside; rm -rf "$W/d" && ln -s "$OUTD" "$W/d"
+expect "Landlock alone: checkout --force through d -> outside: exit 4" 4 wap git checkout other --force
+has "Landlock alone: says writes stay beneath the root" "$ERR" "may write only beneath the workspace root"
+newrepo "$W"; fresh_outside; echo change >> "$W/top.txt"
+rm -f "$W/.git/logs/HEAD" && ln -s "$OUTD/file" "$W/.git/logs/HEAD"
+expect "Landlock alone: commit, .git/logs/HEAD -> outside: exit 4" 4 wap git commit -m x top.txt
+has "Landlock alone: says so" "$ERR" "may write only beneath the workspace root"
+unset WAP_GIT_NO_LINK_CHECKS
+newrepo "$W"; fresh_outside; rm -rf "$W/d" && ln -s "$OUTD" "$W/d"
+expect "checkout --force through d -> outside: exit 2" 2 wap git checkout other --force
+has "says the link is in the way" "$ERR" "beyond a symbolic link"
+newrepo "$W"; fresh_outside; echo change >> "$W/top.txt"
+rm -f "$W/.git/logs/HEAD" && ln -s "$OUTD/file" "$W/.git/logs/HEAD"
+expect "commit, .git/logs/HEAD -> outside: exit 4" 4 wap git commit -m x top.txt
+has "says the link is refused" "$ERR" ".git/logs/HEAD is a symbolic link"
+
+# a link inside the root is not written through either: a tracked
+# directory made a link to .git/hooks or .git would plant hooks or config
+inroot() { # DESC LINK-TARGET: d -> LINK-TARGET (inside the root), checkout other --force
+	newrepo "$W"; mkdir -p "$W/inr" && echo INR > "$W/inr/f"
+	echo HOOK > "$W/.git/hooks/f"
+	before=$(cd "$W" && cat inr/f .git/hooks/f .git/config | md5sum)
+	rm -rf "$W/d" && ln -s "$2" "$W/d"
+	expect "$1: refused (exit 2)" 2 wap git checkout other --force
+	has "$1: says why" "$ERR" "beyond a symbolic link"
+	same "$1: nothing written through the link" "$(cd "$W" && cat inr/f .git/hooks/f .git/config | md5sum)" "$before"
+	check "$1: nor created through it" test ! -e "$W/inr/g" -a ! -e "$W/.git/hooks/g"
+}
+inroot "d -> a directory inside the root" inr
+inroot "d -> .git/hooks" .git/hooks
+newrepo "$W"; echo HOOK > "$W/.git/hooks/post-checkout"
+rm "$W/top.txt" && ln -s .git/hooks/post-checkout "$W/top.txt"
+wap git checkout other --force >/dev/null 2>&1
+same "a tracked file made a link to .git/hooks/X is not written through" "$(cat "$W/.git/hooks/post-checkout")" "HOOK"
+# a tracked link that becomes a directory on the other branch still works
+newrepo "$W"; git -C "$W" checkout -q -b linkb main && git -C "$W" rm -q -r d && ln -s inr "$W/d" && mkdir -p "$W/inr" && echo INR > "$W/inr/f"
+git -C "$W" add d && git -C "$W" commit -qm "d is a link" && git -C "$W" checkout -q linkb
+expect "a tracked link replaced by a directory: checkout runs" 0 wap git checkout other
+check "d is a directory again" test -d "$W/d" -a ! -L "$W/d"
+same "inr/f untouched" "$(cat "$W/inr/f" 2>/dev/null)" "INR"
+git -C "$W" checkout -q -f main 2>/dev/null
+
+# symlinks that stay inside the root still work
+newrepo "$W"; mkdir -p "$W/real"
+ln -s ../real "$W/.git/logs-link" 2>/dev/null
+expect "checkout in a sane repository" 0 wap git checkout other
+same "checkout wrote the work tree" "$(cat "$W/d/g")" "g"
+mkdir -p "$T/via" && ln -s "$W" "$T/via/ws"
+expect "checkout with the root named through a symlink" 0 wap git --root "$T/via/ws" checkout main
+same "and wrote the work tree" "$(cat "$W/d/f")" "v1"
+mv "$W/.git/hooks" "$W/inhooks" && ln -s ../inhooks "$W/.git/hooks"
+echo more >> "$W/top.txt"
+expect "commit with .git/hooks a symlink inside the root (wap writes no hooks)" 0 wap git commit -m more top.txt
+
+# files in .git that are links inside the root are not written through
+ingit() { # DESC SETUP ARGS...: SETUP in .git; nothing outside .git changes
+	d=$1 setup=$2; shift 2
+	newrepo "$W"; echo "SECRET=1" > "$W/s.env"; echo change >> "$W/top.txt"
+	(cd "$W/.git" && eval "$setup")
+	expect "$d: refused (exit 4)" 4 "$@"
+	has "$d: says why" "$ERR" "is a symbolic link"
+	same "$d: the file linked to is untouched" "$(cat "$W/s.env")" "SECRET=1"
+}
+ingit "commit, .git/logs/HEAD -> a restricted file" 'rm logs/HEAD; ln -s ../../s.env logs/HEAD' wap git commit -m x top.txt
+ingit "add, .git/index -> a work-tree file" 'rm index; ln -s ../s.env index' wap git add top.txt
+ingit "branch --create, .git/refs/heads -> a work-tree dir" 'mkdir ../rh && cp refs/heads/* ../rh/ && rm -rf refs/heads && ln -s ../../rh refs/heads' wap git branch --create x
+ingit "checkout, .git/HEAD -> a work-tree file" 'cp HEAD ../s.env; rm HEAD; ln -s ../s.env HEAD; echo "SECRET=1" > ../s.env' wap git checkout other
+ingit "init again, .git/description -> a work-tree file" 'rm -f description; ln -s ../s.env description' wap git init
+# a push into a local repository inside the root: no links in its git dir
+newrepo "$W"; git init -q --bare "$W/pub.git"; mkdir -p "$W/rh"
+rm -rf "$W/pub.git/refs/heads" && ln -s ../../rh "$W/pub.git/refs/heads"
+git -C "$W" remote add pub "$W/pub.git"
+expect "push into a repository whose refs/heads is a link: exit 4" 4 wap git push pub main
+check "nothing written through it (push)" test ! -e "$W/rh/main"
+
+# ---- 2. alternates, commondir and gitdir leading out of the root ----
+ALT=$T/altrepo
+rm -rf "$ALT" && git init -q "$ALT" && echo secret > "$ALT/s" && git -C "$ALT" add s && git -C "$ALT" commit -qm "SECRET-SUBJECT"
+alt_commit=$(git -C "$ALT" rev-parse HEAD)
+newrepo "$W"
+echo "$ALT/.git/objects" > "$W/.git/objects/info/alternates"
+expect "show with alternates outside the root: exit 4" 4 wap git show "$alt_commit"
+lacks "the outside commit was not read" "$OUT$ERR" "SECRET-SUBJECT"
+has "the error names the alternates" "$ERR" "alternates"
+expect "log with alternates outside the root: exit 4" 4 wap git log
+expect "relative alternates outside the root: exit 4" 4 sh -c 'echo "../../../altrepo/.git/objects" > "$WAP_ROOT/.git/objects/info/alternates"; wap git show '"$alt_commit"
+mkdir -p "$W/inalt" && git -C "$W/inalt" init -q && echo x > "$W/inalt/x" && git -C "$W/inalt" add x && git -C "$W/inalt" commit -qm in-root-alt
+echo "$W/inalt/.git/objects" > "$W/.git/objects/info/alternates"
+expect "alternates inside the root still work" 0 wap git show "$(git -C "$W/inalt" rev-parse HEAD)"
+has "the in-root alternate was read" "$OUT" "in-root-alt"
+echo "$ALT/.git/objects" > "$W/inalt/.git/objects/info/alternates"
+expect "an in-root alternate whose alternates leave the root: exit 4" 4 wap git show "$alt_commit"
+lacks "the outside commit was not read (nested)" "$OUT$ERR" "SECRET-SUBJECT"
+rm -f "$W/.git/objects/info/alternates"
+# a local remote (or clone source) inside the root whose alternates leave it
+git init -q --bare "$W/bare.git" && echo "$ALT/.git/objects" > "$W/bare.git/objects/info/alternates"
+git -C "$W/bare.git" update-ref refs/heads/stolen "$alt_commit"
+git -C "$W" remote add bare "$W/bare.git"
+expect "fetch from a remote whose alternates leave the root: exit 4" 4 wap git fetch bare
+check "the outside commit was not fetched" sh -c "! git -C '$W' cat-file -e $alt_commit"
+expect "clone of such a repository: exit 4" 4 wap git clone bare.git stolen
+check "no clone left behind" test ! -e "$W/stolen"
+git -C "$W" remote remove bare; rm -rf "$W/bare.git"
+rm -rf "$W/.git/objects.keep" && mv "$W/.git/objects" "$W/.git/objects.keep" && ln -s "$ALT/.git/objects" "$W/.git/objects"
+expect "objects a symlink out of the root: exit 4" 4 wap git show "$alt_commit"
+lacks "the outside commit was not read (objects link)" "$OUT$ERR" "SECRET-SUBJECT"
+rm "$W/.git/objects" && mv "$W/.git/objects.keep" "$W/.git/objects"
+# one loose-object directory, or one pack, linked to another repository's
+git -C "$ALT" repack -qad
+altpack=$(basename "$(ls "$ALT"/.git/objects/pack/*.pack)" .pack)
+ln -s "$ALT/.git/objects/pack/$altpack.pack" "$W/.git/objects/pack/$altpack.pack"
+ln -s "$ALT/.git/objects/pack/$altpack.idx" "$W/.git/objects/pack/$altpack.idx"
+expect "a pack linked out of the root: exit 4" 4 wap git show "$alt_commit"
+lacks "the outside commit was not read (pack link)" "$OUT$ERR" "SECRET-SUBJECT"
+rm "$W/.git/objects/pack/$altpack".*
+git -C "$ALT" commit -q --allow-empty -m "SECRET-LOOSE"
+loose=$(git -C "$ALT" rev-parse HEAD)
+ld=$W/.git/objects/${loose%"${loose#??}"}
+[ -d "$ld" ] && mv "$ld" "$ld.keep"
+ln -s "$ALT/.git/objects/${loose%"${loose#??}"}" "$ld"
+expect "a loose-object directory linked out of the root: exit 4" 4 wap git show "$loose"
+lacks "the outside commit was not read (loose link)" "$OUT$ERR" "SECRET-LOOSE"
+rm "$ld"; [ -d "$ld.keep" ] && mv "$ld.keep" "$ld"
+
+# commondir (a linked work tree's pointer to the main repository)
+rm -rf "$W/lw" && mkdir -p "$W/lw/gd" && cp "$W/.git/HEAD" "$W/lw/gd/HEAD"
+echo "$ALT/.git" > "$W/lw/gd/commondir" && echo "gitdir: $W/lw/gd" > "$W/lw/.git"
+expect "commondir outside the root: exit 4" 4 wap git log --dir lw
+lacks "the outside log was not read (commondir)" "$OUT$ERR" "SECRET-SUBJECT"
+has "the error names the common dir" "$ERR" "outside the workspace root"
+echo "../../../altrepo/.git" > "$W/lw/gd/commondir"
+expect "relative commondir outside the root: exit 4" 4 wap git log --dir lw
+# gitdir (a .git file)
+echo "gitdir: $ALT/.git" > "$W/lw/.git"
+expect "a .git file naming an outside git dir: exit 4" 4 wap git log --dir lw
+lacks "the outside log was not read (gitdir)" "$OUT$ERR" "SECRET-SUBJECT"
+echo "gitdir: ../../altrepo/.git" > "$W/lw/.git"
+expect "a relative gitdir outside the root: exit 4" 4 wap git log --dir lw
+expect "init where a .git file names an outside git dir: exit 4" 4 wap git init lw
+rm -f "$W/lw/.git" && mkfifo "$W/lw/.git"
+expect "a .git FIFO is refused, not waited on (exit 8)" 8 timeout 10 wap git log --dir lw
+rm -rf "$W/lw"
+# a linked work tree inside the root works
+git -C "$W" worktree add -q "$W/lw2" other 2>/dev/null
+expect "a linked work tree inside the root works" 0 wap git log --dir lw2 --json
+jcheck "its log is the branch's" "$OUT" 'j["entries"][0]["subject"] == "other"'
+rm -rf "$W/lw2"; git -C "$W" worktree prune
+
+# ---- no Landlock: mutating actions refused, reading ones run ----
+newrepo "$W"
+expect "no Landlock: checkout refused (exit 15)" 15 env WAP_LANDLOCK_ABI=0 wap git checkout other
+has "no Landlock: says why" "$ERR" "Landlock"
+same "no Landlock: the work tree is untouched" "$(cat "$W/d/f")" "v1"
+expect "no Landlock: commit refused" 15 env WAP_LANDLOCK_ABI=0 wap git commit -m x top.txt
+expect "no Landlock: branch --create refused" 15 env WAP_LANDLOCK_ABI=0 wap git branch --create nb
+expect "Landlock ABI 1 (no REFER): commit refused" 15 env WAP_LANDLOCK_ABI=1 wap git commit -m x top.txt
+expect "no Landlock: status still works" 0 env WAP_LANDLOCK_ABI=0 wap git status
+expect "no Landlock: log still works" 0 env WAP_LANDLOCK_ABI=0 wap git log
+expect "no Landlock, --root /: checkout runs" 0 env WAP_LANDLOCK_ABI=0 wap git --root / checkout other --dir "$W"
+
+# ---- 8. a checkout never changes a restricted file ----
+newrepo "$W"
+git -C "$W" checkout -q other && echo "SECRET=2" > "$W/x.env" && git -C "$W" add x.env && git -C "$W" commit -qm env2 && git -C "$W" checkout -q main
+echo "SECRET=1" > "$W/x.env" && git -C "$W" add x.env && git -C "$W" commit -qm env1
+expect "checkout that would change a restricted file: exit 5" 5 wap git checkout other --restrict '*.env'
+has "names the restricted path" "$ERR" "x.env"
+same "the restricted file is untouched" "$(cat "$W/x.env")" "SECRET=1"
+same "the rest of the work tree is untouched too" "$(cat "$W/d/f")" "v1"
+same "HEAD did not move" "$(git -C "$W" symbolic-ref HEAD)" "refs/heads/main"
+expect "--force does not lift it" 5 wap git checkout other --force --restrict '*.env'
+same "the restricted file is still untouched" "$(cat "$W/x.env")" "SECRET=1"
+echo "SECRET=local" > "$W/x.env"
+expect "a --force checkout that would discard a restricted change: exit 5" 5 wap git checkout main~0 --force --restrict '*.env'
+same "the local restricted change is kept" "$(cat "$W/x.env")" "SECRET=local"
+git -C "$W" checkout -q -- x.env
+git -C "$W" checkout -q -b noenv main~1 && git -C "$W" checkout -q main
+expect "a checkout that would delete a restricted file: exit 5" 5 wap git checkout noenv --restrict '*.env'
+same "the restricted file is not deleted" "$(cat "$W/x.env")" "SECRET=1"
+expect "a checkout not touching the restricted file runs" 0 wap git checkout --create nb --restrict '*.env'
+echo "SECRET=3" > "$W/x.env" && git -C "$W" add x.env
+expect "reset (unstage) of a restricted file: exit 5" 5 wap git reset x.env --restrict '*.env'
+same "its staged change is kept" "$(git -C "$W" diff --cached --name-only)" "x.env"
+git -C "$W" reset -q --hard
+expect "without the restriction the checkout runs" 0 wap git checkout other
+same "and changes the file" "$(cat "$W/x.env")" "SECRET=2"
+
+# ---- 8. the token goes only to the hosts the invoker named ----
+PORT_FILE=$T/port
+python3 - "$PORT_FILE" "$T/auth.log" <<'EOF' &
+import http.server, sys, socketserver
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        with open(sys.argv[2], "a") as f: f.write(self.headers.get("Host", "") + " " + str(self.headers.get("Authorization")) + "\n")
+        if self.path.startswith("/redir/"):
+            # an off-site redirect: 127.0.0.1 sends the client to localhost
+            self.send_response(302); self.send_header("Location", "http://localhost:%d/%s" % (self.server.server_address[1], self.path[7:]))
+            self.send_header("Content-Length", "0"); self.end_headers(); return
+        self.send_response(401); self.send_header("WWW-Authenticate", 'Basic realm="x"')
+        self.send_header("Content-Length", "0"); self.end_headers()
+    do_POST = do_GET
+    def log_message(self, *a): pass
+s = socketserver.TCPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(s.server_address[1]))
+s.timeout = 20
+for _ in range(30): s.handle_request()
+EOF
+srv=$!
+for i in $(seq 50); do [ -s "$PORT_FILE" ] && break; sleep 0.1; done
+port=$(cat "$PORT_FILE")
+newrepo "$W"
+git -C "$W" remote add web "http://127.0.0.1:$port/repo.git"
+git -C "$W" remote add web2 "http://localhost:$port/repo.git"
+b64=$(printf 'x-access-token:secret-XYZ' | base64)
+: > "$T/auth.log"
+expect "token without WAP_GIT_TOKEN_HOST: fetch fails (exit 125)" 125 env WAP_GIT_TOKEN=secret-XYZ wap git fetch web
+has "says how to allow the host" "$ERR" "WAP_GIT_TOKEN_HOST"
+lacks "no token sent without WAP_GIT_TOKEN_HOST" "$(cat "$T/auth.log")" "$b64"
+: > "$T/auth.log"
+expect "token for another host: fetch fails" 125 env WAP_GIT_TOKEN=secret-XYZ WAP_GIT_TOKEN_HOST=github.com wap git fetch web
+lacks "no token sent to a host not named" "$(cat "$T/auth.log")" "$b64"
+: > "$T/auth.log"
+expect "token for localhost, remote 127.0.0.1: not sent" 125 env WAP_GIT_TOKEN=secret-XYZ WAP_GIT_TOKEN_HOST=localhost wap git fetch web
+lacks "no token for a different spelling of the host" "$(cat "$T/auth.log")" "$b64"
+: > "$T/auth.log"
+expect "token for 127.0.0.1:1 (another port): not sent" 125 env WAP_GIT_TOKEN=secret-XYZ WAP_GIT_TOKEN_HOST=127.0.0.1:1 wap git fetch web
+lacks "no token for another port" "$(cat "$T/auth.log")" "$b64"
+: > "$T/auth.log"
+expect "token for the remote's host: sent (refused, exit 125)" 125 env WAP_GIT_TOKEN=secret-XYZ WAP_GIT_TOKEN_HOST="github.com, 127.0.0.1" wap git fetch web
+has "the token was sent to the named host" "$(cat "$T/auth.log")" "$b64"
+: > "$T/auth.log"
+expect "token for host:port: sent" 125 env WAP_GIT_TOKEN=secret-XYZ WAP_GIT_TOKEN_HOST="127.0.0.1:$port" wap git fetch web
+has "the token was sent to the named host:port" "$(cat "$T/auth.log")" "$b64"
+# the agent rewrites the remote's URL: the token does not follow it
+git -C "$W" config remote.web.url "http://localhost:$port/evil.git"
+: > "$T/auth.log"
+expect "remote URL rewritten in .git/config: not sent" 125 env WAP_GIT_TOKEN=secret-XYZ WAP_GIT_TOKEN_HOST=127.0.0.1 wap git fetch web
+lacks "no token to the rewritten URL" "$(cat "$T/auth.log")" "$b64"
+git -C "$W" config remote.web.url "http://127.0.0.1:$port/repo.git"
+git -C "$W" config remote.web.pushurl "http://localhost:$port/evil.git"
+: > "$T/auth.log"
+expect "pushurl rewritten: push not sent the token" 125 env WAP_GIT_TOKEN=secret-XYZ WAP_GIT_TOKEN_HOST=127.0.0.1 wap git push web main
+lacks "no token to the rewritten push URL" "$(cat "$T/auth.log")" "$b64"
+git -C "$W" config --unset remote.web.pushurl
+git -C "$W" config "url.http://localhost:$port/.insteadOf" "http://127.0.0.1:$port/"
+: > "$T/auth.log"
+expect "insteadOf in .git/config: not sent" 125 env WAP_GIT_TOKEN=secret-XYZ WAP_GIT_TOKEN_HOST=127.0.0.1 wap git fetch web
+lacks "no token through insteadOf" "$(cat "$T/auth.log")" "$b64"
+git -C "$W" config --remove-section "url.http://localhost:$port/"
+git -C "$W" remote add redir "http://127.0.0.1:$port/redir/repo.git"
+git -C "$W" config http.followRedirects true
+: > "$T/auth.log"
+expect "an off-site redirect is not followed" 125 env WAP_GIT_TOKEN=secret-XYZ WAP_GIT_TOKEN_HOST=127.0.0.1 wap git fetch redir
+lacks "no token to the host redirected to" "$(grep '^localhost' "$T/auth.log")" "$b64"
+lacks "nor a request to it" "$(cat "$T/auth.log")" "localhost:"
+echo secret-XYZ > "$W/tok"
+: > "$T/auth.log"
+expect "--token-file: the same rule" 125 env WAP_GIT_TOKEN_HOST=localhost wap git fetch web --token-file tok
+lacks "no --token-file token to a host not named" "$(cat "$T/auth.log")" "$b64"
+kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null || :

@@ -1,0 +1,186 @@
+# limits: nothing escapes a timeout or a cancel, and no pattern runs away.
+# Killing the processes wap supervises the command with (its reaper chain)
+# still leaves the whole tree killed at the deadline with a result; the
+# configured maximum execution time caps what a caller asks; regex match,
+# depth and heap limits and a time bound name the file and line; a cancel,
+# stdin EOF or a closed connection stops a running grep or exec at once.
+. tests/lib.sh
+SRC=$PWD
+cd "$W"
+
+alive() { kill -0 "$1" 2>/dev/null; }
+# wait_gone PID: up to 3 s
+wait_gone() { for i in $(seq 30); do alive "$1" || return 0; sleep 0.1; done; return 1; }
+ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+
+# ---- 14.5: a timeout cannot be escaped ----
+# the command kills its parent (the reaper, or whatever wap put there)
+start=$(date +%s%N)
+expect "kill -9 \$PPID: still timed out (124)" 124 wap exec --timeout 1500 --kill-after 300 -c 'kill -9 $PPID; exec sleep 100.25'
+ms=$(ms_since $start)
+has "kill -9 \$PPID: timeout reported" "$ERR" "timed out after 1500 ms"
+if [ "$ms" -ge 1400 ] && [ "$ms" -lt 5000 ]; then ok "kill -9 \$PPID: ended at the deadline (${ms} ms)"; else fail "kill -9 \$PPID: ended after ${ms} ms"; fi
+# ($$ may be a pid of a namespace of its own: find the sleep by its argv)
+gone() { # DESC PATTERN
+	sleep 0.2
+	p=$(pgrep -f "$2")
+	if [ -z "$p" ]; then ok "$1: nothing left"; else fail "$1: left alive: $(pgrep -af "$2" | tr '\n' ' ')"; kill -9 $p; fi
+}
+gone "kill -9 \$PPID" '^sleep 100[.]25$'
+
+# every wap process between the command and the caller killed (walk up the
+# parents through /proc/self, the host's view, and kill each wap in turn)
+cat > "$T/killup.sh" <<'SH'
+p=$(sed 's/.*) . \([0-9]*\).*/\1/' /proc/self/stat)
+while [ "$p" -gt 1 ] && [ "$p" != "$CALLER" ]; do
+	c=$(cat /proc/$p/comm 2>/dev/null)
+	n=$(sed 's/.*) . \([0-9]*\).*/\1/' /proc/$p/stat 2>/dev/null)
+	[ "$c" = wap ] && kill -9 "$p" 2>/dev/null
+	[ "$c" = wap ] && python3 -c 'import os,signal,sys
+try:
+	fd = os.open("/proc/%s" % sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+	signal.pidfd_send_signal(fd, signal.SIGKILL)
+except OSError:
+	pass' "$p"
+	p=${n:-0}
+done
+exec sleep 99.5
+SH
+start=$(date +%s%N)
+sh -c 'CALLER=$$ exec wap exec --timeout 1500 --kill-after 300 -- sh "$0"' "$T/killup.sh" >"$T/out" 2>"$T/err"; st=$?
+ms=$(ms_since $start)
+same "every wap in the chain killed: exit 124" "$st" 124
+if [ "$ms" -ge 1400 ] && [ "$ms" -lt 5000 ]; then ok "chain killed: returned at the deadline (${ms} ms)"; else fail "chain killed: ${ms} ms"; fi
+gone "chain killed" '^sleep 99[.]5$'
+
+# a daemon leaving the session and the group, with the reaper killed too
+start=$(date +%s%N)
+expect "setsid daemon + reaper killed: 124" 124 wap exec --timeout 1200 --kill-after 300 -c '(setsid sh -c "trap \"\" TERM; exec sleep 98.5" </dev/null >/dev/null 2>&1 &); kill -9 $PPID; exec sleep 97.5'
+gone "setsid daemon + reaper killed" '^sleep 9[78][.]5$'
+
+# signals to the supervisor (pid 1 of the command's namespace) from inside
+# neither kill it nor cancel the call (only in a namespace: pid 1 is the
+# machine's init otherwise)
+expect "signals to pid 1 from inside change nothing" 0 wap exec --json --timeout 5000 -c '[ $$ = 2 ] || exit 99; kill -9 1; kill -STOP 1; kill -TERM 1; kill -INT 1; kill -HUP 1; sleep 0.3; echo survived'
+jcheck "the command went on, the call was not cancelled" "$OUT" 'j["stdout"]=="survived\n" and j["exit_code"]==0 and not j["cancelled"] and not j["timed_out"]'
+# (only where the shell is pid 2 of a namespace: elsewhere, as root, kill -1
+# would reach every process of the machine)
+expect "kill -9 -1 from inside reaches only the command's own tree" 0 wap exec --json --timeout 5000 -c '[ $$ = 2 ] || exit 99; sleep 91.5 & sleep 0.1; kill -9 -1; echo after'
+jcheck "kill -9 -1: the caller is still there to answer" "$OUT" 'j["stdout"]=="after\n" and j["exit_code"]==0'
+gone "kill -9 -1" '^sleep 91[.]5$'
+
+# the same through wap serve (MCP exec)
+start=$(date +%s%N)
+out=$( { printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"command":"kill -9 $PPID; exec sleep 96.5","timeout_ms":1000,"kill_after":300}}}'; sleep 2.5; } | timeout 20 wap serve)
+ms=$(ms_since $start)
+jcheck "MCP exec: kill -9 \$PPID still times out" "$out" 'j["result"]["structuredContent"]["timed_out"] is True'
+gone "MCP exec" '^sleep 96[.]5$'
+
+# limits.maxExecutionTime is a maximum, not just the default
+mkdir -p .wap
+echo '{"limits": {"maxExecutionTime": 400}}' > .wap/config.json
+start=$(date +%s%N)
+expect "maxExecutionTime caps --timeout" 124 wap exec --timeout 100000 -- sleep 30
+ms=$(ms_since $start)
+if [ "$ms" -lt 3000 ]; then ok "maxExecutionTime: ended in ${ms} ms"; else fail "maxExecutionTime: ${ms} ms"; fi
+out=$( { printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"command":"sleep 30","timeout_ms":100000}}}'; sleep 1.5; } | timeout 20 wap serve)
+jcheck "maxExecutionTime caps MCP timeout_ms" "$out" 'j["result"]["structuredContent"]["timed_out"] is True and j["result"]["structuredContent"]["timeout_ms"]==400'
+expect "a shorter timeout is kept" 124 wap exec --timeout 200 -- sleep 30
+has "the shorter one" "$ERR" "timed out after 200 ms"
+echo '{"limits": {"maxExecutionTime": 400, "maxExecutionTimeCap": 900}}' > .wap/config.json
+expect "maxExecutionTimeCap given: the caller may ask up to it" 124 wap exec --timeout 100000 -- sleep 30
+has "up to the cap" "$ERR" "timed out after 900 ms"
+rm -f .wap/config.json
+
+# as a user other than root: a user namespace holds the PID namespace
+U=$(mktemp -d /tmp/wap-lim-user.XXXXXX); chmod 755 "$U"
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	setpriv --reuid 65534 --regid 65534 --clear-groups "$WAP" exec --root "$U" --timeout 1000 --kill-after 300 -c 'kill -9 $PPID; exec sleep 95.5' >"$T/out" 2>"$T/err"; st=$?
+	same "non-root: kill -9 \$PPID still times out" "$st" 124
+	gone "non-root" '^sleep 95[.]5$'
+else
+	ok "# SKIP non-root: needs root and setpriv to switch users"
+fi
+rm -rf "$U"
+
+# no PID namespace to be had (the limit of a user namespace set to 0): the
+# subreaper; a command killing it takes its group down with it
+if unshare --user --map-root-user sh -c 'echo 0 > /proc/sys/user/max_pid_namespaces' 2>/dev/null; then
+	unshare --user --map-root-user sh -c 'echo 0 > /proc/sys/user/max_pid_namespaces; exec "$0" exec --timeout 1000 -c "kill -9 \$PPID; exec sleep 94.5"' "$WAP" >"$T/out" 2>"$T/err"; st=$?
+	same "no PID namespace: the supervisor killed is an error" "$st" 125
+	has "no PID namespace: it says so" "$(cat "$T/err")" "supervisor ended unexpectedly; the command was killed"
+	gone "no PID namespace" '^sleep 94[.]5$'
+	unshare --user --map-root-user sh -c 'echo 0 > /proc/sys/user/max_pid_namespaces; exec "$0" exec --timeout 300 --kill-after 200 -c "(setsid sleep 93.5 &); sleep 92.5"' "$WAP" >"$T/out" 2>"$T/err"; st=$?
+	same "no PID namespace: timeout" "$st" 124
+	gone "no PID namespace: the subreaper kills a setsid daemon" '^sleep 9[23][.]5$'
+else
+	ok "# SKIP no user namespaces to test the fallback in"
+fi
+
+# ---- 14.6: regex limits ----
+{ echo one; echo two; python3 -c "print('a' * 30000 + 'xc')"; echo four; } > rx.txt
+for opt in "" -U -o -c -l; do
+	start=$(date +%s%N)
+	expect "grep $opt: a catastrophic pattern is an error" 2 timeout 30 wap grep $opt '(a|aa)*[bc]' rx.txt
+	ms=$(ms_since $start)
+	has "grep $opt: the error names the file and line" "$ERR" "rx.txt:3"
+	has "grep $opt: and says what to do" "$ERR" "simplify the pattern"
+	if [ "$ms" -lt 2500 ]; then ok "grep $opt: in ${ms} ms"; else fail "grep $opt: took ${ms} ms"; fi
+done
+expect "grep --json: the limit's error code" 2 wap grep --json '(a|aa)*[bc]' rx.txt
+jcheck "grep --json: SIZE_LIMIT_EXCEEDED" "$OUT" 'j["code"]=="SIZE_LIMIT_EXCEEDED" and "rx.txt:3" in j["error"]'
+expect "grep: a sane pattern on the same file" 0 wap grep -c 'a+xc' rx.txt
+has "grep: it matches" "$OUT" 1
+expect "grep -v: the limit is an error too" 2 wap grep -v '(a|aa)*[bc]' rx.txt
+start=$(date +%s%N)
+echo '[{"type":"regexReplace","pattern":"(a|aa)*[bc]","replacement":"X"}]' > "$T/ops.json"
+expect "edit regexReplace: the limit is an error" 7 wap edit rx.txt --ops "$T/ops.json"
+ms=$(ms_since $start)
+has "edit regexReplace: names the file" "$ERR" "rx.txt"
+if [ "$ms" -lt 2500 ]; then ok "edit regexReplace: in ${ms} ms"; else fail "edit regexReplace: took ${ms} ms"; fi
+# globs: many stars over a long name backtrack polynomially
+mkdir -p gl && touch "gl/$(python3 -c "print('a' * 250)")"
+start=$(date +%s%N)
+expect "glob: a limit is an error" 2 wap glob --json '*a*a*a*a*a*a*a*a*a*a*[bc]' gl
+ms=$(ms_since $start)
+jcheck "glob: SIZE_LIMIT_EXCEEDED naming the path" "$OUT" 'j["code"]=="SIZE_LIMIT_EXCEEDED" and "gl/aaaa" in j["error"]'
+if [ "$ms" -lt 2500 ]; then ok "glob: in ${ms} ms"; else fail "glob: took ${ms} ms"; fi
+expect "restricted path: an undecided glob restricts (fails closed)" 5 wap read --restrict '*a*a*a*a*a*a*a*a*a*a*[bc]' "gl/$(python3 -c "print('a' * 250)")"
+
+# ---- 14.6: a cancel, stdin EOF or a closed connection stops the work ----
+yes 'the quick brown fox jumps over the lazy dog 0123456789' | head -c 200M > big.txt
+mkdir -p many && for i in $(seq 200); do head -c 1M big.txt > many/f$i.txt; done
+echo needle > small.txt
+python3 "$SRC/tests/serve/cancel.py" "$WAP" "$W" > "$T/cancel" 2>&1
+while IFS= read -r line; do
+	case $line in
+	"ok - "*) ok "cancel: ${line#ok - }" ;;
+	"not ok - "*) fail "cancel: ${line#not ok - }" ;;
+	*) fail "cancel: $line" ;;
+	esac
+done < "$T/cancel"
+rm -rf big.txt many
+
+# a closed WebSocket (ACP) stops the search it was running
+WSDIR=$SRC/tests/ws
+if [ -d "$WSDIR/node_modules/ws" ] && command -v node >/dev/null; then
+	yes 'the quick brown fox jumps over the lazy dog 0123456789' | head -c 200M > big.txt
+	wap serve --ws 127.0.0.1:0 --token-file "$T/ws.token" --root "$W" 2>"$T/ws.log" & SPID=$!
+	PORT=
+	for _ in $(seq 100); do
+		PORT=$(sed -n 's/.*on ws:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/ws.log")
+		[ -n "$PORT" ] && break
+		sleep 0.1
+	done
+	node "$WSDIR/cancel-test.js" "$PORT" "$(cat "$T/ws.token")" "$SPID" > "$T/wscancel" 2>&1
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "ws close: ${line#ok * - }" ;;
+		"not ok "*) fail "ws close: ${line#not ok * - }" ;;
+		esac
+	done < "$T/wscancel"
+	kill $SPID; wait $SPID 2>/dev/null
+	rm -f big.txt
+else
+	ok "# SKIP ws close: no node or tests/ws/node_modules (npm ci in tests/ws)"
+fi
