@@ -153,6 +153,37 @@ same "two replicas, $n read-modify-write appends each: every line kept ($(cat "$
 podman stop -t 10 "$TAG-a" > /dev/null 2>&1
 same "SIGTERM: exits 0" "$(podman inspect --format '{{.State.ExitCode}}' "$TAG-a")" 0
 
+# ---- parity: the same CLI calls on the host and in the image ----
+scripts/parity "$WAP" "$IMG" runc > "$T/parity" 2>&1
+calls=$(grep -c 'runc=' "$T/parity")
+if [ "$calls" -ge 10 ]; then
+	same "parity: $calls CLI calls answer in the image (runc) as on the host" \
+		"$(grep -c 'runc=DIFFERENT' "$T/parity")" 0
+else
+	fail "parity: only $calls calls ran: $(tail -3 "$T/parity")"
+fi
+grep -q 'runc=DIFFERENT' "$T/parity" && sed 's/^/# /' "$T/parity" | head -40
+if ! command -v runsc >/dev/null 2>&1; then
+	ok "parity under gVisor # SKIP no runsc (apt-get install runsc)"
+elif ! podman --runtime "$(command -v runsc)" --runtime-flag network=none run --rm --network none \
+		--ulimit host "$IMG" --version > "$T/rv" 2>&1; then
+	ok "parity under gVisor # SKIP runsc cannot start a sandbox here: $(tail -1 "$T/rv" | head -c 200)"
+else
+	scripts/parity "$WAP" "$IMG" runsc > "$T/gparity" 2>&1
+	same "parity: every call but exec answers under gVisor (runsc) as on the host" \
+		"$(grep -v '^---' "$T/gparity" | grep -v '^exec ' | grep -c 'runsc=DIFFERENT')" 0
+	# gVisor gives no user namespace to map, so exec cannot put the
+	# command in a PID namespace of its own: it must refuse, not run it
+	# without one (or, where gVisor can, run it as on the host)
+	if grep -q '^exec .*runsc=same' "$T/gparity"; then
+		ok "exec under gVisor: runs as on the host"
+	else
+		has "exec under gVisor: refused (no PID namespace), not run unconfined" \
+			"$(sed -n '/^--- exec .*runsc/,$p' "$T/gparity")" '"EXECUTION_FAILED"'
+	fi
+	grep -v '^exec ' "$T/gparity" | grep -q 'runsc=DIFFERENT' && sed 's/^/# /' "$T/gparity" | head -40
+fi
+
 # ---- the static binary, alone in an image ----
 if [ -x build/static/wap ] && [ "$(dirname "$WAP")" = "$PWD" ]; then
 	if scripts/image --static build/static/wap build/static/lazy.h "$SIMG" > "$T/sbuild.log" 2>&1; then
