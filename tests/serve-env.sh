@@ -53,6 +53,12 @@ else
 	expect "non-root on 0.0.0.0:80: exit 125" 125 timeout 10 \
 		setpriv --reuid 65534 --regid 65534 --clear-groups "$WAP" serve --http 0.0.0.0:80 --root /
 	has "non-root on port 80: says why" "$ERR" "a port below 1024 needs root or CAP_NET_BIND_SERVICE"
+	mkdir -p "$T/nr" && chmod 777 "$T/nr"
+	expect "non-root on ws://0.0.0.0:80: exit non-zero, not a silent start" 125 timeout 10 \
+		setpriv --reuid 65534 --regid 65534 --clear-groups env XDG_CONFIG_HOME="$T/nr" \
+		"$WAP" serve --ws 0.0.0.0:80 --token-file "$T/nr/tok" --root "$T/nr"
+	has "ws: says it cannot listen" "$ERR" "Cannot listen on ws://0.0.0.0:80"
+	lacks "ws: no 'Agent Control Protocol on' line" "$ERR" "Agent Control Protocol on"
 fi
 
 # ---- PORT, WAP_HTTP ----
