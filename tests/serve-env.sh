@@ -3,6 +3,8 @@
 # it cannot bind is a clear error with a non-zero exit, never a server
 # that says it serves and serves nothing.
 . tests/lib.sh
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan-lws.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export ASAN_OPTIONS="fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 echo hello > "$W/a.txt"
 unset PORT WAP_HTTP WAP_PROFILE WAP_ALLOWED_HOSTS WAP_ALLOWED_ORIGINS LOG_LEVEL WAP_TOKEN
 PIDS=
