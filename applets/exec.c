@@ -27,10 +27,18 @@
  * security.restrictedCommands) and --allow/--deny check every command of a
  * shell line, inside $(...) and backticks, through env/sudo/xargs/bash -c;
  * a program name computed at run time ($X, globs) is refused while a list
- * is active.  This is a guardrail, not a boundary: --sandbox is.  It uses
- * Landlock: the command may write only inside the root and the temp dir
- * and read only those, the system directories and git's user config; it
- * refuses to run (FEATURE_DISABLED) where the kernel lacks Landlock.
+ * is active.  That check is a first one only: what holds is the kernel.
+ * While a list is active the command always runs in the sandbox, where only
+ * the programs of the PATH directories the lists allow can be run or read
+ * (however a line spells them: eval, aliases, scripts, copies, ld.so), and
+ * nothing in the root or the temp dir can be executed.  An allowed
+ * interpreter still runs what it is given.
+ *
+ * --sandbox uses Landlock: the command may write only inside the root and
+ * a private temp dir made for the run ($TMPDIR; removed afterwards), and
+ * read only those, the system directories and git's user config; .git and
+ * .wap are mounted read-only in a private mount namespace.  It refuses to
+ * run (FEATURE_DISABLED) where the kernel lacks Landlock or the namespace.
  * security.readOnly runs every command sandboxed with a read-only root.
  *
  *   -c, --command LINE     run LINE with bash -c (sh -c without bash)
@@ -49,8 +57,9 @@
  *                          {stream, data}, then the result)
  *   --allow CMD            allow only these commands (repeatable)
  *   --deny CMD             refuse these commands (repeatable)
- *   --sandbox              confine the command with Landlock
- *   --no-network           deny the network: TCP bind/connect (Landlock), other inet sockets (seccomp); else a network namespace
+ *   --sandbox              confine the command (Landlock, read-only .git and .wap)
+ *   --no-network           deny the network: TCP bind/connect (Landlock), every socket
+ *                          but unix ones (seccomp); else a network namespace
  *   --max-memory BYTES     address-space limit (RLIMIT_AS)
  *   --max-procs N          process limit of the user (RLIMIT_NPROC; root is exempt)
  *   --max-file-size BYTES  largest file it may write (RLIMIT_FSIZE)
@@ -284,8 +293,11 @@ static int exec_run(struct wap_call *call, const json_t *req, struct run *run, j
 	struct wap_sandbox_opts so = { 0 };
 	struct wap_proc_opts po = { .cwdfd = -1, .stdin_fd = -1, .save_fd = { -1, -1 } };
 	struct wap_proc_result *pr = &run->pr;
+	struct wap_cmdrules cfg = { pol->allowed_cmds, pol->restricted_cmds, true,
+				    "allowedCommands", "restrictedCommands" };
+	struct wap_cmdrules mine = { NULL, NULL, false, "--allow", "--deny" };
 	int cwdfd = -1, rc = -1;
-	bool have_sb = false;
+	bool have_sb = false, lists;
 
 	*res = NULL;
 	memset(pr, 0, sizeof(*pr));
@@ -306,6 +318,11 @@ static int exec_run(struct wap_call *call, const json_t *req, struct run *run, j
 	    wap_req_bool(req, "no_network", &nonet, err) < 0 ||
 	    req_strv(req, "allow", &allow, err) || req_strv(req, "deny", &deny, err))
 		goto out;
+	mine.allow = allow;
+	mine.deny = deny;
+	lists = (allow && allow[0]) || (deny && deny[0]) ||
+		(pol->allowed_cmds && pol->allowed_cmds[0]) ||
+		(pol->restricted_cmds && pol->restricted_cmds[0]);
 	if (line && argv && argv[0]) {
 		wap_err_set(err, WAP_E_INVALID, "give either -c LINE or PROG ARGS, not both");
 		goto out;
@@ -328,13 +345,8 @@ static int exec_run(struct wap_call *call, const json_t *req, struct run *run, j
 
 	/* the command lists: the config's, then the request's (which can only
 	 * narrow what the config allows) */
-	{
-		struct wap_cmdrules cfg = { pol->allowed_cmds, pol->restricted_cmds, true,
-					    "allowedCommands", "restrictedCommands" };
-		struct wap_cmdrules mine = { allow, deny, false, "--allow", "--deny" };
-		if (wap_cmd_check(&cfg, line, argv, err) || wap_cmd_check(&mine, line, argv, err))
-			goto out;
-	}
+	if (wap_cmd_check(&cfg, line, argv, err) || wap_cmd_check(&mine, line, argv, err))
+		goto out;
 	if (line) {
 		wap_strv_free(argv);
 		argv = NULL;
@@ -356,18 +368,41 @@ static int exec_run(struct wap_call *call, const json_t *req, struct run *run, j
 	if (build_env(req, clear, cwdabs ? cwdabs : ws->root, &env, err))
 		goto out;
 
-	so.fs = sandbox || pol->sandbox || pol->read_only;
+	/* a command list holds in the kernel too: it turns the sandbox on */
+	so.fs = sandbox || pol->sandbox || pol->read_only || lists;
 	so.read_only_root = pol->read_only;
 	so.no_network = nonet;
 	so.max_memory = mem;
 	so.max_procs = procs;
 	so.max_file_size = fsize;
+	so.cwd = cwdrel;
+	so.shell = line ? argv[0] : NULL;
+	so.rules[0] = &cfg;
+	so.rules[1] = &mine;
 	for (size_t i = 0; env[i]; i++)
-		if (!strncmp(env[i], "TMPDIR=", 7))
-			so.tmpdir = env[i] + 7;
+		if (!strncmp(env[i], "PATH=", 5))
+			so.path = env[i] + 5;
+	have_sb = true;
 	if (wap_sandbox_prepare(&sb, ws, &so, err))
 		goto out;
-	have_sb = true;
+	/* the command's TMPDIR: the sandbox's own dir, not the caller's */
+	for (size_t i = 0; sb.tmpenv && env[i]; i++)
+		if (!strncmp(env[i], "TMPDIR=", 7))
+			env[i][0] = 0;	/* dropped below */
+	if (sb.tmpenv) {
+		size_t k = 0;
+		for (size_t i = 0; env[i]; i++) {
+			if (env[i][0])
+				env[k++] = env[i];
+			else
+				free(env[i]);
+		}
+		env[k] = NULL;
+		if (wap_strv_push(&env, sb.tmpenv)) {
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			goto out;
+		}
+	}
 
 	if (save) {
 		char stem[96];

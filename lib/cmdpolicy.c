@@ -869,3 +869,36 @@ int wap_cmd_check(const struct wap_cmdrules *r, const char *line, char *const *a
 		return check_words(r, argv, NULL, n, 0, err);
 	}
 }
+
+/* the first word of ENTRY matches NAME; *ONLY: ENTRY has no other word */
+static bool prog_matches(const char *entry, const char *name, bool *only)
+{
+	char tok[256];
+	size_t l = 0;
+	const char *p = entry;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	while (*p && *p != ' ' && *p != '\t' && l + 1 < sizeof(tok))
+		tok[l++] = *p++;
+	tok[l] = 0;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	*only = !*p;
+	return l && !fnmatch(base(tok), name, 0);
+}
+
+enum wap_cmd_verdict wap_cmd_prog(const struct wap_cmdrules *r, const char *name)
+{
+	bool a = false, d = false, only;
+
+	for (size_t i = 0; listed(r->allow) && r->allow[i]; i++)
+		a |= prog_matches(r->allow[i], name, &only);
+	for (size_t i = 0; listed(r->deny) && r->deny[i]; i++)
+		d |= prog_matches(r->deny[i], name, &only) && only;
+	if (d && !(a && r->allow_overrides))
+		return WAP_CMD_DENIED;
+	if (listed(r->allow) && !a)
+		return WAP_CMD_NOT_LISTED;
+	return WAP_CMD_ALLOWED;
+}

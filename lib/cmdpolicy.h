@@ -16,9 +16,10 @@
  * program name is computed at run time ($VAR, $(...), `...`, globs, brace
  * expansion, $'\x..') cannot be verified and is refused.
  *
- * This is a guardrail against mistakes, not a security boundary: a script
- * file, an interpreter (python -c) or a program that runs others can do
- * anything its author likes.  The boundary is the sandbox (landlock.h).
+ * The parser is a first check against mistakes, not a security boundary: a
+ * script file, an interpreter (python -c), quoting or a program that runs
+ * others can get past it.  What holds is the sandbox, which enforces the
+ * lists on program files (wap_cmd_prog, landlock.h).
  */
 #ifndef WAP_CMDPOLICY_H
 #define WAP_CMDPOLICY_H
@@ -60,5 +61,16 @@ struct wap_cmdrules {
  * NULL).  0 when allowed; else COMMAND_RESTRICTED naming the command. */
 int wap_cmd_check(const struct wap_cmdrules *r, const char *line, char *const *argv,
 		  struct wap_err *err);
+
+/* The kernel's view of the lists (landlock.h): may the program file NAME
+ * be run at all, whatever its arguments?  An allow entry "git status"
+ * allows the file git; only a deny entry without arguments ("curl")
+ * denies a file. */
+enum wap_cmd_verdict {
+	WAP_CMD_ALLOWED,
+	WAP_CMD_NOT_LISTED,	/* an allow-list is active and does not name it */
+	WAP_CMD_DENIED,		/* a deny entry names it */
+};
+enum wap_cmd_verdict wap_cmd_prog(const struct wap_cmdrules *r, const char *name);
 
 #endif

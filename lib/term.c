@@ -45,6 +45,8 @@ struct term {
 	bool stop;		/* kill requested */
 	struct timespec stop_at;
 	struct wap_term_status st;
+	struct wap_sandbox sb;	/* its temp dir lives as long as the terminal */
+	bool have_sb;
 };
 
 struct wap_terms {
@@ -336,6 +338,8 @@ static void term_stop(struct term *t)
 static void term_free(struct term *t)
 {
 	pthread_join(t->thr, NULL);
+	if (t->have_sb)
+		wap_sandbox_release(&t->sb);
 	close(t->fd);
 	free(t->name);
 	free(t->buf);
@@ -475,12 +479,16 @@ static void child_exec(int dirfd, int errfd, char *const *argv, char **envp,
 	_exit(127);
 }
 
+static void cmd_rules(const struct wap_ws *ws, struct wap_cmdrules *r);
+
 int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 		    char id[WAP_TERM_ID_LEN], struct wap_err *err)
 {
 	struct term *t = NULL;
-	char *rel = NULL, **envp = NULL;
+	char *rel = NULL, **envp = NULL, **extra = NULL;
 	char *shargv[3] = { NULL, NULL, NULL };
+	struct wap_cmdrules rules;
+	bool lists;
 	char *const *argv = o->argv;
 	bool pty = o->pty || !o->argv, have_sb = false;
 	struct wap_sandbox sb;
@@ -502,9 +510,10 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 		if (wap_ws_rel(ts->ws, o->cwd, strlen(o->cwd), &rel, err) < 0)
 			return -1;
 		dirfd = wap_ws_open(ts->ws, rel, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, err);
-		free(rel);
-		if (dirfd < 0)
+		if (dirfd < 0) {
+			free(rel);
 			return -1;
+		}
 	} else {
 		dirfd = wap_ws_open(ts->ws, ".", O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, err);
 		if (dirfd < 0)
@@ -514,18 +523,36 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 		shargv[0] = (char *)default_shell();
 		argv = shargv;
 	}
-	/* security.sandbox / readOnly: the same Landlock confinement as
+	/* security.sandbox / readOnly / a command list: the same sandbox as
 	 * `wap exec` (never less confined than asked: no Landlock, no
-	 * terminal). */
-	if (ts->ws->pol.sandbox || ts->ws->pol.read_only) {
-		struct wap_sandbox_opts so = { .fs = true, .read_only_root = ts->ws->pol.read_only };
+	 * terminal).  With a list, the kernel refuses the programs it denies,
+	 * however the text typed into the shell spells them. */
+	cmd_rules(ts->ws, &rules);
+	lists = (rules.allow && rules.allow[0]) || (rules.deny && rules.deny[0]);
+	if (ts->ws->pol.sandbox || ts->ws->pol.read_only || lists) {
+		struct wap_sandbox_opts so = { .fs = true, .read_only_root = ts->ws->pol.read_only,
+					       .cwd = rel, .rules = { &rules, NULL } };
+		so.path = getenv("PATH");
+		for (size_t i = 0; o->env && o->env[i]; i++)
+			if (!strncmp(o->env[i], "PATH=", 5))
+				so.path = o->env[i] + 5;
+		if (!o->argv)
+			so.shell = argv[0];
+		have_sb = true;
 		if (wap_sandbox_prepare(&sb, ts->ws, &so, err) < 0)
 			goto out;
-		have_sb = true;
 	}
+	/* the command's TMPDIR is the sandbox's private dir */
+	for (size_t i = 0; o->env && o->env[i]; i++)
+		if ((!have_sb || !sb.tmpenv || strncmp(o->env[i], "TMPDIR=", 7)) &&
+		    wap_strv_push(&extra, o->env[i]) < 0)
+			goto oom;
+	if (have_sb && sb.tmpenv && wap_strv_push(&extra, sb.tmpenv) < 0)
+		goto oom;
 	t = calloc(1, sizeof(*t));
-	envp = build_env(o->env, pty);
+	envp = build_env(extra, pty);
 	if (!t || !envp) {
+oom:
 		wap_err_set(err, WAP_E_FAILED, "out of memory");
 		goto out;
 	}
@@ -609,6 +636,11 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 	ts->list = t;
 	snprintf(ts->active, sizeof(ts->active), "%s", t->id);
 	snprintf(id, WAP_TERM_ID_LEN, "%s", t->id);
+	if (have_sb) {
+		t->sb = sb;	/* released with the terminal (term_free) */
+		t->have_sb = true;
+		have_sb = false;
+	}
 	pthread_mutex_unlock(&ts->mu);
 	t = NULL;
 	rc = 0;
@@ -620,6 +652,8 @@ out:
 		free(t);
 	}
 	free(envp);
+	wap_strv_free(extra);
+	free(rel);
 	if (have_sb)
 		wap_sandbox_release(&sb);
 	if (dirfd >= 0)

@@ -65,7 +65,12 @@ struct wap_terms *wap_terms_new(const struct wap_ws *ws, wap_term_output_fn out,
 void wap_terms_free(struct wap_terms *ts);
 
 /* Start a terminal; its id ("term-N") is written to ID.  It becomes the
- * active terminal.  At most WAP_TERM_MAX per set (SIZE_LIMIT_EXCEEDED). */
+ * active terminal.  At most WAP_TERM_MAX per set (SIZE_LIMIT_EXCEEDED).
+ * Under security.sandbox, security.readOnly or a command list it runs in
+ * the sandbox of `wap exec` (landlock.h: private TMPDIR kept until the
+ * terminal is released, read-only .git and .wap, the lists enforced on
+ * program files whatever is typed); FEATURE_DISABLED where that cannot
+ * be set up. */
 int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 		    char id[WAP_TERM_ID_LEN], struct wap_err *err);
 
@@ -126,8 +131,8 @@ char *wap_term_utf8(const char *buf, size_t len, size_t *outlen);
 int wap_term_check_command(const struct wap_ws *ws, const char *command, struct wap_err *err);
 
 /* LINE sent to a shell terminal, checked as a shell command line against
- * the command lists (lib/cmdpolicy.h; a guardrail, not a boundary).  0
- * when no list is active. */
+ * the command lists (lib/cmdpolicy.h; a first check: text sent in pieces
+ * gets past it, the terminal's sandbox holds).  0 when no list is active. */
 int wap_term_check_line(const struct wap_ws *ws, const char *line, struct wap_err *err);
 
 #endif

@@ -440,7 +440,7 @@ expect "--exact and --match opencode" 2 wap edit sp.txt --old 'x = 0' --new 'y' 
 printf 'def total(items):\n    acc = 0\n    return acc\n' > served.py
 printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}' \
 	'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"edit","arguments":{"filePath":"served.py","oldString":"def total(items):\n    # gone\n    return acc","newString":"def total(items):\n    return sum(items)"}}}' |
-	wap serve --profile opencode > "$T/oc.out" 2>&1
+	wap serve --drain --profile opencode > "$T/oc.out" 2>&1
 has "opencode profile: block anchor matched" "$(cat "$T/oc.out")" '"strategy":"block_anchor"'
 same "opencode profile: file edited" "$(cat served.py)" 'def total(items):
     return sum(items)'

@@ -275,7 +275,7 @@ open(sys.argv[1], "w").write(str(s.getsockname()[1])); time.sleep(20)' "$T/port"
 	expect "network: namespace fallback (Landlock ABI < 4)" 1 env WAP_LANDLOCK_ABI=3 wap exec --no-network -- /usr/bin/python3 -c "$conn"
 	kill $lp 2>/dev/null; wait $lp 2>/dev/null
 	# UDP, raw and packet sockets, and io_uring: Landlock's rules are TCP
-	# only, a seccomp filter refuses the rest; unix sockets stay
+	# bind/connect only, a seccomp filter refuses every socket but unix
 	python3 -c '
 import socket, sys
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0))
@@ -309,12 +309,12 @@ params = ctypes.create_string_buffer(120)
 r = libc.syscall(425, 1, params)
 print("io_uring", "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()])'
 	expect "network: socket kinds under --no-network" 0 wap exec --no-network -- /usr/bin/python3 -c "$socks"
-	same "network: only unix and TCP sockets are made (TCP then meets Landlock)" "$OUT" "udp6 EACCES
+	same "network: only unix sockets are made" "$OUT" "udp6 EACCES
 raw EACCES
 packet EACCES
 sctp EACCES
 unix ok
-tcp ok
+tcp EACCES
 io_uring EACCES"
 	expect "rlimit: --max-file-size" 0 wap exec --json --max-file-size 1000 -c 'head -c 5000 /dev/zero > big.bin'
 	jcheck "rlimit: file size exceeded" "$OUT" 'j["exit_code"]!=0'

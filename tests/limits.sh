@@ -77,8 +77,8 @@ jcheck "MCP exec: kill -9 \$PPID still times out" "$out" 'j["result"]["structure
 gone "MCP exec" '^sleep 96[.]5$'
 
 # limits.maxExecutionTime is a maximum, not just the default
-mkdir -p .wap
-echo '{"limits": {"maxExecutionTime": 400}}' > .wap/config.json
+echo '{"limits": {"maxExecutionTime": 400}}' > "$T/cfg.json"
+export WAP_CONFIG="$T/cfg.json"
 start=$(date +%s%N)
 expect "maxExecutionTime caps --timeout" 124 wap exec --timeout 100000 -- sleep 30
 ms=$(ms_since $start)
@@ -87,15 +87,15 @@ out=$( { printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
 jcheck "maxExecutionTime caps MCP timeout_ms" "$out" 'j["result"]["structuredContent"]["timed_out"] is True and j["result"]["structuredContent"]["timeout_ms"]==400'
 expect "a shorter timeout is kept" 124 wap exec --timeout 200 -- sleep 30
 has "the shorter one" "$ERR" "timed out after 200 ms"
-echo '{"limits": {"maxExecutionTime": 400, "maxExecutionTimeCap": 900}}' > .wap/config.json
+echo '{"limits": {"maxExecutionTime": 400, "maxExecutionTimeCap": 900}}' > "$T/cfg.json"
 expect "maxExecutionTimeCap given: the caller may ask up to it" 124 wap exec --timeout 100000 -- sleep 30
 has "up to the cap" "$ERR" "timed out after 900 ms"
-rm -f .wap/config.json
+unset WAP_CONFIG
 
 # as a user other than root: a user namespace holds the PID namespace
 U=$(mktemp -d /tmp/wap-lim-user.XXXXXX); chmod 755 "$U"
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
-	setpriv --reuid 65534 --regid 65534 --clear-groups "$WAP" exec --root "$U" --timeout 1000 --kill-after 300 -c 'kill -9 $PPID; exec sleep 95.5' >"$T/out" 2>"$T/err"; st=$?
+	XDG_CONFIG_HOME="$U/.config" setpriv --reuid 65534 --regid 65534 --clear-groups "$WAP" exec --root "$U" --timeout 1000 --kill-after 300 -c 'kill -9 $PPID; exec sleep 95.5' >"$T/out" 2>"$T/err"; st=$?
 	same "non-root: kill -9 \$PPID still times out" "$st" 124
 	gone "non-root" '^sleep 95[.]5$'
 else
@@ -133,8 +133,8 @@ expect "grep: a sane pattern on the same file" 0 wap grep -c 'a+xc' rx.txt
 has "grep: it matches" "$OUT" 1
 expect "grep -v: the limit is an error too" 2 wap grep -v '(a|aa)*[bc]' rx.txt
 start=$(date +%s%N)
-echo '[{"type":"regexReplace","pattern":"(a|aa)*[bc]","replacement":"X"}]' > "$T/ops.json"
-expect "edit regexReplace: the limit is an error" 7 wap edit rx.txt --ops "$T/ops.json"
+echo '[{"type":"regexReplace","pattern":"(a|aa)*[bc]","replacement":"X"}]' > ops.json
+expect "edit regexReplace: the limit is an error" 7 wap edit rx.txt --ops ops.json
 ms=$(ms_since $start)
 has "edit regexReplace: names the file" "$ERR" "rx.txt"
 if [ "$ms" -lt 2500 ]; then ok "edit regexReplace: in ${ms} ms"; else fail "edit regexReplace: took ${ms} ms"; fi

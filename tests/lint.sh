@@ -12,9 +12,11 @@ same "lib/ never writes to stdout or stderr" "$hits" ""
 # lib/ never includes anything from applets/
 hits=$(grep -n '#include "\.\./applets' lib/*.c lib/*.h)
 same "lib/ does not include applets/" "$hits" ""
-# no realpath()-and-prefix confinement
-hits=$(grep -n 'realpath(' lib/*.c applets/*.c | grep -v 'lib/ws.c')
-same "realpath() only names the root (lib/ws.c)" "$hits" ""
+# no realpath()-and-prefix confinement (lib/landlock.c resolves system
+# directories for the command lists, /bin -> /usr/bin and PATH dirs, which
+# the agent cannot change; the workspace is never confined that way)
+hits=$(grep -n 'realpath(' lib/*.c applets/*.c | grep -v -e 'lib/ws.c' -e 'lib/landlock.c')
+same "realpath() only names the root (lib/ws.c) and system dirs (lib/landlock.c)" "$hits" ""
 # every applet is one file with a header comment of the agreed shape
 for f in applets/*.c; do
 	check "$f starts with '/* wap NAME: summary'" sh -c "head -n 1 '$f' | grep -qE '^/\* wap [a-z0-9-]+: '"

@@ -183,7 +183,7 @@ test "\$2" = ok.txt
 EOF2
 chmod +x "$T/approve.sh"
 mcp() { # PROFILE CONFIG ARGS... < requests
-	wap serve --root "$W" --profile "$1" --config "$2" --approver "$T/approve.sh \"\$@\"" --audit "$T/audit.jsonl"
+	wap serve --drain --root "$W" --profile "$1" --config "$2" --approver "$T/approve.sh \"\$@\"" --audit "$T/audit.jsonl"
 }
 R=$(printf '%s\n' \
  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write","arguments":{"path":"a.txt","content":"x"}}}' \

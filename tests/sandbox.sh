@@ -167,3 +167,310 @@ export WAP_NO_OPENAT2
 run fallback
 unset WAP_NO_OPENAT2
 same "outside tree identical at the end" "$(snapshot)" "$BEFORE"
+
+# ---- the process sandbox: exec --sandbox and terminals ----
+abi=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))' 2>/dev/null || echo 0)
+if [ "${abi:-0}" -lt 1 ]; then
+	ok "# SKIP no Landlock on this kernel: the process sandbox refuses to run (tests/exec.sh)"
+else
+setup
+tag=$(basename "$TT")
+# the temp dir: private to the run, never the caller's TMPDIR, gone afterwards
+expect "sandbox: TMPDIR=/etc from the caller does not open /etc" 2 wap exec --sandbox --env TMPDIR=/etc -- sh -c "echo x > /etc/wap-escape.$tag"
+check "sandbox: nothing written in /etc" test ! -e "/etc/wap-escape.$tag"
+expect "sandbox: /tmp itself is not writable" 2 wap exec --sandbox -- sh -c "echo x > /tmp/wap-escape.$tag"
+check "sandbox: nothing written in /tmp" test ! -e "/tmp/wap-escape.$tag"
+expect "sandbox: /dev/shm is not writable" 2 wap exec --sandbox -- sh -c "echo x > /dev/shm/wap-escape.$tag"
+check "sandbox: nothing written in /dev/shm" test ! -e "/dev/shm/wap-escape.$tag"
+expect "sandbox: \$TMPDIR is a private writable dir" 0 wap exec --sandbox --env TMPDIR=/etc -- sh -c 'echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && stat -c %a "$TMPDIR" && echo "$TMPDIR"'
+same "sandbox: written and read back, mode 0700" "$(printf '%s\n' "$OUT" | sed -n 1,2p)" "t
+700"
+ptmp=$(printf '%s\n' "$OUT" | sed -n 3p)
+case $ptmp in /tmp/wap-sandbox.*) ok "sandbox: the private dir is under /tmp ($ptmp)";; *) fail "sandbox: private dir $ptmp";; esac
+check "sandbox: the private dir is removed after the run" test ! -e "$ptmp"
+
+# no device nodes (root could make one for the disk), no disk devices
+expect "sandbox: mknod of a block device refused" 1 wap exec --sandbox -- mknod ./blk b 7 0
+has "sandbox: mknod EACCES" "$ERR" "Permission denied"
+check "sandbox: no device node made" test ! -e "$W/blk"
+blk=$(find /dev -maxdepth 1 -type b 2>/dev/null | head -1)
+if [ -n "$blk" ]; then
+	expect "sandbox: a disk device ($blk) cannot be opened" 1 wap exec --sandbox -- head -c 1 "$blk"
+	has "sandbox: the device refused by Landlock" "$ERR" "Permission denied"
+else
+	ok "# SKIP no block device in /dev"
+fi
+
+# root keeps only the capabilities of file work (no init_module, raw I/O,
+# reboot, sethostname, bpf...), in the bounding set too
+if [ "$(id -u)" = 0 ]; then
+	caps='import sys; d = dict(l.split(":\t") for l in open("/proc/self/status").read().splitlines() if l.startswith("Cap")); print(" ".join("%s=%d%d%d" % (k, (int(d[k], 16) >> 16) & 1, (int(d[k], 16) >> 21) & 1, (int(d[k], 16) >> 1) & 1) for k in ("CapEff", "CapBnd")))'
+	expect "caps control: root has CAP_SYS_MODULE and CAP_SYS_ADMIN" 0 wap exec -- /usr/bin/python3 -c "$caps"
+	same "caps control: module, admin, dac_override" "$OUT" "CapEff=111 CapBnd=111"
+	expect "caps: the sandbox drops them" 0 wap exec --sandbox -- /usr/bin/python3 -c "$caps"
+	same "caps: no module, no admin; dac_override kept" "$OUT" "CapEff=001 CapBnd=001"
+fi
+
+# --read-only covers exec
+expect "read-only: exec cannot write the root" 2 wap exec --read-only -- sh -c 'echo x > ro.txt'
+check "read-only: nothing written" test ! -e "$W/ro.txt"
+
+# .git and .wap are read-only inside the sandbox (a private mount namespace
+# bind-mounts them read-only: EROFS says that mechanism held)
+git -C "$W" init -q
+mkdir -p "$W/.wap" "$W/sub/nested"
+git -C "$W/sub/nested" init -q
+printf '{}' > "$W/.wap/config.json"
+gitcfg=$(md5sum < "$W/.git/config")
+expect "sandbox: cannot plant .git/hooks/pre-commit" 2 wap exec --sandbox -- sh -c 'echo "#!/bin/sh" > .git/hooks/pre-commit'
+has "sandbox: .git held by the read-only mount" "$ERR" "Read-only file system"
+check "sandbox: no hook planted" test ! -e "$W/.git/hooks/pre-commit"
+expect "sandbox: cannot set core.fsmonitor" 0 wap exec --json --sandbox -- git config core.fsmonitor 'touch /tmp/pwned'
+jcheck "sandbox: git config failed" "$OUT" 'j["exit_code"] != 0'
+expect "sandbox: cannot write objects/info/alternates" 2 wap exec --sandbox -- sh -c 'echo /tmp > .git/objects/info/alternates'
+same "sandbox: .git/config unchanged" "$(md5sum < "$W/.git/config")" "$gitcfg"
+expect "sandbox: cannot rename .git away" 1 wap exec --sandbox -- mv .git g
+check "sandbox: .git stays" test -d "$W/.git"
+expect "sandbox: cannot write .git from a cwd inside it" 2 wap exec --sandbox --cwd .git -- sh -c 'echo x > hooks/post-checkout'
+check "sandbox: no hook planted from inside" test ! -e "$W/.git/hooks/post-checkout"
+expect "sandbox: a nested repository's .git too" 2 wap exec --sandbox -- sh -c 'echo x > sub/nested/.git/hooks/pre-commit'
+expect "sandbox: cannot change .wap/config.json" 2 wap exec --sandbox -- sh -c 'echo "{\"security\":{}}" > .wap/config.json'
+same "sandbox: .wap/config.json unchanged" "$(cat "$W/.wap/config.json")" "{}"
+expect "sandbox: cannot add to .wap" 2 wap exec --sandbox -- sh -c 'echo x > .wap/new'
+expect "sandbox: cannot unmount the read-only .git" 0 wap exec --json --sandbox -- umount .git
+jcheck "sandbox: umount failed" "$OUT" 'j["exit_code"] != 0'
+expect "sandbox: nor reach it through /proc/PPID/cwd" 2 wap exec --sandbox -- sh -c 'echo x > /proc/$PPID/cwd/.git/hooks/pre-commit'
+check "sandbox: no hook planted through /proc" test ! -e "$W/.git/hooks/pre-commit"
+if command -v gcc >/dev/null; then
+	cat > "$TT/byhandle.c" <<'EOF2'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+/* open .git/config by its handle through the root's (writable) mount */
+int main(void)
+{
+	struct file_handle *h = malloc(sizeof(*h) + 128);
+	int mid, fd;
+
+	h->handle_bytes = 128;
+	if (name_to_handle_at(AT_FDCWD, ".git/config", h, &mid, 0) < 0) {
+		perror("name_to_handle_at");
+		return 1;
+	}
+	fd = open_by_handle_at(open(".", O_RDONLY | O_DIRECTORY), h, O_WRONLY | O_APPEND);
+	if (fd < 0 || write(fd, "[core]\n\tfsmonitor = touch /tmp/pwned\n", 36) < 0) {
+		perror("open_by_handle_at");
+		return 1;
+	}
+	return 0;
+}
+EOF2
+	gcc -o "$W/byhandle" "$TT/byhandle.c"
+	expect "sandbox: cannot open .git/config by its handle (root)" 1 wap exec --sandbox -- ./byhandle
+	has "sandbox: open_by_handle_at refused by seccomp" "$ERR" "open_by_handle_at: Permission denied"
+	rm -f "$W/byhandle"
+else
+	ok "# SKIP open_by_handle_at: no gcc"
+fi
+expect "sandbox: the rest of the root stays writable" 0 wap exec --sandbox -- sh -c 'echo x > sub/w && cat sub/w'
+expect "sandbox: git still reads its repository" 0 wap exec --sandbox -- git status --short
+
+# network off means off: only unix sockets are made, abstract ones reach
+# nothing outside the sandbox
+python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind("\0wap-test-'"$tag"'"); s.listen(4)
+t = socket.socket(); t.setsockopt(socket.SOL_TCP, 23, 5); t.bind(("127.0.0.1", 0)); t.listen(8)
+open(sys.argv[1], "w").write(str(t.getsockname()[1])); time.sleep(20)' "$TT/nport" & lp=$!
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -s "$TT/nport" ] && break; sleep 0.1; done
+net='
+import errno, socket, sys
+port = int(sys.argv[1])
+def try_(name, f):
+    try:
+        f(); print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+def tfo():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.sendto(b"GET / HTTP/1.0\r\n\r\n", 0x20000000, ("127.0.0.1", port))
+def tfo_connect():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.IPPROTO_TCP, 30, 1)
+    s.connect(("127.0.0.1", port))
+def autobind():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.listen(1)
+def udp():
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", port))
+def raw():
+    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+def netlink():
+    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+def vsock():
+    socket.socket(40, socket.SOCK_STREAM)
+def abstract():
+    s = socket.socket(socket.AF_UNIX); s.connect("\0wap-test-'"$tag"'")
+try_("tfo", tfo); try_("tfo_connect", tfo_connect); try_("autobind", autobind)
+try_("udp", udp); try_("raw", raw); try_("netlink", netlink); try_("vsock", vsock)
+try_("abstract", abstract)
+try_("unix", lambda: socket.socketpair())'
+expect "network: the probes run without --no-network" 0 wap exec -- /usr/bin/python3 -c "$net" "$(cat "$TT/nport")"
+has "network: control reaches the listener" "$OUT" "tfo_connect ok"
+has "network: control reaches the abstract socket" "$OUT" "abstract ok"
+expect "network: --no-network probes" 0 wap exec --no-network -- /usr/bin/python3 -c "$net" "$(cat "$TT/nport")"
+# abstract unix sockets are scoped from Landlock ABI 6 on
+[ "$abi" -ge 6 ] && abs=EPERM || abs=ok
+same "network: every non-unix socket refused, abstract unix scoped (ABI $abi)" "$OUT" "tfo EACCES
+tfo_connect EACCES
+autobind EACCES
+udp EACCES
+raw EACCES
+netlink EACCES
+vsock EACCES
+abstract $abs
+unix ok"
+kill $lp 2>/dev/null; wait $lp 2>/dev/null
+
+# command lists hold in the kernel: a denied program cannot be run by any
+# shell trick, and nothing is run from the workspace or the temp dir.
+# Each form runs from a script file (which the line parser cannot see
+# into), first without a list (the control: it reaches curl), then with.
+printf '{"security":{"restrictedCommands":["curl"]}}' > "$TT/deny.json"
+printf '{"security":{"allowedCommands":["bash","sh","ls","cat","env","flock","watch","timeout","cp","chmod"]}}' > "$TT/allow.json"
+bypass() {
+	d=$1; printf '%s\n' "$2" > "$W/b.sh"
+	rm -f "$W/o.txt"
+	wap exec --timeout 20000 -- bash b.sh > "$T/out" 2>&1
+	if ! cat "$T/out" "$W/o.txt" 2>/dev/null | grep -q libcurl; then fail "$d: the control did not reach curl: $(head -c 300 "$T/out")"; return; fi
+	for list in deny allow; do
+		rm -f "$W/o.txt" "$W/c"
+		wap exec --timeout 20000 --config "$TT/$list.json" -- bash b.sh > "$T/out" 2>&1
+		if cat "$T/out" "$W/o.txt" 2>/dev/null | grep -q libcurl; then
+			fail "$d ($list-list): curl ran"
+		elif grep -q -e "Permission denied" -e "Operation not permitted" "$T/out" "$W/o.txt" 2>/dev/null; then
+			ok "$d ($list-list): refused by the kernel"
+		else
+			fail "$d ($list-list): no curl, but no refusal either: $(head -c 300 "$T/out")"
+		fi
+	done
+}
+if [ -x /usr/bin/curl ]; then
+	bypass "env -S" "env -S 'curl --version'"
+	bypass "eval of a computed name" 'c=cu; eval "${c}rl --version"'
+	bypass '${x@P}' 'x="\$(curl --version)"; echo "${x@P}"'
+	bypass "PS4" 'PS4="\$(curl --version >&2)"; set -x; true'
+	command -v flock >/dev/null && bypass "flock -c" "flock lk -c 'curl --version'"
+	command -v watch >/dev/null && bypass "watch" "TERM=dumb timeout 5 watch -n 0.5 -g 'curl --version > o.txt 2>&1'"
+	bypass "hash -p" 'hash -p /usr/bin/curl x; x --version'
+	bypass ". <(...)" '. <(echo curl --version)'
+	bypass "alias" "$(printf 'shopt -s expand_aliases\nalias x=curl\nx --version')"
+	bypass "a copied binary" 'cp /usr/bin/curl ./c && ./c --version'
+	bypass "a copy in the temp dir" 'cp /usr/bin/curl "$TMPDIR/c" && "$TMPDIR/c" --version'
+	bypass "the dynamic loader" 'for l in /lib64/ld-linux-*.so.* /lib/ld-linux-*.so.*; do [ -e "$l" ] && exec "$l" /usr/bin/curl --version; done'
+	bypass "a symlink" 'ln -sf /usr/bin/curl l && ./l --version'
+	bypass "PATH from --env" 'PATH=/usr/local/bin:/usr/bin curl --version'
+else
+	ok "# SKIP the bypass forms need /usr/bin/curl"
+fi
+expect "policy: memfd_create is refused under a list" 1 wap exec --config "$TT/deny.json" -- /usr/bin/python3 -c 'import os; os.memfd_create("x")'
+has "policy: memfd_create EACCES" "$ERR" "Permission denied"
+if command -v gcc >/dev/null && [ -e /lib64/ld-linux-x86-64.so.2 ]; then
+	printf 'int main(void) { return 42; }\n' > "$W/p.c"
+	expect "policy control: a program built in the workspace runs without a list" 42 wap exec --sandbox -c 'gcc -o p p.c && ./p'
+	expect "policy: nothing in the workspace runs under a list" 126 wap exec --config "$TT/deny.json" -c 'gcc -o p p.c && ./p'
+	expect "policy: nor through the dynamic loader (noexec mount)" 127 wap exec --config "$TT/deny.json" -c 'exec /lib64/ld-linux-x86-64.so.2 ./p'
+	has "policy: the loader cannot map it" "$ERR" "failed to map segment"
+	rm -f "$W/p" "$W/p.c"
+else
+	ok "# SKIP programs built in the workspace: no gcc or not x86-64"
+fi
+printf 'wap secret\n' > "$TT/held.txt"
+exec 7< "$TT/held.txt"	# wap holds it open: PATH=/proc/self/fd must not name it
+expect "policy: PATH through /proc grants nothing" 1 wap exec --config "$TT/deny.json" --env PATH=/proc/self/fd:/usr/bin -- cat "$TT/held.txt"
+exec 7<&-
+expect "policy: allowed commands still run" 0 wap exec --config "$TT/deny.json" -- bash -c 'ls >/dev/null && git --version && cat b.sh >/dev/null'
+expect "policy: allow-list commands run" 0 wap exec --config "$TT/allow.json" -c 'ls >/dev/null && cat b.sh > /dev/null'
+expect "policy: no Landlock, no run (a list needs the sandbox)" 15 env WAP_LANDLOCK_ABI=0 wap exec --config "$TT/deny.json" -- true
+has "policy: the refusal says why" "$ERR" "Sandbox unavailable"
+
+# terminals get the same sandbox; text sent in chunks cannot reassemble a
+# denied command
+cat > "$TT/term.py" <<'EOF2'
+import json, subprocess, sys, os, time
+p = subprocess.Popen([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2], "--config", sys.argv[3]],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+n = 0
+def call(method, **params):
+    global n
+    n += 1
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+cmd = json.loads(sys.argv[4]) if sys.argv[4].startswith("[") else ["bash", "-c", sys.argv[4]]
+r = call("terminal/create", sessionId="s", command=cmd[0], args=cmd[1:])
+if "error" in r:
+    print(json.dumps(r)); sys.exit(0)
+tid = r["result"]["terminalId"]
+call("terminal/wait_for_exit", sessionId="s", terminalId=tid)
+print(json.dumps(call("terminal/output", sessionId="s", terminalId=tid)["result"]["output"]))
+p.stdin.close()
+p.wait(timeout=10)
+EOF2
+printf '{"security":{"readOnly":true}}' > "$TT/ro.json"
+out=$(python3 "$TT/term.py" "$WAP" "$W" "$TT/ro.json" 'echo x > term-ro.txt; echo done' 2>&1)
+check "terminal/create under readOnly: the root is not written" test ! -e "$W/term-ro.txt"
+has "terminal/create under readOnly: refused" "$out" "Permission denied"
+printf '{"security":{"sandbox":true}}' > "$TT/sb.json"
+out=$(python3 "$TT/term.py" "$WAP" "$W" "$TT/sb.json" 'echo x > .git/hooks/pre-push; echo done' 2>&1)
+check "terminal: .git read-only" test ! -e "$W/.git/hooks/pre-push"
+out=$(python3 "$TT/term.py" "$WAP" "$W" "$TT/sb.json" '["env", "-S", "curl --version"]' 2>&1)
+has "terminal/create control: curl runs without a list" "$out" "libcurl"
+out=$(python3 "$TT/term.py" "$WAP" "$W" "$TT/deny.json" '["env", "-S", "curl --version"]' 2>&1)
+lacks "terminal/create with restrictedCommands: env -S curl does not run" "$out" "libcurl"
+has "terminal/create: refused by the kernel" "$out" "Permission denied"
+# Agent Control terminal.sendText: "cu" then "rl --version" (each piece
+# passes the line check; the kernel refuses the program)
+WSDIR=$(cd "$(dirname "$0")/ws" && pwd)
+if [ -d "$WSDIR/node_modules/ws" ] && command -v node >/dev/null; then
+	cat > "$TT/chunks.js" <<EOF2
+const { Client, sleep } = require('$WSDIR/client');
+(async () => {
+  const [port, token] = process.argv.slice(2);
+  const c = await new Client('ws://127.0.0.1:' + port).open();
+  await c.auth(token);
+  const r = await c.call('terminal.create', {});
+  const id = r.result && r.result.terminalId;
+  if (!id) { console.log(JSON.stringify(r)); process.exit(0); }
+  let out = '';
+  c.waiters.push({ check: () => { for (const m of c.notes.splice(0)) if (m.method === 'terminal.output') out += m.params.data; } });
+  await c.call('terminal.sendText', { terminalId: id, text: 'cu', addNewLine: false });
+  await c.call('terminal.sendText', { terminalId: id, text: 'rl --version; echo end-of-test' });
+  for (let i = 0; i < 100 && !/(^|\n)end-of-test\r?\n/.test(out); i++) await sleep(100);
+  console.log(JSON.stringify(out));
+  await c.close();
+  process.exit(0);
+})();
+EOF2
+	for cfg in sb deny; do
+		SHELL=/bin/bash wap serve --ws 127.0.0.1:0 --token-file "$TT/tok.$cfg" --root "$W" --config "$TT/$cfg.json" 2>"$TT/ws.$cfg.log" & sp=$!
+		port=
+		for i in $(seq 50); do
+			port=$(sed -n 's/.*on ws:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$TT/ws.$cfg.log"); [ -n "$port" ] && break; sleep 0.1
+		done
+		out=$(node "$TT/chunks.js" "$port" "$(cat "$TT/tok.$cfg")" 2>&1)
+		kill $sp; wait $sp 2>/dev/null
+		if [ $cfg = sb ]; then
+			has "terminal.sendText control: curl in two chunks runs without a list" "$out" "libcurl"
+		else
+			lacks "terminal.sendText in chunks: curl does not run under restrictedCommands" "$out" "libcurl"
+			has "terminal.sendText in chunks: refused by the kernel" "$out" "Permission denied"
+		fi
+	done
+else
+	ok "# SKIP terminal.sendText in chunks: no node or tests/ws/node_modules (npm ci in tests/ws)"
+fi
+rm -rf "$W/.git" "$W/.wap" "$W/sub/nested" "$W/b.sh" "$W/lk" "$W/l"
+fi

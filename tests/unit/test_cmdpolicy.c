@@ -278,6 +278,33 @@ static void test_random(void **state)
 	}
 }
 
+/* the kernel's view: a program file, no arguments */
+static void test_prog(void **state)
+{
+	char *deny[] = { "curl", "git push", "python*", "/usr/bin/wget", NULL };
+	char *allow[] = { "ls", "git status", NULL };
+	char *allow2[] = { "python3", NULL };
+	struct wap_cmdrules d = { NULL, deny, true, "a", "d" };
+	struct wap_cmdrules a = { allow, NULL, true, "a", "d" };
+	struct wap_cmdrules both = { allow2, deny, true, "a", "d" };
+	struct wap_cmdrules both_strict = { allow2, deny, false, "a", "d" };
+	struct wap_cmdrules none = { NULL, NULL, true, "a", "d" };
+	(void)state;
+
+	assert_int_equal(wap_cmd_prog(&d, "curl"), WAP_CMD_DENIED);
+	assert_int_equal(wap_cmd_prog(&d, "git"), WAP_CMD_ALLOWED);	/* only "git push" */
+	assert_int_equal(wap_cmd_prog(&d, "python3.11"), WAP_CMD_DENIED);
+	assert_int_equal(wap_cmd_prog(&d, "wget"), WAP_CMD_DENIED);
+	assert_int_equal(wap_cmd_prog(&d, "ls"), WAP_CMD_ALLOWED);
+	assert_int_equal(wap_cmd_prog(&a, "ls"), WAP_CMD_ALLOWED);
+	assert_int_equal(wap_cmd_prog(&a, "git"), WAP_CMD_ALLOWED);	/* "git status" */
+	assert_int_equal(wap_cmd_prog(&a, "cat"), WAP_CMD_NOT_LISTED);
+	assert_int_equal(wap_cmd_prog(&both, "python3"), WAP_CMD_ALLOWED);	/* allow beats deny */
+	assert_int_equal(wap_cmd_prog(&both_strict, "python3"), WAP_CMD_DENIED);
+	assert_int_equal(wap_cmd_prog(&both, "python2"), WAP_CMD_DENIED);
+	assert_int_equal(wap_cmd_prog(&none, "anything"), WAP_CMD_ALLOWED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +317,7 @@ int main(void)
 		cmocka_unit_test(test_message),
 		cmocka_unit_test(test_deep),
 		cmocka_unit_test(test_random),
+		cmocka_unit_test(test_prog),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
