@@ -251,6 +251,9 @@ EOF
 		sleep 0.1
 	done
 	same "kube play: /health answers on the pod (${ip:-no ip})" "$code" 200
+	same "kube play: the Deployment's securityContext (read-only root, uid 65532, no caps)" \
+		"$(podman inspect --format '{{.HostConfig.ReadonlyRootfs}} {{.Config.User}} {{len .EffectiveCaps}}' "$pod-wap" 2>&1)" \
+		"true 65532:65532 0"
 	podman logs "$pod-wap" > "$T/kl" 2>&1
 	has "kube play: the langop profile from the Deployment's env" "$(cat "$T/kl")" "(profile langop)"
 fi
