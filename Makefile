@@ -110,6 +110,8 @@ test-deps:
 check: test-deps $(BIN) $(UNIT_BIN) $(FUZZ_BIN)
 	@WAP="$(abspath $(BIN))" UNIT_DIR="$(abspath $(B)/unit)" FUZZ_DIR="$(abspath $(B)/fuzz)" ASAN="$(ASAN)" tests/run
 
+# A bearer token is made at each start; stderr names the 0600 file it is in
+# ($XDG_RUNTIME_DIR, else ~/.cache: wap-http-PORT.token), never the token.
 run: $(BIN)
 	./$(BIN) serve --http 127.0.0.1:$(PORT) --root .
 

@@ -3,7 +3,7 @@
  * usage: wap serve [--http HOST:PORT] [--profile NAME] [--audit FILE]
  *                  [--token TOKEN] [--roots-from-client] [--root DIR]
  *                  [--ws HOST:PORT] [--token-file FILE] [--session-ttl SECONDS]
- *                  [--approver COMMAND]
+ *                  [--approver COMMAND] [--no-auth]
  *
  * Without --http, speaks MCP on stdin/stdout: one JSON-RPC message a line,
  * nothing else on stdout, logs on stderr.  With --http, serves MCP
@@ -21,21 +21,28 @@
  *   --http HOST:PORT        serve Streamable HTTP at /mcp (e.g. 127.0.0.1:8765)
  *   --profile NAME          tool set: wap (default), wap-1.0, langop, opencode, acp
  *   --audit FILE            append one JSON line per operation to FILE (- for stderr)
- *   --token TOKEN           HTTP: require Authorization: Bearer TOKEN (default $WAP_TOKEN)
+ *   --token TOKEN           the bearer token of --http and --ws (default: the
+ *                           config's "token", else $WAP_TOKEN, else a random one
+ *                           written to the token file)
+ *   --token-file FILE       write the token there, mode 0600, never inside the root
+ *                           (default $XDG_RUNTIME_DIR, else ~/.cache:
+ *                           wap-http-PORT.token, wap-acp.token for --ws)
+ *   --no-auth               HTTP: serve without a token; only on a loopback address
  *   --roots-from-client     narrow the root to the client's first root inside it
  *                           (stdio, and HTTP: asked on the SSE reply to a request)
  *   --allowed-hosts HOST    HTTP: also accept this Host (repeatable, or comma-separated)
- *   --allowed-origins ORIGIN  HTTP: also accept this Origin (repeatable, or comma-separated)
+ *   --allowed-origins ORIGIN  HTTP and ws: also accept this Origin (repeatable, or
+ *                           comma-separated; * accepts any), as the config's
+ *                           allowedOrigins do
  *   --workers N             threads running tool calls (default 4)
  *   --drain                 stdio: at end of input finish the calls under way
  *                           and answer them (for printf ... | wap serve); else
  *                           end of input cancels them, as a client's shutdown
- *   --max-message BYTES     largest JSON-RPC message accepted (default 16 MiB)
+ *   --max-message BYTES     largest JSON-RPC message accepted (default 16 MiB); over
+ *                           HTTP a larger Content-Length is refused (413) unread
+ *   --max-connections N     HTTP: connections at once, more are dropped (default 64)
  *   --ws HOST:PORT          serve the Agent Control Protocol over WebSocket
  *                           (default port 19876; beside --http in the same process)
- *   --token-file FILE       ws: write the token there, mode 0600 (default
- *                           $XDG_RUNTIME_DIR/wap-acp.token); the token is the
- *                           config's "token", else --token, else a random one
  *   --session-ttl SECONDS   ws: sessions expire after SECONDS (-32008; default never)
  *   --approver COMMAND      with security.requireApproval, run COMMAND (sh -c) for
  *                           each call that writes or runs commands (every
@@ -56,7 +63,8 @@
  * client answers auth.authenticate {token, nonce}; then fs.*, search.*,
  * git.*, state.getWorkspace, editor.* text operations on files and
  * terminal.* (shells on PTYs), with file.changed and terminal.output
- * notifications.  Methods that need a real editor, language server or
+ * notifications.  A client must authenticate within 30 s (messages before
+ * that are at most 64 KiB).  Methods that need a real editor, language server or
  * debugger answer -32009 FeatureDisabled.  The approver gets the method
  * as $1 and the path (or name) as $2, and {"method","params"} on stdin.
  * The config's agentControl.logging.level (debug, info, warn, error) picks
@@ -65,8 +73,13 @@
  *
  * HTTP security: Host and Origin (when sent) must be localhost, 127.0.0.1
  * or [::1] (any port) or named by --allowed-hosts / --allowed-origins,
- * else 403; with a token, a request to /mcp without the right Bearer token
- * gets 401 (/health stays open).
+ * else 403 (the WebSocket upgrade checks Origin the same way); a request
+ * to /mcp without the Bearer token gets 401 (/health stays open).  There
+ * is always a token unless --no-auth on loopback: without one configured,
+ * a random one is made and only the file holding it is named on stderr.
+ * Refusals (403, 401, 413, 411 for chunked bodies) come from the headers,
+ * before the body is read.  SIGTERM drains: calls under way finish (10 s
+ * at most), new requests and /health get 503, then exit 0.
  *
  * environment (for containers; an option wins, lists add to it):
  *   WAP_HTTP=HOST:PORT      as --http
@@ -81,6 +94,7 @@
  * examples:
  *   wap serve --root ~/src/project
  *   wap serve --http 127.0.0.1:8765 --audit audit.jsonl
+ *   wap serve --http 127.0.0.1:8765 --no-auth
  *   WAP_TOKEN=s3cret wap serve --http 0.0.0.0:8765 --allowed-hosts myhost.lan
  *   wap serve --profile langop --root /workspace
  *   wap serve --ws 127.0.0.1:19876 --token-file ~/.wap-token --root ~/src/project
@@ -102,6 +116,7 @@
 #include "acp.h"
 #include "mcp.h"
 #include "stdio_rpc.h"
+#include "token.h"
 
 static const struct wap_opt serve_opts[] = {
 	{ "http", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
@@ -118,6 +133,8 @@ static const struct wap_opt serve_opts[] = {
 	{ "token-file", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
 	{ "session-ttl", 0, WAP_OPT_INT, WAP_OPT_CLI, NULL },
 	{ "approver", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
+	{ "no-auth", 0, WAP_OPT_BOOL, WAP_OPT_CLI, NULL },
+	{ "max-connections", 0, WAP_OPT_INT, WAP_OPT_CLI, NULL },
 	{ NULL }
 };
 
@@ -137,6 +154,8 @@ struct serve_cfg {
 	const char *token_file;
 	long long session_ttl;
 	const char *approver;
+	bool no_auth;
+	int max_conns;
 	bool quiet;			/* LOG_LEVEL warn or error */
 	char http_buf[300];		/* --http HOST with $PORT appended */
 };
@@ -245,6 +264,16 @@ static int serve_cfg_read(const json_t *req, struct serve_cfg *c)
 	wap_req_str(req, "ws", &c->ws, NULL);
 	wap_req_str(req, "token_file", &c->token_file, NULL);
 	wap_req_str(req, "approver", &c->approver, NULL);
+	b = false;
+	wap_req_bool(req, "no_auth", &b, NULL);
+	c->no_auth = b;
+	if (wap_req_int(req, "max_connections", &n, NULL) == 1) {
+		if (n < 1 || n > 10000) {
+			fprintf(stderr, "wap serve: --max-connections must be 1 to 10000\n");
+			return -1;
+		}
+		c->max_conns = (int)n;
+	}
 	if (wap_req_int(req, "session_ttl", &c->session_ttl, NULL) == 1 && c->session_ttl < 1) {
 		fprintf(stderr, "wap serve: --session-ttl must be at least 1 second\n");
 		return -1;
@@ -301,15 +330,43 @@ static int ws_addr(const char *spec, char *host, size_t hn, int *port)
 
 static bool log_quiet;
 
-static void http_listening(const char *host, int port, const char *profile)
-{
-	bool v6 = strchr(host, ':') != NULL;
+/* The HTTP door's token and where it goes (the file is named once the
+ * port is known: the default name carries it). */
+struct http_token {
+	struct wap_ws *ws;
+	const char *token;		/* NULL: --no-auth */
+	const char *file;		/* --token-file, or NULL */
+	bool write;			/* generated, or a --token-file asked for */
+	const char *written;		/* already written there (by --ws), or NULL */
+};
 
-	if (log_quiet)
-		return;
-	fprintf(stderr, "wap serve: MCP at http://%s%s%s:%d/mcp (profile %s)\n",
-		v6 ? "[" : "", host, v6 ? "]" : "", port, profile);
+static int http_listening(void *arg, const char *host, int port, const char *profile, struct wap_err *err)
+{
+	struct http_token *ht = arg;
+	bool v6 = strchr(host, ':') != NULL;
+	char *path = NULL, name[64];
+
+	if (ht->token && ht->write) {
+		snprintf(name, sizeof(name), "wap-http-%d.token", port);
+		path = ht->file ? strdup(ht->file) : wap_token_state_file(name);
+		if (!path)
+			return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		if (wap_token_write(ht->ws, path, ht->token, err) < 0) {
+			free(path);
+			return -1;
+		}
+	}
+	if (!log_quiet)
+		fprintf(stderr, "wap serve: MCP at http://%s%s%s:%d/mcp (profile %s)\n",
+			v6 ? "[" : "", host, v6 ? "]" : "", port, profile);
+	if (!ht->token)
+		fprintf(stderr, "wap serve: no authentication (--no-auth): any local process may call it\n");
+	else if (path || ht->written)	/* the file, never the token */
+		fprintf(stderr, "wap serve: bearer token in %s (send Authorization: Bearer $(cat %s))\n",
+			path ? path : ht->written, path ? path : ht->written);
 	fflush(stderr);
+	free(path);
+	return 0;
 }
 
 static void http_log(const char *line)
@@ -335,6 +392,9 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 	struct wap_mcp_server srv = { 0 };
 	struct wap_err err = { 0 };
 	struct wap_acp *acp = NULL;
+	char gen[65];
+	const char *token;
+	bool generated = false;
 	int rc = 0;
 	bool drain = false;
 
@@ -358,6 +418,25 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		rc = 2;
 		goto out;
 	}
+	/* One token for both doors: the config's, else --token/$WAP_TOKEN,
+	 * else a random one (handed over in a file, never printed). */
+	token = wap_config_str(ws->config, "token", "");
+	if (!token || !*token)
+		token = cfg.token;
+	if (cfg.no_auth && !cfg.http) {
+		fprintf(stderr, "wap serve: --no-auth is for --http (the WebSocket protocol always authenticates)\n");
+		rc = 2;
+		goto out;
+	}
+	if ((!token || !*token) && (!cfg.no_auth || cfg.ws)) {
+		if (wap_token_random(gen, &err) < 0) {
+			fprintf(stderr, "wap serve: %s\n", err.msg);
+			rc = wap_err_exit(err.kind);
+			goto out;
+		}
+		token = gen;
+		generated = true;
+	}
 	if (cfg.audit && !(srv.audit = wap_audit_open(cfg.audit, &err))) {
 		fprintf(stderr, "wap serve: %s\n", err.msg);
 		rc = wap_err_exit(err.kind);
@@ -367,8 +446,8 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		char host[256];
 		struct wap_acp_opts ao = {
 			.token_file = cfg.token_file, .session_ttl = (long)cfg.session_ttl,
-			.approver = cfg.approver, .token = cfg.token, .audit = srv.audit,
-			.log = acp_log,
+			.approver = cfg.approver, .token = token, .audit = srv.audit,
+			.log = acp_log, .allowed_origins = cfg.allowed_origins,
 		};
 		if (ws_addr(cfg.ws, host, sizeof(host), &ao.port) < 0) {
 			fprintf(stderr, "wap serve: --ws wants HOST:PORT, not '%s'\n", cfg.ws);
@@ -402,9 +481,31 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		}
 	}
 	if (cfg.http) {
+		/* one Origin allow-list for both doors: the config's
+		 * allowedOrigins widen HTTP too */
+		char **cfg_origins = NULL;
+		if (wap_config_strv(ws->config, "allowedOrigins", &cfg_origins, &err) < 0) {
+			fprintf(stderr, "wap serve: %s\n", err.msg);
+			rc = wap_err_exit(err.kind);
+			goto out;
+		}
+		for (size_t i = 0; cfg_origins && cfg_origins[i]; i++)
+			wap_strv_push(&cfg.allowed_origins, cfg_origins[i]);
+		wap_strv_free(cfg_origins);
+	}
+	if (cfg.http) {
+		struct http_token ht = {
+			.ws = ws, .token = cfg.no_auth ? NULL : token, .file = cfg.token_file,
+			/* beside --ws the token file is already written */
+			.write = (generated && !cfg.ws) || (cfg.token_file && !cfg.ws),
+			.written = acp ? wap_acp_token_file(acp) : NULL,
+		};
 		struct wap_http_opts h = {
 			.listen = cfg.http,
-			.token = cfg.token,
+			.token = ht.token,
+			.no_auth = cfg.no_auth,
+			.max_conns = cfg.max_conns,
+			.arg = &ht,
 			.allowed_hosts = cfg.allowed_hosts,
 			.allowed_origins = cfg.allowed_origins,
 			.workers = cfg.workers,
@@ -414,6 +515,8 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		};
 		if (getenv("WAP_MCP_SESSION_IDLE"))	/* tests of expiry */
 			h.session_idle_s = atoi(getenv("WAP_MCP_SESSION_IDLE"));
+		if (getenv("WAP_HTTP_BODY_TIMEOUT"))	/* tests of trickled bodies */
+			h.body_timeout_s = atoi(getenv("WAP_HTTP_BODY_TIMEOUT"));
 		srv.transport = "http";
 		if (wap_http_serve(&srv, &h, &err)) {
 			fprintf(stderr, "wap serve: %s\n", err.msg);
@@ -438,6 +541,7 @@ out:
 	wap_err_release(&err);
 	wap_strv_free(cfg.allowed_hosts);
 	wap_strv_free(cfg.allowed_origins);
+	explicit_bzero(gen, sizeof(gen));
 	return rc;
 }
 

@@ -20,7 +20,7 @@ for d in $(seq 1 20); do
 	mkdir -p "$D/tree/d$d/sub"
 	for f in $(seq 1 25); do echo "int f$f;" > "$D/tree/d$d/f$f.c"; echo x > "$D/tree/d$d/sub/g$f.txt"; done
 done
-"$WAP" serve --http 127.0.0.1:0 --root "$D" 2>"$D/http.log" &
+"$WAP" serve --http 127.0.0.1:0 --no-auth --root "$D" 2>"$D/http.log" &
 hp=$!
 sleep 0.3
 U=http://127.0.0.1:$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$D/http.log")

@@ -20,7 +20,7 @@ _wap() {
 	mv) opts="--force -f" ;;
 	read) opts="--head --limit --member --offset --tail -n" ;;
 	rm) opts="--force --recursive -f -r" ;;
-	serve) opts="--allowed-hosts --allowed-origins --approver --audit --drain --http --max-message --profile --roots-from-client --session-ttl --token --token-file --workers --ws" ;;
+	serve) opts="--allowed-hosts --allowed-origins --approver --audit --drain --http --max-connections --max-message --no-auth --profile --roots-from-client --session-ttl --token --token-file --workers --ws" ;;
 	stat) opts="--exists" ;;
 	write) opts="--content --expected-version --force --mode" ;;
 	*) opts= ;;

@@ -27,16 +27,21 @@
 #include "audit.h"
 #include "config.h"
 #include "file.h"
+#include "http.h"
 #include "jsonrpc.h"
 #include "match.h"
 #include "policy.h"
 #include "strbuf.h"
 #include "term.h"
 #include "text.h"
+#include "token.h"
 #include "watch.h"
 
 #define ACP_MAX_MESSAGE		(16u << 20)
 #define ACP_MAX_QUEUE		(8u << 20)	/* bytes of notifications queued per client */
+#define ACP_MAX_PREAUTH		(64u << 10)	/* a message before auth.authenticate */
+#define ACP_DRAIN_MS		10000	/* calls under way at a stop get this long */
+#define ACP_AUTH_TIMEOUT_S	30	/* a client must authenticate within */
 #define ACP_MAX_AUTH_FAILURES	5
 #define ACP_MAX_CLIENTS		256	/* connections at once (a thread each) */
 
@@ -59,7 +64,8 @@ struct wap_acp {
 	struct wap_acp_opts o;
 	char *token;
 	char *token_file;
-	char **origins;			/* allowedOrigins; NULL or ["*"]: any */
+	char **origins;			/* allowedOrigins and --allowed-origins, beside
+					 * loopback ones; ["*"]: any */
 	bool rate_on;
 	long rate;			/* requests per second */
 	int loglevel;			/* logging.level: LOG_DEBUG .. LOG_ERROR */
@@ -82,6 +88,7 @@ struct wap_acp {
 	struct wap_err start_err;
 	lws_sorted_usec_list_t sul;
 	volatile bool closing;		/* the context is being destroyed */
+	bool draining;			/* stopping: calls under way finish, no new ones */
 	char addr[64];			/* the host, resolved */
 };
 
@@ -1569,7 +1576,7 @@ static json_t *authenticate(struct wap_acp_session *s, const json_t *id, const j
 		}
 		return rpc_result(id, res);
 	}
-	s->authed = true;
+	__atomic_store_n(&s->authed, true, __ATOMIC_SEQ_CST);
 	s->failures = 0;
 	s->nonce[0] = 0;	/* a nonce is good for one authentication */
 	s->auth_at = time(NULL);
@@ -1605,7 +1612,7 @@ static json_t *handle_call(struct wap_acp_session *s, const char *method, const 
 			NULL) : NULL;
 	if (a->o.session_ttl > 0 && time(NULL) - s->auth_at >= a->o.session_ttl) {
 		log_line(a, LOG_INFO, "ws: client %lu: session %s expired", s->num, s->session_id);
-		s->authed = false;
+		__atomic_store_n(&s->authed, false, __ATOMIC_SEQ_CST);
 		send_challenge(s);
 		return id ? rpc_error(id, RPC_EXPIRED, "Session expired: authenticate again (a new auth.challenge was sent)",
 				      json_pack("{s:I}", "sessionTtl", (json_int_t)a->o.session_ttl)) : NULL;
@@ -1767,41 +1774,6 @@ json_t *wap_acp_handle(struct wap_acp_session *s, const char *text, size_t len, 
 
 /* ---------- setup: token, config ---------- */
 
-static int write_token_file(const char *path, const char *token, struct wap_err *err)
-{
-	int fd;
-	size_t n = strlen(token);
-
-	/* Never follow a link planted at the name; the file is ours alone. */
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return wap_err_set(err, WAP_E_FAILED, "Cannot write the token file %s: %s", path, strerror(errno));
-	if (fchmod(fd, 0600) < 0 || write(fd, token, n) != (ssize_t)n || write(fd, "\n", 1) != 1) {
-		int e = errno;
-		close(fd);
-		return wap_err_set(err, WAP_E_FAILED, "Cannot write the token file %s: %s", path, strerror(e));
-	}
-	close(fd);
-	return 0;
-}
-
-/* NAME in $XDG_RUNTIME_DIR, else in ~/.cache (made 0700); NULL: no memory */
-static char *state_file(const char *name)
-{
-	const char *dir = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
-	struct wap_sb sb = WAP_SB_INIT;
-
-	if (dir && *dir) {
-		wap_sb_addf(&sb, "%s/%s", dir, name);
-	} else {
-		wap_sb_addf(&sb, "%s/.cache", home && *home ? home : "/tmp");
-		if (sb.buf)
-			mkdir(sb.buf, 0700);
-		wap_sb_addf(&sb, "/%s", name);
-	}
-	return wap_sb_detach(&sb);
-}
-
 /* logging.level (debug, info, warn or error; default info) and
  * logging.logToFile (default false): the file is logging.file (a wap
  * extension), else wap-acp.log beside the default token file; 0600,
@@ -1825,7 +1797,7 @@ static int log_setup(struct wap_acp *a, struct wap_err *err)
 	if (!wap_config_bool(a->ws->config, "logging.logToFile", false))
 		return 0;
 	file = wap_config_str(a->ws->config, "logging.file", NULL);
-	a->log_file = file && *file ? strdup(file) : state_file("wap-acp.log");
+	a->log_file = file && *file ? strdup(file) : wap_token_state_file("wap-acp.log");
 	if (!a->log_file)
 		return wap_err_set(err, WAP_E_FAILED, "out of memory");
 	a->logfd = open(a->log_file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -1855,6 +1827,11 @@ struct wap_acp *wap_acp_new(const struct wap_ws *ws, const struct wap_acp_opts *
 	a->rate = (long)wap_config_int(ws->config, "rateLimit.requestsPerSecond", 100);
 	if (wap_config_strv(ws->config, "allowedOrigins", &a->origins, err) < 0)
 		goto fail;
+	for (size_t i = 0; o->allowed_origins && o->allowed_origins[i]; i++)
+		if (wap_strv_push(&a->origins, o->allowed_origins[i]) < 0) {
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			goto fail;
+		}
 	tok = wap_config_str(ws->config, "token", "");
 	if (!tok || !*tok)
 		tok = o->token;
@@ -1862,20 +1839,20 @@ struct wap_acp *wap_acp_new(const struct wap_ws *ws, const struct wap_acp_opts *
 		a->token = strdup(tok);
 	} else {
 		a->token = malloc(65);
-		if (a->token)
-			random_hex(a->token, 32);
+		if (a->token && wap_token_random(a->token, err) < 0)
+			goto fail;
 	}
 	if (o->token_file && *o->token_file)
 		a->token_file = strdup(o->token_file);
 	else
-		a->token_file = state_file("wap-acp.token");
+		a->token_file = wap_token_state_file("wap-acp.token");
 	if (!a->token || !a->token_file) {
 		wap_err_set(err, WAP_E_FAILED, "out of memory");
 		goto fail;
 	}
 	if (log_setup(a, err) < 0)
 		goto fail;
-	if (write_token_file(a->token_file, a->token, err) < 0)
+	if (wap_token_write(ws, a->token_file, a->token, err) < 0)
 		goto fail;
 	return a;
 fail:
@@ -1912,6 +1889,11 @@ const char *wap_acp_token(const struct wap_acp *a)
 	return a->token;
 }
 
+const char *wap_acp_token_file(const struct wap_acp *a)
+{
+	return a->token_file;
+}
+
 /* ---------- the WebSocket server ---------- */
 
 struct qmsg {
@@ -1941,6 +1923,8 @@ struct conn {
 	struct inmsg *in_head, *in_tail;
 	size_t in_count;
 	bool stopping;
+	bool busy;			/* the worker is handling a message */
+	time_t t0;			/* connected at (monotonic) */
 };
 
 struct inmsg {
@@ -2018,6 +2002,7 @@ static void *conn_worker(void *arg)
 		if (!c->in_head)
 			c->in_tail = NULL;
 		c->in_count--;
+		c->busy = true;
 		pthread_mutex_unlock(&c->mu);
 		reply = wap_acp_handle(c->s, m->text, m->len, &close);
 		free(m);
@@ -2029,6 +2014,9 @@ static void *conn_worker(void *arg)
 		}
 		if (reply)
 			enqueue(c, reply, false);
+		pthread_mutex_lock(&c->mu);
+		c->busy = false;
+		pthread_mutex_unlock(&c->mu);
 		if (!c->a->closing)
 			lws_cancel_service(c->a->ctx);
 		pthread_mutex_lock(&c->mu);
@@ -2037,20 +2025,20 @@ static void *conn_worker(void *arg)
 	return NULL;
 }
 
+/* A browser always sends Origin on a WebSocket upgrade: a page from
+ * elsewhere (DNS rebinding, a cross-site page) is refused unless its
+ * origin is loopback or listed (the same allow-list as MCP over HTTP);
+ * a client that is no browser sends none. */
 static bool origin_ok(struct wap_acp *a, struct lws *wsi)
 {
 	char origin[512];
-	int n;
+	int l = lws_hdr_total_length(wsi, WSI_TOKEN_ORIGIN);
 
-	if (!a->origins || !a->origins[0])
+	if (l <= 0)
 		return true;
-	n = lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN);
-	if (n <= 0)
-		return true;	/* not a browser: no Origin header */
-	for (size_t i = 0; a->origins[i]; i++)
-		if (!strcmp(a->origins[i], "*") || !strcasecmp(a->origins[i], origin))
-			return true;
-	return false;
+	if (l >= (int)sizeof(origin) || lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN) <= 0)
+		return false;
+	return wap_http_origin_ok(origin, a->origins);
 }
 
 
@@ -2105,6 +2093,18 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	struct conn **pc = user, *c = pc ? *pc : NULL;
 
 	switch (reason) {
+	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+		if (a->draining) {
+			lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "The server is stopping");
+			return 1;
+		}
+		if (!origin_ok(a, wsi)) {	/* 403, said before the upgrade */
+			log_line(a, LOG_WARN, "ws: connection refused: Origin not in allowedOrigins");
+			lws_return_http_status(wsi, HTTP_STATUS_FORBIDDEN,
+					       "Origin not allowed (see allowedOrigins / --allowed-origins)");
+			return 1;
+		}
+		break;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		if (!origin_ok(a, wsi)) {
 			log_line(a, LOG_WARN, "ws: connection refused: Origin not in allowedOrigins");
@@ -2121,6 +2121,11 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			return -1;
 		c->a = a;
 		c->wsi = wsi;
+		{
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			c->t0 = ts.tv_sec;
+		}
 		pthread_mutex_init(&c->mu, NULL);
 		*pc = c;
 		c->next = a->conns;
@@ -2142,13 +2147,25 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 
 		if (!c)
 			return -1;
-		if (c->rx.len + len > ACP_MAX_MESSAGE) {
+		/* before authentication only small messages: a client that has
+		 * not shown the token cannot make us hold megabytes */
+		if (c->rx.len + len > (c->s && __atomic_load_n(&c->s->authed, __ATOMIC_SEQ_CST) ?
+				       ACP_MAX_MESSAGE : ACP_MAX_PREAUTH)) {
 			lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, (unsigned char *)"too large", 9);
 			return -1;
 		}
 		wap_sb_add(&c->rx, in, len);
 		if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi))
 			break;
+		if (a->draining) {	/* stopping: a new request is refused */
+			json_t *v = json_loadb(c->rx.buf ? c->rx.buf : "", c->rx.len, 0, NULL), *id;
+			c->rx.len = 0;
+			if (json_is_object(v) && (id = json_object_get(v, "id")) && !json_is_null(id))
+				enqueue(c, rpc_error(id, RPC_INTERNAL, "Server stopping: no new requests", NULL), false);
+			json_decref(v);
+			lws_callback_on_writable(wsi);
+			break;
+		}
 		m = malloc(sizeof(*m) + c->rx.len + 1);
 		if (!m)
 			return -1;
@@ -2238,9 +2255,36 @@ static const struct lws_protocols protocols[] = {
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
+/* A client that never authenticates would hold a connection (and its
+ * thread) for ever: it is closed after ACP_AUTH_TIMEOUT_S. */
 static void tick(lws_sorted_usec_list_t *sul)
 {
 	struct wap_acp *a = lws_container_of(sul, struct wap_acp, sul);
+	const char *env = getenv("WAP_ACP_AUTH_TIMEOUT");	/* tests */
+	long limit = env && atol(env) > 0 ? atol(env) : ACP_AUTH_TIMEOUT_S;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (struct conn *c = a->conns; c; c = c->next) {
+		bool late;
+		if (!c->s)
+			continue;
+		if (__atomic_load_n(&c->s->authed, __ATOMIC_SEQ_CST)) {
+			c->t0 = now.tv_sec;	/* an expired session gets as long again */
+			continue;
+		}
+		pthread_mutex_lock(&c->mu);
+		late = !c->close_after && now.tv_sec - c->t0 > limit;
+		if (late) {
+			c->close_after = true;
+			c->close_status = LWS_CLOSE_STATUS_POLICY_VIOLATION;
+		}
+		pthread_mutex_unlock(&c->mu);
+		if (late) {
+			log_line(a, LOG_WARN, "ws: client %lu closed: no authentication within %ld s", c->s->num, limit);
+			lws_callback_on_writable(c->wsi);
+		}
+	}
 
 	lws_sul_schedule(a->ctx, 0, &a->sul, tick, 100 * LWS_US_PER_MS);
 }
@@ -2297,6 +2341,23 @@ static void serve_loop(struct wap_acp *a)
 	while (!*a->stop)
 		if (lws_service(a->ctx, 0) < 0)
 			break;
+	/* drain: the requests each client sent before the stop are handled
+	 * and answered (ACP_DRAIN_MS at most); new ones are refused */
+	a->draining = true;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		bool idle = true;
+		for (struct conn *c = a->conns; c && idle; c = c->next) {
+			pthread_mutex_lock(&c->mu);
+			idle = !c->busy && !c->in_head;
+			pthread_mutex_unlock(&c->mu);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (idle || (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > ACP_DRAIN_MS)
+			break;
+		if (lws_service(a->ctx, 0) < 0)
+			break;
+	}
 	/* server.shutdown to everyone, then close each connection once it
 	 * is written (a second at most). */
 	for (struct conn *c = a->conns; c; c = c->next) {

@@ -45,6 +45,8 @@ struct wap_acp_opts {
 	const char *token;		/* used when the config has no "token";
 					 * NULL: a random one */
 	struct wap_audit *audit;	/* one line per method call; may be NULL */
+	char **allowed_origins;		/* beside the config's allowedOrigins and
+					 * loopback ones (NULL-terminated; may be NULL) */
 };
 
 struct wap_acp;
@@ -52,7 +54,7 @@ struct wap_acp_session;
 
 /* Read the ACP settings from WS's config (token, allowedOrigins,
  * rateLimit.*, security.*), make or take the token and write the token
- * file.  No socket yet.  WS is borrowed and must outlive the server. */
+ * file (never inside the root).  No socket yet.  WS is borrowed and must outlive the server. */
 struct wap_acp *wap_acp_new(const struct wap_ws *ws, const struct wap_acp_opts *o,
 			    struct wap_err *err);
 void wap_acp_free(struct wap_acp *a);
@@ -71,6 +73,8 @@ void wap_acp_stop(struct wap_acp *a);
 int wap_acp_port(const struct wap_acp *a);
 /* The token (owned by A; for tests and the token file only, never log it). */
 const char *wap_acp_token(const struct wap_acp *a);
+/* Where the token was written. */
+const char *wap_acp_token_file(const struct wap_acp *a);
 
 /* --- the protocol core --- */
 

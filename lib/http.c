@@ -7,6 +7,7 @@
  * transaction (struct txn) outlives its connection when a worker still
  * holds it; whoever lets go last frees it.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -45,6 +46,8 @@ struct txn {
 	char path[64];
 	struct wap_sb body;
 	bool too_big;
+	bool close;			/* refused from its headers: close after the reply */
+	time_t t0;			/* when the headers were in (monotonic) */
 	/* the reply: guarded by h->mu while busy */
 	int status;			/* 0: not ready yet */
 	const char *ctype;
@@ -79,6 +82,10 @@ struct httpd {
 	struct sess *sessions;
 	int nsessions;
 	unsigned char *wbuf;		/* LWS_PRE + CHUNK, for the loop thread */
+	int nconns;			/* connections open (loop thread) */
+	int live;			/* transactions not yet freed (atomic) */
+	bool draining;			/* stopping: calls under way finish, no new ones */
+	lws_sorted_usec_list_t sul;	/* wakes the loop while draining */
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -87,7 +94,7 @@ static struct lws_context *stop_ctx;
 static void on_signal(int sig)
 {
 	(void)sig;
-	stop_flag = 1;
+	stop_flag++;	/* a second signal ends the drain at once */
 	if (stop_ctx)
 		lws_cancel_service(stop_ctx);
 }
@@ -190,6 +197,22 @@ bool wap_http_origin_ok(const char *origin, char **extra)
 			if (!strcasecmp(e, h))
 				return true;
 		}
+	return false;
+}
+
+bool wap_http_loopback(const char *host)
+{
+	unsigned char a[16];
+
+	if (!strcmp(host, "localhost"))
+		return true;
+	if (inet_pton(AF_INET, host, a) == 1)
+		return a[0] == 127;
+	if (inet_pton(AF_INET6, host, a) == 1) {
+		static const unsigned char one[16] = { [15] = 1 };
+		static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
+		return !memcmp(a, one, 16) || (!memcmp(a, mapped, 12) && a[12] == 127);
+	}
 	return false;
 }
 
@@ -304,6 +327,7 @@ static bool sess_delete(struct httpd *h, const char *id)
 
 static void txn_free(struct txn *t)
 {
+	__atomic_fetch_sub(&t->h->live, 1, __ATOMIC_SEQ_CST);
 	wap_sb_release(&t->body);
 	wap_sb_release(&t->out);
 	json_decref(t->msg);
@@ -497,8 +521,8 @@ static bool admitted(struct httpd *h, struct txn *t)
 		      "{\"error\":\"Forbidden: Origin not allowed (see --allowed-origins)\",\"code\":\"ACCESS_DENIED\"}");
 		return false;
 	}
-	if (h->o->token) {
-		bool ok = hdr(t->wsi, WSI_TOKEN_HTTP_AUTHORIZATION, v, sizeof(v)) && token_ok(v, h->o->token);
+	if (!h->o->no_auth) {
+		bool ok = h->o->token && hdr(t->wsi, WSI_TOKEN_HTTP_AUTHORIZATION, v, sizeof(v)) && token_ok(v, h->o->token);
 		if (!ok) {
 			t->www_auth = true;
 			reply(t, 401, "application/json",
@@ -526,13 +550,6 @@ static void post_mcp(struct httpd *h, struct txn *t)
 	    strncasecmp(v, "application/json", 16)) {
 		reply_rpc_error(t, 415, WAP_RPC_INVALID_REQUEST,
 				"Unsupported Media Type: Content-Type must be application/json");
-		return;
-	}
-	if (t->too_big) {
-		char msg2[120];
-		size_t max = h->o->lim.max_message ? h->o->lim.max_message : WAP_RPC_MAX_MESSAGE;
-		snprintf(msg2, sizeof(msg2), "Invalid Request: message over the limit of %zu bytes", max);
-		reply_rpc_error(t, 413, WAP_RPC_INVALID_REQUEST, msg2);
 		return;
 	}
 	if (custom_hdr(t->wsi, "mcp-protocol-version:", v, sizeof(v)) && !wap_mcp_version_ok(v)) {
@@ -664,6 +681,10 @@ static void request(struct httpd *h, struct txn *t)
 			reply(t, 405, "application/json", "{\"error\":\"Method Not Allowed\"}");
 			return;
 		}
+		if (h->draining) {	/* not ready: a balancer sends no more */
+			reply(t, 503, "application/json", "{\"status\":\"draining\",\"service\":\"wap\"}");
+			return;
+		}
 		snprintf(body, sizeof(body), "{\"status\":\"ok\",\"service\":\"wap\",\"version\":\"%s\"}",
 			 WAP_VERSION);
 		reply(t, 200, "application/json", body);
@@ -695,6 +716,53 @@ static void request(struct httpd *h, struct txn *t)
 	      "{\"error\":\"Method Not Allowed: POST JSON-RPC messages to /mcp (no server-initiated stream)\"}");
 }
 
+static size_t max_message(const struct httpd *h)
+{
+	return h->o->lim.max_message ? h->o->lim.max_message : WAP_RPC_MAX_MESSAGE;
+}
+
+static void reply_too_big(struct httpd *h, struct txn *t)
+{
+	char msg[120];
+
+	snprintf(msg, sizeof(msg), "Invalid Request: message over the limit of %zu bytes (--max-message)",
+		 max_message(h));
+	reply_rpc_error(t, 413, WAP_RPC_INVALID_REQUEST, msg);
+}
+
+/* A POST's headers are in, its body not yet: everything that can refuse
+ * it is decided now, so a client that may not talk to us cannot make us
+ * read (let alone keep) a byte of its body.  Fills the reply and marks
+ * the connection to be closed when refused. */
+static bool post_headers_ok(struct httpd *h, struct txn *t)
+{
+	char v[64];
+
+	if (h->draining) {
+		reply(t, 503, "application/json",
+		      "{\"error\":\"Service Unavailable: the server is stopping\",\"code\":\"EXECUTION_FAILED\"}");
+	} else if (strcmp(t->path, "/mcp") && strcmp(t->path, "/mcp/")) {
+		request(h, t);	/* 404, or 405 on /health */
+	} else if (!admitted(h, t)) {
+		;
+	} else if (lws_hdr_total_length(t->wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0) {
+		/* libwebsockets does not decode chunked request bodies */
+		reply_rpc_error(t, 411, WAP_RPC_INVALID_REQUEST,
+				"Length Required: send the message with a Content-Length (no chunked bodies)");
+	} else if (hdr(t->wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, v, sizeof(v))) {
+		char *end;
+		unsigned long long n;
+		errno = 0;
+		n = strtoull(v, &end, 10);
+		if (!*v || *v == '-' || *end || errno == ERANGE || n > max_message(h))
+			reply_too_big(h, t);
+	}
+	if (!t->status)
+		return true;
+	t->close = true;
+	return false;
+}
+
 static int write_some(struct httpd *h, struct txn *t)
 {
 	unsigned char *start = h->wbuf + LWS_PRE, *p = start, *end = h->wbuf + LWS_PRE + CHUNK;
@@ -718,6 +786,8 @@ static int write_some(struct httpd *h, struct txn *t)
 				(const unsigned char *)t->allow, (int)strlen(t->allow), &p, end)) ||
 		    (t->www_auth && lws_add_http_header_by_name(t->wsi, (const unsigned char *)"www-authenticate:",
 				(const unsigned char *)"Bearer", 6, &p, end)) ||
+		    (t->close && lws_add_http_header_by_name(t->wsi, (const unsigned char *)"connection:",
+				(const unsigned char *)"close", 5, &p, end)) ||
 		    (sse && lws_add_http_header_by_name(t->wsi, (const unsigned char *)"cache-control:",
 				(const unsigned char *)"no-cache", 8, &p, end))) {
 			pthread_mutex_unlock(&h->mu);
@@ -743,7 +813,7 @@ static int write_some(struct httpd *h, struct txn *t)
 			if (lws_write(t->wsi, start, lws_ptr_diff(p, start), LWS_WRITE_HTTP_HEADERS) !=
 			    lws_ptr_diff(p, start))
 				return -1;
-			return 1;
+			return t->close ? -1 : 1;
 		}
 		pthread_mutex_unlock(&h->mu);
 		if (lws_finalize_write_http_header(t->wsi, start, &p, end))
@@ -752,7 +822,7 @@ static int write_some(struct httpd *h, struct txn *t)
 			lws_callback_on_writable(t->wsi);
 			return 0;
 		}
-		return sse ? -1 : 1;
+		return sse || t->close ? -1 : 1;
 	}
 	n = t->out.len - t->sent;
 	if (n > CHUNK)
@@ -765,7 +835,7 @@ static int write_some(struct httpd *h, struct txn *t)
 	if ((n || final) && lws_write(t->wsi, start, n, final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int)n)
 		return -1;
 	if (final) {
-		if (sse)
+		if (sse || t->close)
 			return -1;	/* the stream ends with the connection */
 		return 1;
 	}
@@ -776,13 +846,37 @@ static int write_some(struct httpd *h, struct txn *t)
 	return 0;
 }
 
+static int body_timeout(const struct httpd *h)
+{
+	return h->o->body_timeout_s > 0 ? h->o->body_timeout_s : 30;
+}
+
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
 	struct pss *ps = user;
 	struct httpd *h = lws_context_user(lws_get_context(wsi));
-	struct txn *t = ps ? ps->t : NULL;
+	struct txn *t;
+	struct timespec now;
 	int r;
 
+	/* connections: counted from creation to destruction; past the
+	 * limit a new one is closed at accept, before it costs anything */
+	switch (reason) {
+	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+		return h && h->nconns >= (h->o->max_conns > 0 ? h->o->max_conns : 64);
+	case LWS_CALLBACK_WSI_CREATE:
+		if (h)
+			h->nconns++;
+		return 0;
+	case LWS_CALLBACK_WSI_DESTROY:
+		if (h && h->nconns > 0)
+			h->nconns--;
+		return 0;
+	default:
+		break;
+	}
+	t = ps ? ps->t : NULL;
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	switch (reason) {
 	case LWS_CALLBACK_HTTP:
 		if (t)
@@ -790,8 +884,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		t = ps->t = calloc(1, sizeof(*t));
 		if (!t)
 			return -1;
+		__atomic_fetch_add(&h->live, 1, __ATOMIC_SEQ_CST);
 		t->h = h;
 		t->wsi = wsi;
+		t->t0 = now.tv_sec;
 		snprintf(t->path, sizeof(t->path), "%s", (const char *)in);
 		if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0)
 			t->method = M_POST;
@@ -799,27 +895,52 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			t->method = M_GET;
 		else if (lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0)
 			t->method = M_DELETE;
-		if (t->method == M_POST)
-			return 0;	/* answer once the body is in */
-		request(h, t);
+		if (t->method == M_POST) {
+			if (post_headers_ok(h, t)) {
+				/* the whole body within body_timeout_s, however
+				 * it trickles (checked as it comes, and lws
+				 * drops a connection that goes quiet) */
+				lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, body_timeout(h));
+				return 0;	/* answer once the body is in */
+			}
+		} else if (h->draining) {
+			t->close = true;
+			if (!strcmp(t->path, "/health"))
+				request(h, t);
+			else
+				post_headers_ok(h, t);
+		} else {
+			request(h, t);
+			/* a body we will not read: the connection ends with the reply */
+			if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 ||
+			    lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0)
+				t->close = true;
+		}
 		lws_callback_on_writable(wsi);
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY:
 		if (!t)
 			return -1;
-		if (!t->too_big) {
-			size_t max = h->o->lim.max_message ? h->o->lim.max_message : WAP_RPC_MAX_MESSAGE;
-			if (t->body.len + len > max) {
-				t->too_big = true;
-				wap_sb_release(&t->body);
-			} else {
-				wap_sb_add(&t->body, in, len);
-			}
+		if (t->status)
+			return 0;	/* refused from its headers: not kept */
+		if (now.tv_sec - t->t0 > body_timeout(h))
+			return -1;	/* a body trickled to hold the connection */
+		if (t->body.len + len > max_message(h)) {
+			/* a body longer than it said: refused at once */
+			wap_sb_release(&t->body);
+			t->too_big = true;
+			reply_too_big(h, t);
+			t->close = true;
+			lws_callback_on_writable(wsi);
+			return 0;
 		}
+		wap_sb_add(&t->body, in, len);
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
 		if (!t)
 			return -1;
+		if (t->status)
+			return 0;	/* already answered */
 		if (!strcmp(t->path, "/mcp") || !strcmp(t->path, "/mcp/"))
 			post_mcp(h, t);
 		else
@@ -929,6 +1050,14 @@ static const char *bind_error(const char *host, int port)
 	return e ? strerror(e) : "libwebsockets could not set up the listener";
 }
 
+/* while draining: wake the loop now and then to look at the clock */
+static void drain_tick(lws_sorted_usec_list_t *sul)
+{
+	struct httpd *h = lws_container_of(sul, struct httpd, sul);
+
+	lws_sul_schedule(h->ctx, 0, &h->sul, drain_tick, 100 * LWS_US_PER_MS);
+}
+
 static void (*log_fn)(const char *line);
 
 static void lws_log(int level, const char *line)
@@ -948,6 +1077,12 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 	if (parse_listen(o->listen, host, sizeof(host), &port))
 		return wap_err_set(err, WAP_E_INVALID, "--http wants HOST:PORT (e.g. 127.0.0.1:8765), not '%s'",
 				   o->listen);
+	/* never an open door: no token only when asked, and only on loopback */
+	if (!o->no_auth && (!o->token || !*o->token))
+		return wap_err_set(err, WAP_E_INVALID, "refusing to serve HTTP without a token");
+	if (o->no_auth && !wap_http_loopback(host))
+		return wap_err_set(err, WAP_E_INVALID,
+				   "--no-auth is allowed only on a loopback address (127.0.0.1, ::1), not %s", host);
 	h.srv = srv;
 	h.o = o;
 	h.wbuf = malloc(LWS_PRE + CHUNK);
@@ -975,6 +1110,7 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
 	info.timeout_secs = 60;
 	info.keepalive_timeout = 30;
+	info.timeout_secs_ah_idle = 10;	/* headers that never finish */
 	h.ctx = lws_create_context(&info);
 	if (!h.ctx) {
 		rc = wap_err_set(err, WAP_E_FAILED, "cannot listen on %s: %s", o->listen,
@@ -983,7 +1119,12 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 	}
 	if (o->on_listen) {
 		struct lws_vhost *vh = lws_get_vhost_by_name(h.ctx, "default");
-		o->on_listen(host, vh ? lws_get_vhost_listen_port(vh) : port, srv->profile->name);
+		if (o->on_listen(o->arg, host, vh ? lws_get_vhost_listen_port(vh) : port, srv->profile->name,
+				 err)) {
+			rc = -1;
+			lws_context_destroy(h.ctx);
+			goto out;
+		}
 	}
 	stop_flag = 0;
 	stop_ctx = h.ctx;
@@ -994,9 +1135,26 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 	while (!stop_flag)
 		if (lws_service(h.ctx, 0) < 0)
 			break;
+	/* drain: the calls under way finish and are answered (drain_s at
+	 * most, or until a second signal); new requests and /health get 503 */
+	h.draining = true;
+	{
+		struct timespec t0, now;
+		long ms = (o->drain_s > 0 ? o->drain_s : 10) * 1000L;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		lws_sul_schedule(h.ctx, 0, &h.sul, drain_tick, 100 * LWS_US_PER_MS);
+		while (__atomic_load_n(&h.live, __ATOMIC_SEQ_CST) > 0 && stop_flag < 2) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > ms)
+				break;
+			if (lws_service(h.ctx, 0) < 0)
+				break;
+		}
+		lws_sul_cancel(&h.sul);
+	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
-	/* finish the calls under way, then close every connection */
+	/* cancel what is left, then close every connection */
 	pthread_mutex_lock(&h.mu);
 	for (struct sess *x = h.sessions; x; x = x->next)
 		wap_mcp_session_cancel_all(x->s);

@@ -88,14 +88,36 @@ start_ws pol --config "$T/pol/config.json" --token-file "$T/pol/token" --session
 	--approver "$T/pol/approve.sh \"\$@\"" --audit "$T/pol/audit.jsonl" --root "$T/pol/ws"
 same "a configured token is used" "$(cat "$T/pol/token")" fixed-token
 tap policy "$PORT" fixed-token "$T/pol/ws"
-kill $PID; wait $PID; st=$?
-same "the policy server exits 0" "$st" 0
+# SIGTERM drains: the call under way is answered, new ones are refused
+(tap drain "$PORT" fixed-token "$T/pol/ws" > "$T/drain.tap") &
+CL=$!
+for _ in $(seq 100); do grep -q READY "$T/drain.tap" 2>/dev/null && break; sleep 0.1; done
+kill -TERM $PID
+wait $CL
+grep -v '^#' "$T/drain.tap"
+wait $PID; st=$?
+same "the policy server exits 0 after draining" "$st" 0
 jcheck "audit: one line per method call" "$(grep '"fs.deleteFile"' "$T/pol/audit.jsonl" | grep -c keep.txt)" 'j == 1'
 jcheck "audit: a refused approval is an error line" \
 	"$(grep '"fs.deleteFile"' "$T/pol/audit.jsonl" | grep keep.txt)" 'j["outcome"] == "error" and j["request"]["path"] == "keep.txt"'
 lacks "audit: no file contents" "$(cat "$T/pol/audit.jsonl")" "overwrite"
 lacks "no sanitizer report" "$(cat "$T"/*.log)" "Sanitizer"
 lacks "no runtime error" "$(cat "$T"/*.log)" "runtime error"
+
+# --- origins: allowedOrigins ["*"] (the protocol's default) or --allowed-origins widen ---
+mkdir -p "$T/star/ws"
+echo '{"agentControl": {"allowedOrigins": ["*"]}}' > "$T/star/config.json"
+start_ws star --config "$T/star/config.json" --token-file "$T/star/token" --root "$T/star/ws"
+tap anyorigin "$PORT" "$(cat "$T/star/token")" "$T/star/ws"
+kill $PID; wait $PID
+start_ws wide --allowed-origins http://evil.example --token-file "$T/star/token2" --root "$T/star/ws"
+tap anyorigin "$PORT" "$(cat "$T/star/token2")" "$T/star/ws"
+kill $PID; wait $PID
+WAP_ACP_AUTH_TIMEOUT=1 start_ws authto --token-file "$T/star/token3" --root "$T/star/ws"
+tap authtimeout "$PORT" "$(cat "$T/star/token3")" "$T/star/ws"
+kill $PID; wait $PID
+expect "a token file inside the root is refused" 2 timeout 5 wap serve --ws 127.0.0.1:0 --token-file "$T/star/ws/t" --root "$T/star/ws"
+check "and not written" test ! -e "$T/star/ws/t"
 
 # --- logging.level and logging.logToFile ---
 mkdir -p "$T/lg/ws" "$T/lg/rt"
@@ -195,6 +217,12 @@ BOTH=$PID
 jcheck "--http and --ws together: /health answers" \
 	"$(python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$HP/health').read().decode())")" \
 	'j["status"] == "ok"'
+BT=$(cat "$T/both.token")
+mcp_init() { curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$HP/mcp" -H 'content-type: application/json' "$@" \
+	--data-binary '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'; }
+same "--http and --ws together: one token, HTTP wants it too (401)" "$(mcp_init)" 401
+same "--http and --ws together: the token of the token file opens HTTP" "$(mcp_init -H "authorization: Bearer $BT")" 200
+has "--http and --ws together: the HTTP line names the same token file" "$(cat "$T/both.log")" "bearer token in $T/both.token"
 rm -f "$W/shell.pid"
 (tap shutdown "$PORT" "$(cat "$T/both.token")" "$W" > "$T/both.tap") &
 CL=$!

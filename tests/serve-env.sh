@@ -7,6 +7,9 @@ export LSAN_OPTIONS="suppressions=$PWD/tests/lsan-lws.supp${LSAN_OPTIONS:+:$LSAN
 export ASAN_OPTIONS="fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 echo hello > "$W/a.txt"
 unset PORT WAP_HTTP WAP_PROFILE WAP_ALLOWED_HOSTS WAP_ALLOWED_ORIGINS LOG_LEVEL WAP_TOKEN
+# the generated tokens' files go here, not to ~/.cache
+export XDG_RUNTIME_DIR=$T/run
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 PIDS=
 cleanup() { for p in $PIDS; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$T"; }
 trap cleanup EXIT
@@ -26,11 +29,11 @@ INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
 LIST='{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}'
 mcp() { # URL BODY [CURL ARGS...]
 	u=$1 b=$2; shift 2
-	curl -s -X POST "$u/mcp" -H 'content-type: application/json' \
+	curl -s -X POST "$u/mcp" -H 'content-type: application/json' -H "Authorization: Bearer $TOK" \
 		-H 'accept: application/json, text/event-stream' "$@" --data-binary "$b"
 }
 session() { # URL: initialize, then print the Mcp-Session-Id
-	curl -s -o /dev/null -D "$T/sh" -X POST "$1/mcp" -H 'content-type: application/json' \
+	curl -s -o /dev/null -D "$T/sh" -X POST "$1/mcp" -H 'content-type: application/json' -H "Authorization: Bearer $TOK" \
 		-H 'accept: application/json, text/event-stream' --data-binary "$INIT"
 	sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: *\([^\r]*\).*/\1/p' "$T/sh"
 }
@@ -55,10 +58,10 @@ else
 	expect "non-root on 0.0.0.0:80: exit 125" 125 timeout 10 \
 		setpriv --reuid 65534 --regid 65534 --clear-groups "$WAP" serve --http 0.0.0.0:80 --root /
 	has "non-root on port 80: says why" "$ERR" "a port below 1024 needs root or CAP_NET_BIND_SERVICE"
-	mkdir -p "$T/nr" && chmod 777 "$T/nr"
+	mkdir -p "$T/nr/root" && chmod -R 777 "$T/nr"
 	expect "non-root on ws://0.0.0.0:80: exit non-zero, not a silent start" 125 timeout 10 \
 		setpriv --reuid 65534 --regid 65534 --clear-groups env XDG_CONFIG_HOME="$T/nr" \
-		"$WAP" serve --ws 0.0.0.0:80 --token-file "$T/nr/tok" --root "$T/nr"
+		"$WAP" serve --ws 0.0.0.0:80 --token-file "$T/nr/tok" --root "$T/nr/root"
 	has "ws: says it cannot listen" "$ERR" "Cannot listen on ws://0.0.0.0:80"
 	lacks "ws: no 'Agent Control Protocol on' line" "$ERR" "Agent Control Protocol on"
 fi
@@ -79,21 +82,25 @@ has "PORT not a number: says so" "$ERR" "PORT must be a port number"
 
 # ---- WAP_PROFILE, WAP_ALLOWED_HOSTS, LOG_LEVEL ----
 P=$(free_port)
-bg "$T/l.log" env WAP_ROOT="$W" WAP_PROFILE=langop WAP_ALLOWED_HOSTS=wap.example.test,other.test LOG_LEVEL=debug \
+TOK=s3cret-from-the-env
+bg "$T/l.log" env WAP_ROOT="$W" WAP_TOKEN=$TOK WAP_PROFILE=langop WAP_ALLOWED_HOSTS=wap.example.test,other.test LOG_LEVEL=debug \
 	wap serve --http 127.0.0.1:$P
 U=http://127.0.0.1:$P
 has "WAP_PROFILE picks the profile" "$(cat "$T/l.log")" "(profile langop)"
 SID=$(session "$U")
 R=$(mcp "$U" "$LIST" -H "Mcp-Session-Id: $SID")
-has "langop tools listed" "$R" '"read_file"'
+has "langop tools listed (WAP_TOKEN is the bearer token)" "$R" '"read_file"'
+same "a wrong token is refused" "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" \
+	-H "Authorization: Bearer wrong" -H 'content-type: application/json' \
+	-H 'accept: application/json, text/event-stream' --data-binary "$INIT")" 401
 same "Host from WAP_ALLOWED_HOSTS accepted" \
-	"$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" -H 'Host: wap.example.test:80' \
+	"$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" -H 'Host: wap.example.test:80' -H "Authorization: Bearer $TOK" \
 		-H 'content-type: application/json' -H 'accept: application/json, text/event-stream' --data-binary "$INIT")" 200
 same "second Host from WAP_ALLOWED_HOSTS accepted" \
-	"$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" -H 'Host: other.test' \
+	"$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" -H 'Host: other.test' -H "Authorization: Bearer $TOK" \
 		-H 'content-type: application/json' -H 'accept: application/json, text/event-stream' --data-binary "$INIT")" 200
 same "other Hosts still refused" \
-	"$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" -H 'Host: evil.test' \
+	"$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" -H 'Host: evil.test' -H "Authorization: Bearer $TOK" \
 		-H 'content-type: application/json' -H 'accept: application/json, text/event-stream' --data-binary "$INIT")" 403
 mcp "$U" '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}' -H "Mcp-Session-Id: $SID" >/dev/null
 sleep 0.2

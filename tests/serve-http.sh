@@ -1,33 +1,61 @@
 # serve-http: MCP Streamable HTTP (`wap serve --http`): every status code,
-# sessions, Host/Origin allow-lists, bearer tokens, SSE progress, /health
-# answered while calls run, and the same answers as the CLI and stdio.
+# sessions, Host/Origin allow-lists, bearer tokens (generated when none is
+# given, --no-auth only on loopback), refusals before the body is read,
+# hostile clients (floods, slowloris) with flat memory, draining on
+# SIGTERM, SSE progress, /health answered while calls run, and the same
+# answers as the CLI and stdio.
 . tests/lib.sh
+export XDG_RUNTIME_DIR=$T	# where generated token files go
 echo hello > "$W/a.txt"
 mkdir -p "$W/sub" && echo 'int x;' > "$W/sub/b.c"
 PIDS=
 cleanup() { for p in $PIDS; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$T"; }
 trap cleanup EXIT
-start() { # LOG ARGS... : start a server on a free port, set $U
+# start LOG ARGS... : start a server on a free port, set $U, $SPID; with
+# neither --token nor --no-auth (nor $WAP_TOKEN) the server makes a token
+# and names its file: $TOK and $AUTH (curl arguments) carry it
+start() {
 	log=$1; shift
+	case " $* " in
+	*" --token "*|*" --no-auth "*|*" --token-file "*|*" --config "*) gen= ;;
+	*) gen=${WAP_TOKEN:-1}; [ "$gen" = 1 ] || gen= ;;
+	esac
+	TOKFILE=
 	wap serve --http 127.0.0.1:0 "$@" 2>"$log" &
-	PIDS="$PIDS $!"
+	SPID=$!
+	PIDS="$PIDS $SPID"
 	for _ in $(seq 1 100); do
-		port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$log")
+		port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$log" 2>/dev/null)
 		[ -n "$port" ] && break
 		sleep 0.05
 	done
 	U=http://127.0.0.1:$port
+	AUTH=()
+	TOK=
+	if [ -n "$gen" ]; then
+		TOKFILE=$(sed -n 's|^wap serve: bearer token in \([^ ]*\) .*|\1|p' "$log")
+		TOK=$(cat "$TOKFILE" 2>/dev/null)
+		AUTH=(-H "authorization: Bearer $TOK")
+	fi
 }
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
 # post BODY [CURL ARGS...]: status in $CODE, headers in $T/h, body in $BODY
 post() {
 	b=$1; shift
-	CODE=$(curl -s -o "$T/b" -D "$T/h" -w '%{http_code}' -X POST "$U/mcp" \
+	CODE=$(curl -s -o "$T/b" -D "$T/h" -w '%{http_code}' -X POST "$U/mcp" "${AUTH[@]}" \
 		-H 'content-type: application/json' -H 'accept: application/json, text/event-stream' "$@" --data-binary "$b")
 	BODY=$(cat "$T/b")
 }
 start "$T/s1.log" --audit "$T/audit.jsonl"
 check "server started and said where" test -n "$port"
+# no token given: one is made, written 0600 outside the root, and only
+# its file is named
+same "a generated token is in \$XDG_RUNTIME_DIR/wap-http-PORT.token" "$TOKFILE" "$T/wap-http-$port.token"
+same "the token file is mode 0600" "$(stat -c %a "$TOKFILE" 2>/dev/null)" 600
+jcheck "the token is 64 hex digits" "\"$TOK\"" 'len(j) == 64 and all(c in "0123456789abcdef" for c in j)'
+lacks "the generated token is not printed" "$(cat "$T/s1.log")" "$TOK"
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" -H 'content-type: application/json' --data-binary "$INIT")
+same "without the generated token: 401" "$CODE" 401
 
 CODE=$(curl -s -o "$T/b" -w '%{http_code}' "$U/health"); BODY=$(cat "$T/b")
 same "GET /health is 200" "$CODE" 200
@@ -63,7 +91,7 @@ same "an unsupported MCP-Protocol-Version is 400" "$CODE" 400
 post '{"jsonrpc":"2.0","id":3,' $S
 same "a parse error is 400" "$CODE" 400
 jcheck "with -32700" "$BODY" 'j["error"]["code"]==-32700'
-CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" $S -H 'content-type: text/plain' -d '{"jsonrpc":"2.0","id":3,"method":"ping"}')
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" "${AUTH[@]}" $S -H 'content-type: text/plain' -d '{"jsonrpc":"2.0","id":3,"method":"ping"}')
 same "a wrong Content-Type is 415" "$CODE" 415
 head -c 70000 /dev/zero | tr '\0' x > "$T/big"
 post "@$T/big" $S
@@ -75,9 +103,9 @@ post '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read","arg
 jcheck "tool failure is a result with isError" "$BODY" 'j["result"]["isError"] is True and "ACCESS_DENIED" in j["result"]["content"][0]["text"]'
 post '[{"jsonrpc":"2.0","id":6,"method":"ping"},{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"info"}}]' $S
 jcheck "a batch is answered with an array" "$BODY" 'sorted(r["id"] for r in j)==[6,7]'
-CODE=$(curl -s -o /dev/null -w '%{http_code}' "$U/mcp" $S)
+CODE=$(curl -s -o /dev/null -w '%{http_code}' "$U/mcp" "${AUTH[@]}" $S)
 same "GET /mcp is 405" "$CODE" 405
-CODE=$(curl -s -D "$T/h" -o /dev/null -w '%{http_code}' "$U/mcp" $S)
+CODE=$(curl -s -D "$T/h" -o /dev/null -w '%{http_code}' "$U/mcp" "${AUTH[@]}" $S)
 check "405 carries Allow" grep -qi '^allow: POST, DELETE' "$T/h"
 
 # SSE when the call asks for progress
@@ -103,7 +131,7 @@ wait $bg
 t0=$(date +%s%N)
 cpids=
 for i in 1 2 3; do
-	curl -s -o /dev/null -X POST "$U/mcp" -H 'content-type: application/json' $S \
+	curl -s -o /dev/null -X POST "$U/mcp" "${AUTH[@]}" -H 'content-type: application/json' $S \
 		-d '{"jsonrpc":"2.0","id":2'$i',"method":"tools/call","params":{"name":"exec","arguments":{"command":"sleep 1"}}}' &
 	cpids="$cpids $!"
 done
@@ -138,13 +166,13 @@ post '{"jsonrpc":"2.0","id":1,"method":"ping"}' $S -H 'Host: 127.0.0.1.evil.exam
 same "a Host that only starts like loopback is 403" "$CODE" 403
 
 # DELETE ends the session
-CODE=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$U/mcp")
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$U/mcp" "${AUTH[@]}")
 same "DELETE without a session is 400" "$CODE" 400
-CODE=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$U/mcp" $S)
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$U/mcp" "${AUTH[@]}" $S)
 same "DELETE ends the session (200)" "$CODE" 200
 post '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' $S
 same "the ended session is 404" "$CODE" 404
-CODE=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$U/mcp" $S)
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$U/mcp" "${AUTH[@]}" $S)
 same "DELETE of an unknown session is 404" "$CODE" 404
 
 AUD=$(cat "$T/audit.jsonl")
@@ -195,7 +223,7 @@ expect "a bad --http is a usage error" 2 wap serve --http nonsense
 has "says what it wants" "$ERR" "HOST:PORT"
 
 # ---- same answer on every door: CLI --json, stdio, HTTP ----
-start "$T/s5.log"
+start "$T/s5.log" --no-auth
 python3 tests/serve/doors.py "$WAP" "$W" "$U" > "$T/doors" 2>&1
 while IFS= read -r line; do
 	case $line in
@@ -206,8 +234,8 @@ while IFS= read -r line; do
 done < "$T/doors"
 
 # malformed HTTP does not bring the server down
-start "$T/s6.log"
-python3 tests/serve/httpfuzz.py 127.0.0.1 "$port" > "$T/fuzz" 2>&1
+start "$T/s6.log" --token fuzztok
+python3 tests/serve/httpfuzz.py 127.0.0.1 "$port" fuzztok > "$T/fuzz" 2>&1
 while IFS= read -r line; do
 	case $line in
 	"ok "*) ok "http fuzz: ${line#ok * - }" ;;
@@ -226,7 +254,7 @@ same "roots: initialized is 202" "$CODE" 202
 stream() {
 	b=$1; shift
 	: > "$T/sse"
-	curl -s -N -D "$T/hs" -o "$T/sse" -X POST "$U/mcp" -H 'content-type: application/json' \
+	curl -s -N -D "$T/hs" -o "$T/sse" -X POST "$U/mcp" "${AUTH[@]}" -H 'content-type: application/json' \
 		-H 'accept: application/json, text/event-stream' "$@" --data-binary "$b" &
 	SPID=$!
 	for _ in $(seq 1 100); do grep -q 'roots/list' "$T/sse" && break; sleep 0.02; done
@@ -283,6 +311,123 @@ post "$RINIT"
 S11="-H mcp-session-id:$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')"
 post '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}' $S11
 check "roots: not asked without --roots-from-client" grep -qi '^content-type: application/json' "$T/h"
+
+# ---- never an open door ----
+expect "--no-auth off loopback is refused" 2 timeout 5 wap serve --http 0.0.0.0:0 --no-auth
+has "it says why" "$ERR" "loopback"
+expect "a token file inside the root is refused" 2 timeout 5 wap serve --http 127.0.0.1:0 --token-file "$W/tok"
+has "it says why" "$ERR" "inside the workspace root"
+check "and the token is not written there" test ! -e "$W/tok"
+ln -s "$W" "$T/alias"
+expect "nor through a symlink to a directory beneath the root" 2 timeout 5 wap serve --http 127.0.0.1:0 --token-file "$T/alias/sub/tok"
+check "and the token is not written there either" test ! -e "$W/sub/tok"
+expect "--no-auth is for --http only" 2 timeout 5 wap serve --no-auth </dev/null
+start "$T/s10.log" --no-auth
+post "$INIT"
+same "--no-auth on loopback: no token needed" "$CODE" 200
+has "--no-auth says so on stderr" "$(cat "$T/s10.log")" "no authentication"
+start "$T/s11.log" --token-file "$T/given.token"
+TOK=$(cat "$T/given.token" 2>/dev/null); AUTH=(-H "authorization: Bearer $TOK")
+has "--token-file is named on stderr" "$(cat "$T/s11.log")" "token in $T/given.token"
+post "$INIT"
+same "the token written to --token-file is the one" "$CODE" 200
+mkdir -p "$T/cfg"
+echo '{"agentControl": {"token": "cfgtok", "allowedOrigins": ["https://cfg.example"]}}' > "$T/cfg/c.json"
+start "$T/s12.log" --config "$T/cfg/c.json"
+post "$INIT"
+same "with the config's token set, none is 401" "$CODE" 401
+AUTH=(-H "authorization: Bearer cfgtok")
+post "$INIT"
+same "the config's token is the HTTP token too" "$CODE" 200
+post "$INIT" -H 'Origin: https://cfg.example'
+same "the config's allowedOrigins widen HTTP's Origin check too" "$CODE" 200
+post "$INIT" -H 'Origin: http://evil.example'
+same "but a foreign Origin is still 403" "$CODE" 403
+AUTH=()
+
+# ---- hostile clients: refused from the headers, memory flat ----
+start "$T/s13.log" --token floodtok --max-message 1048576
+python3 tests/serve/flood.py 127.0.0.1 "$port" "$SPID" floodtok 1048576 > "$T/flood" 2>&1
+while IFS= read -r line; do
+	case $line in
+	"ok "*) ok "flood: ${line#ok * - }" ;;
+	"not ok "*) fail "flood: ${line#not ok * - }" ;;
+	*) echo "$line" ;;
+	esac
+done < "$T/flood"
+WAP_HTTP_BODY_TIMEOUT=2 start "$T/s14.log" --token slowtok
+python3 - "$port" > "$T/slow" <<'PY'
+import socket, sys, threading, time
+port = int(sys.argv[1])
+def run(kind):
+    s = socket.create_connection(("127.0.0.1", port))
+    t0 = time.time()
+    if kind == "body":   # authenticated, the body a byte every 0.2 s
+        s.sendall(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                  b"Authorization: Bearer slowtok\r\nContent-Length: 1000\r\n\r\n")
+        data = b" " * 1000
+    else:                # slowloris: headers that never end
+        data = b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nX-a: " + b"a" * 1000
+    try:
+        for b in data:
+            s.sendall(bytes([b]))
+            time.sleep(0.2)
+            if time.time() - t0 > 30:
+                break
+        print(kind, 99)
+    except OSError:
+        print(kind, int(time.time() - t0))
+ts = [threading.Thread(target=run, args=(k,)) for k in ("body", "head")]
+[t.start() for t in ts]
+[t.join() for t in ts]
+PY
+b=$(sed -n 's/^body //p' "$T/slow"); hd=$(sed -n 's/^head //p' "$T/slow")
+check "a body trickled byte by byte is cut at the body timeout (${b}s)" test "${b:-99}" -le 5
+check "headers trickled byte by byte are cut after 10 s (${hd}s)" test "${hd:-99}" -le 15
+
+start "$T/s16.log" --no-auth --max-connections 5
+python3 - "$port" > "$T/mc" <<'PY'
+import socket, sys, time, urllib.request
+port = int(sys.argv[1])
+held = [socket.create_connection(("127.0.0.1", port)) for _ in range(5)]
+time.sleep(0.3)
+s = socket.create_connection(("127.0.0.1", port))
+s.settimeout(3)
+try:
+    s.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    print("sixth", s.recv(100)[:12].decode() or "closed")
+except OSError as e:
+    print("sixth closed")
+for h in held:
+    h.close()
+time.sleep(0.3)
+print("after", urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=5).status)
+PY
+has "--max-connections 5: a sixth connection is dropped at accept" "$(cat "$T/mc")" "sixth closed"
+has "once the five are gone, connections are accepted again" "$(cat "$T/mc")" "after 200"
+
+# ---- SIGTERM drains: the call under way is answered, new ones are not ----
+start "$T/s15.log" --token draintok
+AUTH=(-H "authorization: Bearer draintok")
+post "$INIT"
+SD="-H mcp-session-id:$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')"
+curl -s -o "$T/drain.out" -X POST "$U/mcp" "${AUTH[@]}" -H 'content-type: application/json' $SD \
+	--data-binary '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"exec","arguments":{"command":"sleep 1; echo drained"}}}' &
+bg=$!
+sleep 0.3
+kill -TERM "$SPID"
+sleep 0.1
+CODE=$(curl -s -o /dev/null -w '%{http_code}' "$U/health")
+same "draining: /health is 503" "$CODE" 503
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' $SD
+case $CODE in 503|000) ok "draining: a new request is refused ($CODE)" ;; *) fail "draining: a new request got $CODE" ;; esac
+wait $bg
+jcheck "draining: the call under way got its whole result" "$(cat "$T/drain.out")" \
+	'j["id"]==2 and j["result"]["structuredContent"]["stdout"]=="drained\n"'
+wait "$SPID"; st=$?
+PIDS=${PIDS% $SPID}
+same "draining: then the server exits 0" "$st" 0
+AUTH=()
 
 # clean shutdown on SIGTERM; under ASan, no leak and no error in any server
 for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done

@@ -16,10 +16,10 @@ for d in "$W" "$T/ws2"; do
 	printf '# Notes\nTODO: one\n' > "$d/notes.md"
 	echo 'int x;' > "$d/sub/b.c"
 done
-wap serve --http 127.0.0.1:0 --root "$T/ws2" 2>"$T/http.log" &
+wap serve --http 127.0.0.1:0 --no-auth --root "$T/ws2" 2>"$T/http.log" &
 pid=$!
 # a second server that follows the client's roots (--roots-from-client)
-wap serve --http 127.0.0.1:0 --root "$T/ws2" --roots-from-client 2>"$T/roots.log" &
+wap serve --http 127.0.0.1:0 --no-auth --root "$T/ws2" --roots-from-client 2>"$T/roots.log" &
 pid2=$!
 trap 'kill $pid $pid2 2>/dev/null; wait $pid $pid2 2>/dev/null; rm -rf "$T"' EXIT
 for _ in $(seq 1 100); do

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""httpfuzz.py HOST PORT - throw 300 malformed HTTP requests (garbage bytes,
+"""httpfuzz.py HOST PORT [TOKEN] - throw 300 malformed HTTP requests (garbage bytes,
 bad request lines, huge headers, lying Content-Length, bad JSON bodies,
-slow half-requests) at `wap serve --http`, then check it still answers
-/health and an initialize.  TAP lines."""
+slow half-requests; half of them with the bearer token TOKEN, so that
+they get past authentication) at `wap serve --http`, then check it still
+answers /health and an initialize.  TAP lines."""
 import json, random, socket, sys, urllib.request
 
 host, port = sys.argv[1], int(sys.argv[2])
+token = sys.argv[3] if len(sys.argv) > 3 else None
 rng = random.Random(11)
 INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                    "params": {"protocolVersion": "2025-06-18", "capabilities": {}}}).encode()
@@ -51,6 +53,10 @@ for i in range(300):
                      b"Mcp-Session-Id: %s\r\n\r\n" % (len(INIT), b"\xff" * 40) + INIT)
     else:
         cases.append(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n[[[[[")
+if token:  # the odd ones authenticated: the parser behind the token is fuzzed too
+    auth = b"Authorization: Bearer " + token.encode() + b"\r\n"
+    cases = [c.replace(b"Host: localhost\r\n", b"Host: localhost\r\n" + auth, 1) if i % 2 else c
+             for i, c in enumerate(cases)]
 from concurrent.futures import ThreadPoolExecutor
 with ThreadPoolExecutor(16) as ex:
     list(ex.map(raw, cases))
@@ -63,8 +69,10 @@ def get(path):
 
 st, body = get("/health")
 print(("ok" if st == 200 else "not ok") + " 1 - /health after 300 malformed requests")
-req = urllib.request.Request(f"http://{host}:{port}/mcp", data=INIT, method="POST",
-                             headers={"content-type": "application/json"})
+hdrs = {"content-type": "application/json"}
+if token:
+    hdrs["authorization"] = "Bearer " + token
+req = urllib.request.Request(f"http://{host}:{port}/mcp", data=INIT, method="POST", headers=hdrs)
 with urllib.request.urlopen(req, timeout=5) as r:
     ok = r.status == 200 and json.loads(r.read())["result"]["protocolVersion"] == "2025-06-18"
 print(("ok" if ok else "not ok") + " 2 - initialize after 300 malformed requests")

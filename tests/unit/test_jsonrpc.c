@@ -164,6 +164,18 @@ static void test_allow_lists(void **state)
 	assert_true(wap_http_origin_ok("https://app.example", extra));
 	assert_false(wap_http_origin_ok("http://app.example", extra));
 	assert_true(wap_http_origin_ok("http://myhost.lan:8080", extra));
+	/* where --no-auth may listen */
+	assert_true(wap_http_loopback("127.0.0.1"));
+	assert_true(wap_http_loopback("127.1.2.3"));
+	assert_true(wap_http_loopback("::1"));
+	assert_true(wap_http_loopback("::ffff:127.0.0.1"));
+	assert_true(wap_http_loopback("localhost"));
+	assert_false(wap_http_loopback("0.0.0.0"));
+	assert_false(wap_http_loopback("::"));
+	assert_false(wap_http_loopback("192.168.1.2"));
+	assert_false(wap_http_loopback("128.0.0.1"));
+	assert_false(wap_http_loopback("localhost.evil.com"));
+	assert_false(wap_http_loopback(""));
 }
 
 static void test_audit_summary(void **state)

@@ -359,7 +359,31 @@ async function limits(c) {
   await sleep(1100);
 }
 
+// by default only loopback origins: a cross-origin page (DNS rebinding,
+// a site the user visits) is refused with 403 before the upgrade
+async function origins() {
+  for (const o of ['http://evil.example', 'http://127.0.0.1.evil.example', 'null']) {
+    let refused = null;
+    try {
+      const c = await new Client(url, { origin: o }).open();
+      await c.close();
+    } catch (e) { refused = e; }
+    ok(refused && /HTTP 403/.test(String(refused)), `Origin ${o} is refused with 403 by default`, String(refused));
+  }
+  // before authentication a client cannot make the server hold a big message
+  const big = await new Client(url).open();
+  big.ws.send('x'.repeat(100 * 1024));
+  await sleep(300);
+  ok(big.closed, 'an unauthenticated 100 KiB message closes the connection');
+  for (const o of ['http://localhost:3000', 'http://127.0.0.1', 'http://[::1]:8080']) {
+    const c = await new Client(url, { origin: o }).open().catch((e) => e);
+    ok(c instanceof Client && await c.note((m) => m.method === 'auth.challenge'), `Origin ${o} (loopback) connects`, String(c));
+    if (c instanceof Client) await c.close();
+  }
+}
+
 async function main() {
+  await origins();
   await authFlow();
   const c = await auth();
   await protocol(c);
@@ -383,7 +407,7 @@ async function policy() {
   try {
     await new Client(url, { origin: 'http://evil.example' }).open();
   } catch (e) { refused = e; }
-  ok(refused, 'an Origin not in allowedOrigins is refused', String(refused));
+  ok(refused && /HTTP 403/.test(String(refused)), 'an Origin not in allowedOrigins is refused with 403', String(refused));
   const g = await new Client(url, { origin: 'http://good.example' }).open();
   ok(await g.note((m) => m.method === 'auth.challenge'), 'an allowed Origin connects');
   await g.close();
@@ -496,6 +520,41 @@ async function logging() {
   await sleep(300);
 }
 
-const scenarios = { main, policy, churn, shutdown, logging };
+// SIGTERM while a call is under way (an approval that takes a second):
+// its reply still comes, a new request is refused, then server.shutdown
+async function drain() {
+  fs.writeFileSync(path.join(ws, 'slow.txt'), 's');
+  const c = await auth();
+  const slow = c.call('fs.deleteFile', { path: 'slow.txt' });
+  await sleep(100);
+  console.log('# READY');
+  await sleep(400);
+  const r2 = await c.call('fs.exists', { path: '.' }, 3000);
+  ok(errOf(r2).code === -32603 && /stopping/.test(errOf(r2).message), 'draining: a new request is refused', r2);
+  const r = await slow;
+  ok(r && r.result && r.result.success === true, 'draining: the call under way got its reply', r);
+  ok(!fs.existsSync(path.join(ws, 'slow.txt')), 'draining: and it was done');
+  const n = await c.note((m) => m.method === 'server.shutdown', 10000);
+  ok(n, 'draining: then server.shutdown', n);
+}
+
+// WAP_ACP_AUTH_TIMEOUT=1: a client that never authenticates is closed
+async function authtimeout() {
+  const idle = await new Client(url).open();
+  const good = await auth();
+  await sleep(2500);
+  ok(idle.closed, 'a client that does not authenticate is closed after the timeout');
+  ok(!good.closed, 'an authenticated client stays');
+  await good.close();
+}
+
+// allowedOrigins ["*"] or --allowed-origins http://evil.example
+async function anyorigin() {
+  const c = await new Client(url, { origin: 'http://evil.example' }).open().catch((e) => e);
+  ok(c instanceof Client && await c.note((m) => m.method === 'auth.challenge'), 'a widened allow-list lets Origin http://evil.example connect', String(c));
+  if (c instanceof Client) await c.close();
+}
+
+const scenarios = { main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout };
 scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
   .then(() => process.exit(0));
