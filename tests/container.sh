@@ -78,10 +78,13 @@ expect "grep -z searches inside the archive" 0 run $V "$IMG" grep -z needle
 has "the member found" "$OUT" "pack.tgz//inner.txt:1:needle in a tarball"
 
 # ---- two replicas on one volume ----
+TOKEN=container-test-$$
+export TOKEN
 chown 65532:65532 "$W" 2>/dev/null || chmod 777 "$W"
 echo hello > "$W/a.txt" && chmod 666 "$W/a.txt"
 for r in a b; do
-	podman run -d --name "$TAG-$r" $SEC -v "$W:/workspace" -p 127.0.0.1::8080 "$IMG" > /dev/null &&
+	podman run -d --name "$TAG-$r" $SEC -v "$W:/workspace" -p 127.0.0.1::8080 \
+		-e WAP_TOKEN="$TOKEN" "$IMG" > /dev/null &&
 		CTRS="$CTRS $TAG-$r"
 done
 ports=
@@ -100,15 +103,16 @@ jcheck "/health answers (replica a)" "$B" 'j["status"] == "ok" and j["service"] 
 same "/health answers (replica b)" "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PB/health")" 200
 has "default command serves on 0.0.0.0:\$PORT" "$(podman logs "$TAG-a" 2>&1)" "MCP at http://0.0.0.0:8080/mcp"
 cat > "$T/mcp.py" <<'EOF'
-# mcp.py PORT read PATH | PORT append PATH TAG N: a minimal MCP client
-import json, sys, urllib.request
+# mcp.py PORT read PATH | PORT append PATH TAG N | PORT call TOOL JSON:
+# a minimal MCP client (the bearer token from $TOKEN)
+import json, os, sys, urllib.request
 port, what = sys.argv[1], sys.argv[2]
 url = "http://127.0.0.1:%s/mcp" % port
 sid = None
 def rpc(method, params, id=1):
     global sid
     h = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-         "host": "localhost"}
+         "host": "localhost", "authorization": "Bearer " + os.environ["TOKEN"]}
     if sid:
         h["mcp-session-id"] = sid
     body = json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).encode()
@@ -123,7 +127,10 @@ def call(name, args):
     return r.get("isError", False), r.get("structuredContent") or r["content"][0]["text"]
 rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": "t", "version": "1"}})
-if what == "read":
+if what == "call":
+    err, sc = call(sys.argv[3], json.loads(sys.argv[4]))
+    print(json.dumps({"isError": err, "result": sc}))
+elif what == "read":
     err, sc = call("read", {"path": sys.argv[3]})
     print(sc["content"] if not err else "ERROR %s" % sc, end="")
 else:
@@ -150,39 +157,58 @@ python3 "$T/mcp.py" "$PB" append log.txt b $n > "$T/cb" 2>&1
 wait "$pa"
 same "two replicas, $n read-modify-write appends each: every line kept ($(cat "$T/ca") + $(cat "$T/cb") conflicts retried)" \
 	"$(sort "$W/log.txt" | tr '\n' ' ')" "$(for r in a b; do for i in $(seq 0 $((n - 1))); do echo "$r $i"; done; done | sort | tr '\n' ' ')"
-podman stop -t 10 "$TAG-a" > /dev/null 2>&1
-same "SIGTERM: exits 0" "$(podman inspect --format '{{.State.ExitCode}}' "$TAG-a")" 0
+same "no token, no MCP (401)" "$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$PA/mcp" \
+	-H 'host: localhost' -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
+	--data-binary '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}')" 401
+# SIGTERM while a 3 s call runs: the call is answered, then wap exits 0
+python3 "$T/mcp.py" "$PA" call exec '{"timeout_ms": 3000, "argv": ["wap", "serve", "--http", "127.0.0.1:0", "--no-auth"]}' \
+	> "$T/drain" 2>&1 &
+dp=$!
+sleep 1
+t0=$(date +%s)
+podman stop -t 20 "$TAG-a" > /dev/null 2>&1
+took=$(($(date +%s) - t0))
+wait "$dp"
+jcheck "SIGTERM drains: the call under way gets its result" "$(cat "$T/drain")" \
+	'j["isError"] is False and j["result"]["timed_out"] is True'
+same "SIGTERM: exits 0, within the 10 s drain (took ${took} s)" \
+	"$(podman inspect --format '{{.State.ExitCode}}' "$TAG-a") $([ "$took" -lt 10 ] && echo fast)" "0 fast"
 
 # ---- parity: the same CLI calls on the host and in the image ----
-scripts/parity "$WAP" "$IMG" runc > "$T/parity" 2>&1
-calls=$(grep -c 'runc=' "$T/parity")
-if [ "$calls" -ge 10 ]; then
-	same "parity: $calls CLI calls answer in the image (runc) as on the host" \
-		"$(grep -c 'runc=DIFFERENT' "$T/parity")" 0
+# under gVisor where runsc is installed (else under runc, the runtime of
+# everything above); scripts/parity WAP IMAGE runc runsc runs both
+rt=runc
+if command -v runsc >/dev/null 2>&1; then
+	if podman --runtime "$(command -v runsc)" --runtime-flag network=none run --rm --network none \
+			--ulimit host "$IMG" --version > "$T/rv" 2>&1; then
+		rt=runsc
+	else
+		ok "parity under gVisor # SKIP runsc cannot start a sandbox here: $(tail -1 "$T/rv" | head -c 200)"
+	fi
 else
-	fail "parity: only $calls calls ran: $(tail -3 "$T/parity")"
+	ok "parity under gVisor # SKIP no runsc (apt-get install runsc); parity under runc instead"
 fi
-grep -q 'runc=DIFFERENT' "$T/parity" && sed 's/^/# /' "$T/parity" | head -40
-if ! command -v runsc >/dev/null 2>&1; then
-	ok "parity under gVisor # SKIP no runsc (apt-get install runsc)"
-elif ! podman --runtime "$(command -v runsc)" --runtime-flag network=none run --rm --network none \
-		--ulimit host "$IMG" --version > "$T/rv" 2>&1; then
-	ok "parity under gVisor # SKIP runsc cannot start a sandbox here: $(tail -1 "$T/rv" | head -c 200)"
-else
-	scripts/parity "$WAP" "$IMG" runsc > "$T/gparity" 2>&1
-	same "parity: every call but exec answers under gVisor (runsc) as on the host" \
-		"$(grep -v '^---' "$T/gparity" | grep -v '^exec ' | grep -c 'runsc=DIFFERENT')" 0
+scripts/parity "$WAP" "$IMG" "$rt" > "$T/parity" 2>&1
+calls=$(grep -c "$rt=" "$T/parity")
+if [ "$calls" -lt 10 ]; then
+	fail "parity: only $calls calls ran: $(tail -3 "$T/parity")"
+elif [ "$rt" = runsc ]; then
+	same "parity: every call but exec ($((calls - 1))) answers under gVisor (runsc) as on the host" \
+		"$(grep -v '^---' "$T/parity" | grep -v '^exec ' | grep -c 'runsc=DIFFERENT')" 0
 	# gVisor gives no user namespace to map, so exec cannot put the
 	# command in a PID namespace of its own: it must refuse, not run it
 	# without one (or, where gVisor can, run it as on the host)
-	if grep -q '^exec .*runsc=same' "$T/gparity"; then
+	if grep -q '^exec .*runsc=same' "$T/parity"; then
 		ok "exec under gVisor: runs as on the host"
 	else
 		has "exec under gVisor: refused (no PID namespace), not run unconfined" \
-			"$(sed -n '/^--- exec .*runsc/,$p' "$T/gparity")" '"EXECUTION_FAILED"'
+			"$(sed -n '/^--- exec .*runsc/,$p' "$T/parity")" '"EXECUTION_FAILED"'
 	fi
-	grep -v '^exec ' "$T/gparity" | grep -q 'runsc=DIFFERENT' && sed 's/^/# /' "$T/gparity" | head -40
+else
+	same "parity: $calls CLI calls answer in the image (runc) as on the host" \
+		"$(grep -c 'runc=DIFFERENT' "$T/parity")" 0
 fi
+grep -v '^exec ' "$T/parity" | grep -q "$rt=DIFFERENT" && sed 's/^/# /' "$T/parity" | head -40
 
 # ---- the static binary, alone in an image ----
 if [ -x build/static/wap ] && [ "$(dirname "$WAP")" = "$PWD" ]; then
@@ -239,6 +265,8 @@ for d in docs:
         for e in c["env"]:
             if e["name"] == "POD_NAMESPACE":
                 e.pop("valueFrom"); e["value"] = "default"
+            if e["name"] == "WAP_TOKEN":   # the Secret wap-token
+                e.pop("valueFrom"); e["value"] = "kube-play-token"
 yaml.safe_dump_all([d for d in docs if d["kind"] != "Service"], open(sys.argv[2], "w"))
 EOF
 	(cd "$T" && podman kube play kube.yaml) > "$T/kp.log" 2>&1
@@ -256,4 +284,12 @@ EOF
 		"true 65532:65532 0"
 	podman logs "$pod-wap" > "$T/kl" 2>&1
 	has "kube play: the langop profile from the Deployment's env" "$(cat "$T/kl")" "(profile langop)"
+	lacks "kube play: the token is the Secret's, not a generated one" "$(cat "$T/kl")" "bearer token in"
+	same "kube play: /mcp wants that token" \
+		"$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST "http://$ip:8080/mcp" -H 'host: localhost' \
+			-H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
+			-H 'authorization: Bearer kube-play-token' \
+			--data-binary '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}') \
+$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST "http://$ip:8080/mcp" -H 'host: localhost' \
+			-H 'content-type: application/json' --data-binary '{}')" "200 401"
 fi
