@@ -1,7 +1,9 @@
 # wap - build, test and install.  See README.md.
 #   make            build ./wap
 #   make run        build, then serve the current directory (MCP over HTTP)
-#   make check      every test (unit, applets, protocol); ASAN=1 under ASan+UBSan
+#   make check      every test (unit, applets, protocol); ASAN=1 under ASan+UBSan;
+#                   T="edit patch" only tests/edit.sh and tests/patch.sh (and the
+#                   unit tests T names: test_edit, or "unit" for all)
 #   make asan       the ASan+UBSan build (build/asan/wap)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make docs       regenerate man/ and completions/ from the usage texts
@@ -107,8 +109,17 @@ asan:
 test-deps:
 	@scripts/deps --test
 
-check: test-deps $(BIN) $(UNIT_BIN) $(FUZZ_BIN)
-	@WAP="$(abspath $(BIN))" UNIT_DIR="$(abspath $(B)/unit)" FUZZ_DIR="$(abspath $(B)/fuzz)" ASAN="$(ASAN)" tests/run
+# T: build only what the suites named need (tests/run picks them)
+T ?=
+ifeq ($(strip $(T)),)
+CHECK_BIN := $(UNIT_BIN) $(FUZZ_BIN)
+else
+CHECK_BIN := $(filter $(addprefix $(B)/unit/,$(T:unit/%=%)),$(UNIT_BIN)) \
+	$(if $(filter unit,$(T)),$(UNIT_BIN)) $(if $(filter fuzz,$(T)),$(FUZZ_BIN))
+endif
+
+check: test-deps $(BIN) $(CHECK_BIN)
+	@WAP="$(abspath $(BIN))" UNIT_DIR="$(abspath $(B)/unit)" FUZZ_DIR="$(abspath $(B)/fuzz)" ASAN="$(ASAN)" T="$(T)" tests/run
 
 # A bearer token is made at each start; stderr names the 0600 file it is in
 # ($XDG_RUNTIME_DIR, else ~/.cache: wap-http-PORT.token), never the token.

@@ -1,8 +1,8 @@
 /* main.c - the multicall dispatcher.
  *
  * `wap APPLET ARGS`, or `wap-APPLET ARGS` through a link.  The dispatcher
- * owns what every applet shares: the global flags (--root, --config,
- * --json, --read-only, --restrict, --help), opening the workspace, running
+ * owns what every applet shares: the global options (the table
+ * wap_globals, before the applet's name or after it), opening the workspace, running
  * the op, printing the result or the error, checking that stdout was
  * written, and the exit status.
  */
@@ -22,32 +22,39 @@
 #include "version.h"
 
 static const char main_usage[] =
-"usage: wap APPLET [OPTIONS] [ARGS]   or   wap-APPLET [OPTIONS] [ARGS]\n"
+"usage: wap [GLOBAL OPTIONS] APPLET [OPTIONS] [ARGS]   or   wap-APPLET [OPTIONS] [ARGS]\n"
 "       wap --list | --help | --version | --install [-s] DIR\n"
 "\n"
 "wap is a toolkit for agents, scripts and CI to work on a code workspace:\n"
 "explore, read, write, edit, search, run commands and use git, confined to\n"
 "one root directory.\n"
 "\n"
-"Global options (every applet):\n"
-"  --root DIR       workspace root (default: $WAP_ROOT, else the current directory)\n"
-"  --config FILE    JSON config (default: $WAP_CONFIG, else\n"
-"                   $XDG_CONFIG_HOME/wap/config.json, else ~/.config/wap/config.json)\n"
-"  --json           print the result (or the error) as one JSON object\n"
-"  --read-only      refuse every write (security.readOnly)\n"
-"  --restrict GLOB  deny paths matching GLOB (security.restrictedPaths; repeatable)\n"
-"  -h, --help       show the applet's help\n"
-"\n"
-"Applets:\n";
+"Global options (every applet; before its name or after it, not after \"--\"):\n";
 
-static void list_applets(FILE *out, bool verbose)
+/* The usage, its global options printed from the one table (lib/args.c). */
+static void usage(FILE *out)
 {
-	for (int i = 0; wap_applets[i]; i++) {
-		if (verbose)
-			fprintf(out, "  %-8s %s\n", wap_applets[i]->name, wap_applets[i]->summary);
+	fputs(main_usage, out);
+	for (const struct wap_global *g = wap_globals; g->name; g++) {
+		char spelled[64];
+
+		if (g->shrt)
+			snprintf(spelled, sizeof(spelled), "-%c, --%s%s%s", g->shrt, g->name,
+				 g->metavar ? " " : "", g->metavar ? g->metavar : "");
 		else
-			fprintf(out, "%s\n", wap_applets[i]->name);
+			snprintf(spelled, sizeof(spelled), "--%s%s%s", g->name,
+				 g->metavar ? " " : "", g->metavar ? g->metavar : "");
+		fprintf(out, "  %-16s %s\n", spelled, g->help);
 	}
+	fputs("\nApplets:\n", out);
+	for (int i = 0; wap_applets[i]; i++)
+		fprintf(out, "  %-8s %s\n", wap_applets[i]->name, wap_applets[i]->summary);
+}
+
+static void list_applets(FILE *out)
+{
+	for (int i = 0; wap_applets[i]; i++)
+		fprintf(out, "%s\n", wap_applets[i]->name);
 }
 
 static int finish(const char *who)
@@ -121,44 +128,51 @@ static void die_err(const char *who, struct wap_err *err, bool json)
 int main(int argc, char **argv)
 {
 	const struct wap_applet *a;
-	const char *name, *root = NULL, *config = NULL;
-	char who[64];
-	bool json = false, help = false, read_only = false;
-	char **restrict_globs = NULL;
+	const char *name;
+	char who[64] = "wap";
+	struct wap_gopts g = { 0 };
 	struct wap_err err = { 0 };
 	struct wap_ws ws;
 	struct wap_call call = { 0 };
 	json_t *req, *res = NULL;
-	int nargs = 0, status;
-	char **args;
+	int status;
 
 	signal(SIGPIPE, SIG_IGN);
 	name = basename(argv[0]);
+	argv++, argc--;
 	if (!strncmp(name, "wap-", 4) && name[4]) {
 		name += 4;
 	} else {
-		if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-			fputs(main_usage, argc < 2 ? stderr : stdout);
-			list_applets(argc < 2 ? stderr : stdout, true);
-			return argc < 2 ? 2 : 0;
-		}
-		if (!strcmp(argv[1], "--version")) {
+		/* the global options may come before the applet's name */
+		argc = wap_args_globals(NULL, argc, argv, &g, &err);
+		if (argc < 0)
+			die_err(who, &err, g.json);
+		if (!argc && g.version) {
 			printf("wap %s\n", WAP_VERSION);
-			return 0;
-		}
-		if (!strcmp(argv[1], "--list")) {
-			list_applets(stdout, false);
-			status = finish("wap");
+			status = finish(who);
 			return status < 0 ? 0 : status;
 		}
-		if (!strcmp(argv[1], "--install"))
-			return install(argc - 2, argv + 2);
-		name = argv[1];
-		argv += 2, argc -= 2;
-		goto find;
+		if (!argc) {
+			usage(g.help ? stdout : stderr);
+			if (!g.help)
+				return 2;
+			status = finish(who);
+			return status < 0 ? 0 : status;
+		}
+		if (!strcmp(argv[0], "--list")) {
+			list_applets(stdout);
+			status = finish(who);
+			return status < 0 ? 0 : status;
+		}
+		if (!strcmp(argv[0], "--install"))
+			return install(argc - 1, argv + 1);
+		if (argv[0][0] == '-') {
+			fprintf(stderr, "wap: unknown option '%s' (see 'wap --help')\n", argv[0]);
+			return 2;
+		}
+		name = argv[0];
+		argv++, argc--;
 	}
-	argv++, argc--;
-find:
 	a = wap_applet_find(name);
 	if (!a) {
 		fprintf(stderr, "wap: unknown applet '%s' (see 'wap --list')\n", name);
@@ -167,92 +181,58 @@ find:
 	snprintf(who, sizeof(who), "wap %s", a->name);
 	exit2 = a->flags & WAP_APPLET_EXIT2;
 
-	/* take the global flags out, up to a "--" */
-	args = calloc(argc + 1, sizeof(*args));
-	if (!args)
-		return 125;
-	for (int i = 0; i < argc; i++) {
-		char *s = argv[i];
-		const char **slot = NULL;
-
-		if (!strcmp(s, "--")) {
-			while (i < argc)
-				args[nargs++] = argv[i++];
-			break;
-		}
-		if (!strcmp(s, "--json"))
-			json = true;
-		else if (!strcmp(s, "--help") || !strcmp(s, "-h"))
-			help = true;
-		else if (!strcmp(s, "--read-only"))
-			read_only = true;
-		else if (!strcmp(s, "--root"))
-			slot = &root;
-		else if (!strncmp(s, "--root=", 7))
-			root = s + 7;
-		else if (!strcmp(s, "--config"))
-			slot = &config;
-		else if (!strncmp(s, "--config=", 9))
-			config = s + 9;
-		else if (!strcmp(s, "--restrict") || !strncmp(s, "--restrict=", 11)) {
-			const char *g = s[10] == '=' ? s + 11 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!g) {
-				fprintf(stderr, "%s: option '--restrict' needs a value\n", who);
-				return 2;
-			}
-			wap_strv_push(&restrict_globs, g);
-		} else
-			args[nargs++] = s;
-		if (slot) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "%s: option '%s' needs a value\n", who, s);
-				return 2;
-			}
-			*slot = argv[++i];
-		}
-	}
-	if (help) {
-		free(args);
-		wap_strv_free(restrict_globs);
-		fputs(a->usage, stdout);
+	/* ... or after it */
+	argc = wap_args_globals(a, argc, argv, &g, &err);
+	if (argc < 0)
+		die_err(who, &err, g.json);
+	if (g.version || g.help) {
+		wap_strv_free(g.restrict_globs);
+		if (g.version)
+			printf("wap %s\n", WAP_VERSION);
+		else
+			fputs(a->usage, stdout);
 		status = finish(who);
 		return status < 0 ? 0 : status;
 	}
 	if (!(a->flags & WAP_APPLET_NOWS)) {
-		if (wap_ws_init(&ws, root, config, &err))
-			die_err(who, &err, json);
-		if (read_only)
+		if (wap_ws_init(&ws, g.root, g.config, &err))
+			die_err(who, &err, g.json);
+		if (g.read_only)
 			ws.pol.read_only = true;
-		for (int i = 0; restrict_globs && restrict_globs[i]; i++)
-			if (wap_globset_add(&ws.pol.restricted, restrict_globs[i], WAP_GLOB_BASENAME, &err) ||
-			    wap_strv_push(&ws.pol.restricted_paths, restrict_globs[i]))
-				die_err(who, &err, json);
+		for (int i = 0; g.restrict_globs && g.restrict_globs[i]; i++) {
+			if (wap_globset_add(&ws.pol.restricted, g.restrict_globs[i], WAP_GLOB_BASENAME, &err) ||
+			    (wap_strv_push(&ws.pol.restricted_paths, g.restrict_globs[i]) && wap_err_oom(&err)))
+				die_err(who, &err, g.json);
+		}
 	} else {
 		memset(&ws, 0, sizeof(ws));
 		ws.rootfd = -1;
 	}
-	wap_strv_free(restrict_globs);
+	wap_strv_free(g.restrict_globs);
 	call.ws = &ws;
 	/* after the workspace: an option naming a data file is read beneath
 	 * its root, under its policy */
-	req = wap_args_parse(a, &ws, nargs, args, &err);
-	free(args);
+	req = wap_args_parse(a, &ws, argc, argv, &err);
 	if (!req)
-		die_err(who, &err, json);
+		die_err(who, &err, g.json);
 
 	/* the policy of the one table of ops, as on every door (serve checks
 	 * each of its calls itself) */
-	if (!(a->flags & WAP_APPLET_NOTOOL) && wap_policy_allow(&ws, a->name, req, NULL, NULL, &err))
-		die_err(who, &err, json);
+	if (!(a->flags & WAP_APPLET_NOTOOL) && wap_policy_allow(&ws, a->name, req, NULL, NULL, &err)) {
+		json_decref(req);
+		die_err(who, &err, g.json);
+	}
 	if (a->cli_main) {
-		status = a->cli_main(&ws, req, json);
+		status = a->cli_main(&ws, req, g.json);
 		json_decref(req);
 		wap_ws_release(&ws);
 		return status;
 	}
-	if ((a->cli_prep && a->cli_prep(&call, req, &err)) || a->op(&call, req, &res, &err))
-		die_err(who, &err, json);
-	if (json) {
+	if ((a->cli_prep && a->cli_prep(&call, req, &err)) || a->op(&call, req, &res, &err)) {
+		json_decref(req);
+		die_err(who, &err, g.json);
+	}
+	if (g.json) {
 		json_dumpf(res, stdout, JSON_COMPACT);
 		fputc('\n', stdout);
 		status = a->render ? a->render(res, req, NULL) : 0;

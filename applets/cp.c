@@ -108,7 +108,7 @@ static int cp_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 			 "destination", dst, "isDirectory", S_ISDIR(st.st_mode),
 			 "files", (json_int_t)cs.files, "directories", (json_int_t)cs.dirs,
 			 "links", (json_int_t)cs.links, "bytes", (json_int_t)cs.bytes);
-	rc = *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+	rc = *res ? 0 : wap_err_oom(err);
 out:
 	if (sfd >= 0)
 		close(sfd);

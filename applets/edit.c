@@ -234,7 +234,7 @@ static int patch_op(struct wap_call *call, const json_t *req, const char *text, 
 			 "dryRun", dry);
 	wap_sb_release(&all);
 	if (!*res)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	json_array_foreach(files, i, f)
 		cap_diff(f, call->ws->lim.max_file_size);
 	cap_diff(*res, call->ws->lim.max_file_size);
@@ -398,7 +398,7 @@ static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struc
 			 "created", created,
 			 "dryRun", dry);
 	if (!*res) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto out;
 	}
 	json_object_set_new(*res, "diff", wap_diff_json(&x.diff));

@@ -218,7 +218,7 @@ static int build_env(const json_t *req, bool clear, const char *pwd, char ***out
 	return 0;
 oom:
 	wap_strv_free(e);
-	return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	return wap_err_oom(err);
 }
 
 static int req_strv(const json_t *req, const char *key, char ***out, struct wap_err *err)
@@ -240,7 +240,7 @@ static int req_strv(const json_t *req, const char *key, char ***out, struct wap_
 		if (wap_strv_push(out, json_string_value(v))) {
 			wap_strv_free(*out);
 			*out = NULL;
-			return wap_err_set(err, WAP_E_FAILED, "out of memory");
+			return wap_err_oom(err);
 		}
 	}
 	return 0;
@@ -255,7 +255,7 @@ static int open_save(const struct wap_ws *ws, const char *dir, const char *stem,
 	int dfd, fd;
 
 	if (asprintf(&path, "%s/%s.%s", dir, stem, suffix) < 0)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	if (wap_ws_check(ws, path, WAP_ACC_WRITE, err) ||
 	    (dfd = wap_ws_open_parent(ws, path, true, &name, err)) < 0) {
 		free(path);
@@ -352,7 +352,7 @@ static int exec_run(struct wap_call *call, const json_t *req, struct run *run, j
 		argv = NULL;
 		if (wap_strv_push(&argv, access("/bin/bash", X_OK) ? "/bin/sh" : "/bin/bash") ||
 		    wap_strv_push(&argv, "-c") || wap_strv_push(&argv, line)) {
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 			goto out;
 		}
 	}
@@ -399,7 +399,7 @@ static int exec_run(struct wap_call *call, const json_t *req, struct run *run, j
 		}
 		env[k] = NULL;
 		if (wap_strv_push(&env, sb.tmpenv)) {
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 			goto out;
 		}
 	}
@@ -452,7 +452,7 @@ static int exec_run(struct wap_call *call, const json_t *req, struct run *run, j
 			"stderr_bytes", (json_int_t)pr->out[1].bytes);
 		if (!*res) {
 			wap_proc_result_release(pr);
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 			goto out;
 		}
 		if (pr->timed_out)

@@ -262,14 +262,14 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 		size_t nc = hs->cap ? hs->cap * 2 : 256;
 		struct hit *n = realloc(hs->h, nc * sizeof(*n));
 		if (!n)
-			return wap_err_set(err, WAP_E_FAILED, "out of memory");
+			return wap_err_oom(err);
 		hs->h = n;
 		hs->cap = nc;
 	}
 	h = &hs->h[hs->n];
 	h->path = arena_dup(hs, e->path, e->pathlen);
 	if (!h->path)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	h->dir = dir;
 	h->mtime = st.st_mtim;
 	hs->n++;
@@ -452,7 +452,7 @@ static int glob_collect(const struct wap_call *call, const json_t *req, bool mti
 			wap_sb_addf(&sb, "%.*s", (int)(pre ? pre : 1), pre ? pattern : ".");
 		start = wap_sb_detach(&sb);
 		if (!start) {
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 			goto out;
 		}
 		/* PATH must exist and be a directory; a missing prefix is no match */
@@ -488,7 +488,7 @@ static int glob_collect(const struct wap_call *call, const json_t *req, bool mti
 	nw = wap_walk_threads(&wo);
 	g.per = calloc(nw, sizeof(*g.per));
 	if (!g.per) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto out;
 	}
 	if (start && wap_walk(ws, start, &wo, on_ent, &g, err))
@@ -497,7 +497,7 @@ static int glob_collect(const struct wap_call *call, const json_t *req, bool mti
 		total += g.per[i].n;
 	all = gather(g.per, nw, total, sortby == SORT_NONE ? 0 : max, sortby);
 	if (!all) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto out;
 	}
 	fo->all = all;
@@ -571,7 +571,7 @@ static int glob_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		return -1;
 	*res = found_json(&fo);
 	found_release(&fo);
-	return *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+	return *res ? 0 : wap_err_oom(err);
 }
 
 static int glob_render(const json_t *res, const json_t *req, FILE *out)

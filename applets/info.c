@@ -57,7 +57,7 @@ static int info_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		"restrictedCommands", strv_json(p->restricted_cmds),
 		"allowedCommands", strv_json(p->allowed_cmds));
 	if (!*res)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	return 0;
 }
 

@@ -272,7 +272,7 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 	arr = malloc((n + 1) * sizeof(*arr));
 	if (!arr) {
 		json_decref(w.files);
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto out;
 	}
 	for (i = 0; i < n; i++)
@@ -289,7 +289,7 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 	*res = json_pack("{s:o, s:b, s:I}", "files", w.files, "isTruncated", w.found > n,
 			 "totalFound", (json_int_t)w.found);
 	rc = *res && !wap_json_set_name(*res, "path", rel) ? 0 :
-	     wap_err_set(err, WAP_E_FAILED, "out of memory");
+	     wap_err_oom(err);
 out:
 	wap_globset_release(&w.excl);
 	free(rel);

@@ -71,7 +71,7 @@ static int mkdir_op(struct wap_call *call, const json_t *req, json_t **res, stru
 		}
 	}
 	*res = json_pack("{s:b, s:s, s:b}", "success", 1, "path", rel, "created", created);
-	rc = *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+	rc = *res ? 0 : wap_err_oom(err);
 out:
 	if (pfd >= 0)
 		close(pfd);

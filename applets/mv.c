@@ -117,7 +117,7 @@ static int mv_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 	fsync(spfd);
 	*res = json_pack("{s:b, s:s, s:s, s:b}", "success", 1, "source", src, "destination", dst,
 			 "isDirectory", S_ISDIR(st.st_mode));
-	rc = *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+	rc = *res ? 0 : wap_err_oom(err);
 out:
 	if (spfd >= 0)
 		close(spfd);

@@ -95,7 +95,7 @@ static int rm_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 	fsync(pfd);
 	*res = json_pack("{s:b, s:s, s:I, s:b}", "success", 1, "path", rel,
 			 "removed", (json_int_t)removed, "isDirectory", isdir);
-	rc = *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+	rc = *res ? 0 : wap_err_oom(err);
 	goto out;
 gone:
 	*res = json_pack("{s:b, s:s, s:I, s:b}", "success", 1, "path", rel, "removed", (json_int_t)0,

@@ -3,7 +3,7 @@
  * usage: wap serve [--http HOST:PORT] [--profile NAME] [--audit FILE]
  *                  [--token TOKEN] [--roots-from-client] [--root DIR]
  *                  [--ws HOST:PORT] [--token-file FILE] [--session-ttl SECONDS]
- *                  [--approver COMMAND] [--no-auth]
+ *                  [--approver COMMAND] [--no-auth] [--no-sandbox]
  *
  * Without --http, speaks MCP on stdin/stdout: one JSON-RPC message a line,
  * nothing else on stdout, logs on stderr.  With --http, serves MCP
@@ -28,6 +28,9 @@
  *                           (default $XDG_RUNTIME_DIR, else ~/.cache:
  *                           wap-http-PORT.token, wap-acp.token for --ws)
  *   --no-auth               HTTP: serve without a token; only on a loopback address
+ *   --no-sandbox            run exec and terminals without the sandbox (default:
+ *                           every command a client runs is sandboxed, as with
+ *                           security.sandbox; for a container that is the sandbox)
  *   --roots-from-client     narrow the root to the client's first root inside it
  *                           (stdio, and HTTP: asked on the SSE reply to a request)
  *   --allowed-hosts HOST    HTTP: also accept this Host (repeatable, or comma-separated)
@@ -134,6 +137,7 @@ static const struct wap_opt serve_opts[] = {
 	{ "session-ttl", 0, WAP_OPT_INT, WAP_OPT_CLI, NULL },
 	{ "approver", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
 	{ "no-auth", 0, WAP_OPT_BOOL, WAP_OPT_CLI, NULL },
+	{ "no-sandbox", 0, WAP_OPT_BOOL, WAP_OPT_CLI, NULL },
 	{ "max-connections", 0, WAP_OPT_INT, WAP_OPT_CLI, NULL },
 	{ NULL }
 };
@@ -350,7 +354,7 @@ static int http_listening(void *arg, const char *host, int port, const char *pro
 		snprintf(name, sizeof(name), "wap-http-%d.token", port);
 		path = ht->file ? strdup(ht->file) : wap_token_state_file(name);
 		if (!path)
-			return wap_err_set(err, WAP_E_FAILED, "out of memory");
+			return wap_err_oom(err);
 		if (wap_token_write(ht->ws, path, ht->token, err) < 0) {
 			free(path);
 			return -1;
@@ -396,7 +400,7 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 	const char *token;
 	bool generated = false;
 	int rc = 0;
-	bool drain = false;
+	bool drain = false, nosandbox = false;
 
 	(void)json;
 	signal(SIGPIPE, SIG_IGN);
@@ -406,6 +410,12 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 	}
 	log_quiet = cfg.quiet;
 	wap_req_bool(req, "drain", &drain, NULL);
+	/* A client is the agent wap confines: its commands run in the sandbox
+	 * unless the invoker says otherwise (--no-sandbox, or
+	 * "security.sandbox": false in the config). */
+	wap_req_bool(req, "no_sandbox", &nosandbox, NULL);
+	if (!nosandbox && !wap_config_get(ws->config, "security.sandbox"))
+		ws->pol.sandbox = true;
 	srv.ws = ws;
 	srv.profile = wap_profile_find(cfg.profile);
 	srv.roots_from_client = cfg.roots_from_client;

@@ -101,7 +101,7 @@ static int exists_op(const struct wap_call *call, const char *rel, json_t **res,
 	    json_object_set_new(*res, "isDirectory", json_boolean(ok && S_ISDIR(st.st_mode)))) {
 		json_decref(*res);
 		*res = NULL;
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	}
 	return 0;
 }
@@ -160,7 +160,7 @@ static int stat_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		json_decref(rest);
 		json_decref(o);
 		o = NULL;
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto out;
 	}
 	free(abs);

@@ -130,7 +130,7 @@ static int write_op(struct wap_call *call, const json_t *req, json_t **res, stru
 	*res = json_pack("{s:b, s:s, s:I, s:s, s:b, s:I, s:s}", "success", 1, "path", rel,
 			 "bytesWritten", (json_int_t)len, "version", wr.version,
 			 "created", wr.created, "size", (json_int_t)wr.size, "mode", mode);
-	rc = *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+	rc = *res ? 0 : wap_err_oom(err);
 out:
 	free(rel);
 	return rc;

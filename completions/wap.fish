@@ -5,7 +5,9 @@ complete -c wap -l config
 complete -c wap -l json
 complete -c wap -l read-only
 complete -c wap -l restrict
+complete -c wap -s h
 complete -c wap -l help
+complete -c wap -l version
 complete -c wap -f -n __fish_use_subcommand -a cp -d 'copy a file, or a directory tree with --recursive'
 complete -c wap -n '__fish_seen_subcommand_from cp' -l force -d 'replace existing files, merge into existing directories'
 complete -c wap-cp -l force -d 'replace existing files, merge into existing directories'
@@ -325,6 +327,8 @@ complete -c wap -n '__fish_seen_subcommand_from serve' -l max-message -d 'larges
 complete -c wap-serve -l max-message -d 'largest JSON-RPC message accepted (default 16 MiB); over'
 complete -c wap -n '__fish_seen_subcommand_from serve' -l no-auth -d 'HTTP: serve without a token; only on a loopback address'
 complete -c wap-serve -l no-auth -d 'HTTP: serve without a token; only on a loopback address'
+complete -c wap -n '__fish_seen_subcommand_from serve' -l no-sandbox -d 'run exec and terminals without the sandbox (default:'
+complete -c wap-serve -l no-sandbox -d 'run exec and terminals without the sandbox (default:'
 complete -c wap -n '__fish_seen_subcommand_from serve' -l profile -d 'tool set: wap (default), wap-1.0, langop, opencode, acp'
 complete -c wap-serve -l profile -d 'tool set: wap (default), wap-1.0, langop, opencode, acp'
 complete -c wap -n '__fish_seen_subcommand_from serve' -l roots-from-client -d 'narrow the root to the clients first root inside it'

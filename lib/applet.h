@@ -104,8 +104,42 @@ const struct wap_applet *wap_applet_find(const char *name);
 /* The JSON key of an option. KEYBUF receives it when generated. */
 const char *wap_opt_key(const struct wap_opt *o, char *keybuf, size_t n);
 
+/* The global options of the CLI: one table for main.c's parser, for the
+ * "Global options" of `wap --help` and so, through that text, for the man
+ * pages and completions (scripts/mkdocs).  No applet option may share a
+ * spelling with one (tests/unit/test_args.c). */
+enum wap_gid { WAP_G_ROOT, WAP_G_CONFIG, WAP_G_JSON, WAP_G_READ_ONLY, WAP_G_RESTRICT,
+	       WAP_G_HELP, WAP_G_VERSION };
+
+struct wap_global {
+	enum wap_gid id;
+	const char *name;	/* long name: "root" */
+	char shrt;		/* short letter or 0 */
+	const char *metavar;	/* "DIR" when it takes a value; NULL for a flag */
+	const char *help;	/* lines after the first start with spaces */
+};
+
+extern const struct wap_global wap_globals[];	/* terminated by { .name = NULL } */
+
+struct wap_gopts {
+	const char *root, *config;	/* borrowed from argv; NULL when not given */
+	bool json, read_only, help, version;
+	char **restrict_globs;		/* wap_strv_free() */
+};
+
+/* Take the global options out of ARGV[0..ARGC) into G; the arguments left
+ * are moved to the front of ARGV, in order, and their number returned.
+ * With A NULL (before an applet's name) stop at the first argument that
+ * is not a global option: the name, or an option the caller must judge.
+ * With A, take them anywhere, except after "--", after the start of a
+ * positional that takes the rest (exec's command), or as the value of one
+ * of A's own options (`grep -e --json`).  -1 with err (INVALID_ARGUMENT:
+ * a missing value, a value given to a flag). */
+int wap_args_globals(const struct wap_applet *a, int argc, char **argv, struct wap_gopts *g,
+		     struct wap_err *err);
+
 /* Parse ARGV (after the applet name) into a request object by the table.
- * Global flags are not handled here.  A JSON option given a value that is
+ * Global flags are not handled here (wap_args_globals took them out).  A JSON option given a value that is
  * not JSON text names a data file in WS (see wap_read_data: beneath the
  * root, policy-checked, regular files only; "-" is stdin); WS may be NULL,
  * then such names are refused.  Returns a new object or NULL with err

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "applet.h"
+#include "config.h"
 #include "file.h"
 #include "strbuf.h"
 
@@ -100,6 +101,136 @@ static int set_value(const struct wap_ws *ws, json_t *req, const struct wap_opt 
 		return json_object_set_new(req, key, v);
 	}
 	return -1;
+}
+
+const struct wap_global wap_globals[] = {
+	{ WAP_G_ROOT, "root", 0, "DIR",
+	  "workspace root (default: $WAP_ROOT, else the current directory)" },
+	{ WAP_G_CONFIG, "config", 0, "FILE",
+	  "JSON config (default: $WAP_CONFIG, else\n"
+	  "                   $XDG_CONFIG_HOME/wap/config.json, else ~/.config/wap/config.json)" },
+	{ WAP_G_JSON, "json", 0, NULL, "print the result (or the error) as one JSON object" },
+	{ WAP_G_READ_ONLY, "read-only", 0, NULL, "refuse every write (security.readOnly)" },
+	{ WAP_G_RESTRICT, "restrict", 0, "GLOB",
+	  "deny paths matching GLOB (security.restrictedPaths; repeatable)" },
+	{ WAP_G_HELP, "help", 'h', NULL, "show the applet's help (wap's, before an applet's name)" },
+	{ WAP_G_VERSION, "version", 0, NULL, "print the version" },
+	{ .name = NULL }
+};
+
+/* The global ARG spells ("--name", "--name=VAL", "-x"), or NULL; *VAL is
+ * what follows an '='. */
+static const struct wap_global *global_find(const char *arg, const char **val)
+{
+	const char *eq;
+	size_t n;
+
+	*val = NULL;
+	if (arg[0] != '-')
+		return NULL;
+	if (arg[1] != '-') {
+		for (const struct wap_global *g = wap_globals; g->name && arg[1] && !arg[2]; g++)
+			if (g->shrt == arg[1])
+				return g;
+		return NULL;
+	}
+	eq = strchr(arg + 2, '=');
+	n = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+	for (const struct wap_global *g = wap_globals; g->name; g++)
+		if (strlen(g->name) == n && !memcmp(g->name, arg + 2, n)) {
+			*val = eq ? eq + 1 : NULL;
+			return g;
+		}
+	return NULL;
+}
+
+/* Does ARG, an option of A, take the next argument as its value? */
+static bool takes_next(const struct wap_applet *a, const char *arg)
+{
+	const struct wap_opt *o;
+
+	if (arg[1] == '-') {
+		if (strchr(arg, '='))
+			return false;
+		for (o = a->opts; o->name; o++)
+			if (!(o->flags & WAP_OPT_POS) && !strcmp(o->name, arg + 2))
+				return o->type != WAP_OPT_BOOL;
+		return false;
+	}
+	for (const char *p = arg + 1; *p; p++) {
+		for (o = a->opts; o->name; o++)
+			if (o->shrt == *p && !(o->flags & WAP_OPT_POS))
+				break;
+		if (!o->name)
+			return false;
+		if (o->type != WAP_OPT_BOOL)
+			return !p[1];	/* -A3 holds its value, -A takes the next */
+	}
+	return false;
+}
+
+int wap_args_globals(const struct wap_applet *a, int argc, char **argv, struct wap_gopts *g,
+		     struct wap_err *err)
+{
+	const struct wap_opt *pos = a ? a->opts : NULL;
+	int n = 0, i;
+
+	while (pos && pos->name && !(pos->flags & WAP_OPT_POS))
+		pos++;
+	for (i = 0; i < argc; i++) {
+		char *s = argv[i];
+		const struct wap_global *gl;
+		const char *val;
+
+		if (!strcmp(s, "--") || (!a && s[0] != '-'))
+			break;
+		gl = global_find(s, &val);
+		if (!gl && !a)
+			break;
+		if (!gl && s[0] == '-' && s[1]) {
+			argv[n++] = s;
+			if (takes_next(a, s) && i + 1 < argc)
+				argv[n++] = argv[++i];
+			continue;
+		}
+		if (!gl) {
+			/* a positional: one that takes the rest takes
+			 * everything after it, as wap_args_parse does */
+			if (pos && pos->name && (pos->flags & WAP_OPT_REST))
+				break;
+			argv[n++] = s;
+			if (pos && pos->name && pos->type != WAP_OPT_STRS)
+				do
+					pos++;
+				while (pos->name && !(pos->flags & WAP_OPT_POS));
+			continue;
+		}
+		if (!gl->metavar && val)
+			return wap_err_set(err, WAP_E_INVALID, "option '--%s' takes no value", gl->name);
+		if (gl->metavar && !val) {
+			if (i + 1 >= argc)
+				return wap_err_set(err, WAP_E_INVALID, "option '--%s' needs a value",
+						   gl->name);
+			val = argv[++i];
+		}
+		switch (gl->id) {
+		case WAP_G_ROOT: g->root = val; break;
+		case WAP_G_CONFIG: g->config = val; break;
+		case WAP_G_JSON: g->json = true; break;
+		case WAP_G_READ_ONLY: g->read_only = true; break;
+		case WAP_G_HELP: g->help = true; break;
+		case WAP_G_VERSION: g->version = true; break;
+		case WAP_G_RESTRICT:
+			if (wap_strv_push(&g->restrict_globs, val))
+				return wap_err_oom(err);
+			break;
+		}
+	}
+	while (i < argc)
+		argv[n++] = argv[i++];
+	if (n < argc)
+		argv[n] = NULL;
+	return n;
 }
 
 json_t *wap_args_parse(const struct wap_applet *a, const struct wap_ws *ws, int argc,

@@ -43,6 +43,11 @@ int wap_err_set(struct wap_err *e, enum wap_errkind kind, const char *fmt, ...)
 	return -1;
 }
 
+int wap_err_oom(struct wap_err *e)
+{
+	return wap_err_set(e, WAP_E_FAILED, "out of memory");
+}
+
 int wap_err_errno(struct wap_err *e, int errnum, const char *path)
 {
 	switch (errnum) {

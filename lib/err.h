@@ -1,4 +1,7 @@
-/* err.h - the one table of error kinds (DESIGN §4).
+/* err.h - the one table of error kinds.  Every door reports a failure
+ * through it (the CLI's exit status, the JSON-RPC code, the error object's
+ * "code"), so no two doors can disagree on what went wrong; README.md,
+ * "Exit codes and error kinds", is the table for users.
  *
  * lib/ never prints or exits: a function that fails fills a struct wap_err
  * and returns -1 (or NULL).  The caller owns the struct; wap_err_release()
@@ -40,6 +43,11 @@ struct wap_err {
  * `return wap_err_set(err, WAP_E_INVALID, "...")`.  A NULL e is allowed. */
 int wap_err_set(struct wap_err *e, enum wap_errkind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Out of memory: EXECUTION_FAILED; returns -1.  The one policy: lib/ and
+ * every op return this (a server outlives one failed call); only main.c's
+ * one-shot CLI paths die instead (xmalloc() there). */
+int wap_err_oom(struct wap_err *e);
 
 /* Map an errno about PATH to the right kind and message; returns -1. */
 int wap_err_errno(struct wap_err *e, int errnum, const char *path);

@@ -559,7 +559,8 @@ static const struct wap_ptool langop_tools[] = {
 	{ NULL }
 };
 
-/* WAP 1.0 (specs/wap-1.0.md): names and argument spellings of the spec */
+/* WAP 1.0 (`serve --profile wap-1.0`): the tool names and argument
+ * spellings of that version of the WAP tool set, for clients written to it */
 static const struct wap_argmap w10_explore[] = {
 	{ "path", "path", NULL }, { "recursive", "recursive", NULL },
 	{ "excludePatterns", "exclude", NULL }, { "maxDepth", "max_depth", NULL },

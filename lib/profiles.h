@@ -1,10 +1,12 @@
 /* profiles.h - protocol profiles: tables mapping one public tool set's
- * names and argument spellings onto the applets' operations (DESIGN §8).
+ * names and argument spellings onto the applets' operations, so a client
+ * written for another tool set drives the same ops under the same policy.
  *
  * A profile is data: a list of tools, each naming the applet whose op it
  * runs, its schemas, and how its arguments become the applet's request
- * keys (/work/KEYS.md).  Applets are looked up by name when a call comes,
- * so a tool whose applet is not built in is simply not offered.  The
+ * keys (those of its option table, wap_opt_key()).  Applets are looked up
+ * by name when a call comes, so a tool whose applet is not built in is
+ * simply not offered.  The
  * `wap` profile is generated from the applet table itself.
  */
 #ifndef WAP_PROFILES_H

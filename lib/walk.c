@@ -75,8 +75,8 @@ struct linux_dirent64 {
 	char d_name[];
 };
 
-/* names skipped by default (DESIGN §6: the default exclusions are these
- * directories at any depth) */
+/* names skipped by default, at any depth: dependencies and build output,
+ * whose matches would drown the sources' (no_default_excludes walks them) */
 static const char *const default_dirs[] = {
 	"node_modules", "dist", "build", ".venv", "target", "__pycache__", "vendor", NULL
 };

@@ -5,8 +5,8 @@
  * parent's fd (never a path string re-resolved) and read whole with
  * getdents64 into a per-worker buffer; the type comes from d_type, stat
  * only when the file system does not say.  Skipped: the default exclusions
- * (DESIGN §6: directories named node_modules, dist, build, .venv, target,
- * __pycache__, vendor) unless no_default_excludes, `.git` always, paths
+ * (directories named node_modules, dist, build, .venv, target, __pycache__,
+ * vendor, at any depth) unless no_default_excludes, `.git` always, paths
  * denied by restrictedPaths, and, unless no_ignore, what .ignore files and,
  * inside a git work tree, .gitignore, .git/info/exclude and the user's
  * global excludes file exclude (see ignore.h; a root inside a repository

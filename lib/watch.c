@@ -70,7 +70,8 @@ static void known_add(struct wap_watch *w, const char *rel)
 		json_object_set_new(w->known, rel, json_true());
 }
 
-/* wap's own atomic writes go through ".wap-XXXXXXXX.tmp" names. */
+/* wap's own atomic writes name their temp file ".wap-XXXXXXXX.tmp" (just
+ * before the rename, or all along without O_TMPFILE): not a change to report. */
 static bool wap_temp(const char *rel)
 {
 	const char *b = strrchr(rel, '/');

@@ -474,3 +474,23 @@ else
 fi
 rm -rf "$W/.git" "$W/.wap" "$W/sub/nested" "$W/b.sh" "$W/lk" "$W/l"
 fi
+
+# ---- wap serve sandboxes a client's commands by default ----
+if [ "${abi:-0}" -ge 1 ]; then
+	OUTSIDE=$(mktemp -d /tmp/wap-serve-out.XXXXXX)
+	call='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"command":"echo x > '"$OUTSIDE"'/f; echo x > .git/hooks-planted; echo rc=$?"}}}'
+	mkdir -p "$W/.git"
+	out=$(printf '%s\n' "$call" | wap serve --drain --root "$W" 2>&1)
+	check "serve: an MCP exec cannot write outside the root by default" test ! -e "$OUTSIDE/f"
+	check "serve: nor plant a file in .git" test ! -e "$W/.git/hooks-planted"
+	has "serve: the refusal is the kernel's" "$out" "Permission denied"
+	out=$(printf '%s\n' "$call" | wap serve --drain --no-sandbox --root "$W" 2>&1)
+	check "serve --no-sandbox: the invoker's choice runs unconfined" test -e "$OUTSIDE/f"
+	rm -f "$OUTSIDE/f" "$W/.git/hooks-planted"
+	echo '{"security": {"sandbox": false}}' > "$T/nosb.json"
+	out=$(printf '%s\n' "$call" | wap serve --drain --config "$T/nosb.json" --root "$W" 2>&1)
+	check "serve: security.sandbox false in the invoker's config turns it off" test -e "$OUTSIDE/f"
+	rm -rf "$OUTSIDE" "$W/.git"
+else
+	ok "# SKIP serve's default sandbox: no Landlock"
+fi

@@ -2,9 +2,15 @@
 """doors.py WAP ROOT URL - "same answer on every door": for a fixed set of
 calls, `wap APPLET ... --json`, MCP over stdio and MCP over HTTP give equal
 result objects (volatile fields such as times removed)."""
-import json, subprocess, sys, urllib.request
+import json, os, subprocess, sys, tempfile, urllib.request
 
 wap, root, url = sys.argv[1:4]
+# wap serve sandboxes a client's commands by default; the CLI is told to
+# by the config, so every door runs under the same policy
+cfg = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+cfg.write('{"security": {"sandbox": true}}')
+cfg.close()
+os.environ["WAP_CONFIG"] = cfg.name
 # (applet, CLI argv, MCP arguments)
 CALLS = [
     ("info", [], {}),

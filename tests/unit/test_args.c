@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "applet.h"
+#include "config.h"
 
 /* every option in a table is described in the usage text */
 static void test_opts_documented(void **state)
@@ -26,8 +27,6 @@ static void test_opts_documented(void **state)
 /* every --flag in a usage text is in the option table or global */
 static void test_usage_flags_exist(void **state)
 {
-	static const char *const global[] = { "root", "config", "json", "read-only",
-					      "restrict", "help", NULL };
 	(void)state;
 	for (int i = 0; wap_applets[i]; i++) {
 		const struct wap_applet *a = wap_applets[i];
@@ -47,12 +46,80 @@ static void test_usage_flags_exist(void **state)
 			for (const struct wap_opt *o = a->opts; o->name; o++)
 				if (!(o->flags & WAP_OPT_POS) && !strcmp(o->name, name))
 					found = true;
-			for (int g = 0; global[g]; g++)
-				if (!strcmp(global[g], name))
+			for (const struct wap_global *g = wap_globals; g->name; g++)
+				if (!strcmp(g->name, name))
 					found = true;
 			if (!found)
 				fail_msg("applet %s: usage mentions --%s, which it does not take", a->name, name);
 		}
+	}
+}
+
+/* the global options are taken out of argv before an applet's own: an
+ * option of the same spelling would never reach the applet */
+static void test_globals_not_shadowed(void **state)
+{
+	(void)state;
+	for (int i = 0; wap_applets[i]; i++)
+		for (const struct wap_opt *o = wap_applets[i]->opts; o->name; o++)
+			for (const struct wap_global *g = wap_globals; g->name; g++) {
+				if (o->flags & WAP_OPT_POS)
+					continue;
+				if (!strcmp(o->name, g->name) || (o->shrt && o->shrt == g->shrt))
+					fail_msg("applet %s: option %s is spelled as the global --%s",
+						 wap_applets[i]->name, o->name, g->name);
+			}
+}
+
+/* globals before the name stop at it; after it, they stop at "--", at a
+ * command that takes the rest, and are not an option's value */
+static void test_globals(void **state)
+{
+	const struct wap_applet *grep = wap_applet_find("grep"), *exec = wap_applet_find("exec");
+	struct wap_err err = { 0 };
+	(void)state;
+	{
+		char *av[] = { "--json", "--root", "/r", "--restrict=*.key", "grep", "--read-only", NULL };
+		struct wap_gopts g = { 0 };
+		assert_int_equal(wap_args_globals(NULL, 6, av, &g, &err), 2);
+		assert_string_equal(av[0], "grep");
+		assert_string_equal(av[1], "--read-only");
+		assert_true(g.json);
+		assert_false(g.read_only);
+		assert_string_equal(g.root, "/r");
+		assert_string_equal(g.restrict_globs[0], "*.key");
+		wap_strv_free(g.restrict_globs);
+	}
+	{
+		char *av[] = { "-e", "--json", "--root", "/r", "-ie", "--help", "x", "--", "--json", NULL };
+		struct wap_gopts g = { 0 };
+		assert_int_equal(wap_args_globals(grep, 9, av, &g, &err), 7);
+		assert_string_equal(av[1], "--json");
+		assert_string_equal(av[3], "--help");
+		assert_string_equal(av[5], "--");
+		assert_string_equal(av[6], "--json");
+		assert_false(g.json);
+		assert_false(g.help);
+		assert_string_equal(g.root, "/r");
+	}
+	{
+		char *av[] = { "--json", "echo", "--root", "/", NULL };
+		struct wap_gopts g = { 0 };
+		assert_int_equal(wap_args_globals(exec, 4, av, &g, &err), 3);
+		assert_true(g.json);
+		assert_null(g.root);
+	}
+	{
+		char *av[] = { "x", "--config", NULL };
+		struct wap_gopts g = { 0 };
+		assert_int_equal(wap_args_globals(grep, 2, av, &g, &err), -1);
+		assert_int_equal(err.kind, WAP_E_INVALID);
+	}
+	{
+		char *av[] = { "--read-only=yes", NULL };
+		struct wap_gopts g = { 0 };
+		assert_int_equal(wap_args_globals(NULL, 1, av, &g, &err), -1);
+		assert_int_equal(err.kind, WAP_E_INVALID);
 	}
 }
 
@@ -158,6 +225,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_opts_documented),
 		cmocka_unit_test(test_usage_flags_exist),
+		cmocka_unit_test(test_globals_not_shadowed),
+		cmocka_unit_test(test_globals),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_check_and_schema),

@@ -1,0 +1,103 @@
+# cli: the global options (--root, --config, --json, --read-only,
+# --restrict, --help, --version) are taken before the applet's name as well
+# as after it, by `wap` and by a wap-APPLET link alike; an unknown one is
+# refused; nothing after "--", and no value of the applet's own options, is
+# taken for one.
+. tests/lib.sh
+unset WAP_ROOT
+src=$PWD
+R=$T/other
+mkdir -p "$R"
+echo hello > "$R/f"
+echo elsewhere > "$W/f"
+cd "$T"
+
+# the root, before and after the applet's name
+expect "wap --root X read f" 0 wap --root "$R" read f
+has "... reads beneath X" "$OUT" "1: hello"
+expect "wap read --root X f" 0 wap read --root "$R" f
+has "... reads beneath X" "$OUT" "1: hello"
+expect "wap --root=X read f" 0 wap --root="$R" read f
+has "... reads beneath X" "$OUT" "1: hello"
+expect "wap-read --root X f (link)" 0 wap-read --root "$R" f
+has "... reads beneath X" "$OUT" "1: hello"
+expect "wap-read f --root X (link, after the operand)" 0 wap-read f --root "$R"
+has "... reads beneath X" "$OUT" "1: hello"
+
+# several globals before the applet
+expect "wap --json --root X grep hello" 0 wap --json --root "$R" grep hello
+jcheck "... one JSON object with the match" "$OUT" "'hello' in json.dumps(j)"
+expect "wap --root X --json read f" 0 wap --root "$R" --json read f
+jcheck "... the result as JSON" "$OUT" "'hello' in j['content']"
+expect "wap --root X --read-only write f" 5 wap --root "$R" --read-only write f --content x
+same "... the file unchanged" "$(cat "$R/f")" "hello"
+expect "wap --root X --restrict 'f' read f" 5 wap --root "$R" --restrict f read f
+expect "wap --restrict=f --root X read f" 5 wap --restrict=f --root "$R" read f
+printf '{"security": {"readOnly": true}}' > "$T/ro.json"
+expect "wap --config FILE --root X write f" 5 wap --config "$T/ro.json" --root "$R" write f --content x
+same "... the file unchanged" "$(cat "$R/f")" "hello"
+
+# help and version in either place
+expect "wap --help read" 0 wap --help read
+has "... the applet's help" "$OUT" "usage: wap read"
+expect "wap --root X read --help" 0 wap --root "$R" read --help
+has "... the applet's help" "$OUT" "usage: wap read"
+expect "wap -h" 0 wap -h
+has "... the main help lists the globals" "$OUT" "--read-only"
+expect "wap --version" 0 wap --version
+has "... the version" "$OUT" "wap "
+expect "wap read --version" 0 wap read --version
+has "... the version" "$OUT" "wap "
+expect "wap --root X --list" 0 wap --root "$R" --list
+has "... lists the applets" "$OUT" "read"
+
+# the help of wap names every global of the one table, and so do the
+# completions made from it
+for g in --root --config --json --read-only --restrict --help --version; do
+	expect "wap --help names $g" 0 wap --help
+	has "... $g" "$OUT" "$g"
+done
+
+# refused
+expect "wap --bogus read f: unknown global" 2 wap --bogus read f
+has "... names it" "$ERR" "unknown option '--bogus'"
+expect "wap read --bogus f: unknown option" 2 wap read --bogus f
+has "... names it" "$ERR" "'--bogus'"
+expect "wap --root (no value)" 2 wap --root
+has "... says it needs a value" "$ERR" "needs a value"
+expect "wap read f --root (no value)" 2 wap read f --root
+has "... says it needs a value" "$ERR" "needs a value"
+expect "wap --json=1 read f: a flag takes no value" 2 wap --json=1 --root "$R" read f
+expect "wap --root X (no applet)" 2 wap --root "$R"
+has "... prints the usage" "$ERR" "usage: wap"
+expect "wap --json --root X nosuch" 127 wap --json --root "$R" nosuch
+has "... unknown applet" "$ERR" "unknown applet 'nosuch'"
+
+# after "--", what looks like a global is an argument
+echo '--json' > "$R/--json"
+expect "wap read --root X -- --json: a file named --json" 0 wap read --root "$R" -- --json
+has "... read as a file, not as a flag" "$OUT" "1: --json"
+expect "wap --root X exec -- echo --json --root /: not taken" 0 wap --root "$R" exec -- echo --json --root /
+same "... echo got them" "$OUT" "--json --root /"
+# a command's own arguments are its own, "--" or not
+expect "wap --root X exec echo --json: the command's argument" 0 wap --root "$R" exec echo --json
+same "... echo got it" "$OUT" "--json"
+expect "wap-exec --root X echo a --read-only" 0 wap-exec --root "$R" echo a --read-only
+same "... echo got it" "$OUT" "a --read-only"
+# the value of an applet's option is the applet's
+expect "wap --root X grep -e --json: a pattern" 1 wap --root "$R" grep -e --json f
+lacks "... not JSON output" "$OUT" "{"
+echo 'x --json y' > "$R/g"
+expect "wap grep --root X -e --json g: finds it" 0 wap grep --root "$R" -e --json g
+has "... the line" "$OUT" "x --json y"
+expect "wap grep --root X --regexp=--root g" 1 wap grep --root "$R" --regexp=--root g
+
+# the bash completion made from the same table finds the applet after them
+comp() { # WORDS...: complete the last word
+	bash -c '. "$0"/completions/wap.bash; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _wap; echo "${COMPREPLY[*]}"' "$src" "$@"
+}
+has "completion: wap --root X re -> read" "$(comp wap --root /x re)" "read"
+has "completion: wap --json --root X grep --ign -> --ignore-case" "$(comp wap --json --root /x grep --ign)" "--ignore-case"
+has "completion: wap grep --re -> --regexp" "$(comp wap grep --re)" "--regexp"
+has "completion: wap grep --re -> --read-only" "$(comp wap grep --re)" "--read-only"
+has "completion: wap --ver -> --version" "$(comp wap --ver)" "--version"
