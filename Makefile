@@ -7,6 +7,8 @@
 #   make asan       the ASan+UBSan build (build/asan/wap)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make docs       regenerate man/ and completions/ from the usage texts
+#   make image      the OCI image $(IMAGE), from scratch (podman/buildah)
+#   make static     build/static/wap, every library linked in; make static-image
 
 PREFIX ?= /usr/local
 CC ?= gcc
@@ -14,11 +16,19 @@ PKGS := libgit2 libpcre2-8 libarchive jansson libwebsockets nettle
 # loaded when first needed (lib/lazy.c), not linked: their headers only
 LAZY_PKGS := libgit2 libarchive libwebsockets
 PORT ?= 8765
+IMAGE ?= localhost/wap:latest
+STATIC_IMAGE ?= localhost/wap-static:latest
 
 ifeq ($(ASAN),1)
 B := build/asan
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 OPT := -O1 -g
+BIN := $(B)/wap
+else ifeq ($(STATIC),1)
+# make static: every library linked in (lib/lazy.c with WAP_LAZY_STATIC)
+B := build/static
+SAN :=
+OPT := -O2 -g -DWAP_LAZY_STATIC
 BIN := $(B)/wap
 else
 B := build/norm
@@ -32,6 +42,16 @@ CFLAGS += -std=gnu11 $(OPT) -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_
 	-Ilib -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS += $(shell pkg-config --libs $(filter-out $(LAZY_PKGS),$(PKGS)) 2>/dev/null) -ldl -lpthread -lutil
 LDFLAGS += $(SAN) -pthread
+ifeq ($(STATIC),1)
+# libarchive needs libxml2, libxml2 ICU: its 31 MB of data are left out
+# for an empty table (deploy/image/icudata-stub.c; see scripts/image)
+ICU_MAJOR := $(firstword $(subst ., ,$(shell pkg-config --modversion icu-uc 2>/dev/null)))
+STATIC_LIBS := $(filter-out -licudata,$(shell pkg-config --static --libs $(PKGS) libxml-2.0 2>/dev/null))
+# Debian has no static GSS-API (Kerberos): deploy/static/gssapi-stub.c
+STATIC_STUBS := $(B)/icudata-stub.o $(B)/gssapi-stub.o
+LDLIBS := $(STATIC_STUBS) -Wl,--start-group $(STATIC_LIBS) -lssl -lcrypto -lstdc++ -ldl -lpthread -lutil -Wl,--end-group
+LDFLAGS += -static
+endif
 
 LIB_SRC := $(wildcard lib/*.c)
 APPLET_SRC := $(wildcard applets/*.c)
@@ -63,8 +83,16 @@ $(B)/applets.o: $(B)/applets.c $(wildcard lib/*.h)
 $(B)/libwap.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(B)/main.o $(B)/libwap.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BIN): $(B)/main.o $(B)/libwap.a $(STATIC_STUBS)
+	$(CC) $(LDFLAGS) -o $@ $(B)/main.o $(B)/libwap.a $(LDLIBS)
+
+$(B)/icudata-stub.o: deploy/image/icudata-stub.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -c -DICU_ENTRY=icudt$(ICU_MAJOR)_dat -o $@ $<
+
+$(B)/gssapi-stub.o: deploy/static/gssapi-stub.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(B)/unit/%: tests/unit/%.c $(B)/libwap.a
 	@mkdir -p $(dir $@)
@@ -113,8 +141,20 @@ install: $(BIN)
 	install -m 644 completions/_wap $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_wap
 	install -m 644 completions/wap.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/wap.fish
 
+# the OCI image: the binary and every shared object it loads (scripts/image)
+image: $(BIN)
+	@scripts/image $(BIN) $(B)/lazy.h $(IMAGE)
+
+static:
+	@scripts/container-deps --static
+	$(MAKE) STATIC=1 build/static/wap
+
+# the static binary alone in an image: proof that it needs nothing else
+static-image: static
+	@scripts/image --static build/static/wap build/static/lazy.h $(STATIC_IMAGE)
+
 clean:
 	rm -rf build wap
 
-.PHONY: all asan check test-deps run docs install clean
+.PHONY: all asan check test-deps run docs install clean image static static-image
 .SECONDARY:

@@ -19,7 +19,8 @@
  *   add PATH... (or stage)     stage paths (new, changed and deleted files)
  *   unstage PATH... (or reset) take paths out of the index (back to HEAD)
  *   commit -m MSG [PATH...]    stage PATHs, then commit; an empty commit is
- *                              refused; author from the git config, else
+ *                              refused; author from $GIT_AUTHOR_NAME and
+ *                              $GIT_AUTHOR_EMAIL, else the git config, else
  *                              $WAP_GIT_AUTHOR_NAME and $WAP_GIT_AUTHOR_EMAIL
  *   branch [NAME]              list branches; with --create or --delete NAME
  *   checkout BRANCH            switch branches (or a REV, detached); refuses

@@ -84,6 +84,16 @@
  * before the body is read.  SIGTERM drains: calls under way finish (10 s
  * at most), new requests and /health get 503, then exit 0.
  *
+ * environment (for containers; an option wins, lists add to it):
+ *   WAP_HTTP=HOST:PORT      as --http
+ *   PORT                    the port for an --http address given without one
+ *                           (0.0.0.0, [::]; default 8080)
+ *   WAP_PROFILE, WAP_TOKEN  as --profile, --token
+ *   WAP_ALLOWED_HOSTS, WAP_ALLOWED_ORIGINS  comma-separated, added to the options'
+ *   LOG_LEVEL               debug (the audit lines on stderr unless --audit),
+ *                           info (default), warn or error (no start-up line)
+ * A port that cannot be bound is an error (exit 125), never a silent start.
+ *
  * examples:
  *   wap serve --root ~/src/project
  *   wap serve --http 127.0.0.1:8765 --audit audit.jsonl
@@ -92,10 +102,12 @@
  *   wap serve --profile langop --root /workspace
  *   wap serve --ws 127.0.0.1:19876 --token-file ~/.wap-token --root ~/src/project
  */
+#include <arpa/inet.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "lazy.h"
@@ -148,6 +160,8 @@ struct serve_cfg {
 	const char *approver;
 	bool no_auth;
 	int max_conns;
+	bool quiet;			/* LOG_LEVEL warn or error */
+	char http_buf[300];		/* --http HOST with $PORT appended */
 };
 
 static char **split_list(const json_t *arr)
@@ -166,6 +180,58 @@ static char **split_list(const json_t *arr)
 	return v;
 }
 
+static void strv_add_list(char ***v, const char *list)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (*tok)
+			wap_strv_push(v, tok);
+	free(copy);
+}
+
+/* Defaults from the environment, for containers: what a Language Operator
+ * LanguageTool (or a Deployment) sets.  An option on the command line wins;
+ * lists add to the options'.  --http ADDRESS without a port (an IPv4
+ * address, or [IPv6]) takes $PORT (8080 when unset), so the image's
+ * `serve --http 0.0.0.0` follows PORT. */
+static int serve_cfg_env(struct serve_cfg *c)
+{
+	const char *e, *p;
+	struct in_addr a4;
+	size_t n;
+
+	if (!c->http && (e = getenv("WAP_HTTP")) && *e)
+		c->http = e;
+	if (c->http && (n = strlen(c->http)) && (c->http[n - 1] == ']' || inet_pton(AF_INET, c->http, &a4) == 1)) {
+		p = getenv("PORT");
+		if (!p || !*p)
+			p = "8080";
+		if (strspn(p, "0123456789") != strlen(p) || strlen(p) > 5 || atoi(p) > 65535) {
+			fprintf(stderr, "wap serve: PORT must be a port number, not '%s'\n", p);
+			return -1;
+		}
+		snprintf(c->http_buf, sizeof(c->http_buf), "%s:%s", c->http, p);
+		c->http = c->http_buf;
+	}
+	if ((e = getenv("WAP_ALLOWED_HOSTS")))
+		strv_add_list(&c->allowed_hosts, e);
+	if ((e = getenv("WAP_ALLOWED_ORIGINS")))
+		strv_add_list(&c->allowed_origins, e);
+	if ((e = getenv("LOG_LEVEL")) && *e) {
+		if (!strcasecmp(e, "debug")) {
+			if (!c->audit)
+				c->audit = "-";	/* one JSON line per call, on stderr */
+		} else if (!strcasecmp(e, "warn") || !strcasecmp(e, "warning") || !strcasecmp(e, "error")) {
+			c->quiet = true;
+		} else if (strcasecmp(e, "info")) {
+			fprintf(stderr, "wap serve: LOG_LEVEL must be debug, info, warn or error, not '%s'\n", e);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int serve_cfg_read(const json_t *req, struct serve_cfg *c)
 {
 	long long n;
@@ -173,7 +239,7 @@ static int serve_cfg_read(const json_t *req, struct serve_cfg *c)
 
 	memset(c, 0, sizeof(*c));
 	wap_req_str(req, "http", &c->http, NULL);
-	c->profile = "wap";
+	c->profile = getenv("WAP_PROFILE") && *getenv("WAP_PROFILE") ? getenv("WAP_PROFILE") : "wap";
 	wap_req_str(req, "profile", &c->profile, NULL);
 	wap_req_str(req, "audit", &c->audit, NULL);
 	c->token = getenv("WAP_TOKEN");
@@ -216,7 +282,7 @@ static int serve_cfg_read(const json_t *req, struct serve_cfg *c)
 		fprintf(stderr, "wap serve: --session-ttl must be at least 1 second\n");
 		return -1;
 	}
-	return 0;
+	return serve_cfg_env(c);
 }
 
 static volatile sig_atomic_t ws_stop;
@@ -266,6 +332,8 @@ static int ws_addr(const char *spec, char *host, size_t hn, int *port)
 	return 0;
 }
 
+static bool log_quiet;
+
 /* The HTTP door's token and where it goes (the file is named once the
  * port is known: the default name carries it). */
 struct http_token {
@@ -292,8 +360,9 @@ static int http_listening(void *arg, const char *host, int port, const char *pro
 			return -1;
 		}
 	}
-	fprintf(stderr, "wap serve: MCP at http://%s%s%s:%d/mcp (profile %s)\n",
-		v6 ? "[" : "", host, v6 ? "]" : "", port, profile);
+	if (!log_quiet)
+		fprintf(stderr, "wap serve: MCP at http://%s%s%s:%d/mcp (profile %s)\n",
+			v6 ? "[" : "", host, v6 ? "]" : "", port, profile);
 	if (!ht->token)
 		fprintf(stderr, "wap serve: no authentication (--no-auth): any local process may call it\n");
 	else if (path || ht->written)	/* the file, never the token */
@@ -335,8 +404,11 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 
 	(void)json;
 	signal(SIGPIPE, SIG_IGN);
-	if (serve_cfg_read(req, &cfg))
-		return 2;
+	if (serve_cfg_read(req, &cfg)) {
+		rc = 2;
+		goto out;
+	}
+	log_quiet = cfg.quiet;
 	wap_req_bool(req, "drain", &drain, NULL);
 	/* A client is the agent wap confines: its commands run in the sandbox
 	 * unless the invoker says otherwise (--no-sandbox, or

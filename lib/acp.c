@@ -2310,7 +2310,10 @@ static int listen_ctx(struct wap_acp *a, struct wap_err *err)
 	info.user = a;
 	info.gid = -1;
 	info.uid = -1;
-	info.options = LWS_SERVER_OPTION_DISABLE_IPV6 * !v6 | LWS_SERVER_OPTION_VALIDATE_UTF8;
+	/* FAIL_UPON_UNABLE_TO_BIND: else a port that cannot be bound is only
+	 * logged, and the server would announce itself listening on nothing */
+	info.options = LWS_SERVER_OPTION_DISABLE_IPV6 * !v6 | LWS_SERVER_OPTION_VALIDATE_UTF8 |
+		       LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
 	info.timeout_secs = 30;
 	info.ka_time = 0;
 	if (wap_lazy_load(WAP_LIB_LWS, err))

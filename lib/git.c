@@ -2534,8 +2534,15 @@ out:
 static int signature(struct g *g, git_signature **sig)
 {
 	const char *n = getenv("WAP_GIT_AUTHOR_NAME"), *m = getenv("WAP_GIT_AUTHOR_EMAIL");
+	const char *gn = getenv("GIT_AUTHOR_NAME"), *gm = getenv("GIT_AUTHOR_EMAIL");
 	int e;
 
+	/* git's own variables win over the config, as in git */
+	if (gn && *gn && gm && *gm) {
+		if ((e = git_signature_now(sig, gn, gm)))
+			return lg(g, e, "invalid GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL");
+		return 0;
+	}
 	if (!git_signature_default(sig, g->repo))
 		return 0;
 	git_error_clear();
@@ -2546,7 +2553,8 @@ static int signature(struct g *g, git_signature **sig)
 	}
 	return wap_err_set(g->err, WAP_E_INVALID,
 			   "No author identity: set user.name and user.email in the git config, "
-			   "or WAP_GIT_AUTHOR_NAME and WAP_GIT_AUTHOR_EMAIL");
+			   "or GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL (or WAP_GIT_AUTHOR_NAME and "
+			   "WAP_GIT_AUTHOR_EMAIL, used when the config has none)");
 }
 
 struct mergeheads {

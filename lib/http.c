@@ -15,6 +15,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1023,6 +1026,30 @@ static int parse_listen(const char *s, char *host, size_t n, int *port)
 	return 0;
 }
 
+/* Why HOST:PORT cannot be bound, for the error: libwebsockets only logs
+ * it.  Binds a socket of our own and says what bind() says. */
+static const char *bind_error(const char *host, int port)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(port) };
+	bool v6 = strchr(host, ':') != NULL;
+	int fd, one = 1, e = 0;
+
+	if (v6 ? inet_pton(AF_INET6, host, &a6.sin6_addr) != 1 : inet_pton(AF_INET, host, &a4.sin_addr) != 1)
+		return "see the libwebsockets lines above";
+	fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return strerror(errno);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (v6 ? bind(fd, (struct sockaddr *)&a6, sizeof(a6)) : bind(fd, (struct sockaddr *)&a4, sizeof(a4)))
+		e = errno;
+	close(fd);
+	if (e == EACCES && port < 1024)
+		return "Permission denied (a port below 1024 needs root or CAP_NET_BIND_SERVICE; "
+		       "use a higher one, e.g. PORT=8080)";
+	return e ? strerror(e) : "libwebsockets could not set up the listener";
+}
+
 /* while draining: wake the loop now and then to look at the clock */
 static void drain_tick(lws_sorted_usec_list_t *sul)
 {
@@ -1076,7 +1103,9 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 	info.iface = strcmp(host, "0.0.0.0") && strcmp(host, "::") ? host : NULL;
 	info.protocols = protocols;
 	info.user = &h;
-	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
+	/* without it a port that cannot be bound is only logged, and wap
+	 * would go on "serving" nothing */
+	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS | LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
 	if (!strchr(host, ':'))
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
 	info.timeout_secs = 60;
@@ -1084,7 +1113,8 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 	info.timeout_secs_ah_idle = 10;	/* headers that never finish */
 	h.ctx = lws_create_context(&info);
 	if (!h.ctx) {
-		rc = wap_err_set(err, WAP_E_FAILED, "cannot listen on %s", o->listen);
+		rc = wap_err_set(err, WAP_E_FAILED, "cannot listen on %s: %s", o->listen,
+				 bind_error(host, port));
 		goto out;
 	}
 	if (o->on_listen) {

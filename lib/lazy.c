@@ -7,7 +7,8 @@
  * pointer, filled here by dlsym from the library's soname (the one wap
  * was built against).  The applets load a library before its first call:
  * git and the edit diffs libgit2, read and grep -z libarchive, serve
- * libwebsockets. */
+ * libwebsockets.  Built with -DWAP_LAZY_STATIC (make static) the
+ * libraries are linked in and the pointers set to them directly. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -16,6 +17,22 @@
 #define WAP_LAZY_IMPL
 #include "lazy.h"
 
+#ifdef WAP_LAZY_STATIC
+/* `make static`: the libraries are linked in, and the pointers are simply
+ * their functions, set at compile time; there is nothing to load. */
+#define INIT(f) .f = f,
+struct wap_lazy wap_lazy = {
+	WAP_LAZY_GIT2(INIT) WAP_LAZY_ARCHIVE(INIT) WAP_LAZY_LWS(INIT)
+};
+#undef INIT
+
+int wap_lazy_load(int lib, struct wap_err *err)
+{
+	if (lib < 0 || lib >= WAP_LIB_COUNT)
+		return wap_err_set(err, WAP_E_FAILED, "no such library");
+	return 0;
+}
+#else
 struct wap_lazy wap_lazy;
 
 struct sym {
@@ -87,3 +104,4 @@ int wap_lazy_load(int lib, struct wap_err *err)
 	return wap_err_set(err, WAP_E_FAILED, "cannot load %s (%s): %s",
 			   modules[lib], sonames[lib], why[lib]);
 }
+#endif

@@ -4,7 +4,7 @@
 export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 TZ=UTC
 # libgit2 1.5 leaks PCRE2 match data (see the file); only in this test
 export LSAN_OPTIONS="suppressions=$PWD/tests/lsan-libgit2.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-unset WAP_GIT_TOKEN WAP_GIT_AUTHOR_NAME WAP_GIT_AUTHOR_EMAIL GIT_DIR GIT_WORK_TREE COLUMNS
+unset WAP_GIT_TOKEN WAP_GIT_AUTHOR_NAME WAP_GIT_AUTHOR_EMAIL GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_DIR GIT_WORK_TREE COLUMNS
 mkdir -p "$HOME"
 git config --global user.name "Test User"
 git config --global user.email test@example.com
@@ -288,6 +288,15 @@ mkdir -p "$T/noid" && git -C "$T/noid" init -q && echo a > "$T/noid/a"
 	WAP_GIT_AUTHOR_NAME="Env Author" WAP_GIT_AUTHOR_EMAIL=env@example.com \
 		expect "identity from WAP_GIT_AUTHOR_*" 0 wap git --root "$T/noid" commit -m c a
 	same "env author used" "$(git -C "$T/noid" log -1 --format='%an <%ae>')" "Env Author <env@example.com>"
+	git -C "$T/noid" config user.name "Config User" && git -C "$T/noid" config user.email cfg@example.com
+	echo b >> "$T/noid/a"
+	WAP_GIT_AUTHOR_NAME="Env Author" WAP_GIT_AUTHOR_EMAIL=env@example.com \
+		expect "config identity wins over WAP_GIT_AUTHOR_*" 0 wap git --root "$T/noid" commit -m c2 a
+	same "config author used" "$(git -C "$T/noid" log -1 --format='%an <%ae>')" "Config User <cfg@example.com>"
+	echo c >> "$T/noid/a"
+	GIT_AUTHOR_NAME="Git Env" GIT_AUTHOR_EMAIL=gitenv@example.com \
+		expect "identity from GIT_AUTHOR_*" 0 wap git --root "$T/noid" commit -m c3 a
+	same "GIT_AUTHOR_* wins over the config, as in git" "$(git -C "$T/noid" log -1 --format='%an <%ae>')" "Git Env <gitenv@example.com>"
 )
 
 # ---- branch / checkout ----
