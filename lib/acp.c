@@ -49,11 +49,12 @@
 #define ACP_MAX_AUTH_FAILURES	5
 #define ACP_MAX_CLIENTS		256	/* connections at once (a thread each) */
 
-#define RPC_PARSE	-32700
-#define RPC_INVALID_REQ	-32600
-#define RPC_NO_METHOD	-32601
-#define RPC_PARAMS	-32602
-#define RPC_INTERNAL	-32603
+/* the JSON-RPC layer's codes (lib/jsonrpc.h), then the protocol's own */
+#define RPC_PARSE	WAP_RPC_PARSE_ERROR
+#define RPC_INVALID_REQ	WAP_RPC_INVALID_REQUEST
+#define RPC_NO_METHOD	WAP_RPC_METHOD_NOT_FOUND
+#define RPC_PARAMS	WAP_RPC_INVALID_PARAMS
+#define RPC_INTERNAL	WAP_RPC_INTERNAL
 #define RPC_UNAUTH	-32001
 #define RPC_NOT_FOUND	-32002
 #define RPC_TERM_NF	-32004
@@ -268,6 +269,9 @@ static void log_line(struct wap_acp *a, int level, const char *fmt, ...)
 		return;
 }
 
+/* Messages are built by the one JSON-RPC layer (lib/jsonrpc.c); the
+ * protocol only adds its error data. */
+
 /* {"jsonrpc","id","error":{code,message,data:{timestamp,errorType,...}}};
  * DATA (stolen, may be NULL) is merged into data. */
 static json_t *rpc_error(const json_t *id, int code, const char *msg, json_t *data)
@@ -284,19 +288,16 @@ static json_t *rpc_error(const json_t *id, int code, const char *msg, json_t *da
 		json_object_update_missing(d, data);
 		json_decref(data);
 	}
-	return json_pack("{s:s, s:O, s:{s:i, s:s, s:o}}", "jsonrpc", "2.0",
-			 "id", id ? id : json_null(), "error", "code", code, "message", msg, "data", d);
+	return wap_rpc_error(id, code, msg, d);
 }
 
+/* a method without a result (a notification's) answers null */
 static json_t *rpc_result(const json_t *id, json_t *res)
 {
-	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", res ? res : json_null());
+	return wap_rpc_result(id, res ? res : json_null());
 }
 
-static json_t *notification(const char *method, json_t *params)
-{
-	return json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params", params);
-}
+#define notification wap_rpc_notification
 
 /* ---------- sessions: notifications from other threads ---------- */
 
@@ -2119,6 +2120,15 @@ static void conn_free(struct conn *c)
 	free(c);
 }
 
+/* While stopping, every request (of a batch too) gets this answer. */
+static json_t *refuse_stopping(void *arg, const struct wap_rpc_msg *m)
+{
+	(void)arg;
+	if (m->kind != WAP_RPC_REQUEST)
+		return NULL;
+	return rpc_error(m->id, RPC_INTERNAL, "Server stopping: no new requests", NULL);
+}
+
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
 	struct wap_acp *a = lws_context_user(lws_get_context(wsi));
@@ -2190,11 +2200,11 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi))
 			break;
 		if (a->draining) {	/* stopping: a new request is refused */
-			json_t *v = json_loadb(c->rx.buf ? c->rx.buf : "", c->rx.len, 0, NULL), *id;
+			struct wap_rpc_limits lim = { .max_message = ACP_MAX_MESSAGE, .max_batch = 1000 };
+			json_t *v = wap_rpc_process(c->rx.buf ? c->rx.buf : "", c->rx.len, &lim, refuse_stopping, NULL);
 			c->rx.len = 0;
-			if (json_is_object(v) && (id = json_object_get(v, "id")) && !json_is_null(id))
-				enqueue(c, rpc_error(id, RPC_INTERNAL, "Server stopping: no new requests", NULL), false);
-			json_decref(v);
+			if (v)
+				enqueue(c, v, false);
 			lws_callback_on_writable(wsi);
 			break;
 		}
