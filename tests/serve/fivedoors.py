@@ -13,6 +13,12 @@ import json, os, re, shutil, subprocess, sys, time, urllib.request
 
 wap, tmp, wsdir = sys.argv[1:4]
 n = 0
+STDERR = tmp + "/stderr.all"	# every door's stderr: sanitizer reports
+
+
+def keep_err(b):
+    with open(STDERR, "ab") as f:
+        f.write(b)
 
 
 def ok(cond, desc, extra=None):
@@ -118,6 +124,7 @@ def door_cli(root, cfg, ops):
         if cfg:
             argv += ["--config", cfg]
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        keep_err(p.stderr)
         try:
             res.append(json.loads(p.stdout))
         except Exception:
@@ -143,11 +150,18 @@ def door_stdio(root, cfg, audit, ops, profile="wap"):
     for i, l in enumerate(lines):
         p = subprocess.run([wap, "serve", "--drain", "--profile", profile] + serve_args(root, cfg, audit),
                            input=(json.dumps(l) + "\n").encode(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        keep_err(p.stderr)
         for t in p.stdout.decode().splitlines():
             j = json.loads(t)
             if j.get("id") == i:
                 res[i] = j
     return res
+
+
+def stop(p, log):
+    p.terminate()
+    p.wait()
+    keep_err(open(log, "rb").read())
 
 
 def start(argv, log, pat):
@@ -181,8 +195,7 @@ def door_http(root, cfg, audit, ops):
             _, b = post({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {"name": op, "arguments": a}}, sid)
             res.append(json.loads(b))
     finally:
-        p.terminate()
-        p.wait()
+        stop(p, tmp + "/http.log")
     return res
 
 
@@ -196,8 +209,7 @@ def door_ws(root, cfg, audit, ops):
                              stdout=subprocess.PIPE).stdout
         res = json.loads(out)
     finally:
-        p.terminate()
-        p.wait()
+        stop(p, tmp + "/ws.log")
     return res
 
 
@@ -281,3 +293,7 @@ for tag, conf, ops, code in POLICIES:
     ok(len(first) == 1 and first[0][0] == "write" and first[0][2] == "error" and
        all(a == first for a in audits.values()),
        f"{tag}: the same audit line (write, error) from every server door", audits)
+
+errs = open(STDERR, "rb").read().decode(errors="replace") if os.path.exists(STDERR) else ""
+ok("Sanitizer" not in errs and "runtime error" not in errs, "no sanitizer report from any door",
+   [l for l in errs.splitlines() if "Sanitizer" in l or "runtime error" in l or "#" in l][:20])
