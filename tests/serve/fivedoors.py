@@ -55,7 +55,7 @@ OPS = [
     ("write", {"path": "new.txt", "content": "fresh\n"}),
     ("edit", {"path": "a.txt", "old": "world", "new": "there"}),
 ]
-ACP_STDIO = {"read", "write"}
+ACP_STDIO = {"read", "write", "exec"}
 RANGE_WORLD = {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 5}}
 
 
@@ -68,6 +68,8 @@ def cli_argv(op, a):
         return [a["path"], "--content", a["content"]]
     if op == "edit":
         return [a["path"], "--old", a["old"], "--new", a["new"]]
+    if op == "exec":
+        return ["-c", a["command"]]
 
 
 def ws_call(op, a):
@@ -78,12 +80,16 @@ def ws_call(op, a):
         "grep": lambda: ["search.findInFiles", {"query": a["pattern"]}],
         "write": lambda: ["fs.writeFile", {"path": a["path"], "content": a["content"]}],
         "edit": lambda: ["editor.replaceRange", {"path": a["path"], "range": RANGE_WORLD, "text": a["new"]}],
+        # a terminal is a session: refused at its creation
+        "exec": lambda: ["terminal.create", {}],
     }[op]()
 
 
 def acp_call(op, a):
     if op == "read":
         return ["fs/read_text_file", {"sessionId": "s", "path": a["path"]}]
+    if op == "exec":
+        return ["terminal/create", {"sessionId": "s", "command": "sh", "args": ["-c", a["command"]]}]
     return ["fs/write_text_file", {"sessionId": "s", "path": a["path"], "content": a["content"]}]
 
 
@@ -277,22 +283,33 @@ POLICIES = [
     ("readonly", {"security": {"readOnly": True}}, WRITE, "PATH_RESTRICTED"),
     ("restricted", {"security": {"restrictedPaths": ["*.key"]}}, SECRET, "PATH_RESTRICTED"),
     ("approval", {"security": {"requireApproval": True}}, WRITE, None),
+    # commands and terminals (sessions, not ops) pass the same gate
+    ("approval-run", {"security": {"requireApproval": True}}, [("exec", {"command": "touch ran.txt"})], None),
 ]
+# the name each door's audit line gives the op (terminals are sessions)
+RUN_NAMES = {"exec", "terminal/create", "terminal.create"}
 for tag, conf, ops, code in POLICIES:
     cfg = f"{tmp}/{tag}.json"
     json.dump(conf, open(cfg, "w"))
     R = run_all(tag, cfg, ops)
     codes = {d: wap_code(R[d][0][0]) if R[d][0] and R[d][0][0] else "no reply" for d in DOORS}
+    what = ops[0][1].get("path") or ops[0][1].get("command")
     ok(len(set(codes.values())) == 1 and None not in codes.values() and (code is None or codes["cli"] == code),
-       f"{tag}: every door refuses {ops[0][1]['path']} with the same error code ({codes['cli']})", codes)
+       f"{tag}: every door refuses {ops[0][0]} {what} with the same error code ({codes['cli']})", codes)
     trees = {d: R[d][2] for d in DOORS}
-    ok(all(t.get("new.txt") is None and t.get("secret.key") == "k\n" for t in trees.values()),
-       f"{tag}: nothing was written through any door", trees)
+    ok(all(t.get("new.txt") is None and t.get("ran.txt") is None and t.get("secret.key") == "k\n"
+           for t in trees.values()),
+       f"{tag}: nothing was written or run through any door", trees)
     audits = {d: R[d][1] for d in DOORS if d != "cli"}
     first = audits["stdio"]
-    ok(len(first) == 1 and first[0][0] == "write" and first[0][2] == "error" and
-       all(a == first for a in audits.values()),
-       f"{tag}: the same audit line (write, error) from every server door", audits)
+    if ops[0][0] == "exec":
+        ok(all(len(a) == 1 and a[0][0] in RUN_NAMES and a[0][1:4] == first[0][1:4] for a in audits.values())
+           and first[0][2] == "error",
+           f"{tag}: the same audit line (mutating, error, code) from every server door", audits)
+    else:
+        ok(len(first) == 1 and first[0][0] == "write" and first[0][2] == "error" and
+           all(a == first for a in audits.values()),
+           f"{tag}: the same audit line (write, error) from every server door", audits)
 
 errs = open(STDERR, "rb").read().decode(errors="replace") if os.path.exists(STDERR) else ""
 ok("Sanitizer" not in errs and "runtime error" not in errs, "no sanitizer report from any door",
