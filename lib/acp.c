@@ -657,6 +657,8 @@ static int m_fs_listDirectory(struct ctx *c, json_t **res, struct wap_err *err)
 	return 0;
 }
 
+/* The stat op's --exists: a symbolic link is followed inside the root; a
+ * link out of the root is ACCESS_DENIED, as through every door. */
 static int m_fs_exists(struct ctx *c, json_t **res, struct wap_err *err)
 {
 	char *rel;
