@@ -19,6 +19,7 @@
 #include "applet.h"
 #include "config.h"
 #include "policy.h"
+#include "run.h"
 #include "version.h"
 
 static const char main_usage[] =
@@ -134,6 +135,7 @@ int main(int argc, char **argv)
 	struct wap_err err = { 0 };
 	struct wap_ws ws;
 	struct wap_call call = { 0 };
+	struct wap_run run = { 0 };
 	json_t *req, *res = NULL;
 	int status;
 
@@ -216,19 +218,25 @@ int main(int argc, char **argv)
 	if (!req)
 		die_err(who, &err, g.json);
 
-	/* the policy of the one table of ops, as on every door (serve checks
-	 * each of its calls itself) */
-	if (!(a->flags & WAP_APPLET_NOTOOL) && wap_policy_allow(&ws, a->name, req, NULL, NULL, &err)) {
-		json_decref(req);
-		die_err(who, &err, g.json);
-	}
+	/* the one road of every door (lib/run.h): the CLI has no audit log
+	 * and no approver, so requireApproval refuses what mutates */
+	run.call = &call;
 	if (a->cli_main) {
+		/* an applet printing as it goes (grep, glob, exec, serve):
+		 * the road's gate, then its own main */
+		double t0;
+		if (!(a->flags & WAP_APPLET_NOTOOL) && wap_run_begin(&run, a->name, req, &t0, &err)) {
+			json_decref(req);
+			die_err(who, &err, g.json);
+		}
 		status = a->cli_main(&ws, req, g.json);
 		json_decref(req);
 		wap_ws_release(&ws);
 		return status;
 	}
-	if ((a->cli_prep && a->cli_prep(&call, req, &err)) || a->op(&call, req, &res, &err)) {
+	if ((a->cli_prep && a->cli_prep(&call, req, &err)) ||
+	    ((a->flags & WAP_APPLET_NOTOOL) ? a->op(&call, req, &res, &err)
+					   : wap_run_op(&run, a->name, req, &res, &err))) {
 		json_decref(req);
 		die_err(who, &err, g.json);
 	}

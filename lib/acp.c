@@ -1,9 +1,12 @@
 /* acp.c - the Agent Control Protocol over WebSocket.  See acp.h.
  *
- * The methods map onto the applets' ops (KEYS.md request keys) and onto
- * lib/ (file.h for raw reads and writes, term.h, watch.h).  Methods that
- * only make sense inside a real editor or debugger answer FeatureDisabled
- * (-32009) with the reason. */
+ * The methods are name and shape mappings onto the applets' ops (KEYS.md
+ * request keys), each run on the one road of lib/run.h (argument check,
+ * policy, approval, the op, its audit line), as every other door runs
+ * them.  Terminals and watchers are sessions, not ops: they keep their
+ * code (term.h, watch.h) behind the same gate (wap_run_begin/done).
+ * Methods that only make sense inside a real editor or debugger answer
+ * FeatureDisabled (-32009) with the reason. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -31,6 +34,7 @@
 #include "jsonrpc.h"
 #include "match.h"
 #include "policy.h"
+#include "run.h"
 #include "strbuf.h"
 #include "term.h"
 #include "text.h"
@@ -45,11 +49,12 @@
 #define ACP_MAX_AUTH_FAILURES	5
 #define ACP_MAX_CLIENTS		256	/* connections at once (a thread each) */
 
-#define RPC_PARSE	-32700
-#define RPC_INVALID_REQ	-32600
-#define RPC_NO_METHOD	-32601
-#define RPC_PARAMS	-32602
-#define RPC_INTERNAL	-32603
+/* the JSON-RPC layer's codes (lib/jsonrpc.h), then the protocol's own */
+#define RPC_PARSE	WAP_RPC_PARSE_ERROR
+#define RPC_INVALID_REQ	WAP_RPC_INVALID_REQUEST
+#define RPC_NO_METHOD	WAP_RPC_METHOD_NOT_FOUND
+#define RPC_PARAMS	WAP_RPC_INVALID_PARAMS
+#define RPC_INTERNAL	WAP_RPC_INTERNAL
 #define RPC_UNAUTH	-32001
 #define RPC_NOT_FOUND	-32002
 #define RPC_TERM_NF	-32004
@@ -264,6 +269,9 @@ static void log_line(struct wap_acp *a, int level, const char *fmt, ...)
 		return;
 }
 
+/* Messages are built by the one JSON-RPC layer (lib/jsonrpc.c); the
+ * protocol only adds its error data. */
+
 /* {"jsonrpc","id","error":{code,message,data:{timestamp,errorType,...}}};
  * DATA (stolen, may be NULL) is merged into data. */
 static json_t *rpc_error(const json_t *id, int code, const char *msg, json_t *data)
@@ -280,19 +288,16 @@ static json_t *rpc_error(const json_t *id, int code, const char *msg, json_t *da
 		json_object_update_missing(d, data);
 		json_decref(data);
 	}
-	return json_pack("{s:s, s:O, s:{s:i, s:s, s:o}}", "jsonrpc", "2.0",
-			 "id", id ? id : json_null(), "error", "code", code, "message", msg, "data", d);
+	return wap_rpc_error(id, code, msg, d);
 }
 
+/* a method without a result (a notification's) answers null */
 static json_t *rpc_result(const json_t *id, json_t *res)
 {
-	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", res ? res : json_null());
+	return wap_rpc_result(id, res ? res : json_null());
 }
 
-static json_t *notification(const char *method, json_t *params)
-{
-	return json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params", params);
-}
+#define notification wap_rpc_notification
 
 /* ---------- sessions: notifications from other threads ---------- */
 
@@ -362,6 +367,7 @@ void wap_acp_session_free(struct wap_acp_session *s)
 struct ctx {
 	struct wap_acp_session *s;
 	struct wap_call call;
+	struct wap_run run;	/* the one road: policy, approval, audit */
 	const char *method;
 	const json_t *params;
 	int code;		/* set to override the JSON-RPC code of err */
@@ -389,19 +395,16 @@ static int rel_path(struct ctx *c, const char *key, char **rel, struct wap_err *
 	return 0;
 }
 
-static int call_applet(struct ctx *c, const char *name, json_t *req, json_t **res, struct wap_err *err)
+/* Run op NAME with REQ (stolen) on the one road (lib/run.h): argument
+ * check, policy and approval, the op, its audit line. */
+static int run_op(struct ctx *c, const char *name, json_t *req, json_t **res, struct wap_err *err)
 {
-	const struct wap_applet *ap = wap_applet_find(name);
-	int r;
+	int r = wap_run_op(&c->run, name, req, res, err);
 
-	*res = NULL;
-	if (!ap || !ap->op) {
-		json_decref(req);
-		return wap_err_set(err, WAP_E_FAILED, "This wap was built without the %s applet", name);
-	}
-	r = ap->op(&c->call, req, res, err);
 	json_decref(req);
-	return r;
+	if (r == WAP_POLICY_UNAPPROVED)
+		c->code = RPC_CANCELLED;
+	return r ? -1 : 0;
 }
 
 static json_t *success(void)
@@ -409,20 +412,29 @@ static json_t *success(void)
 	return json_pack("{s:b}", "success", 1);
 }
 
-/* lstat beneath the root: 0, or -1 with err (NOT_FOUND...). */
-static int stat_rel(struct ctx *c, const char *rel, struct stat *st, struct wap_err *err)
+/* The stat op on REL (a symbolic link is described, not followed). */
+static int stat_op(struct ctx *c, const char *rel, json_t **st, struct wap_err *err)
 {
-	int fd = wap_ws_open(WS(c), rel, O_PATH | O_NOFOLLOW, 0, WAP_ACC_READ, err);
+	return run_op(c, "stat", json_pack("{s:s}", "path", rel), st, err);
+}
 
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, st) < 0) {
-		int e = errno;
-		close(fd);
-		return wap_err_errno(err, e, rel);
+/* A whole file's bytes, as fs.readFile and the editor.* reads give them
+ * (no line window, no cut lines, base64 possible): the read op has no such
+ * mode, so this is the read op's gate (policy, its audit line as "read")
+ * around the beneath-root reader. */
+static int read_raw(struct ctx *c, const char *rel, char **buf, size_t *len, struct stat *st,
+		    struct wap_err *err)
+{
+	json_t *req = json_pack("{s:s}", "path", rel);
+	double t0;
+	int r = wap_run_begin(&c->run, "read", req, &t0, err);
+
+	if (r == 0) {
+		r = wap_read_file(WS(c), rel, WS(c)->lim.max_file_size, buf, len, st, err);
+		wap_run_done(&c->run, "read", req, t0, r, err);
 	}
-	close(fd);
-	return 0;
+	json_decref(req);
+	return r ? -1 : 0;
 }
 
 /* ---------- fs.* ---------- */
@@ -433,7 +445,7 @@ static int read_text(struct ctx *c, const char *rel, bool b64, json_t **res, str
 	size_t len, bad;
 	struct stat st;
 
-	if (wap_read_file(WS(c), rel, WS(c)->lim.max_file_size, &buf, &len, &st, err) < 0)
+	if (read_raw(c, rel, &buf, &len, &st, err) < 0)
 		return -1;
 	if (b64) {
 		char *e = base64((unsigned char *)buf, len);
@@ -471,64 +483,62 @@ static int m_fs_readFile(struct ctx *c, json_t **res, struct wap_err *err)
 	return r;
 }
 
-static int write_common(struct ctx *c, enum wap_wmode mode, json_t **res, struct wap_err *err)
+static int write_common(struct ctx *c, bool append, json_t **res, struct wap_err *err)
 {
 	const char *content;
-	json_t *jc;
 	char *rel;
-	struct wap_wopts o = { .mode = mode, .mkparents = true };
-	struct wap_wres wr;
-	int r = -1;
+	json_t *req, *r2;
 
 	if (need_str(c, "content", &content, err) < 0 || rel_path(c, "path", &rel, err) < 0)
 		return -1;
-	jc = json_object_get(c->params, "content");
-	if (wap_write_file(WS(c), rel, content, json_string_length(jc), &o, &wr, err) < 0)
-		goto out;
-	*res = success();
-	json_object_set_new(*res, "version", json_string(wr.version));
-	r = 0;
-out:
+	req = json_pack("{s:s, s:O, s:s}", "path", rel, "content", json_object_get(c->params, "content"),
+			"mode", append ? "append" : "overwrite");
 	free(rel);
-	return r;
+	if (run_op(c, "write", req, &r2, err) < 0)
+		return -1;
+	*res = success();
+	json_object_set(*res, "version", json_object_get(r2, "version"));
+	json_decref(r2);
+	return 0;
 }
 
 static int m_fs_writeFile(struct ctx *c, json_t **res, struct wap_err *err)
 {
-	return write_common(c, WAP_W_OVERWRITE, res, err);
+	return write_common(c, false, res, err);
 }
 
 static int m_fs_appendFile(struct ctx *c, json_t **res, struct wap_err *err)
 {
-	return write_common(c, WAP_W_APPEND, res, err);
+	return write_common(c, true, res, err);
 }
 
 static int delete_common(struct ctx *c, bool dir, json_t **res, struct wap_err *err)
 {
-	bool recursive = false;
-	struct stat st;
+	bool recursive = false, isdir;
 	char *rel;
-	json_t *r2;
+	json_t *r2, *st = NULL;
 	int r = -1;
 
 	if (wap_req_bool(c->params, "recursive", &recursive, err) < 0 || rel_path(c, "path", &rel, err) < 0)
 		return -1;
-	if (stat_rel(c, rel, &st, err) < 0)
+	if (stat_op(c, rel, &st, err) < 0)
 		goto out;
-	if (dir && !S_ISDIR(st.st_mode)) {
+	isdir = json_is_true(json_object_get(st, "isDirectory"));
+	if (dir && !isdir) {
 		wap_err_set(err, WAP_E_NOT_DIR, "Not a directory: %s (use fs.deleteFile)", rel);
 		goto out;
 	}
-	if (!dir && S_ISDIR(st.st_mode)) {
+	if (!dir && isdir) {
 		wap_err_set(err, WAP_E_NOT_FILE, "Not a file: %s (use fs.deleteDirectory)", rel);
 		goto out;
 	}
-	if (call_applet(c, "rm", json_pack("{s:s, s:b}", "path", rel, "recursive", dir && recursive), &r2, err) < 0)
+	if (run_op(c, "rm", json_pack("{s:s, s:b}", "path", rel, "recursive", dir && recursive), &r2, err) < 0)
 		goto out;
 	json_decref(r2);
 	*res = success();
 	r = 0;
 out:
+	json_decref(st);
 	free(rel);
 	return r;
 }
@@ -555,7 +565,7 @@ static int two_paths(struct ctx *c, const char *k1, const char *k2, const char *
 	req = json_pack("{s:s, s:s}", "source", a, "destination", b);
 	if (recursive)
 		json_object_set_new(req, "recursive", json_true());
-	if (call_applet(c, applet, req, &r2, err) < 0)
+	if (run_op(c, applet, req, &r2, err) < 0)
 		goto out;
 	json_decref(r2);
 	*res = success();
@@ -584,7 +594,7 @@ static int m_fs_createDirectory(struct ctx *c, json_t **res, struct wap_err *err
 
 	if (rel_path(c, "path", &rel, err) < 0)
 		return -1;
-	r = call_applet(c, "mkdir", json_pack("{s:s}", "path", rel), &r2, err);
+	r = run_op(c, "mkdir", json_pack("{s:s}", "path", rel), &r2, err);
 	free(rel);
 	if (r < 0)
 		return -1;
@@ -618,7 +628,7 @@ static int m_fs_listDirectory(struct ctx *c, json_t **res, struct wap_err *err)
 		return -1;
 	req = json_pack("{s:s, s:b, s:b}", "path", rel, "recursive", recursive, "metadata", 1);
 	free(rel);
-	r = call_applet(c, "ls", req, &r2, err);
+	r = run_op(c, "ls", req, &r2, err);
 	if (r < 0)
 		return -1;
 	entries = json_array();
@@ -647,44 +657,47 @@ static int m_fs_listDirectory(struct ctx *c, json_t **res, struct wap_err *err)
 	return 0;
 }
 
+/* The stat op's --exists: a symbolic link is followed inside the root; a
+ * link out of the root is ACCESS_DENIED, as through every door. */
 static int m_fs_exists(struct ctx *c, json_t **res, struct wap_err *err)
 {
-	struct stat st;
-	struct wap_err e2 = { 0 };
 	char *rel;
+	json_t *r2;
 	int r;
 
 	if (rel_path(c, "path", &rel, err) < 0)
 		return -1;
-	r = stat_rel(c, rel, &st, &e2);
+	r = run_op(c, "stat", json_pack("{s:s, s:b}", "path", rel, "exists", 1), &r2, err);
 	free(rel);
-	if (r < 0 && e2.kind != WAP_E_NOT_FOUND && e2.kind != WAP_E_NOT_DIR) {
-		*err = e2;
+	if (r < 0)
 		return -1;
-	}
-	wap_err_release(&e2);
-	*res = json_pack("{s:b, s:b, s:b}", "exists", r == 0, "isFile", r == 0 && S_ISREG(st.st_mode),
-			 "isDirectory", r == 0 && S_ISDIR(st.st_mode));
+	*res = json_pack("{s:b, s:b, s:b}", "exists", json_is_true(json_object_get(r2, "exists")),
+			 "isFile", json_is_true(json_object_get(r2, "isFile")),
+			 "isDirectory", json_is_true(json_object_get(r2, "isDirectory")));
+	json_decref(r2);
 	return 0;
 }
 
 static int m_fs_stat(struct ctx *c, json_t **res, struct wap_err *err)
 {
-	struct stat st;
 	char *rel;
+	json_t *r2;
 	int r;
 
 	if (rel_path(c, "path", &rel, err) < 0)
 		return -1;
-	r = stat_rel(c, rel, &st, err);
+	r = stat_op(c, rel, &r2, err);
 	free(rel);
 	if (r < 0)
 		return -1;
-	*res = json_pack("{s:I, s:I, s:I, s:b, s:b, s:b}", "size", (json_int_t)st.st_size,
-		"ctime", (json_int_t)st.st_ctim.tv_sec * 1000 + st.st_ctim.tv_nsec / 1000000,
-		"mtime", (json_int_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000,
-		"isFile", S_ISREG(st.st_mode), "isDirectory", S_ISDIR(st.st_mode),
-		"isSymbolicLink", S_ISLNK(st.st_mode));
+	*res = json_pack("{s:I, s:I, s:I, s:b, s:b, s:b}",
+		"size", json_integer_value(json_object_get(r2, "size")),
+		"ctime", json_integer_value(json_object_get(r2, "ctime")),
+		"mtime", json_integer_value(json_object_get(r2, "mtime")),
+		"isFile", json_is_true(json_object_get(r2, "isFile")),
+		"isDirectory", json_is_true(json_object_get(r2, "isDirectory")),
+		"isSymbolicLink", json_is_true(json_object_get(r2, "isSymbolicLink")));
+	json_decref(r2);
 	return 0;
 }
 
@@ -790,7 +803,7 @@ static int m_search_findInFiles(struct ctx *c, json_t **res, struct wap_err *err
 		json_decref(req);
 		return -1;
 	}
-	if (call_applet(c, "grep", req, &r2, err) < 0) {
+	if (run_op(c, "grep", req, &r2, err) < 0) {
 		wap_matcher_free(mt);
 		return -1;
 	}
@@ -853,7 +866,7 @@ static int m_search_findAndReplace(struct ctx *c, json_t **res, struct wap_err *
 		return -1;
 	json_object_set_new(req, "replace", json_string(rep));
 	json_object_set_new(req, "write", json_true());
-	if (call_applet(c, "grep", req, &r2, err) < 0)
+	if (run_op(c, "grep", req, &r2, err) < 0)
 		return -1;
 	n = json_object_get(r2, "count");
 	if (!json_is_integer(n))
@@ -869,7 +882,7 @@ static int m_search_findAndReplace(struct ctx *c, json_t **res, struct wap_err *
 
 static int git(struct ctx *c, json_t *req, json_t **r2, struct wap_err *err)
 {
-	return call_applet(c, "git", req, r2, err);
+	return run_op(c, "git", req, r2, err);
 }
 
 static int m_git_status(struct ctx *c, json_t **res, struct wap_err *err)
@@ -1080,7 +1093,7 @@ static int m_editor_getContent(struct ctx *c, json_t **res, struct wap_err *err)
 
 static int m_editor_setContent(struct ctx *c, json_t **res, struct wap_err *err)
 {
-	if (write_common(c, WAP_W_OVERWRITE, res, err) < 0)
+	if (write_common(c, false, res, err) < 0)
 		return -1;
 	json_object_del(*res, "version");
 	return 0;
@@ -1101,7 +1114,7 @@ static int run_edits(struct ctx *c, json_t *edits, json_t **res, struct wap_err 
 		json_decref(edits);
 		return -1;
 	}
-	r = call_applet(c, "edit", json_pack("{s:s, s:o}", "path", rel, "text_edits", edits), &r2, err);
+	r = run_op(c, "edit", json_pack("{s:s, s:o}", "path", rel, "text_edits", edits), &r2, err);
 	free(rel);
 	if (r < 0)
 		return -1;
@@ -1202,7 +1215,7 @@ static int m_editor_getDocumentInfo(struct ctx *c, json_t **res, struct wap_err 
 
 	if (rel_path(c, "path", &rel, err) < 0)
 		return -1;
-	if (wap_read_file(WS(c), rel, WS(c)->lim.max_file_size, &buf, &len, &st, err) < 0) {
+	if (read_raw(c, rel, &buf, &len, &st, err) < 0) {
 		free(rel);
 		return -1;
 	}
@@ -1235,7 +1248,7 @@ static int m_editor_getDocumentInfo(struct ctx *c, json_t **res, struct wap_err 
 static int m_editor_save(struct ctx *c, json_t **res, struct wap_err *err)
 {
 	char *rel = NULL;
-	struct stat st;
+	json_t *st;
 
 	if (wap_req_path(&c->call, c->params, "path", NULL, &rel, err) < 0)
 		return -1;
@@ -1244,10 +1257,11 @@ static int m_editor_save(struct ctx *c, json_t **res, struct wap_err *err)
 		return wap_err_set(err, WAP_E_INVALID,
 			"No active text editor: wap has no editor; pass path (files are saved as they are written)");
 	}
-	if (stat_rel(c, rel, &st, err) < 0) {
+	if (stat_op(c, rel, &st, err) < 0) {
 		free(rel);
 		return -1;
 	}
+	json_decref(st);
 	free(rel);
 	*res = success();	/* every write is already on disk */
 	return 0;
@@ -1516,6 +1530,24 @@ static const char *category_off(const struct wap_ws *ws, const char *method, cha
 
 /* ---------- dispatch ---------- */
 
+/* Methods that run no applet op: sessions (terminals, watchers) and the
+ * server's own state.  They pass the one road's gate under their own
+ * name (policy by the table of lib/policy.c, an audit line); every other
+ * method runs its ops on the road, each audited there. */
+static bool session_method(const char *method)
+{
+	static const char *const names[] = {
+		"fs.watchFiles", "fs.unwatchFiles", "state.getWorkspace", "editor.saveAll", NULL
+	};
+
+	if (!strncmp(method, "terminal.", 9))
+		return true;
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(method, names[i]))
+			return true;
+	return false;
+}
+
 static json_t *err_reply(const json_t *id, struct ctx *c, struct wap_err *err)
 {
 	int code = c->code ? c->code : wap_err_rpc(err->kind);
@@ -1597,6 +1629,8 @@ static json_t *handle_call(struct wap_acp_session *s, const char *method, const 
 	json_t *res = NULL, *reply, *empty = NULL;
 	char why[160];
 	struct timespec t0;
+	struct wap_approver ap = { a->o.approver, a->o.approver_timeout_ms };
+	double start;
 	int rc;
 
 	if (!rate_ok(s))
@@ -1634,25 +1668,26 @@ static json_t *handle_call(struct wap_acp_session *s, const char *method, const 
 	c.call.ws = a->ws;
 	c.call.session = s->session_id;
 	c.call.cancelled = &s->cancelled;
+	c.run.call = &c.call;
+	c.run.audit = a->o.audit;
+	c.run.approver = &ap;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	{
-		/* the one policy check, from the one table: read-only mode and
-		 * requireApproval for every mutating method */
-		struct wap_approver ap = { a->o.approver, a->o.approver_timeout_ms };
-		rc = wap_policy_allow(a->ws, method, c.params, &ap, &s->cancelled, &err);
+	if (!session_method(method)) {
+		rc = m->fn(&c, &res, &err);	/* its ops go the one road */
+	} else {
+		rc = wap_run_begin(&c.run, method, c.params, &start, &err);
 		if (rc == WAP_POLICY_UNAPPROVED)
 			c.code = RPC_CANCELLED;
+		if (rc == 0) {
+			rc = m->fn(&c, &res, &err);
+			wap_run_done(&c.run, method, c.params, start, rc, &err);
+		}
 	}
-	if (rc == 0)
-		rc = m->fn(&c, &res, &err);
 	{
 		struct timespec t1;
 		double ms;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-		if (a->o.audit)
-			wap_audit_log(a->o.audit, method, a->ws->root, s->session_id, ms, c.params,
-				      rc < 0 ? &err : NULL);
 		if (rc < 0)
 			log_line(a, err.kind == WAP_E_FAILED ? LOG_ERROR : LOG_DEBUG,
 				 "ws: client %lu: %s failed in %.1f ms: %s: %s", s->num, method, ms,
@@ -2087,6 +2122,15 @@ static void conn_free(struct conn *c)
 	free(c);
 }
 
+/* While stopping, every request (of a batch too) gets this answer. */
+static json_t *refuse_stopping(void *arg, const struct wap_rpc_msg *m)
+{
+	(void)arg;
+	if (m->kind != WAP_RPC_REQUEST)
+		return NULL;
+	return rpc_error(m->id, RPC_INTERNAL, "Server stopping: no new requests", NULL);
+}
+
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
 	struct wap_acp *a = lws_context_user(lws_get_context(wsi));
@@ -2158,11 +2202,11 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi))
 			break;
 		if (a->draining) {	/* stopping: a new request is refused */
-			json_t *v = json_loadb(c->rx.buf ? c->rx.buf : "", c->rx.len, 0, NULL), *id;
+			struct wap_rpc_limits lim = { .max_message = ACP_MAX_MESSAGE, .max_batch = 1000 };
+			json_t *v = wap_rpc_process(c->rx.buf ? c->rx.buf : "", c->rx.len, &lim, refuse_stopping, NULL);
 			c->rx.len = 0;
-			if (json_is_object(v) && (id = json_object_get(v, "id")) && !json_is_null(id))
-				enqueue(c, rpc_error(id, RPC_INTERNAL, "Server stopping: no new requests", NULL), false);
-			json_decref(v);
+			if (v)
+				enqueue(c, v, false);
 			lws_callback_on_writable(wsi);
 			break;
 		}

@@ -2768,7 +2768,7 @@ static int op_branch(struct g *g, json_t **res)
 		oid_hex(tip, hex);
 		if (delete_branch(g, ref, name))
 			goto out;
-		*res = json_pack("{s:b, s:s, s:s, s:s+++s}", "success", 1, "branch", name, "hash", hex,
+		*res = json_pack("{s:b, s:s, s:s, s:s++++}", "success", 1, "branch", name, "hash", hex,
 				 "summary", "Deleted branch ", name, " (was ", hex, ")");
 		rc = 0;
 	} else {

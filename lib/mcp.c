@@ -698,30 +698,33 @@ static json_t *acp_terminal(struct wap_mcp_session *s, const struct wap_rpc_msg 
 	struct wap_terms *ts;
 	json_t *res = NULL, *out, *empty = NULL;
 	const json_t *params;
-	struct timespec t0, t1;
+	struct wap_call call = { 0 };
+	struct wap_run run = { &call, s->srv->audit, &s->srv->approver };
+	double start;
 	int rc;
 
 	if (!c)
 		return wap_rpc_error(m->id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
 	const struct wap_ws *ws = current_ws(s);	/* takes s->mu itself */
 	params = m->params ? m->params : (empty = json_object());
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	call.ws = ws;
+	call.session = s->id;
+	call.cancelled = &c->cancelled;
 
 	pthread_mutex_lock(&s->mu);
 	if (!s->terms)
 		s->terms = wap_terms_new(ws, NULL, NULL, NULL);
 	ts = s->terms;
 	pthread_mutex_unlock(&s->mu);
-	/* the policy of the one table, as for every tool */
-	rc = wap_policy_allow(ws, m->method, params, &s->srv->approver, &c->cancelled, &err);
+	/* a terminal is a session, not an op: it passes the one road's gate
+	 * (policy, approval, audit) under its method's name */
+	rc = wap_run_begin(&run, m->method, params, &start, &err);
 	if (!rc && !ts)
 		rc = wap_err_set(&err, WAP_E_FAILED, "out of memory");
-	if (!rc)
+	if (!rc) {
 		rc = wap_term_acp(ts, m->method, params, &c->cancelled, &res, &err);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	wap_audit_log(s->srv->audit, m->method, ws->root, s->id,
-		      (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6, params,
-		      rc < 0 ? &err : NULL);
+		wap_run_done(&run, m->method, params, start, rc, &err);
+	}
 	if (rc < 0)
 		out = c->cancelled ? NULL : wap_rpc_error_wap(m->id, &err);
 	else

@@ -19,7 +19,9 @@
 #define R	WAP_OP_RUNS
 #define D	WAP_OP_DESTRUCTIVE
 
-/* Every operation of every door, once.  Reads have no flags. */
+/* Every operation of every door, once: the applets' ops (every door's
+ * calls map onto them, lib/run.h) and the calls that are no op
+ * (terminals, watchers).  Reads have no flags. */
 static const struct wap_opdesc ops[] = {
 	/* the applets: CLI, and MCP tools of every profile */
 	{ "cp", "fs", W },
@@ -36,13 +38,12 @@ static const struct wap_opdesc ops[] = {
 	{ "rm", "fs", W | D },
 	{ "stat", "fs", 0 },
 	{ "write", "fs", W | D },
-	/* git actions (the applet's), and the Agent Control Protocol's git.* */
+	/* git actions (the applet's) */
 	{ "git.status", "git", 0 },
 	{ "git.diff", "git", 0 },
 	{ "git.log", "git", 0 },
 	{ "git.show", "git", 0 },
 	{ "git.branch", "git", 0 },	/* with create or delete: W */
-	{ "git.branches", "git", 0 },
 	{ "git.add", "git", W },
 	{ "git.stage", "git", W },
 	{ "git.unstage", "git", W },
@@ -54,31 +55,13 @@ static const struct wap_opdesc ops[] = {
 	{ "git.pull", "git", W | D },
 	{ "git.init", "git", W },
 	{ "git.clone", "git", W },
-	/* the Agent Control Protocol (WebSocket) */
-	{ "editor.getContent", "editor", 0 },
-	{ "editor.setContent", "editor", W | D },
-	{ "editor.insertText", "editor", W },
-	{ "editor.replaceRange", "editor", W | D },
-	{ "editor.deleteRange", "editor", W | D },
-	{ "editor.applyEdits", "editor", W | D },
-	{ "editor.getDocumentInfo", "editor", 0 },
-	{ "editor.save", "editor", 0 },	/* every write is already saved */
+	/* the Agent Control Protocol's (WebSocket) calls that are no op:
+	 * sessions and the server's state.  Its other methods (fs.*,
+	 * editor.*, search.*, git.*) are mappings onto the ops above and are
+	 * judged as those ops (lib/run.h). */
 	{ "editor.saveAll", "editor", 0 },
-	{ "fs.readFile", "fs", 0 },
-	{ "fs.writeFile", "fs", W | D },
-	{ "fs.appendFile", "fs", W },
-	{ "fs.deleteFile", "fs", W | D },
-	{ "fs.deleteDirectory", "fs", W | D },
-	{ "fs.rename", "fs", W | D },
-	{ "fs.copy", "fs", W },
-	{ "fs.createDirectory", "fs", W },
-	{ "fs.listDirectory", "fs", 0 },
-	{ "fs.exists", "fs", 0 },
-	{ "fs.stat", "fs", 0 },
 	{ "fs.watchFiles", "fs", 0 },
 	{ "fs.unwatchFiles", "fs", 0 },
-	{ "search.findInFiles", "search", 0 },
-	{ "search.findAndReplace", "search", W | D },
 	{ "state.getWorkspace", "state", 0 },
 	{ "terminal.create", "terminal", R },
 	{ "terminal.sendText", "terminal", R },
@@ -87,9 +70,8 @@ static const struct wap_opdesc ops[] = {
 	{ "terminal.list", "terminal", 0 },
 	{ "terminal.getActive", "terminal", 0 },
 	{ "terminal.getOutput", "terminal", 0 },
-	/* the Agent Client Protocol (acp profile) */
-	{ "fs/read_text_file", "fs", 0 },
-	{ "fs/write_text_file", "fs", W | D },
+	/* the Agent Client Protocol's terminals (acp profile; its fs/
+	 * methods are the read and write ops) */
 	{ "terminal/create", "terminal", R },
 	{ "terminal/output", "terminal", 0 },
 	{ "terminal/wait_for_exit", "terminal", 0 },

@@ -930,39 +930,7 @@ json_t *wap_ptool_json(const struct wap_ptool *t)
 
 /* ---- running ---- */
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_t **res,
-	       struct wap_err *err)
-{
-	const struct wap_applet *a = wap_applet_find(applet);
-	double t0 = now_ms();
-	int rc;
-
-	*res = NULL;
-	if (!a || (a->flags & WAP_APPLET_NOTOOL) || !a->op)
-		return wap_err_set(err, WAP_E_DISABLED, "%s is not available in this build", applet);
-	rc = wap_args_check(a, req, err);
-	if (!rc && run->call->ws)
-		rc = wap_policy_allow(run->call->ws, applet, req, run->approver, run->call->cancelled, err);
-	if (!rc)
-		rc = a->op(run->call, req, res, err);
-	if (rc && *res) {
-		json_decref(*res);
-		*res = NULL;
-	}
-	if (!rc && !*res)
-		rc = wap_err_set(err, WAP_E_FAILED, "%s returned no result", applet);
-	wap_audit_log(run->audit, applet, run->call->ws ? run->call->ws->root : NULL,
-		      run->call->session, now_ms() - t0, req, rc ? err : NULL);
-	return rc ? -1 : 0;
-}
+/* wap_run_op, the one entry every door runs ops through, is in lib/run.c. */
 
 static const char *type_name(const json_t *v)
 {

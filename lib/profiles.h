@@ -19,6 +19,7 @@
 #include "audit.h"
 #include "err.h"
 #include "policy.h"
+#include "run.h"	/* struct wap_run, wap_run_op: the one road */
 
 struct wap_argmap;
 
@@ -33,12 +34,6 @@ struct wap_argmap {
 	wap_argconv_fn conv;	/* NULL: copied as it is */
 };
 
-/* What the context of a run is: for audit lines and ops. */
-struct wap_run {
-	struct wap_call *call;
-	struct wap_audit *audit;
-	const struct wap_approver *approver;	/* requireApproval; may be NULL */
-};
 
 struct wap_ptool {
 	const char *name;		/* tool (or method) name */
@@ -91,12 +86,6 @@ json_t *wap_ptool_json(const struct wap_ptool *t);
  * Every op run is written to RUN->audit. */
 int wap_ptool_run(struct wap_run *run, const struct wap_ptool *t, const json_t *args,
 		  json_t **res, char **text, struct wap_err *err);
-
-/* Run one applet op by name with REQ: the applet must exist, REQ is
- * checked against its option table and the policy (wap_policy_allow:
- * read-only mode, requireApproval), the run is audited. */
-int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_t **res,
-	       struct wap_err *err);
 
 /* Check ARGS against a flat JSON Schema object (types, required, unknown
  * keys when additionalProperties is false).  TOOL names the tool in messages. */

@@ -97,10 +97,10 @@ wait $CL
 grep -v '^#' "$T/drain.tap"
 wait $PID; st=$?
 same "the policy server exits 0 after draining" "$st" 0
-jcheck "audit: one line per method call" "$(grep '"fs.deleteFile"' "$T/pol/audit.jsonl" | grep -c keep.txt)" 'j == 1'
+jcheck "audit: one line per op (fs.deleteFile runs rm)" "$(grep '"op":"rm"' "$T/pol/audit.jsonl" | grep -c keep.txt)" 'j == 1'
 jcheck "audit: a refused approval is an error line" \
-	"$(grep '"fs.deleteFile"' "$T/pol/audit.jsonl" | grep keep.txt)" 'j["outcome"] == "error" and j["request"]["path"] == "keep.txt"'
-lacks "audit: no file contents" "$(cat "$T/pol/audit.jsonl")" "overwrite"
+	"$(grep '"op":"rm"' "$T/pol/audit.jsonl" | grep keep.txt)" 'j["outcome"] == "error" and j["request"]["path"] == "keep.txt"'
+lacks "audit: no file contents" "$(cat "$T/pol/audit.jsonl")" "overwritten-secret"
 lacks "no sanitizer report" "$(cat "$T"/*.log)" "Sanitizer"
 lacks "no runtime error" "$(cat "$T"/*.log)" "runtime error"
 

@@ -435,12 +435,12 @@ async function policy() {
     'the approver refuses: -32006, nothing deleted', r);
   r = await c.call('fs.deleteFile', { path: 'drop.txt' });
   ok(r.result && r.result.success && !fs.existsSync(path.join(ws, 'drop.txt')), 'the approver approves: deleted', r);
-  ok(fs.readFileSync(path.join(ws, '..', 'approvals.log'), 'utf8').includes('fs.deleteFile drop.txt'), 'the approver saw method and path');
-  r = await c.call('fs.writeFile', { path: 'keep.txt', content: 'overwrite' });
+  ok(fs.readFileSync(path.join(ws, '..', 'approvals.log'), 'utf8').includes('rm drop.txt'), 'the approver saw the op (fs.deleteFile is rm) and its path');
+  r = await c.call('fs.writeFile', { path: 'keep.txt', content: 'overwritten-secret' });
   ok(errOf(r).code === -32006 && fs.readFileSync(path.join(ws, 'keep.txt'), 'utf8') === 'k', 'overwriting needs approval too', r);
   r = await c.call('fs.writeFile', { path: 'new.txt', content: 'fresh' });
   ok(r.result && r.result.success &&
-    fs.readFileSync(path.join(ws, '..', 'approvals.log'), 'utf8').includes('fs.writeFile new.txt'),
+    fs.readFileSync(path.join(ws, '..', 'approvals.log'), 'utf8').includes('write new.txt'),
     'creating a file needs approval too (approved)', r);
   // restrictedCommands: typed command lines are checked
   r = await c.call('terminal.create', {});
