@@ -73,6 +73,7 @@
 #include "lazy.h"
 #include "applet.h"
 #include "applets.h"
+#include "archives.h"
 #include "file.h"
 #include "match.h"
 #include "strbuf.h"
@@ -904,25 +905,6 @@ static void search_buf(struct gctx *g, struct wk *w, const char *path, const cha
 
 /* ---- archives ---- */
 
-static bool is_archive(const unsigned char *b, size_t n)
-{
-	if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b)
-		return true;					/* gzip */
-	if (n >= 6 && !memcmp(b, "\xfd" "7zXZ\0", 6))
-		return true;					/* xz */
-	if (n >= 4 && !memcmp(b, "\x28\xb5\x2f\xfd", 4))
-		return true;					/* zstd */
-	if (n >= 3 && !memcmp(b, "BZh", 3))
-		return true;					/* bzip2 */
-	if (n >= 4 && !memcmp(b, "PK\3\4", 4))
-		return true;					/* zip */
-	if (n >= 6 && !memcmp(b, "7z\xbc\xaf\x27\x1c", 6))
-		return true;					/* 7z */
-	if (n >= 262 && !memcmp(b + 257, "ustar", 5))
-		return true;					/* tar */
-	return false;
-}
-
 static size_t bom_len(const char *buf, size_t len)
 {
 	return len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0;
@@ -959,25 +941,25 @@ static void search_one(struct gctx *g, struct wk *w, const char *path, const cha
 	search_buf(g, w, path, buf, len, fd);
 }
 
+/* the members of an archive (lib/archives.c, as `wap read` sees them),
+ * each as ARCHIVE//MEMBER; a compressed plain file as itself */
 static void search_archive(struct gctx *g, struct wk *w, const char *path, const char *buf,
 			   size_t len, int fd)
 {
-	struct archive *a = archive_read_new();
+	struct wap_err err = { 0 };
+	struct archive *a = wap_archive_open_mem(buf, len, path, &err);
 	struct archive_entry *ae;
 	struct wap_sb name = WAP_SB_INIT;
+	const char *mp;
+	size_t mn;
 
-	if (!a)
-		return;
-	archive_read_support_filter_all(a);
-	archive_read_support_format_all(a);
-	archive_read_support_format_raw(a);
-	if (archive_read_open_memory(a, buf, len) != ARCHIVE_OK) {
-		archive_read_free(a);
+	if (!a) {
+		wap_err_release(&err);
 		search_one(g, w, path, buf, len, fd);
 		return;
 	}
-	while (archive_read_next_header(a, &ae) == ARCHIVE_OK) {
-		bool raw = archive_format(a) == ARCHIVE_FORMAT_RAW;
+	while (wap_archive_next(a, path, &ae, &mp, &mn, &err) == 1) {
+		bool raw = wap_archive_raw(a);
 		size_t n = 0;
 		la_ssize_t r;
 
@@ -1003,16 +985,16 @@ static void search_archive(struct gctx *g, struct wk *w, const char *path, const
 		name.len = 0;
 		wap_sb_adds(&name, path);
 		if (!raw) {
-			const char *mp = archive_entry_pathname(ae);
 			wap_sb_adds(&name, "//");
-			wap_sb_adds(&name, mp ? mp : "?");
+			wap_sb_add(&name, mp, mn);
 		}
 		if (name.oom)
 			break;
 		w->bytes += n;
 		search_one(g, w, name.buf, w->abuf ? w->abuf : "", n, fd);
 	}
-	archive_read_free(a);
+	wap_err_release(&err);
+	wap_archive_free(a);
 	wap_sb_release(&name);
 }
 
@@ -1136,7 +1118,7 @@ static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 		madvise(map, st.st_size, MADV_SEQUENTIAL);
 		__atomic_add_fetch(&w->searched, 1, __ATOMIC_RELAXED);
 		w->bytes += st.st_size;
-		if (g->archives && is_archive(map, st.st_size))
+		if (g->archives && wap_archive_sniff(map, st.st_size))
 			search_archive(g, w, e->path, map, st.st_size, fd);
 		else
 			search_one(g, w, e->path, map, st.st_size, fd);
@@ -1152,7 +1134,7 @@ static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 	w->bytes += n;
 	if (e->worker == 0)
 		progress(g, w);
-	if (g->archives && is_archive((unsigned char *)w->buf, n))
+	if (g->archives && wap_archive_sniff(w->buf, n))
 		search_archive(g, w, e->path, w->buf, n, fd);
 	else
 		search_one(g, w, e->path, w->buf, n, fd);
