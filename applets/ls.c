@@ -41,6 +41,7 @@
 #include "applet.h"
 #include "text.h"
 #include "applets.h"
+#include "exclude.h"
 #include "file.h"
 #include "strbuf.h"
 #include "walk.h"
@@ -104,6 +105,13 @@ static void add_entry(struct walk *w, const char *rel, const char *shown, const 
 	}
 }
 
+/* an --exclude glob matches the path as shown or from the root */
+static bool excluded(const struct walk *w, const char *rel, size_t rlen, const char *shown, size_t slen)
+{
+	return wap_exclude_match(&w->excl, shown, slen, false) ||
+	       (strcmp(rel, shown) && wap_exclude_match(&w->excl, rel, rlen, false));
+}
+
 /* The recursive listing: a callback of the shared walker (lib/walk.c),
  * which skips default exclusions, ignored and restricted paths. */
 static int walk_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
@@ -115,8 +123,7 @@ static int walk_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err
 	(void)err;
 	if (e->depth == 0)
 		return 0;
-	if (wap_globset_match(&w->excl, shown, strlen(shown)) ||
-	    (shown != e->path && wap_globset_match(&w->excl, e->path, e->pathlen)))
+	if (excluded(w, e->path, e->pathlen, shown, strlen(shown)))
 		return 1;
 	if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW))
 		return 0;
@@ -165,10 +172,9 @@ static int walk_dir(struct walk *w, int dfd, const char *rel, const char *shown,
 			goto next;
 		/* the default globs exclude directories named build and
 		 * what is under them, not a script named build */
-		if (w->recursive && w->defaults && isdir && wap_ws_default_excluded(s.buf))
+		if (w->recursive && w->defaults && isdir && wap_exclude_default_path(s.buf))
 			goto next;
-		if (wap_globset_match(&w->excl, s.buf, s.len) ||
-		    (strcmp(r.buf, s.buf) && wap_globset_match(&w->excl, r.buf, r.len)))
+		if (excluded(w, r.buf, r.len, s.buf, s.len))
 			goto next;
 		add_entry(w, r.buf, s.buf, &st);
 		if (isdir && w->recursive && depth < w->max_depth) {
@@ -211,7 +217,6 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 	struct walk w = { .call = call, .defaults = true, .max_depth = 3,
 			  .lock = PTHREAD_MUTEX_INITIALIZER };
 	bool nodef = false, noign = false;
-	json_t *ex = json_object_get(req, "exclude"), *v;
 	char *rel = NULL;
 	size_t i, n;
 	json_t **arr;
@@ -229,16 +234,8 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 		return wap_err_set(err, WAP_E_INVALID, "max_depth must be at least 1 (got %lld)", w.max_depth);
 	if (!w.recursive)
 		w.max_depth = 1;
-	if (ex && !json_is_array(ex))
-		return wap_err_set(err, WAP_E_INVALID, "argument 'exclude' must be an array of strings");
-	json_array_foreach(ex, i, v) {
-		if (!json_is_string(v)) {
-			wap_err_set(err, WAP_E_INVALID, "argument 'exclude' must be an array of strings");
-			goto out;
-		}
-		if (wap_globset_add(&w.excl, json_string_value(v), WAP_GLOB_BASENAME, err))
-			goto out;
-	}
+	if (wap_exclude_globs(&w.excl, req, "exclude", err))
+		goto out;
 	if (wap_req_path(call, req, "path", ".", &rel, err))
 		goto out;
 	fd = wap_ws_open(ws, rel, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, err);

@@ -18,6 +18,7 @@
 
 #include "lazy.h"
 #include "archives.h"
+#include "exclude.h"
 #include "file.h"
 #include "match.h"
 #include "search_impl.h"
@@ -755,7 +756,7 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 	struct wap_match_opts mo = { 0 };
 	struct wap_walk_opts wo = { .max_depth = -1 };
 	const char *pattern = NULL, *sort = NULL, **pats = NULL;
-	json_t *rx, *paths, *inc, *exc, *tv;
+	json_t *rx, *paths, *inc, *tv;
 	struct wap_globset excl = { 0 };
 	long long v = 0;
 	size_t npat = 0, total = 0;
@@ -772,7 +773,7 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 	pthread_mutex_init(&g.mu, NULL);
 	if (wap_req_str(req, "pattern", &pattern, err) < 0 ||
 	    strs(req, "regexp", &rx, err) || strs(req, "paths", &paths, err) ||
-	    strs(req, "include", &inc, err) || strs(req, "exclude", &exc, err) ||
+	    strs(req, "include", &inc, err) ||
 	    strs(req, "type", &tv, err))
 		goto out;
 	if (wap_req_bool(req, "fixed_strings", &mo.fixed, err) < 0 ||
@@ -863,9 +864,8 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 	for (size_t i = 0; i < strs_len(inc); i++)
 		if (wap_globset_add(&g.include, strs_at(inc, i), WAP_GLOB_BASENAME, err))
 			goto out;
-	for (size_t i = 0; i < strs_len(exc); i++)
-		if (wap_globset_add(&excl, strs_at(exc, i), WAP_GLOB_BASENAME, err))
-			goto out;
+	if (wap_exclude_globs(&excl, req, "exclude", err))
+		goto out;
 	if (add_types(&g, tv, err))
 		goto out;
 	wo.exclude = &excl;

@@ -14,6 +14,7 @@
 #include "file.h"
 #include "ignore.h"
 #include "strbuf.h"
+#include "exclude.h"
 #include "walk.h"
 
 struct devino {
@@ -77,10 +78,6 @@ struct linux_dirent64 {
 
 /* names skipped by default (DESIGN §6: the default exclusions are these
  * directories at any depth) */
-static const char *const default_dirs[] = {
-	"node_modules", "dist", "build", ".venv", "target", "__pycache__", "vendor", NULL
-};
-
 int wap_walk_threads(const struct wap_walk_opts *o)
 {
 	long n = o && o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
@@ -352,21 +349,12 @@ static void do_dir(struct worker *wk, struct job *j)
 report:
 		if (t != DT_DIR && t != DT_REG && t != DT_LNK)
 			continue;
-		if (t == DT_DIR && !o->no_default_excludes) {
-			bool skip = false;
-			for (int k = 0; default_dirs[k]; k++)
-				if (!strcmp(e->name, default_dirs[k])) {
-					skip = true;
-					break;
-				}
-			if (skip)
-				continue;
-		}
+		if (t == DT_DIR && !o->no_default_excludes &&
+		    wap_exclude_default_dir(e->name, strlen(e->name)))
+			continue;
 		if (ws->pol.restricted.n && wap_ws_restricted(ws, pathp->buf, pathp->len))
 			continue;
-		if (o->exclude && o->exclude->n &&
-		    (t == DT_DIR ? wap_globset_match_dir(o->exclude, pathp->buf, pathp->len)
-				 : wap_globset_match(o->exclude, pathp->buf, pathp->len)))
+		if (wap_exclude_match(o->exclude, pathp->buf, pathp->len, t == DT_DIR))
 			continue;
 		if (ign && !o->no_ignore && wap_ign_ignored(ign, pathp->buf, pathp->len, t == DT_DIR))
 			continue;

@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "exclude.h"
 #include "glob.h"
 #include "strbuf.h"
 #include "watch.h"
@@ -223,7 +224,7 @@ static void add_tree(struct wap_watch *w, int dirfd, const char *rel, bool repor
 		child = join(rel, de->d_name);
 		if (!child)
 			continue;
-		if (wap_ws_default_excluded(child) || wap_ws_check(w->ws, child, WAP_ACC_READ, NULL) < 0) {
+		if (wap_exclude_default_path(child) || wap_ws_check(w->ws, child, WAP_ACC_READ, NULL) < 0) {
 			free(child);
 			continue;
 		}
@@ -297,7 +298,7 @@ static void handle(struct wap_watch *w, const struct inotify_event *ev)
 	rel = join(dw->rel, ev->name);
 	if (!rel)
 		return;
-	if (wap_ws_default_excluded(rel) || wap_ws_check(w->ws, rel, WAP_ACC_READ, NULL) < 0) {
+	if (wap_exclude_default_path(rel) || wap_ws_check(w->ws, rel, WAP_ACC_READ, NULL) < 0) {
 		free(rel);
 		return;
 	}
