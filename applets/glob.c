@@ -45,6 +45,7 @@
 #include "text.h"
 #include "applets.h"
 #include "file.h"
+#include "path.h"
 #include "strbuf.h"
 #include "walk.h"
 
@@ -446,10 +447,7 @@ static int glob_collect(const struct wap_call *call, const json_t *req, bool mti
 	{
 		struct wap_sb sb = WAP_SB_INIT;
 		int fd;
-		if (g.baselen)
-			wap_sb_addf(&sb, "%s%s%.*s", base, pre ? "/" : "", (int)pre, pattern);
-		else
-			wap_sb_addf(&sb, "%.*s", (int)(pre ? pre : 1), pre ? pattern : ".");
+		wap_path_addn(&sb, base, pattern, pre);
 		start = wap_sb_detach(&sb);
 		if (!start) {
 			wap_err_set(err, WAP_E_FAILED, "out of memory");

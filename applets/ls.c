@@ -43,6 +43,7 @@
 #include "applets.h"
 #include "exclude.h"
 #include "file.h"
+#include "path.h"
 #include "strbuf.h"
 #include "walk.h"
 
@@ -156,14 +157,8 @@ static int walk_dir(struct walk *w, int dfd, const char *rel, const char *shown,
 			continue;
 		if (wap_call_cancelled(w->call))
 			break;
-		if (strcmp(rel, "."))
-			wap_sb_addf(&r, "%s/%s", rel, de->d_name);
-		else
-			wap_sb_adds(&r, de->d_name);
-		if (*shown)
-			wap_sb_addf(&s, "%s/%s", shown, de->d_name);
-		else
-			wap_sb_adds(&s, de->d_name);
+		wap_path_add(&r, rel, de->d_name);
+		wap_path_add(&s, shown, de->d_name);
 		if (r.oom || s.oom || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			goto next;
 		isdir = S_ISDIR(st.st_mode);

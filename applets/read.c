@@ -53,6 +53,7 @@
 #include "applets.h"
 #include "archives.h"
 #include "file.h"
+#include "path.h"
 #include "strbuf.h"
 #include "text.h"
 
@@ -392,10 +393,7 @@ static int read_dir(const struct wap_call *call, int fd, const char *rel, const 
 			continue;
 		if (ws->pol.restricted.n) {
 			struct wap_err tmp = { 0 };
-			if (strcmp(rel, "."))
-				wap_sb_addf(&sb, "%s/%s", rel, de->d_name);
-			else
-				wap_sb_adds(&sb, de->d_name);
+			wap_path_add(&sb, rel, de->d_name);
 			if (wap_ws_check(ws, sb.buf, WAP_ACC_READ, &tmp)) {
 				wap_sb_release(&sb);
 				wap_err_release(&tmp);
