@@ -192,18 +192,8 @@ next:
 /* Path order, component by component ("a/b" right after "a"). */
 static int cmp_path(const void *a, const void *b)
 {
-	const unsigned char *x = (const unsigned char *)json_string_value(
-		json_object_get(*(json_t *const *)a, "name"));
-	const unsigned char *y = (const unsigned char *)json_string_value(
-		json_object_get(*(json_t *const *)b, "name"));
-
-	while (*x && *x == *y)
-		x++, y++;
-	if (*x == '/' && *y)
-		return -1;
-	if (*y == '/' && *x)
-		return 1;
-	return (int)*x - (int)*y;
+	return wap_path_cmp(json_string_value(json_object_get(*(json_t *const *)a, "name")),
+			    json_string_value(json_object_get(*(json_t *const *)b, "name")));
 }
 
 static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)

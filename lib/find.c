@@ -41,9 +41,8 @@ struct gl {
 	struct wap_hits *per;	/* one per worker */
 };
 
-/* Paths in the order of their components: '/' sorts before every other
- * byte, so "a/b" < "a-b" and a directory's entries follow it.  Word at a
- * time: the arena keeps 8 readable bytes past every string. */
+/* wap_path_cmp (lib/path.c), a word at a time: the arena keeps 8
+ * readable bytes past every string. */
 static int pathcmp(const char *a, const char *b)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -62,12 +61,7 @@ static int pathcmp(const char *a, const char *b)
 		}
 	}
 #else
-	for (;; a++, b++) {
-		unsigned x = *a == '/' ? 1 : (unsigned char)*a;
-		unsigned y = *b == '/' ? 1 : (unsigned char)*b;
-		if (x != y || !x)
-			return (int)x - (int)y;
-	}
+	return wap_path_cmp(a, b);
 #endif
 }
 

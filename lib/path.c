@@ -24,6 +24,16 @@ void wap_path_add(struct wap_sb *sb, const char *dir, const char *name)
 	wap_path_addn(sb, dir, name, strlen(name));
 }
 
+int wap_path_cmp(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		unsigned x = *a == '/' ? 1 : (unsigned char)*a;
+		unsigned y = *b == '/' ? 1 : (unsigned char)*b;
+		if (x != y || !x)
+			return (int)x - (int)y;
+	}
+}
+
 char *wap_path_join(const char *dir, const char *name)
 {
 	struct wap_sb sb = WAP_SB_INIT;

@@ -12,6 +12,10 @@
 void wap_path_addn(struct wap_sb *sb, const char *dir, const char *name, size_t n);
 void wap_path_add(struct wap_sb *sb, const char *dir, const char *name);
 
+/* Paths in the order of their components: '/' sorts before every other
+ * byte, so "a/b" < "a-b" and a directory's entries follow it.  <0, 0, >0. */
+int wap_path_cmp(const char *a, const char *b);
+
 /* DIR/NAME as above, malloc'd (the caller frees it); NULL when out of
  * memory. */
 char *wap_path_join(const char *dir, const char *name);

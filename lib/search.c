@@ -21,6 +21,7 @@
 #include "exclude.h"
 #include "file.h"
 #include "match.h"
+#include "path.h"
 #include "search_impl.h"
 #include "strbuf.h"
 #include "text.h"
@@ -60,16 +61,6 @@ static const struct {
 
 /* ---- ordering ---- */
 
-static int pathcmp(const char *a, const char *b)
-{
-	for (;; a++, b++) {
-		unsigned x = *a == '/' ? 1 : (unsigned char)*a;
-		unsigned y = *b == '/' ? 1 : (unsigned char)*b;
-		if (x != y || !x)
-			return (int)x - (int)y;
-	}
-}
-
 static int frcmp(const struct frec *a, const struct frec *b, int sort)
 {
 	if (sort == SORT_MTIME) {
@@ -80,7 +71,7 @@ static int frcmp(const struct frec *a, const struct frec *b, int sort)
 	} else if (sort == SORT_NONE) {
 		return a->seq < b->seq ? -1 : a->seq > b->seq;
 	}
-	return pathcmp(a->path, b->path);
+	return wap_path_cmp(a->path, b->path);
 }
 
 int srch_frcmp_q(const void *a, const void *b, void *sort)
@@ -171,7 +162,7 @@ static bool want_entries(struct gctx *g, const char *path)
 	if (g->sort == SORT_NONE)
 		want = g->kept < g->max;
 	else if (g->cut)
-		want = pathcmp(path, g->cutkey.path) <= 0;
+		want = wap_path_cmp(path, g->cutkey.path) <= 0;
 	pthread_mutex_unlock(&g->mu);
 	return want;
 }

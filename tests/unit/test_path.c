@@ -1,4 +1,4 @@
-/* test_path.c - DIR/NAME spelled once (lib/path.c) */
+/* test_path.c - DIR/NAME and path order, each said once (lib/path.c) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -39,10 +39,22 @@ static void test_join(void **state)
 	free(s);
 }
 
+static void test_cmp(void **state)
+{
+	(void)state;
+	assert_true(wap_path_cmp("a/b", "a-b") < 0);	/* '/' before every byte */
+	assert_true(wap_path_cmp("a", "a/b") < 0);	/* a directory, then its entries */
+	assert_true(wap_path_cmp("a/z", "aa") < 0);
+	assert_true(wap_path_cmp("b", "a/z") > 0);
+	assert_int_equal(wap_path_cmp("x/y", "x/y"), 0);
+	assert_true(wap_path_cmp("\xff", "a") > 0);	/* bytes unsigned */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_join),
+		cmocka_unit_test(test_cmp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
