@@ -172,6 +172,17 @@ expect "ARCHIVE//MEMBER: a missing member" 3 wap read agree/z.zip//nope.txt
 same "missing member message" "$ERR" "wap read: File not found: nope.txt in agree/z.zip"
 expect "DIR//FILE is still a path" 0 wap read agree//dot.tar.gz --json
 jcheck "a directory before //" "$OUT" 'j["archive"] and j["path"] == "agree/dot.tar.gz"'
+# a member named ../x is read from the archive, never from beside the root
+printf 'OUTSIDE\n' > "$T/escape.txt"
+python3 -c "
+import io, tarfile
+t = tarfile.open('$W/agree/up.tar', 'w'); d = b'INSIDE\n'
+i = tarfile.TarInfo('../escape.txt'); i.size = len(d); t.addfile(i, io.BytesIO(d)); t.close()"
+expect "grep -z names a ../ member inside the archive" 0 wap grep -z SIDE agree/up.tar
+same "../ member line" "$OUT" "agree/up.tar//../escape.txt:1:INSIDE"
+expect "read ARCHIVE//../member" 0 wap read agree/up.tar//../escape.txt
+same "the member, not the file outside" "$OUT" "1: INSIDE"
+expect "a non-archive before // is a plain path, confined" 4 wap read agree/nope//../../../escape.txt
 rm -rf "$W/agree"
 
 # errors
