@@ -14,6 +14,7 @@
 
 #include "applet.h"
 #include "applets.h"
+#include "exclude.h"
 #include "version.h"
 
 static const struct wap_opt info_opts[] = {

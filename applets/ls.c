@@ -41,7 +41,9 @@
 #include "applet.h"
 #include "text.h"
 #include "applets.h"
+#include "exclude.h"
 #include "file.h"
+#include "path.h"
 #include "strbuf.h"
 #include "walk.h"
 
@@ -104,6 +106,13 @@ static void add_entry(struct walk *w, const char *rel, const char *shown, const 
 	}
 }
 
+/* an --exclude glob matches the path as shown or from the root */
+static bool excluded(const struct walk *w, const char *rel, size_t rlen, const char *shown, size_t slen)
+{
+	return wap_exclude_match(&w->excl, shown, slen, false) ||
+	       (strcmp(rel, shown) && wap_exclude_match(&w->excl, rel, rlen, false));
+}
+
 /* The recursive listing: a callback of the shared walker (lib/walk.c),
  * which skips default exclusions, ignored and restricted paths. */
 static int walk_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
@@ -115,8 +124,7 @@ static int walk_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err
 	(void)err;
 	if (e->depth == 0)
 		return 0;
-	if (wap_globset_match(&w->excl, shown, strlen(shown)) ||
-	    (shown != e->path && wap_globset_match(&w->excl, e->path, e->pathlen)))
+	if (excluded(w, e->path, e->pathlen, shown, strlen(shown)))
 		return 1;
 	if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW))
 		return 0;
@@ -149,14 +157,8 @@ static int walk_dir(struct walk *w, int dfd, const char *rel, const char *shown,
 			continue;
 		if (wap_call_cancelled(w->call))
 			break;
-		if (strcmp(rel, "."))
-			wap_sb_addf(&r, "%s/%s", rel, de->d_name);
-		else
-			wap_sb_adds(&r, de->d_name);
-		if (*shown)
-			wap_sb_addf(&s, "%s/%s", shown, de->d_name);
-		else
-			wap_sb_adds(&s, de->d_name);
+		wap_path_add(&r, rel, de->d_name);
+		wap_path_add(&s, shown, de->d_name);
 		if (r.oom || s.oom || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			goto next;
 		isdir = S_ISDIR(st.st_mode);
@@ -165,10 +167,9 @@ static int walk_dir(struct walk *w, int dfd, const char *rel, const char *shown,
 			goto next;
 		/* the default globs exclude directories named build and
 		 * what is under them, not a script named build */
-		if (w->recursive && w->defaults && isdir && wap_ws_default_excluded(s.buf))
+		if (w->recursive && w->defaults && isdir && wap_exclude_default_path(s.buf))
 			goto next;
-		if (wap_globset_match(&w->excl, s.buf, s.len) ||
-		    (strcmp(r.buf, s.buf) && wap_globset_match(&w->excl, r.buf, r.len)))
+		if (excluded(w, r.buf, r.len, s.buf, s.len))
 			goto next;
 		add_entry(w, r.buf, s.buf, &st);
 		if (isdir && w->recursive && depth < w->max_depth) {
@@ -191,18 +192,8 @@ next:
 /* Path order, component by component ("a/b" right after "a"). */
 static int cmp_path(const void *a, const void *b)
 {
-	const unsigned char *x = (const unsigned char *)json_string_value(
-		json_object_get(*(json_t *const *)a, "name"));
-	const unsigned char *y = (const unsigned char *)json_string_value(
-		json_object_get(*(json_t *const *)b, "name"));
-
-	while (*x && *x == *y)
-		x++, y++;
-	if (*x == '/' && *y)
-		return -1;
-	if (*y == '/' && *x)
-		return 1;
-	return (int)*x - (int)*y;
+	return wap_path_cmp(json_string_value(json_object_get(*(json_t *const *)a, "name")),
+			    json_string_value(json_object_get(*(json_t *const *)b, "name")));
 }
 
 static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
@@ -211,7 +202,6 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 	struct walk w = { .call = call, .defaults = true, .max_depth = 3,
 			  .lock = PTHREAD_MUTEX_INITIALIZER };
 	bool nodef = false, noign = false;
-	json_t *ex = json_object_get(req, "exclude"), *v;
 	char *rel = NULL;
 	size_t i, n;
 	json_t **arr;
@@ -229,16 +219,8 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 		return wap_err_set(err, WAP_E_INVALID, "max_depth must be at least 1 (got %lld)", w.max_depth);
 	if (!w.recursive)
 		w.max_depth = 1;
-	if (ex && !json_is_array(ex))
-		return wap_err_set(err, WAP_E_INVALID, "argument 'exclude' must be an array of strings");
-	json_array_foreach(ex, i, v) {
-		if (!json_is_string(v)) {
-			wap_err_set(err, WAP_E_INVALID, "argument 'exclude' must be an array of strings");
-			goto out;
-		}
-		if (wap_globset_add(&w.excl, json_string_value(v), WAP_GLOB_BASENAME, err))
-			goto out;
-	}
+	if (wap_exclude_globs(&w.excl, req, "exclude", err))
+		goto out;
 	if (wap_req_path(call, req, "path", ".", &rel, err))
 		goto out;
 	fd = wap_ws_open(ws, rel, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, err);

@@ -16,8 +16,9 @@
  * subdirectories.  A binary file (a NUL byte in its first 8 KiB) gives its
  * size and MIME type, never its bytes.  An archive (tar, tar.gz/bz2/xz/zst,
  * zip, 7z, ...) gives its members with their sizes; --member reads one of
- * them with the same line options.  Invalid UTF-8 is shown as U+FFFD and
- * reported (invalidUtf8 in the result).
+ * them with the same line options; PATH ARCHIVE//MEMBER (as grep -z names
+ * a member) is the same as --member MEMBER.  Invalid UTF-8 is shown as
+ * U+FFFD and reported (invalidUtf8 in the result).
  *
  *   PATH           the file, directory or archive to read
  *   --offset N     first line to show (1-based; default 1)
@@ -50,7 +51,9 @@
 #include "lazy.h"
 #include "applet.h"
 #include "applets.h"
+#include "archives.h"
 #include "file.h"
+#include "path.h"
 #include "strbuf.h"
 #include "text.h"
 
@@ -390,10 +393,7 @@ static int read_dir(const struct wap_call *call, int fd, const char *rel, const 
 			continue;
 		if (ws->pol.restricted.n) {
 			struct wap_err tmp = { 0 };
-			if (strcmp(rel, "."))
-				wap_sb_addf(&sb, "%s/%s", rel, de->d_name);
-			else
-				wap_sb_adds(&sb, de->d_name);
+			wap_path_add(&sb, rel, de->d_name);
 			if (wap_ws_check(ws, sb.buf, WAP_ACC_READ, &tmp)) {
 				wap_sb_release(&sb);
 				wap_err_release(&tmp);
@@ -439,78 +439,15 @@ static int read_dir(const struct wap_call *call, int fd, const char *rel, const 
 	return 0;
 }
 
-/* --- archives --- */
-
-static bool is_archive(const char *b, size_t n)
-{
-	static const struct { const char *m; size_t n; } magic[] = {
-		{ "\x1f\x8b", 2 }, { "BZh", 3 }, { "\xfd" "7zXZ\0", 6 }, { "\x28\xb5\x2f\xfd", 4 },
-		{ "PK\x03\x04", 4 }, { "PK\x05\x06", 4 }, { "7z\xbc\xaf\x27\x1c", 6 },
-		{ "\x04\x22\x4d\x18", 4 }, { "\x5d\x00\x00", 3 },
-	};
-
-	for (size_t i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
-		if (n >= magic[i].n && !memcmp(b, magic[i].m, magic[i].n))
-			return true;
-	return n >= 262 && !memcmp(b + 257, "ustar", 5);
-}
-
-static struct archive *ar_open(int fd, const char *rel, struct wap_err *err)
-{
-	struct archive *a;
-
-	if (wap_lazy_load(WAP_LIB_ARCHIVE, err))
-		return NULL;
-	a = archive_read_new();
-	if (!a) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
-		return NULL;
-	}
-	archive_read_support_filter_all(a);
-	/* not format_all: mtree would take a compressed text file's lines
-	 * for member names; raw is the fallback for a compressed plain file */
-	archive_read_support_format_7zip(a);
-	archive_read_support_format_ar(a);
-	archive_read_support_format_cab(a);
-	archive_read_support_format_cpio(a);
-	archive_read_support_format_iso9660(a);
-	archive_read_support_format_lha(a);
-	archive_read_support_format_rar(a);
-	archive_read_support_format_rar5(a);
-	archive_read_support_format_tar(a);
-	archive_read_support_format_xar(a);
-	archive_read_support_format_zip(a);
-	archive_read_support_format_raw(a);
-	if (lseek(fd, 0, SEEK_SET) < 0 || archive_read_open_fd(a, fd, CHUNK) != ARCHIVE_OK) {
-		wap_err_set(err, WAP_E_FAILED, "Cannot read archive %s: %s", rel,
-			    archive_error_string(a) ? archive_error_string(a) : strerror(errno));
-		archive_read_free(a);
-		return NULL;
-	}
-	return a;
-}
-
-/* A member name as compared: without "./" and a trailing "/". */
-static size_t member_key(const char *s, const char **out)
-{
-	size_t n;
-
-	while (s[0] == '.' && s[1] == '/')
-		s += 2;
-	while (*s == '/')
-		s++;
-	n = strlen(s);
-	while (n && s[n - 1] == '/')
-		n--;
-	*out = s;
-	return n;
-}
+/* --- archives (lib/archives.c) --- */
 
 static int ar_list(const struct wap_call *call, int fd, const char *rel, const struct range *r,
 		   json_t *res, struct wap_err *err)
 {
-	struct archive *a = ar_open(fd, rel, err);
+	struct archive *a = wap_archive_open_fd(fd, rel, err);
 	struct archive_entry *e;
+	const char *key;
+	size_t kn;
 	json_t *entries;
 	struct lw w;
 	int rc;
@@ -519,17 +456,11 @@ static int ar_list(const struct wap_call *call, int fd, const char *rel, const s
 		return -1;
 	lw_init(&w, r->offset, r->limit, call->ws->lim.max_file_size, SIZE_MAX);
 	entries = json_array();
-	while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-		const char *name = archive_entry_pathname(e);
+	while ((rc = wap_archive_next(a, rel, &e, &key, &kn, err)) == 1) {
 		bool dir = archive_entry_filetype(e) == AE_IFDIR;
 		struct wap_sb line = WAP_SB_INIT;
 		size_t before = w.returned;
-		const char *key;
-		size_t kn;
 
-		if (!name)
-			continue;
-		kn = member_key(name, &key);
 		wap_sb_add(&line, key, kn);
 		if (dir)
 			wap_sb_adds(&line, "/");
@@ -550,10 +481,8 @@ static int ar_list(const struct wap_call *call, int fd, const char *rel, const s
 		if (wap_call_cancelled(call))
 			break;
 	}
-	if (rc != ARCHIVE_EOF && rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
-		wap_err_set(err, WAP_E_FAILED, "Cannot read archive %s: %s", rel,
-			    archive_error_string(a) ? archive_error_string(a) : "damaged");
-		archive_read_free(a);
+	if (rc < 0) {
+		wap_archive_free(a);
 		json_decref(entries);
 		wap_sb_release(&w.out);
 		return -1;
@@ -564,7 +493,7 @@ static int ar_list(const struct wap_call *call, int fd, const char *rel, const s
 	json_object_set_new(res, "entries", entries);
 	set_window(res, &w, r->offset);
 	wap_sb_release(&w.out);
-	archive_read_free(a);
+	wap_archive_free(a);
 	return 0;
 }
 
@@ -572,28 +501,19 @@ static int ar_list(const struct wap_call *call, int fd, const char *rel, const s
 static struct archive *ar_find(int fd, const char *rel, const char *member,
 			       struct archive_entry **ep, struct wap_err *err)
 {
-	struct archive *a = ar_open(fd, rel, err);
-	const char *want;
-	size_t wn = member_key(member, &want);
+	struct archive *a = wap_archive_open_fd(fd, rel, err);
+	const char *want, *key;
+	size_t wn = wap_archive_name(member, &want), kn;
 	int rc;
 
 	if (!a)
 		return NULL;
-	while ((rc = archive_read_next_header(a, ep)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-		const char *name = archive_entry_pathname(*ep), *key;
-		size_t kn;
-		if (!name)
-			continue;
-		kn = member_key(name, &key);
+	while ((rc = wap_archive_next(a, rel, ep, &key, &kn, err)) == 1)
 		if (kn == wn && !memcmp(key, want, kn))
 			return a;
-	}
-	if (rc == ARCHIVE_EOF)
+	if (!rc)
 		wap_err_set(err, WAP_E_NOT_FOUND, "File not found: %s in %s", member, rel);
-	else
-		wap_err_set(err, WAP_E_FAILED, "Cannot read archive %s: %s", rel,
-			    archive_error_string(a) ? archive_error_string(a) : "damaged");
-	archive_read_free(a);
+	wap_archive_free(a);
 	return NULL;
 }
 
@@ -624,8 +544,7 @@ static int ar_feed(struct archive *a, struct lw *w, char *sniff, size_t *sniffn,
 			break;
 	free(buf);
 	if (r < 0)
-		return wap_err_set(err, WAP_E_FAILED, "Cannot read archive %s: %s", rel,
-				   archive_error_string(a) ? archive_error_string(a) : "damaged");
+		return wap_archive_err(a, rel, err);
 	lw_finish(w);
 	return 0;
 }
@@ -644,7 +563,7 @@ static int ar_member(const struct wap_call *call, int fd, const char *rel, const
 	if (!a)
 		return -1;
 	if (archive_entry_filetype(e) == AE_IFDIR) {
-		archive_read_free(a);
+		wap_archive_free(a);
 		return wap_err_set(err, WAP_E_NOT_FILE, "Not a file: %s in %s is a directory", member, rel);
 	}
 	json_object_set_new(res, "member", json_string(member));
@@ -655,7 +574,7 @@ static int ar_member(const struct wap_call *call, int fd, const char *rel, const
 		lw_init(&w, SIZE_MAX, 0, 0, 1);
 		w.countcap = 0;
 		rc = ar_feed(a, &w, sniff, &sniffn, call, rel, err);
-		archive_read_free(a);
+		wap_archive_free(a);
 		wap_sb_release(&w.out);
 		if (rc)
 			goto binary_or_err;
@@ -669,7 +588,7 @@ static int ar_member(const struct wap_call *call, int fd, const char *rel, const
 			call->ws->lim.max_line_len);
 		rc = ar_feed(a, &w, sniff, &sniffn, call, rel, err);
 	}
-	archive_read_free(a);
+	wap_archive_free(a);
 	if (rc) {
 		wap_sb_release(&w.out);
 		goto binary_or_err;
@@ -750,7 +669,10 @@ static int read_file(const struct wap_call *call, int fd, const char *rel, const
 	return 0;
 }
 
-static int read_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
+/* NESTED: REQ's path and member were split from an ARCHIVE//MEMBER path;
+ * 1 (nothing set) when the path before "//" is no archive file. */
+static int read_path(struct wap_call *call, const json_t *req, json_t **res, bool nested,
+		     struct wap_err *err)
 {
 	const struct wap_ws *ws = call->ws;
 	const char *member = NULL;
@@ -770,10 +692,17 @@ static int read_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		goto out;
 	}
 	fd = wap_ws_open(ws, rel, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0, WAP_ACC_READ, err);
-	if (fd < 0)
+	if (fd < 0) {
+		rc = nested ? 1 : -1;	/* then the whole path says why */
 		goto out;
+	}
 	if (fstat(fd, &st)) {
 		wap_err_errno(err, errno, rel);
+		goto out;
+	}
+	if (nested && (!S_ISREG(st.st_mode) || (sniffn = pread_full(fd, sniff, sizeof(sniff), 0)) < 0 ||
+		       !wap_archive_sniff(sniff, sniffn))) {
+		rc = 1;
 		goto out;
 	}
 	*res = json_object();
@@ -795,7 +724,7 @@ static int read_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		wap_err_errno(err, errno, rel);
 		goto out;
 	}
-	if (is_archive(sniff, sniffn)) {
+	if (wap_archive_sniff(sniff, sniffn)) {
 		rc = member ? ar_member(call, fd, rel, member, &r, *res, err)
 			    : ar_list(call, fd, rel, &r, *res, err);
 		goto out;
@@ -834,6 +763,33 @@ out:
 		close(fd);
 	free(rel);
 	return rc;
+}
+
+static int read_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
+{
+	const char *path = NULL, *member;
+	size_t alen;
+
+	/* ARCHIVE//MEMBER, as grep -z names a member: read it as --member,
+	 * when the part before "//" is an archive file */
+	if (wap_req_str(req, "path", &path, err) > 0 && !json_object_get(req, "member") &&
+	    wap_archive_split(path, &alen, &member)) {
+		json_t *nreq = json_copy((json_t *)req);
+		struct wap_err nerr = { 0 };
+		int rc = -1;
+		if (nreq && !json_object_set_new(nreq, "path", json_stringn(path, alen)) &&
+		    !json_object_set_new(nreq, "member", json_string(member)))
+			rc = read_path(call, nreq, res, true, &nerr);
+		json_decref(nreq);
+		if (!rc)
+			return 0;
+		if (rc < 0) {
+			*err = nerr;
+			return -1;
+		}
+		wap_err_release(&nerr);
+	}
+	return read_path(call, req, res, false, err);
 }
 
 static int read_render(const json_t *res, const json_t *req, FILE *out)

@@ -10,19 +10,9 @@
 #include <unistd.h>
 
 #include "file.h"
+#include "path.h"
 #include "strbuf.h"
 #include "tree.h"
-
-static char *join(const char *rel, const char *name)
-{
-	struct wap_sb sb = WAP_SB_INIT;
-
-	if (rel && *rel && strcmp(rel, "."))
-		wap_sb_addf(&sb, "%s/%s", rel, name);
-	else
-		wap_sb_adds(&sb, name);
-	return wap_sb_detach(&sb);
-}
 
 static int too_deep(struct wap_err *err, const char *rel)
 {
@@ -56,7 +46,7 @@ static int check_rec(const struct wap_ws *ws, int parent, const char *name, cons
 		char *sub;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		sub = join(rel, de->d_name);
+		sub = wap_path_join(rel, de->d_name);
 		if (!sub)
 			rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
 		else
@@ -108,7 +98,7 @@ static int remove_rec(int parent, const char *name, const char *rel, size_t *cou
 		char *sub;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		sub = join(rel, de->d_name);
+		sub = wap_path_join(rel, de->d_name);
 		if (!sub)
 			rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
 		else
@@ -403,8 +393,8 @@ static int copy_dir(int sfd, const struct stat *st, int dparent, const char *dna
 		char *s, *t;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		s = join(srel, de->d_name);
-		t = join(drel, de->d_name);
+		s = wap_path_join(srel, de->d_name);
+		t = wap_path_join(drel, de->d_name);
 		if (!s || !t)
 			rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
 		else
@@ -511,10 +501,7 @@ int wap_tree_dest(const struct wap_ws *ws, const char *srel, const char *drel, c
 	close(fd);
 	/* an existing directory: the source goes into it */
 	base = base ? base + 1 : srel;
-	if (strcmp(drel, "."))
-		wap_sb_addf(&sb, "%s/%s", drel, base);
-	else
-		wap_sb_adds(&sb, base);
+	wap_path_add(&sb, drel, base);
 	if (sb.oom || !sb.buf) {
 		wap_sb_release(&sb);
 		return wap_err_set(err, WAP_E_FAILED, "out of memory");

@@ -14,6 +14,7 @@
 #include "file.h"
 #include "ignore.h"
 #include "strbuf.h"
+#include "exclude.h"
 #include "walk.h"
 
 struct devino {
@@ -73,12 +74,6 @@ struct linux_dirent64 {
 	unsigned short d_reclen;
 	unsigned char d_type;
 	char d_name[];
-};
-
-/* names skipped by default, at any depth: dependencies and build output,
- * whose matches would drown the sources' (no_default_excludes walks them) */
-static const char *const default_dirs[] = {
-	"node_modules", "dist", "build", ".venv", "target", "__pycache__", "vendor", NULL
 };
 
 int wap_walk_threads(const struct wap_walk_opts *o)
@@ -352,21 +347,12 @@ static void do_dir(struct worker *wk, struct job *j)
 report:
 		if (t != DT_DIR && t != DT_REG && t != DT_LNK)
 			continue;
-		if (t == DT_DIR && !o->no_default_excludes) {
-			bool skip = false;
-			for (int k = 0; default_dirs[k]; k++)
-				if (!strcmp(e->name, default_dirs[k])) {
-					skip = true;
-					break;
-				}
-			if (skip)
-				continue;
-		}
+		if (t == DT_DIR && !o->no_default_excludes &&
+		    wap_exclude_default_dir(e->name, strlen(e->name)))
+			continue;
 		if (ws->pol.restricted.n && wap_ws_restricted(ws, pathp->buf, pathp->len))
 			continue;
-		if (o->exclude && o->exclude->n &&
-		    (t == DT_DIR ? wap_globset_match_dir(o->exclude, pathp->buf, pathp->len)
-				 : wap_globset_match(o->exclude, pathp->buf, pathp->len)))
+		if (wap_exclude_match(o->exclude, pathp->buf, pathp->len, t == DT_DIR))
 			continue;
 		if (ign && !o->no_ignore && wap_ign_ignored(ign, pathp->buf, pathp->len, t == DT_DIR))
 			continue;

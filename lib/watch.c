@@ -16,7 +16,9 @@
 
 #include <jansson.h>
 
+#include "exclude.h"
 #include "glob.h"
+#include "path.h"
 #include "strbuf.h"
 #include "watch.h"
 
@@ -88,17 +90,6 @@ static long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static char *join(const char *dir, const char *name)
-{
-	struct wap_sb sb = WAP_SB_INIT;
-
-	if (strcmp(dir, "."))
-		wap_sb_addf(&sb, "%s/%s", dir, name);
-	else
-		wap_sb_adds(&sb, name);
-	return wap_sb_detach(&sb);
 }
 
 static bool matches(struct wap_watch *w, const char *rel)
@@ -221,10 +212,10 @@ static void add_tree(struct wap_watch *w, int dirfd, const char *rel, bool repor
 			continue;
 		if (de->d_type == DT_UNKNOWN && !fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			isdir = S_ISDIR(st.st_mode);
-		child = join(rel, de->d_name);
+		child = wap_path_join(rel, de->d_name);
 		if (!child)
 			continue;
-		if (wap_ws_default_excluded(child) || wap_ws_check(w->ws, child, WAP_ACC_READ, NULL) < 0) {
+		if (wap_exclude_default_path(child) || wap_ws_check(w->ws, child, WAP_ACC_READ, NULL) < 0) {
 			free(child);
 			continue;
 		}
@@ -295,10 +286,10 @@ static void handle(struct wap_watch *w, const struct inotify_event *ev)
 	}
 	if (!ev->len || !(dw = dir_by_wd(w, ev->wd)))
 		return;
-	rel = join(dw->rel, ev->name);
+	rel = wap_path_join(dw->rel, ev->name);
 	if (!rel)
 		return;
-	if (wap_ws_default_excluded(rel) || wap_ws_check(w->ws, rel, WAP_ACC_READ, NULL) < 0) {
+	if (wap_exclude_default_path(rel) || wap_ws_check(w->ws, rel, WAP_ACC_READ, NULL) < 0) {
 		free(rel);
 		return;
 	}

@@ -14,10 +14,6 @@
 #include "strbuf.h"
 #include "ws.h"
 
-const char *const wap_default_excludes[] = {
-	"**/node_modules/**", "**/.git/**", "**/dist/**", "**/build/**",
-	"**/.venv/**", "**/target/**", "**/__pycache__/**", "**/vendor/**", NULL
-};
 
 bool wap_ws_no_openat2;
 
@@ -30,25 +26,6 @@ static const struct wap_limits default_limits = {
 	.max_exec_ms_cap = 600000,
 	.max_line_len = 2000,
 };
-
-bool wap_ws_default_excluded(const char *rel)
-{
-	static const char *const names[] = {
-		"node_modules", ".git", "dist", "build", ".venv", "target",
-		"__pycache__", "vendor", NULL
-	};
-	const char *p = rel;
-
-	/* any component equal to one of the names: the same as the globs */
-	while (*p) {
-		const char *e = strchrnul(p, '/');
-		for (int i = 0; names[i]; i++)
-			if ((size_t)(e - p) == strlen(names[i]) && !memcmp(p, names[i], e - p))
-				return true;
-		p = *e ? e + 1 : e;
-	}
-	return false;
-}
 
 int wap_ws_apply_config(struct wap_ws *ws, const json_t *cfg, struct wap_err *err)
 {

@@ -66,8 +66,6 @@ struct wap_ws {
 				 * lies beneath it: never written; or NULL */
 };
 
-extern const char *const wap_default_excludes[];	/* NULL-terminated */
-
 /* Open ROOT (NULL: $WAP_ROOT, else ".") and load the config: CONFIG_PATH,
  * else $WAP_CONFIG, else $XDG_CONFIG_HOME/wap/config.json (default
  * ~/.config/wap/config.json) when present: outside the workspace, so the
@@ -130,9 +128,6 @@ char *wap_ws_abs(const struct wap_ws *ws, const char *rel);
 /* Is REL denied by restrictedPaths (anchored as in wap_ws_check)?  For
  * walkers that filter entries; a glob that cannot decide denies. */
 bool wap_ws_restricted(const struct wap_ws *ws, const char *rel, size_t len);
-
-/* Is the default-exclusion list matching REL (a directory or file)? */
-bool wap_ws_default_excluded(const char *rel);
 
 /* Force the component-wise fallback (tests; also $WAP_NO_OPENAT2=1). */
 extern bool wap_ws_no_openat2;

@@ -133,6 +133,58 @@ same "directory member message" "$ERR" "wap read: Not a file: pkg/sub in a.tar.g
 expect "--member of a non-archive" 2 wap read f.txt --member x
 same "not an archive" "$ERR" "wap read: Not an archive: f.txt"
 
+# read and grep -z go through one archive reader (lib/archives.c): the
+# members grep names ARCHIVE//MEMBER are the ones read lists, and reading
+# that path gives the lines grep found.  Members stored as "./x" (tar -C
+# dir .) and nested directories included.
+mkdir -p "$T/agree/deep/er" && printf 'one\ntwo\n' > "$T/agree/top.txt" &&
+	printf 'alpha\nbeta\ngamma\n' > "$T/agree/deep/er/n.txt"
+mkdir -p "$W/agree" && tar czf "$W/agree/dot.tar.gz" -C "$T/agree" . &&
+	tar cjf "$W/agree/plain.tar.bz2" -C "$T/agree" top.txt deep &&
+	(cd "$T/agree" && python3 -c "
+import zipfile
+z = zipfile.ZipFile('$W/agree/z.zip', 'w')
+z.write('top.txt', './top.txt'); z.write('deep/er/n.txt'); z.close()")
+expect "grep -z over the archives" 0 wap grep -z -m 0 '' agree
+grep_out=$OUT
+same "grep -z member names" "$(printf '%s\n' "$grep_out" | sed 's/:[0-9]*:.*//' | sort -u)" "agree/dot.tar.gz//deep/er/n.txt
+agree/dot.tar.gz//top.txt
+agree/plain.tar.bz2//deep/er/n.txt
+agree/plain.tar.bz2//top.txt
+agree/z.zip//deep/er/n.txt
+agree/z.zip//top.txt"
+for a in dot.tar.gz plain.tar.bz2 z.zip; do
+	expect "read lists $a" 0 wap read "agree/$a" --json
+	same "read and grep -z name the same members of $a" \
+		"$(jget "$OUT" '"\n".join(sorted(e["path"] for e in j["entries"] if not e["isDirectory"]))')" \
+		"$(printf '%s\n' "$grep_out" | sed -n "s|^agree/$a//\([^:]*\):.*|\1|p" | sort -u)"
+done
+bad=0
+while IFS= read -r l; do
+	p=${l%%:*}; rest=${l#*:}; n=${rest%%:*}; text=${rest#*:}
+	got=$(wap read "$p" --offset "$n" --limit 1 2>&1 | head -1)
+	[ "$got" = "$n: $text" ] || { bad=1; echo "# $p line $n: grep [$text] read [$got]"; }
+done <<<"$grep_out"
+same "read ARCHIVE//MEMBER gives every line grep -z found" "$bad" 0
+expect "ARCHIVE//MEMBER --json" 0 wap read agree/dot.tar.gz//deep/er/n.txt --json
+jcheck "as --member" "$OUT" 'j["path"] == "agree/dot.tar.gz" and j["member"] == "deep/er/n.txt" and j["content"] == "alpha\nbeta\ngamma\n"'
+expect "ARCHIVE//MEMBER: a missing member" 3 wap read agree/z.zip//nope.txt
+same "missing member message" "$ERR" "wap read: File not found: nope.txt in agree/z.zip"
+expect "DIR//FILE is still a path" 0 wap read agree//dot.tar.gz --json
+jcheck "a directory before //" "$OUT" 'j["archive"] and j["path"] == "agree/dot.tar.gz"'
+# a member named ../x is read from the archive, never from beside the root
+printf 'OUTSIDE\n' > "$T/escape.txt"
+python3 -c "
+import io, tarfile
+t = tarfile.open('$W/agree/up.tar', 'w'); d = b'INSIDE\n'
+i = tarfile.TarInfo('../escape.txt'); i.size = len(d); t.addfile(i, io.BytesIO(d)); t.close()"
+expect "grep -z names a ../ member inside the archive" 0 wap grep -z SIDE agree/up.tar
+same "../ member line" "$OUT" "agree/up.tar//../escape.txt:1:INSIDE"
+expect "read ARCHIVE//../member" 0 wap read agree/up.tar//../escape.txt
+same "the member, not the file outside" "$OUT" "1: INSIDE"
+expect "a non-archive before // is a plain path, confined" 4 wap read agree/nope//../../../escape.txt
+rm -rf "$W/agree"
+
 # errors
 expect "missing file" 3 wap read nope.txt
 same "not found message" "$ERR" "wap read: File not found: nope.txt"

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "applet.h"
+#include "archives.h"
 
 static char dir[PATH_MAX];
 
@@ -148,11 +149,38 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
+/* the names read and grep -z share (lib/archives.c) */
+static void test_names(void **state)
+{
+	const char *m, *k;
+	size_t n;
+
+	(void)state;
+	n = wap_archive_name("./src/a.c", &k);
+	assert_int_equal(n, 7);
+	assert_memory_equal(k, "src/a.c", 7);
+	n = wap_archive_name("/abs/dir/", &k);
+	assert_int_equal(n, 7);
+	assert_memory_equal(k, "abs/dir", 7);
+	assert_true(wap_archive_split("d/x.tar.gz//src/a.c", &n, &m));
+	assert_int_equal(n, 10);
+	assert_string_equal(m, "src/a.c");
+	assert_true(wap_archive_split("x.zip//a//b", &n, &m));	/* the first // */
+	assert_int_equal(n, 5);
+	assert_string_equal(m, "a//b");
+	assert_false(wap_archive_split("//x", &n, &m));		/* no archive before it */
+	assert_false(wap_archive_split("x.zip//", &n, &m));	/* no member after it */
+	assert_false(wap_archive_split("a/b", &n, &m));
+	assert_true(wap_archive_sniff("\x1f\x8b\x08", 3));
+	assert_false(wap_archive_sniff("int a;\n", 7));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_7z),
 		cmocka_unit_test(test_zip),
+		cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

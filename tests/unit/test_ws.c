@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "applet.h"
+#include "exclude.h"
 #include "ws.h"
 
 static char base[PATH_MAX], root[PATH_MAX + 16];
@@ -318,9 +319,17 @@ static void test_fd_rel_and_abs(void **state)
 	a = wap_ws_abs(&ws, "x/y");
 	assert_non_null(strstr(a, "/root/x/y"));
 	free(a);
-	assert_true(wap_ws_default_excluded("a/node_modules/b"));
-	assert_true(wap_ws_default_excluded(".git"));
-	assert_false(wap_ws_default_excluded("a/node_modules2/b"));
+	assert_true(wap_exclude_default_path("a/node_modules/b"));
+	assert_true(wap_exclude_default_path(".git"));
+	assert_false(wap_exclude_default_path("a/node_modules2/b"));
+	/* the walker's directory test and the globs are one list */
+	for (int i = 0; wap_default_excludes[i]; i++) {
+		const char *g = wap_default_excludes[i];
+		assert_true(wap_exclude_default_dir(g + 3, strlen(g) - 6));
+	}
+	assert_true(wap_exclude_default_dir("build", 5));
+	assert_false(wap_exclude_default_dir("buil", 4));
+	assert_false(wap_exclude_default_dir("builds", 6));
 	wap_ws_release(&ws);
 }
 
