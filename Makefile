@@ -31,7 +31,7 @@ CFLAGS += -std=gnu11 $(OPT) -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_
 LDLIBS += $(shell pkg-config --libs $(filter-out $(LAZY_PKGS),$(PKGS)) 2>/dev/null) -ldl -lpthread -lutil
 LDFLAGS += $(SAN) -pthread
 
-LIB_SRC := $(wildcard lib/*.c)
+LIB_SRC := $(wildcard lib/*.c lib/*/*.c)
 APPLET_SRC := $(wildcard applets/*.c)
 OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(APPLET_SRC:%.c=$(B)/%.o) $(B)/applets.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -51,11 +51,11 @@ $(B)/applets.c $(B)/applets.h &: $(APPLET_SRC) scripts/mkapplets | $(B)/.deps-ok
 $(B)/lazy.h: lib/lazy.list scripts/mklazy | $(B)/.deps-ok
 	@scripts/mklazy $(B) lib/lazy.list
 
-$(B)/%.o: %.c $(B)/applets.h $(B)/lazy.h $(wildcard lib/*.h) | $(B)/.deps-ok
+$(B)/%.o: %.c $(B)/applets.h $(B)/lazy.h $(wildcard lib/*.h lib/*/*.h) | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(B)/applets.o: $(B)/applets.c $(wildcard lib/*.h)
+$(B)/applets.o: $(B)/applets.c $(wildcard lib/*.h lib/*/*.h)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(B)/libwap.a: $(OBJ)

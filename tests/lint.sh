@@ -1,22 +1,31 @@
 # lint: the house rules of DESIGN §9 and STYLE.md that a grep can check.
 . tests/lib.sh
+# lib/ and its folders (lib/git/...): every rule on lib/ covers them all
+LIB_C="lib/*.c lib/*/*.c"
+LIB_H="lib/*.h lib/*/*.h"
 # banned libc calls (as git's banned.h)
-hits=$(grep -nE '\b(strcpy|sprintf|vsprintf|strcat|gets|strtok)[[:space:]]*\(' lib/*.c applets/*.c main.c)
+hits=$(grep -nE '\b(strcpy|sprintf|vsprintf|strcat|gets|strtok)[[:space:]]*\(' $LIB_C applets/*.c main.c)
 same "no banned libc calls (strcpy, sprintf, strcat, gets, strtok)" "$hits" ""
 # lib/ returns errors: it never prints, exits or aborts (a forked child
 # ends with _exit, which is allowed)
-hits=$(grep -nE '(^|[^_a-z])(exit|abort|printf|puts|perror|err|errx|warn)[[:space:]]*\(' lib/*.c | grep -vE '^\S+:\s*(/\*|\*)')
+hits=$(grep -nE '(^|[^_a-z])(exit|abort|printf|puts|perror|err|errx|warn)[[:space:]]*\(' $LIB_C | grep -vE '^\S+:\s*(/\*|\*)')
 same "lib/ never prints, exits or aborts" "$hits" ""
-hits=$(grep -nE '\b(stdout|stderr)\b' lib/*.c | grep -vE '^\S+:\s*(/\*|\*)' | grep -vE 'STDOUT_FILENO|STDERR_FILENO|"stdout"|"stderr"')
+hits=$(grep -nE '\b(stdout|stderr)\b' $LIB_C | grep -vE '^\S+:\s*(/\*|\*)' | grep -vE 'STDOUT_FILENO|STDERR_FILENO|"stdout"|"stderr"')
 same "lib/ never writes to stdout or stderr" "$hits" ""
 # lib/ never includes anything from applets/
-hits=$(grep -n '#include "\.\./applets' lib/*.c lib/*.h)
+hits=$(grep -n '#include "\.\./applets' $LIB_C $LIB_H)
 same "lib/ does not include applets/" "$hits" ""
 # no realpath()-and-prefix confinement (lib/landlock.c resolves system
 # directories for the command lists, /bin -> /usr/bin and PATH dirs, which
 # the agent cannot change; the workspace is never confined that way)
-hits=$(grep -n 'realpath(' lib/*.c applets/*.c | grep -v -e 'lib/ws.c' -e 'lib/landlock.c')
+hits=$(grep -n 'realpath(' $LIB_C applets/*.c | grep -v -e 'lib/ws.c' -e 'lib/landlock.c')
 same "realpath() only names the root (lib/ws.c) and system dirs (lib/landlock.c)" "$hits" ""
+# every file of lib/ says what it is for: '/* NAME - summary', NAME its
+# path beneath lib/ (git/repo.c)
+for f in $LIB_C $LIB_H; do
+	n=${f#lib/}
+	check "$f starts with '/* $n - summary'" sh -c "head -n 1 '$f' | grep -qF '/* $n - '"
+done
 # every applet is one file with a header comment of the agreed shape
 for f in applets/*.c; do
 	check "$f starts with '/* wap NAME: summary'" sh -c "head -n 1 '$f' | grep -qE '^/\* wap [a-z0-9-]+: '"
