@@ -334,16 +334,8 @@ out:
 
 void co_progress(const char *path, size_t done, size_t total, void *p)
 {
-	struct g *g = p;
-
 	(void)path;
-	if (g->call->progress && total) {
-		int pct = (int)(100.0 * done / total);
-		if (pct != g->last_pct) {
-			g->last_pct = pct;
-			g->call->progress(g->call->arg, done, total, "checking out files");
-		}
-	}
+	report(p, done, total, "checking out files");
 }
 
 /* Check out TARGET's tree: safe (refusing to overwrite local changes,

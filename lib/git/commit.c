@@ -105,6 +105,13 @@ static json_t *strv_json(struct strv *s)
 	return a;
 }
 
+/* The answer of add and unstage: the paths and "DONE path". */
+static json_t *paths_result(struct strv *paths, const char *done)
+{
+	return json_pack("{s:b, s:o, s:s+}", "success", 1, "paths", strv_json(paths), "summary", done,
+			 paths->n == 1 ? (*paths->v[0] ? paths->v[0] : ".") : "the paths");
+}
+
 int op_add(struct g *g, json_t **res)
 {
 	struct strv paths = { 0 };
@@ -123,8 +130,7 @@ int op_add(struct g *g, json_t **res)
 	}
 	if (stage_paths(g, idx, &paths, bool_key(g, "force")))
 		goto out;
-	*res = json_pack("{s:b, s:o, s:s+}", "success", 1, "paths", strv_json(&paths),
-			 "summary", "Staged ", paths.n == 1 ? (*paths.v[0] ? paths.v[0] : ".") : "the paths");
+	*res = paths_result(&paths, "Staged ");
 	rc = 0;
 out:
 	git_index_free(idx);
@@ -166,8 +172,7 @@ int op_unstage(struct g *g, json_t **res)
 		lg(g, e, "cannot unstage");
 		goto out;
 	}
-	*res = json_pack("{s:b, s:o, s:s+}", "success", 1, "paths", strv_json(&paths),
-			 "summary", "Unstaged ", paths.n == 1 ? (*paths.v[0] ? paths.v[0] : ".") : "the paths");
+	*res = paths_result(&paths, "Unstaged ");
 	rc = 0;
 out:
 	git_commit_free(h);

@@ -23,34 +23,56 @@
 
 /* ---- confinement ---- */
 
-/* ABS (a path libgit2 reported, or that we will hand it) names a directory
- * beneath the root: *REL gets where it really is, relative to the root,
- * found by opening it beneath the root fd and asking the kernel.  The
- * restrictedPaths policy is not applied here: this is how the git applet
- * itself reaches .git, which policies usually deny to the file tools. */
-int confirm_dir(struct g *g, const char *abs, char **rel)
+/* Open REL (root-relative) beneath the root, for reading, as the git
+ * applet reaches .git's own plumbing: the restrictedPaths policy is not
+ * applied (policies usually deny .git to the file tools). */
+static int open_plumbing(struct g *g, const char *rel, int flags, struct wap_err *err)
 {
 	struct wap_ws nopol = *g->ws;
+
+	memset(&nopol.pol.restricted, 0, sizeof(nopol.pol.restricted));
+	return wap_ws_open(&nopol, rel, flags, 0, WAP_ACC_READ, err);
+}
+
+/* The directory REL (root-relative, as spelled) opened beneath the root fd
+ * (as plumbing, or under the policy): *REAL gets where it really is,
+ * root-relative, by asking the kernel.  SHOWN (LEN bytes) names it in the
+ * error when it is not beneath the root. */
+static int real_dir(struct g *g, const char *rel, bool plumbing, const char *shown, int len,
+		    char **real)
+{
+	int fd = plumbing ? open_plumbing(g, rel, O_PATH | O_DIRECTORY, g->err)
+			  : wap_ws_open(g->ws, rel, O_PATH | O_DIRECTORY, 0, WAP_ACC_READ, g->err);
+
+	*real = NULL;
+	if (fd < 0)
+		return -1;
+	*real = wap_ws_fd_rel(g->ws, fd);
+	close(fd);
+	if (!*real)
+		return wap_err_set(g->err, WAP_E_ACCESS,
+				   "Access denied: %.*s is outside the workspace root", len, shown);
+	return 0;
+}
+
+/* ABS (a path libgit2 reported, or that we will hand it) names a directory
+ * beneath the root: *REL gets where it really is, relative to the root.
+ * The restrictedPaths policy is not applied here: this is how the git
+ * applet itself reaches .git. */
+int confirm_dir(struct g *g, const char *abs, char **rel)
+{
 	size_t n = strlen(abs);
 	char *lex;
-	int fd;
+	int rc;
 
 	*rel = NULL;
 	while (n > 1 && abs[n - 1] == '/')
 		n--;
 	if (wap_ws_rel(g->ws, abs, n, &lex, g->err))
 		return -1;
-	memset(&nopol.pol.restricted, 0, sizeof(nopol.pol.restricted));
-	fd = wap_ws_open(&nopol, lex, O_PATH | O_DIRECTORY, 0, WAP_ACC_READ, g->err);
+	rc = real_dir(g, lex, true, abs, (int)n, rel);
 	free(lex);
-	if (fd < 0)
-		return -1;
-	*rel = wap_ws_fd_rel(g->ws, fd);
-	close(fd);
-	if (!*rel)
-		return wap_err_set(g->err, WAP_E_ACCESS,
-				   "Access denied: %.*s is outside the workspace root", (int)n, abs);
-	return 0;
+	return rc;
 }
 
 /* Read the small file REL (root-relative; beneath the root, policy not
@@ -60,14 +82,12 @@ int confirm_dir(struct g *g, const char *abs, char **rel)
  * refused, never waited on). */
 static int read_small(struct g *g, const char *rel, char *buf, size_t size)
 {
-	struct wap_ws nopol = *g->ws;
 	struct wap_err e2 = { 0 };
 	struct stat st;
 	ssize_t n;
 	int fd;
 
-	memset(&nopol.pol.restricted, 0, sizeof(nopol.pol.restricted));
-	fd = wap_ws_open(&nopol, rel, O_RDONLY | O_NONBLOCK, 0, WAP_ACC_READ, &e2);
+	fd = open_plumbing(g, rel, O_RDONLY | O_NONBLOCK, &e2);
 	if (fd < 0) {
 		if (e2.kind == WAP_E_NOT_FOUND || e2.kind == WAP_E_NOT_DIR) {
 			wap_err_release(&e2);
@@ -123,13 +143,11 @@ static int link_dir(struct g *g, const char *base, const char *what, const char 
  * and show read it. */
 static int links_stay_inside(struct g *g, const char *dir)
 {
-	struct wap_ws nopol = *g->ws;
 	struct dirent *de;
 	int fd, rc = 0;
 	DIR *d;
 
-	memset(&nopol.pol.restricted, 0, sizeof(nopol.pol.restricted));
-	fd = wap_ws_open(&nopol, dir, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, g->err);
+	fd = open_plumbing(g, dir, O_RDONLY | O_DIRECTORY, g->err);
 	if (fd < 0)
 		return -1;
 	if (!(d = fdopendir(fd))) {
@@ -149,7 +167,7 @@ static int links_stay_inside(struct g *g, const char *dir)
 			rc = oom(g);
 			break;
 		}
-		t = wap_ws_open(&nopol, sb.buf, O_PATH, 0, WAP_ACC_READ, g->err);
+		t = open_plumbing(g, sb.buf, O_PATH, g->err);
 		if (t >= 0) {
 			close(t);
 		} else if (g->err->kind == WAP_E_ACCESS) {
@@ -381,7 +399,6 @@ int check_gitdir_writes(struct g *g, const char *gd)
 		{ "refs", 64 }, { "logs", 64 }, { "objects", 1 }, { "objects/pack", 1 },
 		{ "objects/info", 1 },
 	};
-	struct wap_ws nopol = *g->ws;
 	char *rel = NULL, *bad = NULL;
 	size_t budget = 1000000;
 	int fd, r = 0;
@@ -390,8 +407,7 @@ int check_gitdir_writes(struct g *g, const char *gd)
 		return 0;
 	if (confirm_dir(g, gd, &rel))
 		return -1;
-	memset(&nopol.pol.restricted, 0, sizeof(nopol.pol.restricted));
-	fd = wap_ws_open(&nopol, rel, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, g->err);
+	fd = open_plumbing(g, rel, O_RDONLY | O_DIRECTORY, g->err);
 	if (fd < 0) {
 		free(rel);
 		return -1;
@@ -417,21 +433,13 @@ int open_repo(struct g *g, bool write)
 	const char *dir = str_key(g, "dir");
 	char *cand = NULL, *real = NULL, *abs = NULL, *chk = NULL;
 	const char *p;
-	int rc = -1, fd;
+	int rc = -1;
 
 	if (wap_ws_rel(g->ws, dir ? dir : ".", strlen(dir ? dir : "."), &cand, g->err))
 		return -1;
-	if (wap_ws_check(g->ws, cand, write ? WAP_ACC_WRITE : WAP_ACC_READ, g->err))
+	if (wap_ws_check(g->ws, cand, write ? WAP_ACC_WRITE : WAP_ACC_READ, g->err) ||
+	    real_dir(g, cand, false, cand, (int)strlen(cand), &real))
 		goto out;
-	fd = wap_ws_open(g->ws, cand, O_PATH | O_DIRECTORY, 0, WAP_ACC_READ, g->err);
-	if (fd < 0)
-		goto out;
-	real = wap_ws_fd_rel(g->ws, fd);
-	close(fd);
-	if (!real) {
-		wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s is outside the workspace root", cand);
-		goto out;
-	}
 	for (;;) {
 		int e;
 		char *slash;
@@ -590,7 +598,7 @@ int confine_local(struct g *g, const char *url, const char *base, bool push, cha
 	const char *path = !strncmp(url, "file://", 7) ? url + 7 : url;
 	struct wap_sb sb = WAP_SB_INIT;
 	char *rel = NULL, *real = NULL, *gd = NULL, *cd = NULL;
-	int fd, rc = -1;
+	int rc = -1;
 
 	*abs = NULL;
 	if (!*path)
@@ -603,17 +611,9 @@ int confine_local(struct g *g, const char *url, const char *base, bool push, cha
 		oom(g);
 		goto out;
 	}
-	if (wap_ws_rel(g->ws, sb.buf, sb.len, &rel, g->err))
+	if (wap_ws_rel(g->ws, sb.buf, sb.len, &rel, g->err) ||
+	    real_dir(g, rel, false, path, (int)strlen(path), &real))
 		goto out;
-	fd = wap_ws_open(g->ws, rel, O_PATH | O_DIRECTORY, 0, WAP_ACC_READ, g->err);
-	if (fd < 0)
-		goto out;
-	real = wap_ws_fd_rel(g->ws, fd);
-	close(fd);
-	if (!real) {
-		wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s is outside the workspace root", path);
-		goto out;
-	}
 	/* libgit2 reads a local remote's objects directly, alternates too,
 	 * and a push writes its refs and objects: no links there either */
 	if (!push ? check_links(g, real) : check_links_at(g, real, &gd, &cd) ||

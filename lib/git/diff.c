@@ -572,22 +572,7 @@ int find_renames(struct g *g, git_diff *d)
 
 static int rev_tree(struct g *g, const char *rev, git_tree **out)
 {
-	git_object *o = NULL;
-	int e;
-
-	*out = NULL;
-	if (!*rev || rev[0] == '-')
-		return wap_err_set(g->err, WAP_E_INVALID, "Unknown revision: '%s'", rev);
-	e = git_revparse_single(&o, g->repo, rev);
-	if (!e) {
-		e = git_object_peel((git_object **)out, o, GIT_OBJECT_TREE);
-		git_object_free(o);
-	}
-	if (e) {
-		git_error_clear();
-		return wap_err_set(g->err, WAP_E_INVALID, "Unknown revision: '%s'", rev);
-	}
-	return 0;
+	return resolve_rev(g, rev, GIT_OBJECT_TREE, (git_object **)out);
 }
 
 /* Does ARG name a revision (or a range of them)? */

@@ -75,6 +75,7 @@ int collect_paths(struct g *g, const char **args, size_t nargs, int access,
 bool strv_has_root(const struct strv *s);
 char *head_branch(git_repository *repo, bool *detached);
 int head_commit(struct g *g, git_commit **out);
+int resolve_rev(struct g *g, const char *rev, git_object_t type, git_object **out);
 int resolve_commit(struct g *g, const char *rev, git_commit **out);
 void upstream_release(struct upstream *u);
 int upstream_of(struct g *g, const char *branch, struct upstream *u);

@@ -231,7 +231,9 @@ int head_commit(struct g *g, git_commit **out)
 	return 0;
 }
 
-int resolve_commit(struct g *g, const char *rev, git_commit **out)
+/* REV peeled to an object of TYPE (a commit, a tree) in *OUT; a revision
+ * that does not parse or peel (or looks like an option) is invalid. */
+int resolve_rev(struct g *g, const char *rev, git_object_t type, git_object **out)
 {
 	git_object *o = NULL;
 	int e;
@@ -241,16 +243,20 @@ int resolve_commit(struct g *g, const char *rev, git_commit **out)
 		return wap_err_set(g->err, WAP_E_INVALID, "Unknown revision: '%s'", rev);
 	e = git_revparse_single(&o, g->repo, rev);
 	if (!e) {
-		git_object *c = NULL;
-		e = git_object_peel(&c, o, GIT_OBJECT_COMMIT);
+		e = git_object_peel(out, o, type);
 		git_object_free(o);
-		if (!e) {
-			*out = (git_commit *)c;
-			return 0;
-		}
 	}
-	git_error_clear();
-	return wap_err_set(g->err, WAP_E_INVALID, "Unknown revision: '%s'", rev);
+	if (e) {
+		*out = NULL;
+		git_error_clear();
+		return wap_err_set(g->err, WAP_E_INVALID, "Unknown revision: '%s'", rev);
+	}
+	return 0;
+}
+
+int resolve_commit(struct g *g, const char *rev, git_commit **out)
+{
+	return resolve_rev(g, rev, GIT_OBJECT_COMMIT, (git_object **)out);
 }
 
 /* ---- upstreams, read from the config ----
