@@ -22,7 +22,7 @@ static int delete_branch(struct g *g, git_reference *ref, const char *name)
 	int e;
 
 	if (!refname)
-		return oom(g);
+		return out_of_memory(g);
 	if ((e = git_reference_delete(ref))) {
 		free(refname);
 		return lg(g, e, "cannot delete branch '%s'", name);
@@ -251,7 +251,7 @@ static int checkout_path_ok(struct g *g, git_index *idx, const char *rp, char **
 
 		if (!rel) {
 			free(pre);
-			return oom(g);
+			return out_of_memory(g);
 		}
 		fd = wap_ws_open(g->ws, rel, O_PATH | O_NOFOLLOW, 0, WAP_ACC_READ, &e2);
 		if (fd >= 0) {
@@ -335,7 +335,7 @@ out:
 void co_progress(const char *path, size_t done, size_t total, void *p)
 {
 	(void)path;
-	report(p, done, total, "checking out files");
+	report_progress(p, done, total, "checking out files");
 }
 
 /* Check out TARGET's tree: safe (refusing to overwrite local changes,
@@ -528,7 +528,7 @@ int op_checkout(struct g *g, json_t **res)
 		wap_sb_addf(&sum, " (tracking %s/%s)", remote, name);
 done:
 	if (sum.oom) {
-		oom(g);
+		out_of_memory(g);
 		goto out;
 	}
 	*res = json_pack("{s:b, s:s, s:b, s:b, s:s, s:s}", "success", 1, "branch", name,

@@ -203,10 +203,10 @@ int op_clone(struct g *g, json_t **res)
 			goto out;
 		}
 	}
-	if (cancelled(g) || load_token(g))
+	if (check_cancelled(g) || load_token(g))
 		goto fail;
 	git_clone_options_init(&co, GIT_CLONE_OPTIONS_VERSION);
-	callbacks(g, &co.fetch_opts.callbacks);
+	remote_callbacks(g, &co.fetch_opts.callbacks);
 	co.fetch_opts.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	co.checkout_opts.checkout_strategy = GIT_CHECKOUT_SAFE;
 	co.checkout_opts.file_open_flags = O_CREAT | O_TRUNC | O_WRONLY | O_NOFOLLOW | O_CLOEXEC;

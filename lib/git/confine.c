@@ -126,7 +126,7 @@ static int link_dir(struct g *g, const char *base, const char *what, const char 
 	else
 		wap_sb_addf(&sb, "%s/%s", base, target);
 	if (sb.oom)
-		return oom(g);
+		return out_of_memory(g);
 	rc = confirm_dir(g, sb.buf, out);
 	if (rc && g->err->kind == WAP_E_ACCESS)
 		wap_err_set(g->err, WAP_E_ACCESS,
@@ -164,7 +164,7 @@ static int links_stay_inside(struct g *g, const char *dir)
 			continue;
 		wap_sb_addf(&sb, "%s/%s", dir, de->d_name);
 		if (sb.oom) {
-			rc = oom(g);
+			rc = out_of_memory(g);
 			break;
 		}
 		t = open_plumbing(g, sb.buf, O_PATH, g->err);
@@ -205,7 +205,7 @@ static int check_objects(struct g *g, const char *obj, int depth)
 		goto out;
 	wap_sb_addf(&sb, "%s/pack", real);
 	if (sb.oom) {
-		oom(g);
+		out_of_memory(g);
 		goto out;
 	}
 	r = read_small(g, sb.buf, tiny, sizeof(tiny));
@@ -215,7 +215,7 @@ static int check_objects(struct g *g, const char *obj, int depth)
 	wap_sb_addf(&sb, "%s/info/alternates", real);
 	buf = malloc(65536);
 	if (sb.oom || !buf) {
-		oom(g);
+		out_of_memory(g);
 		goto out;
 	}
 	r = read_small(g, sb.buf, buf, 65536);
@@ -275,7 +275,7 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 	else
 		wap_sb_adds(&sb, ".git");
 	if (sb.oom)
-		return oom(g);
+		return out_of_memory(g);
 	r = read_small(g, sb.buf, buf, sizeof(buf));
 	if (r < 0)
 		goto out;
@@ -290,13 +290,13 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 		gd = strdup(r == 2 ? sb.buf : real);
 	}
 	if (!gd) {
-		oom(g);
+		out_of_memory(g);
 		goto out;
 	}
 	sb.len = 0;
 	wap_sb_addf(&sb, "%s/commondir", gd);
 	if (sb.oom) {
-		oom(g);
+		out_of_memory(g);
 		goto out;
 	}
 	r = read_small(g, sb.buf, buf, sizeof(buf));
@@ -305,7 +305,7 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 	sb.len = 0;
 	wap_sb_addf(&sb, "%s/objects", cd ? cd : gd);
 	if (sb.oom) {
-		oom(g);
+		out_of_memory(g);
 		goto out;
 	}
 	rc = check_objects(g, sb.buf, 0);
@@ -447,7 +447,7 @@ int open_repo(struct g *g, bool write)
 		free(abs);
 		abs = wap_ws_abs(g->ws, real);
 		if (!abs) {
-			oom(g);
+			out_of_memory(g);
 			goto out;
 		}
 		if (check_links(g, real))
@@ -543,7 +543,7 @@ int repo_path(struct g *g, const char *p, int access, char **out)
 		return -1;
 	}
 	free(rel);
-	return *out ? 0 : oom(g);
+	return *out ? 0 : out_of_memory(g);
 }
 
 /* The root-relative form of a repository path. */
@@ -608,7 +608,7 @@ int confine_local(struct g *g, const char *url, const char *base, bool push, cha
 	else
 		wap_sb_addf(&sb, "%s/%s", base, path);
 	if (sb.oom) {
-		oom(g);
+		out_of_memory(g);
 		goto out;
 	}
 	if (wap_ws_rel(g->ws, sb.buf, sb.len, &rel, g->err) ||
@@ -620,7 +620,7 @@ int confine_local(struct g *g, const char *url, const char *base, bool push, cha
 	    check_gitdir_writes(g, gd ? gd : real) || (cd && check_gitdir_writes(g, cd)))
 		goto out;
 	*abs = wap_ws_abs(g->ws, real);
-	rc = *abs ? 0 : oom(g);
+	rc = *abs ? 0 : out_of_memory(g);
 out:
 	wap_sb_release(&sb);
 	free(gd);

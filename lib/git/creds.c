@@ -33,10 +33,10 @@ int load_token(struct g *g)
 		free(buf);
 		if (!n)
 			return wap_err_set(g->err, WAP_E_INVALID, "The token file %s is empty", tf);
-		return g->token ? 0 : oom(g);
+		return g->token ? 0 : out_of_memory(g);
 	}
 	if (env && *env && !(g->token = strdup(env)))
-		return oom(g);
+		return out_of_memory(g);
 	return 0;
 }
 

@@ -527,7 +527,7 @@ int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
 	rc = 0;
 out:
 	if (rc && !g->err->kind)
-		oom(g);
+		out_of_memory(g);
 	for (size_t i = 0; fs && i < n; i++)
 		free(fs[i].name);
 	free(fs);
@@ -609,7 +609,7 @@ int split_revs_paths(struct g *g, struct strv *revs, struct strv *paths, int acc
 		char *rp = NULL;
 		if (is_rev(g, a) || (strstr(a, "..") && a[0] != '.' && a[0] != '/' && !strstr(a, "/.."))) {
 			if (strv_add(revs, strdup(a)))
-				return oom(g);
+				return out_of_memory(g);
 			continue;
 		}
 		if (g->wd_rel && a[0] != '-') {
@@ -627,7 +627,7 @@ int split_revs_paths(struct g *g, struct strv *revs, struct strv *paths, int acc
 			if (fd >= 0) {
 				close(fd);
 				if (repo_path(g, a, access, &rp) || strv_add(paths, rp))
-					return g->err->kind ? -1 : oom(g);
+					return g->err->kind ? -1 : out_of_memory(g);
 				continue;
 			}
 		}
@@ -669,7 +669,7 @@ static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool s
 		b = strdup(dots + (three ? 3 : 2));
 		if (!a || !b) {
 			free(a), free(b);
-			return oom(g);
+			return out_of_memory(g);
 		}
 		if (three) {
 			git_commit *ca = NULL, *cb = NULL;
@@ -738,7 +738,7 @@ int op_diff(struct g *g, json_t **res)
 	if (split_revs_paths(g, &revs, &paths, WAP_ACC_READ))
 		goto out;
 	if (str_key(g, "rev") && strv_add(&revs, strdup(str_key(g, "rev")))) {
-		oom(g);
+		out_of_memory(g);
 		goto out;
 	}
 	if (build_diff(g, &revs, &paths, bool_key(g, "staged"), &d))

@@ -60,10 +60,10 @@ const char *str_key(const struct g *g, const char *key);
 bool bool_key(const struct g *g, const char *key);
 int lg(struct g *g, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-int oom(struct g *g);
+int out_of_memory(struct g *g);
 void clear_err(struct g *g);
 void redact_urls(char *s);
-void scrub(char *s, const char *tok);
+void scrub_token(char *s, const char *tok);
 char *url_display(const char *url);
 int strv_add(struct strv *s, char *owned);
 void strv_free(struct strv *s);
@@ -80,9 +80,9 @@ int resolve_commit(struct g *g, const char *rev, git_commit **out);
 void upstream_release(struct upstream *u);
 int upstream_of(struct g *g, const char *branch, struct upstream *u);
 const char *ref_short(const char *ref);
-bool stop(struct g *g);
-int cancelled(struct g *g);
-void report(struct g *g, double done, double total, const char *what);
+bool call_stopped(struct g *g);
+int check_cancelled(struct g *g);
+void report_progress(struct g *g, double done, double total, const char *what);
 
 /* confine.c */
 int confirm_dir(struct g *g, const char *abs, char **rel);
@@ -128,7 +128,7 @@ int checkout_to(struct g *g, git_object *target, bool force);
 int op_checkout(struct g *g, json_t **res);
 
 /* remote.c */
-void callbacks(struct g *g, git_remote_callbacks *cb);
+void remote_callbacks(struct g *g, git_remote_callbacks *cb);
 int remote_fail(struct g *g, int e, const char *what, const char *remote);
 int op_fetch(struct g *g, json_t **res);
 int op_push(struct g *g, json_t **res);

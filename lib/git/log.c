@@ -292,7 +292,7 @@ int op_log(struct g *g, json_t **res)
 	if (split_revs_paths(g, &revs, &paths, WAP_ACC_READ))
 		goto out;
 	if ((s = str_key(g, "rev")) && strv_add(&revs, strdup(s))) {
-		oom(g);
+		out_of_memory(g);
 		goto out;
 	}
 	filter = paths.n && !strv_has_root(&paths);
@@ -396,7 +396,7 @@ done:
 	rc = 0;
 	goto out;
 nomem:
-	oom(g);
+	out_of_memory(g);
 out:
 	git_commit_free(c);
 	while ((c = cq_pop(&q)))

@@ -10,12 +10,12 @@ static int xfer_cb(const git_indexer_progress *s, void *p)
 {
 	struct g *g = p;
 
-	if (stop(g))
+	if (call_stopped(g))
 		return -1;
 	if (s->received_objects < s->total_objects)
-		report(g, s->received_objects, s->total_objects, "receiving objects");
+		report_progress(g, s->received_objects, s->total_objects, "receiving objects");
 	else
-		report(g, s->indexed_deltas, s->total_deltas, "resolving deltas");
+		report_progress(g, s->indexed_deltas, s->total_deltas, "resolving deltas");
 	return 0;
 }
 
@@ -24,9 +24,9 @@ static int push_xfer_cb(unsigned int current, unsigned int total, size_t bytes, 
 	struct g *g = p;
 
 	(void)bytes;
-	if (stop(g))
+	if (call_stopped(g))
 		return -1;
-	report(g, current, total, "writing objects");
+	report_progress(g, current, total, "writing objects");
 	return 0;
 }
 
@@ -35,7 +35,7 @@ static int pack_cb(int stage, uint32_t current, uint32_t total, void *p)
 	struct g *g = p;
 
 	(void)stage, (void)current, (void)total;
-	return stop(g) ? -1 : 0;
+	return call_stopped(g) ? -1 : 0;
 }
 
 static int tips_cb(const char *ref, const git_oid *a, const git_oid *b, void *p)
@@ -68,7 +68,7 @@ static int push_ref_cb(const char *ref, const char *status, void *p)
  * follow_redirects to NONE: off-site redirects are not followed, whatever
  * http.followRedirects in the (agent-writable) repository config says, so
  * the token is not carried to a host it was not named for. */
-void callbacks(struct g *g, git_remote_callbacks *cb)
+void remote_callbacks(struct g *g, git_remote_callbacks *cb)
 {
 	git_remote_init_callbacks(cb, GIT_REMOTE_CALLBACKS_VERSION);
 	cb->payload = g;
@@ -146,10 +146,10 @@ static int do_fetch(struct g *g, const char *name)
 	git_fetch_options fo;
 	int e, rc = -1;
 
-	if (cancelled(g) || open_remote(g, name, false, &r) || load_token(g))
+	if (check_cancelled(g) || open_remote(g, name, false, &r) || load_token(g))
 		goto out;
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
-	callbacks(g, &fo.callbacks);
+	remote_callbacks(g, &fo.callbacks);
 	fo.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	if ((e = git_remote_fetch(r, NULL, &fo, NULL))) {
 		remote_fail(g, e, "fetch from", name);
@@ -179,7 +179,7 @@ int op_fetch(struct g *g, json_t **res)
 		return wap_err_set(g->err, WAP_E_INVALID, "fetch takes one remote");
 	if (!name || do_fetch(g, name)) {
 		free(dflt);
-		return name ? -1 : oom(g);
+		return name ? -1 : out_of_memory(g);
 	}
 	wap_sb_addf(&sum, "Fetched from %s: %zu refs updated", name, json_array_size(g->updates));
 	*res = json_pack("{s:b, s:s, s:o, s:s}", "success", 1, "remote", name, "updated", updates(g),
@@ -219,7 +219,7 @@ int op_push(struct g *g, json_t **res)
 	if (!rname)
 		rname = dflt_r = default_remote(g);
 	if (!rname) {
-		oom(g);
+		out_of_memory(g);
 		goto out;
 	}
 	if (git_branch_lookup(&ref, g->repo, bname, GIT_BRANCH_LOCAL)) {
@@ -243,13 +243,13 @@ int op_push(struct g *g, json_t **res)
 	}
 	wap_sb_addf(&spec, "%s%s:%s", force ? "+" : "", git_reference_name(ref), dst ? dst : "");
 	if (!dst || spec.oom) {
-		oom(g);
+		out_of_memory(g);
 		goto out;
 	}
-	if (cancelled(g) || open_remote(g, rname, true, &r) || load_token(g))
+	if (check_cancelled(g) || open_remote(g, rname, true, &r) || load_token(g))
 		goto out;
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
-	callbacks(g, &po.callbacks);
+	remote_callbacks(g, &po.callbacks);
 	po.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	{
 		char *specs[] = { spec.buf };
@@ -316,7 +316,7 @@ int op_pull(struct g *g, json_t **res)
 		goto out;
 	wap_sb_addf(&bref, "refs/heads/%s", branch);
 	if (!bref.buf) {
-		oom(g);
+		out_of_memory(g);
 		goto out;
 	}
 	if (upstream_of(g, branch, &u) && u.tracking) {

@@ -53,7 +53,7 @@ int lg(struct g *g, int code, const char *fmt, ...)
 			   e && e->message ? e->message : "unknown error");
 }
 
-int oom(struct g *g)
+int out_of_memory(struct g *g)
 {
 	return wap_err_set(g->err, WAP_E_FAILED, "out of memory");
 }
@@ -84,7 +84,7 @@ void redact_urls(char *s)
 }
 
 /* Replace every occurrence of the token in S (in place, shrinking). */
-void scrub(char *s, const char *tok)
+void scrub_token(char *s, const char *tok)
 {
 	size_t tl = tok ? strlen(tok) : 0;
 	char *p;
@@ -168,7 +168,7 @@ int collect_paths(struct g *g, const char **args, size_t nargs, int access,
 			if (!json_is_string(v))
 				return wap_err_set(g->err, WAP_E_INVALID, "argument '%s' must be an array of strings", keys[k]);
 			if (repo_path(g, json_string_value(v), access, &rp) || strv_add(out, rp))
-				return g->err->kind ? -1 : oom(g);
+				return g->err->kind ? -1 : out_of_memory(g);
 		}
 	}
 	bool sep = args == g->args;	/* the whole list: "--" is a separator */
@@ -180,7 +180,7 @@ int collect_paths(struct g *g, const char **args, size_t nargs, int access,
 			continue;
 		}
 		if (repo_path(g, args[i], access, &rp) || strv_add(out, rp))
-			return g->err->kind ? -1 : oom(g);
+			return g->err->kind ? -1 : out_of_memory(g);
 	}
 	return 0;
 }
@@ -342,21 +342,21 @@ const char *ref_short(const char *ref)
 
 /* ---- progress and cancellation ---- */
 
-bool stop(struct g *g)
+bool call_stopped(struct g *g)
 {
 	if (wap_call_cancelled(g->call))
 		g->cancelled = true;
 	return g->cancelled;
 }
 
-int cancelled(struct g *g)
+int check_cancelled(struct g *g)
 {
-	if (stop(g))
+	if (call_stopped(g))
 		return wap_err_set(g->err, WAP_E_FAILED, "cancelled");
 	return 0;
 }
 
-void report(struct g *g, double done, double total, const char *what)
+void report_progress(struct g *g, double done, double total, const char *what)
 {
 	int pct;
 
