@@ -53,7 +53,7 @@ LDLIBS := $(STATIC_STUBS) -Wl,--start-group $(STATIC_LIBS) -lssl -lcrypto -lstdc
 LDFLAGS += -static
 endif
 
-LIB_SRC := $(wildcard lib/*.c)
+LIB_SRC := $(wildcard lib/*.c lib/*/*.c)
 APPLET_SRC := $(wildcard applets/*.c)
 OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(APPLET_SRC:%.c=$(B)/%.o) $(B)/applets.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -73,11 +73,11 @@ $(B)/applets.c $(B)/applets.h &: $(APPLET_SRC) scripts/mkapplets | $(B)/.deps-ok
 $(B)/lazy.h: lib/lazy.list scripts/mklazy | $(B)/.deps-ok
 	@scripts/mklazy $(B) lib/lazy.list
 
-$(B)/%.o: %.c $(B)/applets.h $(B)/lazy.h $(wildcard lib/*.h) | $(B)/.deps-ok
+$(B)/%.o: %.c $(B)/applets.h $(B)/lazy.h $(wildcard lib/*.h lib/*/*.h) | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(B)/applets.o: $(B)/applets.c $(wildcard lib/*.h)
+$(B)/applets.o: $(B)/applets.c $(wildcard lib/*.h lib/*/*.h)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(B)/libwap.a: $(OBJ)

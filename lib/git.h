@@ -34,7 +34,8 @@ int wap_git_init(struct wap_err *err);
 
 /* The git op: REQ has "action" (status, diff, log, show, add/stage,
  * unstage/reset, commit, branch, checkout, push, fetch, pull, init, clone)
- * and the keys of KEYS.md.  REQ is borrowed; *RES is a new object the
+ * and the keys of the git applet's options (applets/git.c: a long option
+ * with '-' turned into '_').  REQ is borrowed; *RES is a new object the
  * caller owns.  Progress of transfers goes to call->progress when set;
  * call->cancelled stops them. */
 int wap_git(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err);

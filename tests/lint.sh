@@ -22,6 +22,12 @@ same "lib/ does not include applets/" "$hits" ""
 # the agent cannot change; the workspace is never confined that way)
 hits=$(grep -n 'realpath(' $libc applets/*.c | grep -v -e 'lib/ws.c' -e 'lib/landlock.c')
 same "realpath() only names the root (lib/ws.c) and system dirs (lib/landlock.c)" "$hits" ""
+# every file of lib/ says what it is for: '/* NAME - summary', NAME its
+# path beneath lib/ (git/repo.c)
+for f in $libch; do
+	n=${f#lib/}
+	check "$f starts with '/* $n - summary'" sh -c "head -n 1 '$f' | grep -qF '/* $n - '"
+done
 # every applet is one file with a header comment of the agreed shape
 for f in applets/*.c; do
 	check "$f starts with '/* wap NAME: summary'" sh -c "head -n 1 '$f' | grep -qE '^/\* wap [a-z0-9-]+: '"

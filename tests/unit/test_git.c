@@ -1,4 +1,4 @@
-/* test_git.c - lib/git.c called in-process, as `wap serve` calls it:
+/* test_git.c - lib/git/ called in-process, as `wap serve` calls it:
  * progress reports, cancellation, and many calls without leaks (run under
  * ASan/LSan by `make check ASAN=1`). */
 #include <stdarg.h>
@@ -15,7 +15,7 @@
 #include "git.h"
 
 /* libgit2 1.5 leaks PCRE2 match data on remote lookups: see
- * tests/lsan-libgit2.supp.  This binary tests only lib/git.c. */
+ * tests/lsan-libgit2.supp.  This binary tests only lib/git/. */
 const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void)
 {

@@ -1,0 +1,631 @@
+/* git/confine.c - keeping a repository beneath the workspace root.
+ *
+ * Before libgit2 opens a repository: the .git file, commondir, object
+ * store and alternates must lead nowhere outside the root (check_links).
+ * Before an action writes: nothing it writes in the git dir may be a
+ * symbolic link (check_gitdir_writes).  After opening: the git dir, common
+ * dir and work tree are where the root fd says (open_repo).  Every
+ * caller's path is mapped into the repository through the root
+ * (repo_path), and a local remote must be a directory beneath the root
+ * (confine_local); other URL kinds are sorted by url_kind.  The kernel's
+ * layer under these checks is sandbox.c. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "file.h"
+#include "internal.h"
+
+/* ---- confinement ---- */
+
+/* Open REL (root-relative) beneath the root, for reading, as the git
+ * applet reaches .git's own plumbing: the restrictedPaths policy is not
+ * applied (policies usually deny .git to the file tools). */
+static int open_plumbing(struct g *g, const char *rel, int flags, struct wap_err *err)
+{
+	struct wap_ws nopol = *g->ws;
+
+	memset(&nopol.pol.restricted, 0, sizeof(nopol.pol.restricted));
+	return wap_ws_open(&nopol, rel, flags, 0, WAP_ACC_READ, err);
+}
+
+/* The directory REL (root-relative, as spelled) opened beneath the root fd
+ * (as plumbing, or under the policy): *REAL gets where it really is,
+ * root-relative, by asking the kernel.  SHOWN (LEN bytes) names it in the
+ * error when it is not beneath the root. */
+static int real_dir(struct g *g, const char *rel, bool plumbing, const char *shown, int len,
+		    char **real)
+{
+	int fd = plumbing ? open_plumbing(g, rel, O_PATH | O_DIRECTORY, g->err)
+			  : wap_ws_open(g->ws, rel, O_PATH | O_DIRECTORY, 0, WAP_ACC_READ, g->err);
+
+	*real = NULL;
+	if (fd < 0)
+		return -1;
+	*real = wap_ws_fd_rel(g->ws, fd);
+	close(fd);
+	if (!*real)
+		return wap_err_set(g->err, WAP_E_ACCESS,
+				   "Access denied: %.*s is outside the workspace root", len, shown);
+	return 0;
+}
+
+/* ABS (a path libgit2 reported, or that we will hand it) names a directory
+ * beneath the root: *REL gets where it really is, relative to the root.
+ * The restrictedPaths policy is not applied here: this is how the git
+ * applet itself reaches .git. */
+int confirm_dir(struct g *g, const char *abs, char **rel)
+{
+	size_t n = strlen(abs);
+	char *lex;
+	int rc;
+
+	*rel = NULL;
+	while (n > 1 && abs[n - 1] == '/')
+		n--;
+	if (wap_ws_rel(g->ws, abs, n, &lex, g->err))
+		return -1;
+	rc = real_dir(g, lex, true, abs, (int)n, rel);
+	free(lex);
+	return rc;
+}
+
+/* Read the small file REL (root-relative; beneath the root, policy not
+ * applied: this is .git's own plumbing) into BUF, NUL-terminated, without
+ * the trailing white space: 1 when read, 0 when there is no such file,
+ * 2 when it is a directory, -1 with the error (a FIFO or a device is
+ * refused, never waited on). */
+static int read_small(struct g *g, const char *rel, char *buf, size_t size)
+{
+	struct wap_err e2 = { 0 };
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = open_plumbing(g, rel, O_RDONLY | O_NONBLOCK, &e2);
+	if (fd < 0) {
+		if (e2.kind == WAP_E_NOT_FOUND || e2.kind == WAP_E_NOT_DIR) {
+			wap_err_release(&e2);
+			return 0;
+		}
+		*g->err = e2;
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		if (S_ISDIR(st.st_mode))
+			return 2;
+		return wap_err_set(g->err, WAP_E_NOT_FILE, "Not a regular file: %s", rel);
+	}
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return wap_err_errno(g->err, errno, rel);
+	while (n > 0 && isspace((unsigned char)buf[n - 1]))
+		n--;
+	buf[n] = 0;
+	return 1;
+}
+
+/* TARGET, read from the file WHAT in directory BASE (root-relative, a real
+ * path), names a directory: absolute, or relative to BASE.  *OUT gets where
+ * it really is, root-relative; one outside the root is refused. */
+static int link_dir(struct g *g, const char *base, const char *what, const char *target,
+		    char **out)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	int rc;
+
+	if (target[0] == '/' || !strcmp(base, "."))
+		wap_sb_adds(&sb, target);
+	else
+		wap_sb_addf(&sb, "%s/%s", base, target);
+	if (sb.oom)
+		return out_of_memory(g);
+	rc = confirm_dir(g, sb.buf, out);
+	if (rc && g->err->kind == WAP_E_ACCESS)
+		wap_err_set(g->err, WAP_E_ACCESS,
+			    "Access denied: %s%s%s names %s, which is outside the workspace root; "
+			    "wap git does not follow it", strcmp(base, ".") ? base : "",
+			    strcmp(base, ".") ? "/" : "", what, target);
+	wap_sb_release(&sb);
+	return rc;
+}
+
+/* Every symbolic link directly in directory DIR (root-relative, a real
+ * path) must lead to something beneath the root: objects/ab or
+ * objects/pack/pack-X.pack linked to another repository's would have log
+ * and show read it. */
+static int links_stay_inside(struct g *g, const char *dir)
+{
+	struct dirent *de;
+	int fd, rc = 0;
+	DIR *d;
+
+	fd = open_plumbing(g, dir, O_RDONLY | O_DIRECTORY, g->err);
+	if (fd < 0)
+		return -1;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return wap_err_errno(g->err, errno, dir);
+	}
+	while (!rc && (de = readdir(d))) {
+		struct stat st;
+		struct wap_sb sb = WAP_SB_INIT;
+		int t;
+
+		if (de->d_type != DT_LNK && (de->d_type != DT_UNKNOWN ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISLNK(st.st_mode)))
+			continue;
+		wap_sb_addf(&sb, "%s/%s", dir, de->d_name);
+		if (sb.oom) {
+			rc = out_of_memory(g);
+			break;
+		}
+		t = open_plumbing(g, sb.buf, O_PATH, g->err);
+		if (t >= 0) {
+			close(t);
+		} else if (g->err->kind == WAP_E_ACCESS) {
+			wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s is a symbolic link out of the "
+				    "workspace root; wap git does not follow it", sb.buf);
+			rc = -1;
+		} else {
+			clear_err(g);	/* a dangling link: libgit2 finds nothing there */
+		}
+		wap_sb_release(&sb);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* The object store OBJ (root-relative) and every alternate it names, to
+ * the depth libgit2 follows, must be beneath the root: otherwise log and
+ * show would read another repository's objects. */
+static int check_objects(struct g *g, const char *obj, int depth)
+{
+	char *real = NULL, *buf = NULL, tiny[2];
+	struct wap_sb sb = WAP_SB_INIT;
+	int rc = -1, r;
+
+	if (depth > 5)
+		return 0;
+	/* a missing store is libgit2's to report (or not a repository) */
+	if (confirm_dir(g, obj, &real)) {
+		if (g->err->kind != WAP_E_NOT_FOUND && g->err->kind != WAP_E_NOT_DIR)
+			return -1;
+		clear_err(g);
+		return 0;
+	}
+	if (links_stay_inside(g, real))
+		goto out;
+	wap_sb_addf(&sb, "%s/pack", real);
+	if (sb.oom) {
+		out_of_memory(g);
+		goto out;
+	}
+	r = read_small(g, sb.buf, tiny, sizeof(tiny));
+	if (r < 0 || (r == 2 && links_stay_inside(g, sb.buf)))
+		goto out;
+	sb.len = 0;
+	wap_sb_addf(&sb, "%s/info/alternates", real);
+	buf = malloc(65536);
+	if (sb.oom || !buf) {
+		out_of_memory(g);
+		goto out;
+	}
+	r = read_small(g, sb.buf, buf, 65536);
+	if (r < 0)
+		goto out;
+	if (r == 1) {
+		char *line = buf, *next;
+		for (; line; line = next) {
+			char *alt = NULL;
+			size_t n;
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = 0;
+			n = strlen(line);
+			while (n && isspace((unsigned char)line[n - 1]))
+				line[--n] = 0;
+			if (!n || line[0] == '#')
+				continue;
+			if (link_dir(g, real, "info/alternates", line, &alt)) {
+				if (g->err->kind != WAP_E_NOT_FOUND && g->err->kind != WAP_E_NOT_DIR)
+					goto out;
+				/* a missing alternate is skipped, as libgit2 does */
+				clear_err(g);
+				continue;
+			}
+			r = check_objects(g, alt, depth + 1);
+			free(alt);
+			if (r)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	wap_sb_release(&sb);
+	free(buf);
+	free(real);
+	return rc;
+}
+
+/* Before libgit2 opens a repository at REAL (root-relative): the git dir a
+ * .git file names, the common dir a git dir's commondir file names, the
+ * object store and its alternates must all be beneath the root.  libgit2
+ * would otherwise read them (their config first) before open_repo could
+ * look at where they are.  With GDOUT, *GDOUT and *CDOUT get the git dir
+ * and the common dir (NULL: the git dir), root-relative. */
+static int check_links_at(struct g *g, const char *real, char **gdout, char **cdout)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	char buf[4096], *gd = NULL, *cd = NULL;
+	int rc = -1, r;
+
+	if (gdout)
+		*gdout = *cdout = NULL;
+
+	if (strcmp(real, "."))
+		wap_sb_addf(&sb, "%s/.git", real);
+	else
+		wap_sb_adds(&sb, ".git");
+	if (sb.oom)
+		return out_of_memory(g);
+	r = read_small(g, sb.buf, buf, sizeof(buf));
+	if (r < 0)
+		goto out;
+	if (r == 1) {
+		if (strncmp(buf, "gitdir:", 7)) {
+			rc = 0;		/* libgit2 will say it is not a repository */
+			goto out;
+		}
+		if (link_dir(g, real, ".git", buf + 7 + strspn(buf + 7, " \t"), &gd))
+			goto out;
+	} else {
+		gd = strdup(r == 2 ? sb.buf : real);
+	}
+	if (!gd) {
+		out_of_memory(g);
+		goto out;
+	}
+	sb.len = 0;
+	wap_sb_addf(&sb, "%s/commondir", gd);
+	if (sb.oom) {
+		out_of_memory(g);
+		goto out;
+	}
+	r = read_small(g, sb.buf, buf, sizeof(buf));
+	if (r < 0 || (r == 1 && link_dir(g, gd, "commondir", buf, &cd)))
+		goto out;
+	sb.len = 0;
+	wap_sb_addf(&sb, "%s/objects", cd ? cd : gd);
+	if (sb.oom) {
+		out_of_memory(g);
+		goto out;
+	}
+	rc = check_objects(g, sb.buf, 0);
+	if (!rc && gdout) {
+		*gdout = gd;
+		*cdout = cd;
+		gd = cd = NULL;
+	}
+out:
+	wap_sb_release(&sb);
+	free(gd);
+	free(cd);
+	return rc;
+}
+
+int check_links(struct g *g, const char *real)
+{
+	return check_links_at(g, real, NULL, NULL);
+}
+
+/* wap's own checks for links (below, and checkout_preflight in branch.c)
+ * can be turned off to test that the kernel's layer holds alone (tests
+ * only: Landlock still keeps every write beneath the root). */
+bool link_checks(void)
+{
+	const char *v = getenv("WAP_GIT_NO_LINK_CHECKS");
+	return !(v && !strcmp(v, "1"));
+}
+
+/* Is there a symbolic link at NAME in directory FD, or beneath it down to
+ * DEPTH levels?  *BAD gets its path (SHOWN/...); *BUDGET bounds the walk. */
+static int find_link(int fd, const char *name, const char *shown, int depth, size_t *budget,
+		     char **bad)
+{
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+	int sub, rc = 0;
+
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+	if (S_ISLNK(st.st_mode)) {
+		struct wap_sb sb = WAP_SB_INIT;
+		wap_sb_addf(&sb, "%s/%s", shown, name);
+		*bad = wap_sb_detach(&sb);
+		return 1;
+	}
+	if (!S_ISDIR(st.st_mode) || depth <= 0)
+		return 0;
+	if (!*budget)
+		return -1;
+	sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sub < 0 || !(d = fdopendir(sub))) {
+		if (sub >= 0)
+			close(sub);
+		return -1;
+	}
+	{
+		struct wap_sb sb = WAP_SB_INIT;
+		wap_sb_addf(&sb, "%s/%s", shown, name);
+		while (!rc && sb.buf && (de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if (!(*budget)--) {
+				rc = -1;
+				break;
+			}
+			rc = find_link(dirfd(d), de->d_name, sb.buf, depth - 1, budget, bad);
+		}
+		if (!sb.buf)
+			rc = -1;
+		wap_sb_release(&sb);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Before an action writes: nothing libgit2 writes in the git dir GD (an
+ * absolute path it reported) may be a symbolic link.  Landlock keeps the
+ * writes beneath the root; this keeps them in the git dir, out of the work
+ * tree and out of restricted or policy files (.git/logs/HEAD ->
+ * ../../.env would have the reflog appended to .env, .git/index -> X would
+ * overwrite X). */
+int check_gitdir_writes(struct g *g, const char *gd)
+{
+	static const struct { const char *name; int depth; } w[] = {
+		{ "HEAD", 0 }, { "ORIG_HEAD", 0 }, { "FETCH_HEAD", 0 }, { "MERGE_HEAD", 0 },
+		{ "MERGE_MSG", 0 }, { "MERGE_MODE", 0 }, { "CHERRY_PICK_HEAD", 0 },
+		{ "REVERT_HEAD", 0 }, { "COMMIT_EDITMSG", 0 }, { "index", 0 }, { "config", 0 },
+		{ "packed-refs", 0 }, { "shallow", 0 }, { "description", 0 }, { "info", 1 },
+		{ "refs", 64 }, { "logs", 64 }, { "objects", 1 }, { "objects/pack", 1 },
+		{ "objects/info", 1 },
+	};
+	char *rel = NULL, *bad = NULL;
+	size_t budget = 1000000;
+	int fd, r = 0;
+
+	if (!link_checks())
+		return 0;
+	if (confirm_dir(g, gd, &rel))
+		return -1;
+	fd = open_plumbing(g, rel, O_RDONLY | O_DIRECTORY, g->err);
+	if (fd < 0) {
+		free(rel);
+		return -1;
+	}
+	for (size_t i = 0; !r && i < sizeof(w) / sizeof(w[0]); i++)
+		r = find_link(fd, w[i].name, strcmp(rel, ".") ? rel : ".", w[i].depth, &budget, &bad);
+	close(fd);
+	if (r > 0)
+		wap_err_set(g->err, WAP_E_ACCESS,
+			    "Access denied: %s is a symbolic link; wap git does not write through links in "
+			    "the git directory (remove it, or use git itself)", bad ? bad : rel);
+	else if (r < 0)
+		wap_err_set(g->err, WAP_E_FAILED, "cannot check the git directory %s for links", rel);
+	free(bad);
+	free(rel);
+	return r ? -1 : 0;
+}
+
+/* Open the repository at DIR (root-relative) or the nearest directory above
+ * it that holds one, stopping at the root. */
+int open_repo(struct g *g, bool write)
+{
+	const char *dir = str_key(g, "dir");
+	char *cand = NULL, *real = NULL, *abs = NULL, *chk = NULL;
+	const char *p;
+	int rc = -1;
+
+	if (wap_ws_rel(g->ws, dir ? dir : ".", strlen(dir ? dir : "."), &cand, g->err))
+		return -1;
+	if (wap_ws_check(g->ws, cand, write ? WAP_ACC_WRITE : WAP_ACC_READ, g->err) ||
+	    real_dir(g, cand, false, cand, (int)strlen(cand), &real))
+		goto out;
+	for (;;) {
+		int e;
+		char *slash;
+
+		free(abs);
+		abs = wap_ws_abs(g->ws, real);
+		if (!abs) {
+			out_of_memory(g);
+			goto out;
+		}
+		if (check_links(g, real))
+			goto out;
+		e = git_repository_open_ext(&g->repo, abs, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+		if (!e)
+			break;
+		if (e == GIT_EOWNER || (git_error_last() && git_error_last()->message &&
+					strstr(git_error_last()->message, "safe.directory"))) {
+			/* libgit2 1.5 reports a failed ownership check as a
+			 * missing safe.directory setting */
+			wap_err_set(g->err, WAP_E_PERMISSION,
+				    "Permission denied: the repository at %s is not owned by the current user "
+				    "(git's safe.directory)", real);
+			goto out;
+		}
+		if (e != GIT_ENOTFOUND) {
+			lg(g, e, "cannot open the repository at %s", real);
+			goto out;
+		}
+		if (!strcmp(real, ".")) {
+			wap_err_set(g->err, WAP_E_NOT_FOUND,
+				    "Not a git repository: %s (nor any parent up to the workspace root)",
+				    cand);
+			goto out;
+		}
+		slash = strrchr(real, '/');
+		if (slash)
+			*slash = 0;
+		else
+			memcpy(real, ".", 2);	/* fits: real held at least one byte */
+	}
+	/* the git dir, the common dir and the work tree must all be beneath
+	 * the root (a .git file or core.worktree may point anywhere) */
+	p = git_repository_path(g->repo);
+	if (confirm_dir(g, p, &chk))
+		goto out;
+	free(chk);
+	chk = NULL;
+	p = git_repository_commondir(g->repo);
+	if (p && confirm_dir(g, p, &chk))
+		goto out;
+	free(chk);
+	chk = NULL;
+	p = git_repository_workdir(g->repo);
+	if (p && confirm_dir(g, p, &g->wd_rel))
+		goto out;
+	rc = 0;
+out:
+	if (rc && g->repo) {
+		git_repository_free(g->repo);
+		g->repo = NULL;
+	}
+	free(cand);
+	free(real);
+	free(abs);
+	return rc;
+}
+
+int need_workdir(struct g *g)
+{
+	if (!g->wd_rel)
+		return wap_err_set(g->err, WAP_E_INVALID, "This operation needs a work tree; the repository is bare");
+	return 0;
+}
+
+/* A caller's path (root-relative or absolute) as a path in the repository
+ * ("" for the whole work tree), in a new string. */
+int repo_path(struct g *g, const char *p, int access, char **out)
+{
+	char *rel;
+	size_t wl;
+
+	*out = NULL;
+	if (need_workdir(g))
+		return -1;
+	if (wap_ws_rel(g->ws, p, strlen(p), &rel, g->err))
+		return -1;
+	if (wap_ws_check(g->ws, rel, access, g->err)) {
+		free(rel);
+		return -1;
+	}
+	wl = strlen(g->wd_rel);
+	if (!strcmp(g->wd_rel, ".")) {
+		*out = strdup(strcmp(rel, ".") ? rel : "");
+	} else if (!strcmp(rel, g->wd_rel)) {
+		*out = strdup("");
+	} else if (!strncmp(rel, g->wd_rel, wl) && rel[wl] == '/') {
+		*out = strdup(rel + wl + 1);
+	} else {
+		wap_err_set(g->err, WAP_E_INVALID, "Path %s is outside the repository at %s", p, g->wd_rel);
+		free(rel);
+		return -1;
+	}
+	free(rel);
+	return *out ? 0 : out_of_memory(g);
+}
+
+/* The root-relative form of a repository path. */
+char *ws_path(struct g *g, const char *rp)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+
+	if (!strcmp(g->wd_rel, "."))
+		wap_sb_adds(&sb, *rp ? rp : ".");
+	else if (*rp)
+		wap_sb_addf(&sb, "%s/%s", g->wd_rel, rp);
+	else
+		wap_sb_adds(&sb, g->wd_rel);
+	return wap_sb_detach(&sb);
+}
+
+/* ---- local remotes ---- */
+
+int url_kind(const char *url)
+{
+	static const char *const ok[] = { "https", "http", "ssh", "git", "ssh+git", "git+ssh", NULL };
+	const char *sep = strstr(url, "://"), *colon, *slash;
+
+	if (!strncmp(url, "file://", 7))
+		return URL_LOCAL;
+	if (sep) {
+		for (int i = 0; ok[i]; i++)
+			if ((size_t)(sep - url) == strlen(ok[i]) && !strncmp(url, ok[i], sep - url))
+				return URL_NET;
+		return URL_BAD;
+	}
+	colon = strchr(url, ':');
+	slash = strchr(url, '/');
+	if (colon && (!slash || colon < slash)) {
+		/* scp-like [user@]host:path; anything else with a colon
+		 * (ext::cmd, transport::address) is refused */
+		if (colon == url || colon[1] == ':')
+			return URL_BAD;
+		for (const char *p = url; p < colon; p++)
+			if (!isalnum((unsigned char)*p) && !strchr("._-@[]", *p))
+				return URL_BAD;
+		return URL_NET;
+	}
+	return URL_LOCAL;
+}
+
+/* A local URL (file://PATH or a path; relative to BASE, root-relative)
+ * must name a directory beneath the root: *ABS gets its real absolute
+ * path, which is what libgit2 is then given. */
+int confine_local(struct g *g, const char *url, const char *base, bool push, char **abs)
+{
+	const char *path = !strncmp(url, "file://", 7) ? url + 7 : url;
+	struct wap_sb sb = WAP_SB_INIT;
+	char *rel = NULL, *real = NULL, *gd = NULL, *cd = NULL;
+	int rc = -1;
+
+	*abs = NULL;
+	if (!*path)
+		return wap_err_set(g->err, WAP_E_INVALID, "Invalid URL: '%s'", url);
+	if (path[0] == '/' || !strcmp(base, "."))
+		wap_sb_adds(&sb, path);
+	else
+		wap_sb_addf(&sb, "%s/%s", base, path);
+	if (sb.oom) {
+		out_of_memory(g);
+		goto out;
+	}
+	if (wap_ws_rel(g->ws, sb.buf, sb.len, &rel, g->err) ||
+	    real_dir(g, rel, false, path, (int)strlen(path), &real))
+		goto out;
+	/* libgit2 reads a local remote's objects directly, alternates too,
+	 * and a push writes its refs and objects: no links there either */
+	if (!push ? check_links(g, real) : check_links_at(g, real, &gd, &cd) ||
+	    check_gitdir_writes(g, gd ? gd : real) || (cd && check_gitdir_writes(g, cd)))
+		goto out;
+	*abs = wap_ws_abs(g->ws, real);
+	rc = *abs ? 0 : out_of_memory(g);
+out:
+	wap_sb_release(&sb);
+	free(gd);
+	free(cd);
+	free(rel);
+	free(real);
+	return rc;
+}

@@ -1,0 +1,758 @@
+/* git/diff.c - the diff action, and the diff machinery log and show use:
+ * git's patch text (quoted names, rename lines, similarity), --stat and
+ * --name-only, revisions and paths told apart as git does. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* git's quote_c_style with core.quotePath on: quote a name holding control
+ * characters, '"', '\\' or bytes >= 0x7f. */
+static void quote_c(struct wap_sb *sb, const char *s)
+{
+	const unsigned char *p;
+	bool need = false;
+
+	for (p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == '"' || *p == '\\' || *p >= 0x7f)
+			need = true;
+	if (!need) {
+		wap_sb_adds(sb, s);
+		return;
+	}
+	wap_sb_addc(sb, '"');
+	for (p = (const unsigned char *)s; *p; p++) {
+		static const char esc[] = "\a\b\t\n\v\f\r";
+		static const char let[] = "abtnvfr";
+		const char *e = *p ? strchr(esc, *p) : NULL;
+		if (e) {
+			wap_sb_addc(sb, '\\');
+			wap_sb_addc(sb, let[e - esc]);
+		} else if (*p == '"' || *p == '\\') {
+			wap_sb_addc(sb, '\\');
+			wap_sb_addc(sb, *p);
+		} else if (*p < 0x20 || *p >= 0x7f) {
+			wap_sb_addf(sb, "\\%03o", *p);
+		} else {
+			wap_sb_addc(sb, *p);
+		}
+	}
+	wap_sb_addc(sb, '"');
+}
+
+static bool needs_quote(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == '"' || *p == '\\' || *p >= 0x7f)
+			return true;
+	return false;
+}
+
+/* git's pprint_rename: "dir/{old => new}/tail". */
+static void pprint_rename(struct wap_sb *sb, const char *a, const char *b)
+{
+	const char *o = a, *n = b;
+	long la = strlen(a), lb = strlen(b), pfx = 0, sfx = 0, adj, am, bm;
+
+	if (needs_quote(a) || needs_quote(b)) {
+		quote_c(sb, a);
+		wap_sb_adds(sb, " => ");
+		quote_c(sb, b);
+		return;
+	}
+	while (*o && *n && *o == *n) {
+		if (*o == '/')
+			pfx = o - a + 1;
+		o++, n++;
+	}
+	o = a + la;
+	n = b + lb;
+	adj = pfx ? 1 : 0;
+	while (a + pfx - adj <= o && b + pfx - adj <= n && *o == *n) {
+		if (*o == '/')
+			sfx = la - (o - a);
+		o--, n--;
+	}
+	am = la - pfx - sfx;
+	bm = lb - pfx - sfx;
+	if (am < 0)
+		am = 0;
+	if (bm < 0)
+		bm = 0;
+	if (pfx + sfx) {
+		wap_sb_add(sb, a, pfx);
+		wap_sb_addc(sb, '{');
+	}
+	wap_sb_add(sb, a + pfx, am);
+	wap_sb_adds(sb, " => ");
+	wap_sb_add(sb, b + pfx, bm);
+	if (pfx + sfx) {
+		wap_sb_addc(sb, '}');
+		wap_sb_add(sb, a + la - sfx, sfx);
+	}
+}
+
+/* git's rename score (diffcore-rename.c estimate_similarity over the span
+ * hashes of diffcore-delta.c), so that "similarity index N%" is git's
+ * number rather than libgit2's own estimate. */
+struct span {
+	unsigned h, cnt;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	unsigned x = ((const struct span *)a)->h, y = ((const struct span *)b)->h;
+	return x < y ? -1 : x > y;
+}
+
+static struct span *spans(const unsigned char *buf, size_t sz, size_t *nout)
+{
+	struct span *v = malloc((sz + 1) * sizeof(*v));
+	bool text = !memchr(buf, 0, sz < 8000 ? sz : 8000);
+	unsigned a1 = 0, a2 = 0, n = 0;
+	size_t k = 0, m = 0;
+
+	if (!v)
+		return NULL;
+	while (sz) {
+		unsigned c = *buf++, old1 = a1;
+		sz--;
+		if (text && c == '\r' && sz && *buf == '\n')
+			continue;
+		a1 = (a1 << 7) ^ (a2 >> 25);
+		a2 = (a2 << 7) ^ (old1 >> 25);
+		a1 += c;
+		if (++n < 64 && c != '\n')
+			continue;
+		v[k].h = (a1 + a2 * 0x61) % 107927;
+		v[k++].cnt = n;
+		n = a1 = a2 = 0;
+	}
+	if (n > 0) {
+		v[k].h = (a1 + a2 * 0x61) % 107927;
+		v[k++].cnt = n;
+	}
+	qsort(v, k, sizeof(*v), span_cmp);
+	for (size_t i = 0; i < k; i++) {
+		if (m && v[m - 1].h == v[i].h)
+			v[m - 1].cnt += v[i].cnt;
+		else
+			v[m++] = v[i];
+	}
+	*nout = m;
+	return v;
+}
+
+/* -1 when a side is not in the object database (a work tree file). */
+static int git_similarity(struct g *g, const git_oid *a, const git_oid *b)
+{
+	git_blob *ba = NULL, *bb = NULL;
+	struct span *sa = NULL, *sb = NULL;
+	size_t na = 0, nb = 0, la, lb, max, base, copied = 0, i = 0, j = 0;
+	int score = -1;
+
+	if (git_oid_equal(a, b))
+		return 100;
+	if (git_blob_lookup(&ba, g->repo, a) || git_blob_lookup(&bb, g->repo, b))
+		goto out;
+	la = git_blob_rawsize(ba);
+	lb = git_blob_rawsize(bb);
+	max = la > lb ? la : lb;
+	base = la < lb ? la : lb;
+	score = 0;
+	if (!lb || max * (60000 - 30000) < (max - base) * 60000)
+		goto out;
+	sa = spans(git_blob_rawcontent(ba), la, &na);
+	sb = spans(git_blob_rawcontent(bb), lb, &nb);
+	if (!sa || !sb) {
+		score = -1;
+		goto out;
+	}
+	for (; i < na; i++) {
+		while (j < nb && sb[j].h < sa[i].h)
+			j++;
+		if (j < nb && sb[j].h == sa[i].h) {
+			copied += sa[i].cnt < sb[j].cnt ? sa[i].cnt : sb[j].cnt;
+			j++;
+		}
+	}
+	score = (int)(copied * 60000 / max) * 100 / 60000;
+out:
+	git_error_clear();
+	free(sa);
+	free(sb);
+	git_blob_free(ba);
+	git_blob_free(bb);
+	return score;
+}
+
+struct pctx {
+	struct wap_sb *sb;
+	struct g *g;
+	bool no_hunks;	/* git prints no ---/+++ lines then (empty files) */
+};
+
+static int print_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l, void *p)
+{
+	struct pctx *pc = p;
+	struct wap_sb *sb = pc->sb;
+	int sim = -1;
+
+	(void)h;
+	if (l->origin == GIT_DIFF_LINE_FILE_HDR &&
+	    (d->status == GIT_DELTA_RENAMED || d->status == GIT_DELTA_COPIED))
+		sim = git_similarity(pc->g, &d->old_file.id, &d->new_file.id);
+	if (l->origin == GIT_DIFF_LINE_FILE_HDR) {
+		/* git ends "--- a/x y" with a tab when the name holds a space */
+		const char *q = l->content, *end = l->content + l->content_len;
+		while (q < end) {
+			const char *nl = memchr(q, '\n', end - q);
+			size_t n = nl ? (size_t)(nl - q) : (size_t)(end - q);
+			if (pc->no_hunks && n >= 4 && (!strncmp(q, "--- ", 4) || !strncmp(q, "+++ ", 4))) {
+				q += n + (nl != NULL);
+				continue;
+			}
+			if (sim >= 0 && !strncmp(q, "similarity index ", 17))
+				wap_sb_addf(sb, "similarity index %d%%", sim);
+			else
+				wap_sb_add(sb, q, n);
+			if (n > 4 && (!strncmp(q, "--- ", 4) || !strncmp(q, "+++ ", 4)) &&
+			    memchr(q + 4, ' ', n - 4))
+				wap_sb_addc(sb, '\t');
+			if (nl)
+				wap_sb_addc(sb, '\n');
+			q += n + (nl != NULL);
+		}
+		return 0;
+	}
+	if (l->origin == GIT_DIFF_LINE_CONTEXT || l->origin == GIT_DIFF_LINE_ADDITION ||
+	    l->origin == GIT_DIFF_LINE_DELETION)
+		wap_sb_addc(sb, l->origin);
+	wap_sb_add(sb, l->content, l->content_len);
+	return 0;
+}
+
+struct fst {
+	char *name;		/* display name for --stat */
+	size_t add, del;
+	bool binary;
+};
+
+static const char *status_word(git_delta_t s)
+{
+	switch (s) {
+	case GIT_DELTA_ADDED: return "added";
+	case GIT_DELTA_DELETED: return "deleted";
+	case GIT_DELTA_MODIFIED: return "modified";
+	case GIT_DELTA_RENAMED: return "renamed";
+	case GIT_DELTA_COPIED: return "copied";
+	case GIT_DELTA_TYPECHANGE: return "typechange";
+	case GIT_DELTA_UNTRACKED: return "untracked";
+	case GIT_DELTA_CONFLICTED: return "conflicted";
+	default: return "modified";
+	}
+}
+
+static int decimal_width(size_t n)
+{
+	int w = 1;
+
+	while (n >= 10)
+		n /= 10, w++;
+	return w;
+}
+
+static int scale_linear(long it, long width, long max_change)
+{
+	if (!it)
+		return 0;
+	return 1 + (it * (width - 1) / max_change);
+}
+
+/* git diff --stat (diff.c show_stats) for an 80-column output. */
+static void stat_text(struct wap_sb *sb, struct fst *fs, size_t n)
+{
+	long max_change = 0, max_len = 0, width = 80, name_width, graph_width;
+	long number_width = 0, bin_width = 0, adds = 0, dels = 0;
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		long len = strlen(fs[i].name), change = fs[i].add + fs[i].del;
+		if (max_len < len)
+			max_len = len;
+		if (fs[i].binary) {
+			long w = 14 + decimal_width(fs[i].add) + decimal_width(fs[i].del);
+			if (bin_width < w)
+				bin_width = w;
+			number_width = 3;
+			continue;
+		}
+		if (max_change < change)
+			max_change = change;
+	}
+	if (decimal_width(max_change) > number_width)
+		number_width = decimal_width(max_change);
+	if (width < 16 + 6 + number_width)
+		width = 16 + 6 + number_width;
+	graph_width = max_change + 4 > bin_width ? max_change : bin_width - 4;
+	name_width = max_len;
+	if (name_width + number_width + 6 + graph_width > width) {
+		if (graph_width > width * 3 / 8 - number_width - 6) {
+			graph_width = width * 3 / 8 - number_width - 6;
+			if (graph_width < 6)
+				graph_width = 6;
+		}
+		if (name_width > width - number_width - 6 - graph_width)
+			name_width = width - number_width - 6 - graph_width;
+		else
+			graph_width = width - number_width - 6 - name_width;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *prefix = "", *name = fs[i].name;
+		long len = name_width, name_len = strlen(name), padding, add, del;
+
+		if (name_width < name_len) {
+			const char *slash;
+			prefix = "...";
+			len -= 3;
+			if (len < 0)
+				len = 0;
+			while (name_len > len)
+				name++, name_len--;
+			slash = strchr(name, '/');
+			if (slash)
+				name = slash;
+		}
+		padding = len - (long)strlen(name);
+		if (padding < 0)
+			padding = 0;
+		if (fs[i].binary) {
+			wap_sb_addf(sb, " %s%s%*s | %*s", prefix, name, (int)padding, "",
+				    (int)number_width, "Bin");
+			if (!fs[i].add && !fs[i].del) {
+				wap_sb_addc(sb, '\n');
+				continue;
+			}
+			wap_sb_addf(sb, " %zu -> %zu bytes\n", fs[i].del, fs[i].add);
+			continue;
+		}
+		add = fs[i].add;
+		del = fs[i].del;
+		adds += add;
+		dels += del;
+		if (graph_width <= max_change) {
+			int total = scale_linear(add + del, graph_width, max_change);
+			if (total < 2 && add && del)
+				total = 2;
+			if (add < del) {
+				add = scale_linear(add, graph_width, max_change);
+				del = total - add;
+			} else {
+				del = scale_linear(del, graph_width, max_change);
+				add = total - del;
+			}
+		}
+		wap_sb_addf(sb, " %s%s%*s | %*zu%s", prefix, name, (int)padding, "",
+			    (int)number_width, fs[i].add + fs[i].del, fs[i].add + fs[i].del ? " " : "");
+		for (long k = 0; k < add; k++)
+			wap_sb_addc(sb, '+');
+		for (long k = 0; k < del; k++)
+			wap_sb_addc(sb, '-');
+		wap_sb_addc(sb, '\n');
+	}
+	wap_sb_addf(sb, n == 1 ? " %zu file changed" : " %zu files changed", n);
+	if (adds || !dels)
+		wap_sb_addf(sb, adds == 1 ? ", %ld insertion(+)" : ", %ld insertions(+)", adds);
+	if (dels || !adds)
+		wap_sb_addf(sb, dels == 1 ? ", %ld deletion(-)" : ", %ld deletions(-)", dels);
+	wap_sb_addc(sb, '\n');
+}
+
+/* Size of one side of a delta: the blob's, else what the diff saw. */
+static size_t side_size(struct g *g, const git_diff_file *f)
+{
+	git_blob *b = NULL;
+	size_t n = f->size;
+
+	if (!(f->flags & GIT_DIFF_FLAG_EXISTS))
+		return 0;
+	if (!git_oid_is_zero(&f->id) && !git_blob_lookup(&b, g->repo, &f->id)) {
+		n = git_blob_rawsize(b);
+		git_blob_free(b);
+	}
+	git_error_clear();
+	return n;
+}
+
+/* Is repository path RP denied by restrictedPaths?  Diffs leave such files
+ * out (they would print their contents), and say so. */
+bool restricted_rp(struct g *g, const char *rp)
+{
+	struct wap_err e2 = { 0 };
+	char *rel;
+	bool bad;
+
+	if (!g->ws->pol.restricted.n || !rp || !g->wd_rel)
+		return false;
+	rel = ws_path(g, rp);
+	bad = !rel || wap_ws_check(g->ws, rel, WAP_ACC_READ, &e2) < 0;
+	wap_err_release(&e2);
+	free(rel);
+	return bad;
+}
+
+/* A type change (file <-> symlink) comes from libgit2 as an added and a
+ * deleted delta for one path, the added one first in some diffs; git
+ * prints the deletion first and counts the pair as one file. */
+static bool same_path_pair(git_diff *d, size_t i, size_t j, git_delta_t first, git_delta_t second)
+{
+	const git_diff_delta *a = git_diff_get_delta(d, i), *b = git_diff_get_delta(d, j);
+
+	return a && b && a->status == first && b->status == second &&
+	       !strcmp(a->new_file.path, b->old_file.path);
+}
+
+/* Fill R with "files" and "diff" (the text git would print: the patch,
+ * or --stat, or --name-only). */
+int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
+{
+	size_t n = git_diff_num_deltas(d), nf = 0;
+	size_t *ord = malloc((n + 1) * sizeof(*ord));
+	struct fst *fs = calloc(n + 1, sizeof(*fs));
+	struct wap_sb sb = WAP_SB_INIT;
+	json_t *files = json_array(), *hidden = json_array();
+	size_t adds = 0, dels = 0;
+	int rc = -1, e;
+
+	if (!fs || !files || !hidden || !ord)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		ord[i] = i;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (same_path_pair(d, ord[i], ord[i + 1], GIT_DELTA_ADDED, GIT_DELTA_DELETED)) {
+			size_t t = ord[i];
+			ord[i] = ord[i + 1];
+			ord[i + 1] = t;
+			i++;
+		}
+	for (size_t k = 0; k < n; k++) {
+		const git_diff_delta *dd = git_diff_get_delta(d, ord[k]);
+		bool pair = k + 1 < n && same_path_pair(d, ord[k], ord[k + 1], GIT_DELTA_DELETED, GIT_DELTA_ADDED);
+		size_t a = 0, dl = 0;
+		bool binary = false;
+		struct wap_sb nm = WAP_SB_INIT;
+		json_t *f;
+
+		if (restricted_rp(g, dd->old_file.path) || restricted_rp(g, dd->new_file.path)) {
+			json_array_append_new(hidden, json_string(dd->new_file.path));
+			k += pair;
+			continue;
+		}
+		for (size_t part = 0; part <= (size_t)pair; part++) {
+			git_patch *p = NULL;
+			const git_diff_delta *pd;
+			size_t pa = 0, pdl = 0;
+
+			if ((e = git_patch_from_diff(&p, d, ord[k + part]))) {
+				lg(g, e, "cannot compute the diff");
+				goto out;
+			}
+			pd = p ? git_patch_get_delta(p) : git_diff_get_delta(d, ord[k + part]);
+			if (p)
+				git_patch_line_stats(NULL, &pa, &pdl, p);
+			if (pd->flags & GIT_DIFF_FLAG_BINARY) {
+				binary = true;
+				pa = pdl = 0;
+				if (!git_oid_equal(&pd->old_file.id, &pd->new_file.id) ||
+				    git_oid_is_zero(&pd->new_file.id)) {
+					pa = side_size(g, &pd->new_file);
+					pdl = side_size(g, &pd->old_file);
+				}
+			}
+			a += pa;
+			dl += pdl;
+			if (!stat && !names && p &&
+			    (e = git_patch_print(p, print_cb, &(struct pctx){ &sb, g,
+					!git_patch_num_hunks(p) && !(pd->flags & GIT_DIFF_FLAG_BINARY) }))) {
+				git_patch_free(p);
+				lg(g, e, "cannot print the diff");
+				goto out;
+			}
+			git_patch_free(p);
+		}
+		if (!binary) {
+			adds += a;
+			dels += dl;
+		}
+		fs[nf].binary = binary;
+		fs[nf].add = a;
+		fs[nf].del = dl;
+		if (dd->status == GIT_DELTA_RENAMED || dd->status == GIT_DELTA_COPIED)
+			pprint_rename(&nm, dd->old_file.path, dd->new_file.path);
+		else
+			quote_c(&nm, dd->new_file.path);
+		fs[nf].name = wap_sb_detach(&nm);
+		if (!fs[nf].name)
+			goto out;
+		if (names) {
+			quote_c(&sb, dd->new_file.path);
+			wap_sb_addc(&sb, '\n');
+		}
+		f = json_pack("{s:s, s:s, s:i, s:i, s:b}", "path", dd->new_file.path,
+			      "status", pair ? "typechange" : status_word(dd->status), "additions", (int)a,
+			      "deletions", (int)dl, "binary", binary);
+		if (dd->status == GIT_DELTA_RENAMED || dd->status == GIT_DELTA_COPIED) {
+			int sim = git_similarity(g, &dd->old_file.id, &dd->new_file.id);
+			json_object_set_new(f, "oldPath", json_string(dd->old_file.path));
+			json_object_set_new(f, "similarity", json_integer(sim >= 0 ? sim : (int)dd->similarity));
+		}
+		json_array_append_new(files, f);
+		nf++;
+		k += pair;
+	}
+	if (stat)
+		stat_text(&sb, fs, nf);
+	if (sb.oom)
+		goto out;
+	json_object_set_new(r, "diff", json_stringn(sb.buf ? sb.buf : "", sb.len));
+	json_object_set_new(r, "files", files);
+	json_object_set_new(r, "additions", json_integer(adds));
+	json_object_set_new(r, "deletions", json_integer(dels));
+	if (json_array_size(hidden))
+		json_object_set_new(r, "restricted", json_incref(hidden));
+	files = NULL;
+	rc = 0;
+out:
+	if (rc && !g->err->kind)
+		out_of_memory(g);
+	for (size_t i = 0; fs && i < n; i++)
+		free(fs[i].name);
+	free(fs);
+	free(ord);
+	json_decref(files);
+	json_decref(hidden);
+	wap_sb_release(&sb);
+	return rc;
+}
+
+int diff_opts(struct g *g, git_diff_options *o, struct strv *paths)
+{
+	long long ctx;
+	int k;
+
+	git_diff_options_init(o, GIT_DIFF_OPTIONS_VERSION);
+	o->flags |= GIT_DIFF_INDENT_HEURISTIC;
+	if ((k = wap_req_int(g->req, "context", &ctx, g->err)) < 0)
+		return -1;
+	if (k) {
+		if (ctx < 0 || ctx > 1000000)
+			return wap_err_set(g->err, WAP_E_INVALID, "--context must be between 0 and 1000000");
+		o->context_lines = ctx;
+	}
+	if (paths->n && !strv_has_root(paths))
+		o->pathspec = strv_arr(paths);
+	return 0;
+}
+
+int find_renames(struct g *g, git_diff *d)
+{
+	git_diff_find_options fo;
+	int e;
+
+	git_diff_find_options_init(&fo, GIT_DIFF_FIND_OPTIONS_VERSION);
+
+	fo.flags = GIT_DIFF_FIND_RENAMES;
+	if ((e = git_diff_find_similar(d, &fo)))
+		return lg(g, e, "cannot detect renames");
+	return 0;
+}
+
+static int rev_tree(struct g *g, const char *rev, git_tree **out)
+{
+	return resolve_rev(g, rev, GIT_OBJECT_TREE, (git_object **)out);
+}
+
+/* Does ARG name a revision (or a range of them)? */
+static bool is_rev(struct g *g, const char *arg)
+{
+	git_revspec spec = { 0 };
+	bool ok;
+
+	if (arg[0] == '-' || !*arg)
+		return false;
+	/* a failed range leaves its left side set: free both always */
+	ok = !git_revparse(&spec, g->repo, arg);
+	git_object_free(spec.from);
+	git_object_free(spec.to);
+	git_error_clear();
+	return ok;
+}
+
+/* Split the positional arguments of diff/log into revisions and paths, as
+ * git does: paths after "--"; before it, a revision if it parses as one,
+ * else a path if it exists in the work tree. */
+int split_revs_paths(struct g *g, struct strv *revs, struct strv *paths, int access)
+{
+	size_t i, dd = g->nargs;
+	const char **after;
+
+	for (i = 0; i < g->nargs; i++)
+		if (!strcmp(g->args[i], "--")) {
+			dd = i;
+			break;
+		}
+	for (i = 0; i < dd; i++) {
+		const char *a = g->args[i];
+		char *rp = NULL;
+		if (is_rev(g, a) || (strstr(a, "..") && a[0] != '.' && a[0] != '/' && !strstr(a, "/.."))) {
+			if (strv_add(revs, strdup(a)))
+				return out_of_memory(g);
+			continue;
+		}
+		if (g->wd_rel && a[0] != '-') {
+			struct wap_err e2 = { 0 };
+			char *rel = NULL;
+			int fd = -1;
+			if (wap_ws_rel(g->ws, a, strlen(a), &rel, &e2)) {
+				/* not a revision, and a path outside the root */
+				*g->err = e2;
+				return -1;
+			}
+			fd = wap_ws_open(g->ws, rel, O_PATH | O_NOFOLLOW, 0, WAP_ACC_READ, &e2);
+			free(rel);
+			wap_err_release(&e2);
+			if (fd >= 0) {
+				close(fd);
+				if (repo_path(g, a, access, &rp) || strv_add(paths, rp))
+					return g->err->kind ? -1 : out_of_memory(g);
+				continue;
+			}
+		}
+		return wap_err_set(g->err, WAP_E_INVALID,
+				   "Unknown revision or path not in the working tree: '%s' (put paths after '--')", a);
+	}
+	after = dd < g->nargs ? g->args + dd + 1 : NULL;
+	return collect_paths(g, after, after ? g->nargs - dd - 1 : 0, access, paths);
+}
+
+static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool staged, git_diff **out)
+{
+	git_diff_options o;
+	git_tree *ta = NULL, *tb = NULL;
+	git_commit *head = NULL;
+	int e = 0, rc = -1;
+
+	*out = NULL;
+	if (diff_opts(g, &o, paths))
+		return -1;
+	if (revs->n > 2)
+		return wap_err_set(g->err, WAP_E_INVALID, "Too many revisions: give at most two");
+	if (revs->n == 0) {
+		if (!staged && need_workdir(g))
+			return -1;
+		if (staged) {
+			if (head_commit(g, &head))
+				return -1;
+			if (head && (e = git_commit_tree(&ta, head)))
+				goto lgfail;
+			e = git_diff_tree_to_index(out, g->repo, ta, NULL, &o);
+		} else {
+			e = git_diff_index_to_workdir(out, g->repo, NULL, &o);
+		}
+	} else if (revs->n == 1 && strstr(revs->v[0], "..")) {
+		char *r = revs->v[0], *dots = strstr(r, ".."), *a, *b;
+		bool three = dots[2] == '.';
+		a = strndup(r, dots - r);
+		b = strdup(dots + (three ? 3 : 2));
+		if (!a || !b) {
+			free(a), free(b);
+			return out_of_memory(g);
+		}
+		if (three) {
+			git_commit *ca = NULL, *cb = NULL;
+			git_oid base;
+			if (!resolve_commit(g, *a ? a : "HEAD", &ca) && !resolve_commit(g, *b ? b : "HEAD", &cb)) {
+				e = git_merge_base(&base, g->repo, git_commit_id(ca), git_commit_id(cb));
+				if (e)
+					lg(g, e, "no merge base of '%s' and '%s'", *a ? a : "HEAD", *b ? b : "HEAD");
+				else {
+					char h[GIT_OID_HEXSZ + 1];
+					oid_hex(&base, h);
+					if (!rev_tree(g, h, &ta))
+						rev_tree(g, *b ? b : "HEAD", &tb);
+				}
+			}
+			git_commit_free(ca);
+			git_commit_free(cb);
+		} else if (!rev_tree(g, *a ? a : "HEAD", &ta)) {
+			rev_tree(g, *b ? b : "HEAD", &tb);
+		}
+		free(a);
+		free(b);
+		if (g->err->kind)
+			goto out;
+		e = git_diff_tree_to_tree(out, g->repo, ta, tb, &o);
+	} else if (revs->n == 1) {
+		if (rev_tree(g, revs->v[0], &ta))
+			goto out;
+		if (staged)
+			e = git_diff_tree_to_index(out, g->repo, ta, NULL, &o);
+		else if (!need_workdir(g))
+			e = git_diff_tree_to_workdir_with_index(out, g->repo, ta, &o);
+		else
+			goto out;
+	} else {
+		if (rev_tree(g, revs->v[0], &ta) || rev_tree(g, revs->v[1], &tb))
+			goto out;
+		e = git_diff_tree_to_tree(out, g->repo, ta, tb, &o);
+	}
+lgfail:
+	if (e) {
+		lg(g, e, "cannot compute the diff");
+		goto out;
+	}
+	if (find_renames(g, *out))
+		goto out;
+	rc = 0;
+out:
+	if (rc) {
+		git_diff_free(*out);
+		*out = NULL;
+	}
+	git_commit_free(head);
+	git_tree_free(ta);
+	git_tree_free(tb);
+	return rc;
+}
+
+int op_diff(struct g *g, json_t **res)
+{
+	struct strv revs = { 0 }, paths = { 0 };
+	git_diff *d = NULL;
+	json_t *r = NULL;
+	int rc = -1;
+
+	if (split_revs_paths(g, &revs, &paths, WAP_ACC_READ))
+		goto out;
+	if (str_key(g, "rev") && strv_add(&revs, strdup(str_key(g, "rev")))) {
+		out_of_memory(g);
+		goto out;
+	}
+	if (build_diff(g, &revs, &paths, bool_key(g, "staged"), &d))
+		goto out;
+	r = json_object();
+	if (diff_result(g, d, r, bool_key(g, "stat"), bool_key(g, "name_only")))
+		goto out;
+	*res = r;
+	r = NULL;
+	rc = 0;
+out:
+	json_decref(r);
+	git_diff_free(d);
+	strv_free(&revs);
+	strv_free(&paths);
+	return rc;
+}

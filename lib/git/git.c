@@ -1,0 +1,119 @@
+/* git/git.c - the door of lib/git.h: wap_git_init() loads libgit2 once
+ * per process, and wap_git() checks the request and the policy, then runs
+ * the action (in the write sandbox, sandbox.c) from the table of actions,
+ * and frees everything the call made: `wap serve` is long-lived.
+ *
+ * The pieces, one a verb family: status.c, diff.c, log.c (log and show),
+ * commit.c (add, unstage, commit), branch.c (branch, checkout), remote.c
+ * (fetch, push, pull), clone.c (init, clone); what they share: repo.c (the
+ * call context, errors, small helpers, upstreams), confine.c (the
+ * repository and every path and local remote beneath the root), creds.c
+ * (the token and to whom it goes), sandbox.c (the Landlock-confined
+ * thread an action runs in).  internal.h declares what they share.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void do_init(void)
+{
+	git_libgit2_init();
+}
+
+int wap_git_init(struct wap_err *err)
+{
+	if (wap_lazy_load(WAP_LIB_GIT2, err))
+		return -1;
+	pthread_once(&init_once, do_init);
+	return 0;
+}
+
+static const struct action actions[] = {
+	{ "status", op_status, 0 },
+	{ "diff", op_diff, 0 },
+	{ "log", op_log, 0 },
+	{ "show", op_show, 0 },
+	{ "add", op_add, A_WRITE },
+	{ "stage", op_add, A_WRITE },
+	{ "unstage", op_unstage, A_WRITE },
+	{ "reset", op_unstage, A_WRITE },
+	{ "commit", op_commit, A_WRITE },
+	{ "branch", op_branch, 0 },
+	{ "checkout", op_checkout, A_WRITE },
+	{ "push", op_push, A_WRITE },
+	{ "fetch", op_fetch, A_WRITE },
+	{ "pull", op_pull, A_WRITE },
+	{ "init", op_init, A_WRITE | A_NOREPO },
+	{ "clone", op_clone, A_WRITE | A_NOREPO },
+	{ NULL, NULL, 0 }
+};
+
+int wap_git(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
+{
+	struct g g = { .call = call, .ws = call->ws, .req = req, .err = err, .last_pct = -1 };
+	const struct action *a;
+	const char *name = NULL;
+	json_t *args = json_object_get(req, "args"), *v;
+	size_t i;
+	int rc = -1;
+
+	*res = NULL;
+	if (wap_git_init(err))
+		return -1;
+	if (wap_req_str(req, "action", &name, err) < 0)
+		return -1;
+	if (!name)
+		return wap_err_set(err, WAP_E_INVALID, "missing ACTION (see 'wap git --help')");
+	for (a = actions; a->name; a++)
+		if (!strcmp(a->name, name))
+			break;
+	if (!a->name)
+		return wap_err_set(err, WAP_E_INVALID,
+			"Unknown action '%s': use status, diff, log, show, add, unstage, commit, branch, checkout, push, fetch, pull, init or clone",
+			name);
+	if (args && !json_is_array(args))
+		return wap_err_set(err, WAP_E_INVALID, "argument 'args' must be an array of strings");
+	g.args = calloc(json_array_size(args) + 1, sizeof(*g.args));
+	if (!g.args)
+		return out_of_memory(&g);
+	json_array_foreach(args, i, v) {
+		if (!json_is_string(v)) {
+			wap_err_set(err, WAP_E_INVALID, "argument 'args' must be an array of strings");
+			goto out;
+		}
+		g.args[g.nargs++] = json_string_value(v);
+	}
+	if (!call->ws->pol.allow_fs) {
+		wap_err_set(err, WAP_E_DISABLED,
+			    "File system access is disabled by policy (security.allowFileSystemAccess)");
+		goto out;
+	}
+	if ((a->flags & A_WRITE) && call->ws->pol.read_only) {
+		wap_err_set(err, WAP_E_RESTRICTED, "Path restricted: git %s writes, and the workspace is read-only", a->name);
+		goto out;
+	}
+	rc = run_confined(&g, a, res);
+out:
+	if (rc) {
+		json_decref(*res);
+		*res = NULL;
+		scrub_token(err->msg, g.token);
+		scrub_token(err->msg, getenv("WAP_GIT_TOKEN"));
+		redact_urls(err->msg);
+	}
+	if (g.token) {
+		explicit_bzero(g.token, strlen(g.token));
+		free(g.token);
+	}
+	free(g.rejected);
+	json_decref(g.updates);
+	free(g.wd_rel);
+	git_repository_free(g.repo);
+	free(g.args);
+	git_error_clear();
+	return rc;
+}

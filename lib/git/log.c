@@ -1,0 +1,459 @@
+/* git/log.c - the log and show actions: commits as JSON, --since and
+ * --until, and the history walk as git log does it (date order, path
+ * limiting with parent simplification, revision ranges). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+/* ---- log and show ---- */
+
+static void iso_date(git_time_t t, int offset_min, char out[40])
+{
+	time_t lt = (time_t)t + offset_min * 60;
+	struct tm tm;
+	int off = offset_min < 0 ? -offset_min : offset_min;
+
+	gmtime_r(&lt, &tm);
+	snprintf(out, 40, "%04d-%02d-%02dT%02d:%02d:%02d%c%02d:%02d", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 offset_min < 0 ? '-' : '+', off / 60, off % 60);
+}
+
+static json_t *commit_json(git_commit *c)
+{
+	const git_signature *a = git_commit_author(c), *cm = git_commit_committer(c);
+	const char *msg = git_commit_message(c), *sum = git_commit_summary(c);
+	char h[GIT_OID_HEXSZ + 1], ad[40], cd[40];
+	size_t ml = msg ? strlen(msg) : 0;
+	json_t *parents = json_array(), *o;
+
+	oid_hex(git_commit_id(c), h);
+	iso_date(a->when.time, a->when.offset, ad);
+	iso_date(cm->when.time, cm->when.offset, cd);
+	while (ml && (msg[ml - 1] == '\n' || msg[ml - 1] == ' ' || msg[ml - 1] == '\t'))
+		ml--;
+	for (unsigned i = 0; i < git_commit_parentcount(c); i++)
+		json_array_append_new(parents, oid_json(git_commit_parent_id(c, i)));
+	o = json_pack("{s:s, s:s#, s:s, s:s#, s:s, s:s, s:s, s:s, s:s, s:s, s:o}",
+		      "hash", h, "shortHash", h, (int)7, "subject", sum ? sum : "",
+		      "message", msg ? msg : "", (int)ml, "author", a->name, "authorEmail", a->email,
+		      "date", ad, "committer", cm->name, "committerEmail", cm->email,
+		      "commitDate", cd, "parents", parents);
+	return o;
+}
+
+/* Dates for --since/--until: @EPOCH, "N units ago", now, yesterday, or
+ * YYYY-MM-DD[( |T)HH:MM[:SS]][Z|(+|-)HH[:]MM] (local time without a zone). */
+static int parse_when(struct g *g, const char *s, const char *opt, git_time_t *out)
+{
+	static const struct { const char *u; long secs; } units[] = {
+		{ "second", 1 }, { "minute", 60 }, { "hour", 3600 }, { "day", 86400 },
+		{ "week", 604800 }, { "month", 2592000 }, { "year", 31536000 }, { NULL, 0 } };
+	time_t now = time(NULL);
+	long long n;
+	char unit[32], rest[8], rel[128];
+	int y, mo, d, H = 0, M = 0, S = 0, used = 0, k;
+	struct tm tm = { 0 };
+	const char *p;
+
+	if (s[0] == '@' && sscanf(s + 1, "%lld%n", &n, &used) == 1 && !s[1 + used]) {
+		*out = n;
+		return 0;
+	}
+	if (!strcmp(s, "now")) {
+		*out = now;
+		return 0;
+	}
+	if (!strcmp(s, "yesterday")) {
+		*out = now - 86400;
+		return 0;
+	}
+	snprintf(rel, sizeof(rel), "%s", s);
+	for (char *q = rel; *q; q++)
+		if (*q == '.' || *q == '_')
+			*q = ' ';
+	if (sscanf(rel, "%lld %31[a-z] %7s", &n, unit, rest) == 3 && !strcmp(rest, "ago") && n >= 0) {
+		size_t ul = strlen(unit);
+		if (ul > 1 && unit[ul - 1] == 's')
+			unit[ul - 1] = 0;
+		for (k = 0; units[k].u; k++)
+			if (!strcmp(unit, units[k].u)) {
+				*out = now - n * units[k].secs;
+				return 0;
+			}
+	}
+	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &used) == 3 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31) {
+		p = s + used;
+		if ((*p == 'T' || *p == ' ') && sscanf(p + 1, "%2d:%2d%n", &H, &M, &used) == 2) {
+			p += 1 + used;
+			if (*p == ':' && sscanf(p + 1, "%2d%n", &S, &used) == 1)
+				p += 1 + used;
+		}
+		tm.tm_year = y - 1900, tm.tm_mon = mo - 1, tm.tm_mday = d;
+		tm.tm_hour = H, tm.tm_min = M, tm.tm_sec = S;
+		if (!*p) {
+			tm.tm_isdst = -1;
+			*out = mktime(&tm);
+			return 0;
+		}
+		if (!strcmp(p, "Z")) {
+			*out = timegm(&tm);
+			return 0;
+		}
+		if (*p == '+' || *p == '-') {
+			int oh, om = 0;
+			if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &used) == 2 ||
+			    sscanf(p + 1, "%2d%2d%n", &oh, &om, &used) == 2) {
+				if (!p[1 + used]) {
+					long off = (oh * 60 + om) * 60;
+					*out = timegm(&tm) - (*p == '+' ? off : -off);
+					return 0;
+				}
+			}
+		}
+	}
+	return wap_err_set(g->err, WAP_E_INVALID,
+			   "Invalid date for --%s: '%s' (use YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM], @EPOCH or 'N days ago')",
+			   opt, s);
+}
+
+/* ---- the history walk, as git log does it ----
+ * Commits come out of a queue ordered by committer date, newest first
+ * (equal dates in the order they were queued: git's
+ * commit_list_insert_by_date); a commit older than --since ends its line
+ * of history; with paths, a commit that changes none of them is not shown,
+ * and a merge that is TREESAME to a parent follows that parent only (git's
+ * default history simplification). */
+struct oidset {
+	git_oid *v;
+	size_t cap, n;
+};
+
+static size_t oid_hash(const git_oid *id)
+{
+	size_t h;
+
+	memcpy(&h, id->id, sizeof(h));
+	return h;
+}
+
+static bool oidset_has(const struct oidset *s, const git_oid *id)
+{
+	if (!s->cap)
+		return false;
+	for (size_t i = oid_hash(id) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+		if (git_oid_is_zero(&s->v[i]))
+			return false;
+		if (git_oid_equal(&s->v[i], id))
+			return true;
+	}
+}
+
+/* 1 if added, 0 if present, -1 out of memory */
+static int oidset_add(struct oidset *s, const git_oid *id)
+{
+	size_t i;
+
+	if (oidset_has(s, id))
+		return 0;
+	if ((s->n + 1) * 2 > s->cap) {
+		struct oidset b = { calloc(s->cap ? s->cap * 2 : 64, sizeof(git_oid)), s->cap ? s->cap * 2 : 64, 0 };
+		if (!b.v)
+			return -1;
+		for (size_t k = 0; k < s->cap; k++)
+			if (!git_oid_is_zero(&s->v[k]))
+				oidset_add(&b, &s->v[k]);
+		free(s->v);
+		*s = b;
+	}
+	for (i = oid_hash(id) & (s->cap - 1); !git_oid_is_zero(&s->v[i]); i = (i + 1) & (s->cap - 1))
+		;
+	git_oid_cpy(&s->v[i], id);
+	s->n++;
+	return 1;
+}
+
+struct cqueue {
+	git_commit **v;
+	size_t n, cap;
+};
+
+static int cq_insert(struct cqueue *q, git_commit *c)
+{
+	git_time_t t = git_commit_time(c);
+	size_t i = 0;
+
+	if (q->n == q->cap) {
+		size_t nc = q->cap ? q->cap * 2 : 16;
+		git_commit **nv = realloc(q->v, nc * sizeof(*nv));
+		if (!nv)
+			return -1;
+		q->v = nv;
+		q->cap = nc;
+	}
+	while (i < q->n && git_commit_time(q->v[i]) >= t)
+		i++;
+	memmove(q->v + i + 1, q->v + i, (q->n - i) * sizeof(*q->v));
+	q->v[i] = c;
+	q->n++;
+	return 0;
+}
+
+static git_commit *cq_pop(struct cqueue *q)
+{
+	git_commit *c;
+
+	if (!q->n)
+		return NULL;
+	c = q->v[0];
+	memmove(q->v, q->v + 1, --q->n * sizeof(*q->v));
+	return c;
+}
+
+/* Is C's tree the same as its parent I's (or, for I < 0, the empty tree's)
+ * at PATHS? */
+static int treesame(struct g *g, git_commit *c, int i, struct strv *paths, bool *same)
+{
+	git_diff_options o;
+	git_commit *p = NULL;
+	git_tree *t = NULL, *pt = NULL;
+	git_diff *d = NULL;
+	int e;
+
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.pathspec = strv_arr(paths);
+	if (!(e = git_commit_tree(&t, c)) &&
+	    (i < 0 || (!(e = git_commit_parent(&p, c, i)) && !(e = git_commit_tree(&pt, p)))))
+		e = git_diff_tree_to_tree(&d, g->repo, pt, t, &o);
+	if (!e)
+		*same = git_diff_num_deltas(d) == 0;
+	git_diff_free(d);
+	git_tree_free(pt);
+	git_tree_free(t);
+	git_commit_free(p);
+	return e ? lg(g, e, "cannot compare commits") : 0;
+}
+
+/* Mark every commit reachable from REV as hidden (the A of A..B). */
+static int hide_from(struct g *g, const char *rev, struct oidset *hidden)
+{
+	git_revwalk *w = NULL;
+	git_commit *c = NULL;
+	git_oid id;
+	int e;
+
+	if (resolve_commit(g, rev, &c))
+		return -1;
+	if (!(e = git_revwalk_new(&w, g->repo)) && !(e = git_revwalk_push(w, git_commit_id(c)))) {
+		while (!(e = git_revwalk_next(&id, w)))
+			if (oidset_add(hidden, &id) < 0) {
+				e = -1;
+				break;
+			}
+	}
+	git_revwalk_free(w);
+	git_commit_free(c);
+	if (e && e != GIT_ITEROVER)
+		return lg(g, e, "cannot walk the history");
+	git_error_clear();
+	return 0;
+}
+
+int op_log(struct g *g, json_t **res)
+{
+	struct strv revs = { 0 }, paths = { 0 }, starts = { 0 };
+	struct oidset seen = { 0 }, hidden = { 0 };
+	struct cqueue q = { 0 };
+	long long max = 50;
+	git_time_t since = 0, until = 0;
+	bool has_since = false, has_until = false, truncated = false, filter;
+	const char *s;
+	json_t *entries = NULL;
+	git_commit *c = NULL;
+	int rc = -1, k;
+
+	if ((k = wap_req_int(g->req, "max_count", &max, g->err)) < 0)
+		return -1;
+	if (max < 0)
+		return wap_err_set(g->err, WAP_E_INVALID, "--max-count must not be negative");
+	if ((s = str_key(g, "since"))) {
+		if (parse_when(g, s, "since", &since))
+			return -1;
+		has_since = true;
+	}
+	if ((s = str_key(g, "until"))) {
+		if (parse_when(g, s, "until", &until))
+			return -1;
+		has_until = true;
+	}
+	if (split_revs_paths(g, &revs, &paths, WAP_ACC_READ))
+		goto out;
+	if ((s = str_key(g, "rev")) && strv_add(&revs, strdup(s))) {
+		out_of_memory(g);
+		goto out;
+	}
+	filter = paths.n && !strv_has_root(&paths);
+	entries = json_array();
+	/* the starting points; A..B hides what A reaches */
+	for (size_t i = 0; i < revs.n; i++) {
+		char *dots = strstr(revs.v[i], "..");
+		if (!dots) {
+			if (strv_add(&starts, strdup(revs.v[i])))
+				goto nomem;
+			continue;
+		}
+		if (dots[2] == '.') {
+			wap_err_set(g->err, WAP_E_INVALID, "Unsupported revision range for log: '%s' (use A..B)",
+				    revs.v[i]);
+			goto out;
+		}
+		*dots = 0;
+		if (hide_from(g, *revs.v[i] ? revs.v[i] : "HEAD", &hidden))
+			goto out;
+		if (strv_add(&starts, strdup(dots[2] ? dots + 2 : "HEAD")))
+			goto nomem;
+	}
+	if (!revs.n) {
+		if (head_commit(g, &c))
+			goto out;
+		if (!c)
+			goto done;	/* no commits yet */
+	}
+	for (size_t i = 0; i <= starts.n; i++) {
+		if (i < starts.n && resolve_commit(g, starts.v[i], &c))
+			goto out;
+		if (!c)
+			continue;
+		if (oidset_add(&seen, git_commit_id(c)) != 1 || cq_insert(&q, c)) {
+			git_commit_free(c);
+			c = NULL;
+			if (g->err->kind)
+				goto out;
+			continue;
+		}
+		c = NULL;
+	}
+	while ((c = cq_pop(&q))) {
+		git_time_t t = git_commit_time(c);
+		unsigned np = git_commit_parentcount(c);
+		int follow = -1;	/* -1: every parent */
+		bool show = true, same;
+
+		if (oidset_has(&hidden, git_commit_id(c)) || (has_since && t < since)) {
+			git_commit_free(c);
+			continue;
+		}
+		if (filter) {
+			if (np <= 1) {
+				if (treesame(g, c, np ? 0 : -1, &paths, &same))
+					goto out;
+				show = !same;
+			} else {
+				for (unsigned i = 0; i < np && follow < 0; i++) {
+					if (treesame(g, c, i, &paths, &same))
+						goto out;
+					if (same)
+						follow = i;
+				}
+				show = follow < 0;
+			}
+		}
+		for (unsigned i = 0; i < np; i++) {
+			git_commit *p = NULL;
+			int added;
+			if (follow >= 0 && (int)i != follow)
+				continue;
+			added = oidset_add(&seen, git_commit_parent_id(c, i));
+			if (added < 0)
+				goto nomem;
+			if (!added)
+				continue;
+			if (git_commit_parent(&p, c, i)) {
+				lg(g, -1, "cannot read a parent commit");
+				goto out;
+			}
+			if (cq_insert(&q, p)) {
+				git_commit_free(p);
+				goto nomem;
+			}
+		}
+		if (show && !(has_until && t > until)) {
+			if ((long long)json_array_size(entries) >= max) {
+				truncated = true;
+				break;
+			}
+			json_array_append_new(entries, commit_json(c));
+		}
+		git_commit_free(c);
+	}
+done:
+	git_error_clear();
+	*res = json_pack("{s:o, s:b}", "entries", entries, "isTruncated", truncated);
+	entries = NULL;
+	rc = 0;
+	goto out;
+nomem:
+	out_of_memory(g);
+out:
+	git_commit_free(c);
+	while ((c = cq_pop(&q)))
+		git_commit_free(c);
+	free(q.v);
+	free(seen.v);
+	free(hidden.v);
+	json_decref(entries);
+	strv_free(&revs);
+	strv_free(&paths);
+	strv_free(&starts);
+	return rc;
+}
+
+int op_show(struct g *g, json_t **res)
+{
+	const char *rev = str_key(g, "rev");
+	git_commit *c = NULL, *p = NULL;
+	git_tree *t = NULL, *pt = NULL;
+	git_diff *d = NULL;
+	git_diff_options o;
+	struct strv none = { 0 };
+	json_t *r = NULL;
+	int rc = -1, e;
+
+	if (!rev)
+		rev = g->nargs ? g->args[0] : "HEAD";
+	if (g->nargs > (str_key(g, "rev") ? 0 : 1))
+		return wap_err_set(g->err, WAP_E_INVALID, "show takes one revision");
+	if (resolve_commit(g, rev, &c))
+		return -1;
+	r = commit_json(c);
+	if (git_commit_parentcount(c) > 1) {
+		json_object_set_new(r, "diff", json_string(""));
+		json_object_set_new(r, "files", json_array());
+		goto done;
+	}
+	if (diff_opts(g, &o, &none))
+		goto out;
+	if ((e = git_commit_tree(&t, c)) ||
+	    (git_commit_parentcount(c) && ((e = git_commit_parent(&p, c, 0)) || (e = git_commit_tree(&pt, p)))) ||
+	    (e = git_diff_tree_to_tree(&d, g->repo, pt, t, &o))) {
+		lg(g, e, "cannot compute the diff of %s", rev);
+		goto out;
+	}
+	if (find_renames(g, d) || diff_result(g, d, r, bool_key(g, "stat"), false))
+		goto out;
+done:
+	*res = r;
+	r = NULL;
+	rc = 0;
+out:
+	json_decref(r);
+	git_diff_free(d);
+	git_tree_free(t);
+	git_tree_free(pt);
+	git_commit_free(p);
+	git_commit_free(c);
+	return rc;
+}

@@ -1,0 +1,370 @@
+/* git/repo.c - what every git action shares: the call context's
+ * helpers (request keys, libgit2 errors as wap errors, redacting URLs and
+ * the token from messages), string lists, object ids, HEAD and revisions,
+ * the upstream of a branch read from the config, and progress and
+ * cancellation. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *str_key(const struct g *g, const char *key)
+{
+	json_t *v = json_object_get(g->req, key);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+bool bool_key(const struct g *g, const char *key)
+{
+	return json_is_true(json_object_get(g->req, key));
+}
+
+static char *xstrdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* A libgit2 failure as a wap error: "WHAT: libgit2's message". */
+int lg(struct g *g, int code, const char *fmt, ...)
+{
+	const git_error *e = git_error_last();
+	enum wap_errkind kind = WAP_E_FAILED;
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	switch (code) {
+	case GIT_ENOTFOUND: kind = WAP_E_NOT_FOUND; break;
+	case GIT_EEXISTS: kind = WAP_E_EXISTS; break;
+	case GIT_EINVALIDSPEC: case GIT_EAMBIGUOUS: case GIT_EBAREREPO:
+	case GIT_EUNBORNBRANCH: case GIT_EINVALID: kind = WAP_E_INVALID; break;
+	case GIT_ECONFLICT: case GIT_ENONFASTFORWARD: case GIT_EUNMERGED:
+	case GIT_EMODIFIED: case GIT_ELOCKED: case GIT_EMERGECONFLICT:
+	case GIT_EINDEXDIRTY: kind = WAP_E_CONFLICT; break;
+	case GIT_EOWNER: kind = WAP_E_PERMISSION; break;
+	}
+	if (g->cancelled)
+		return wap_err_set(g->err, WAP_E_FAILED, "%s: cancelled", what);
+	return wap_err_set(g->err, kind, "%s: %s", what,
+			   e && e->message ? e->message : "unknown error");
+}
+
+int out_of_memory(struct g *g)
+{
+	return wap_err_set(g->err, WAP_E_FAILED, "out of memory");
+}
+
+/* Forget an error that was expected (a missing optional file). */
+void clear_err(struct g *g)
+{
+	wap_err_release(g->err);
+	g->err->kind = WAP_OK;
+	g->err->msg[0] = 0;
+}
+
+/* Remove user:password@ from URLs in S (in place). */
+void redact_urls(char *s)
+{
+	char *p = s;
+
+	while ((p = strstr(p, "://"))) {
+		char *h = p + 3, *end = h + strcspn(h, "/ \t\n'\""), *at;
+
+		at = memchr(h, '@', end - h);
+		if (at) {
+			memmove(h + 3, at, strlen(at) + 1);
+			memcpy(h, "***", 3);
+		}
+		p = h;
+	}
+}
+
+/* Replace every occurrence of the token in S (in place, shrinking). */
+void scrub_token(char *s, const char *tok)
+{
+	size_t tl = tok ? strlen(tok) : 0;
+	char *p;
+
+	if (tl < 1)
+		return;
+	while ((p = strstr(s, tok))) {
+		memmove(p + 3, p + tl, strlen(p + tl) + 1);
+		memcpy(p, "***", 3);
+	}
+}
+
+char *url_display(const char *url)
+{
+	char *s = xstrdup(url ? url : "");
+
+	if (s)
+		redact_urls(s);
+	return s;
+}
+
+/* ---- small helpers ---- */
+
+int strv_add(struct strv *s, char *owned)
+{
+	char **nv;
+
+	if (!owned)
+		return -1;
+	nv = realloc(s->v, (s->n + 2) * sizeof(*nv));
+	if (!nv) {
+		free(owned);
+		return -1;
+	}
+	s->v = nv;
+	s->v[s->n++] = owned;
+	s->v[s->n] = NULL;
+	return 0;
+}
+
+void strv_free(struct strv *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+git_strarray strv_arr(struct strv *s)
+{
+	git_strarray a = { s->v, s->n };
+	return a;
+}
+
+void oid_hex(const git_oid *id, char out[GIT_OID_HEXSZ + 1])
+{
+	git_oid_tostr(out, GIT_OID_HEXSZ + 1, id);
+}
+
+json_t *oid_json(const git_oid *id)
+{
+	char h[GIT_OID_HEXSZ + 1];
+
+	oid_hex(id, h);
+	return json_string(h);
+}
+
+/* The paths of the request: "paths", then "files", then ARGS. */
+int collect_paths(struct g *g, const char **args, size_t nargs, int access,
+			 struct strv *out)
+{
+	const char *keys[] = { "paths", "files" };
+
+	for (size_t k = 0; k < 2; k++) {
+		json_t *a = json_object_get(g->req, keys[k]), *v;
+		size_t i;
+
+		json_array_foreach(a, i, v) {
+			char *rp;
+			if (!json_is_string(v))
+				return wap_err_set(g->err, WAP_E_INVALID, "argument '%s' must be an array of strings", keys[k]);
+			if (repo_path(g, json_string_value(v), access, &rp) || strv_add(out, rp))
+				return g->err->kind ? -1 : out_of_memory(g);
+		}
+	}
+	bool sep = args == g->args;	/* the whole list: "--" is a separator */
+
+	for (size_t i = 0; i < nargs; i++) {
+		char *rp;
+		if (sep && !strcmp(args[i], "--")) {
+			sep = false;	/* "add -- -file" */
+			continue;
+		}
+		if (repo_path(g, args[i], access, &rp) || strv_add(out, rp))
+			return g->err->kind ? -1 : out_of_memory(g);
+	}
+	return 0;
+}
+
+bool strv_has_root(const struct strv *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!*s->v[i])
+			return true;
+	return false;
+}
+
+/* The name of the checked-out branch (malloc'd), NULL if detached.  Works on
+ * an unborn branch too. */
+char *head_branch(git_repository *repo, bool *detached)
+{
+	git_reference *h = NULL;
+	char *name = NULL;
+
+	*detached = false;
+	if (git_reference_lookup(&h, repo, "HEAD"))
+		return NULL;
+	if (git_reference_type(h) == GIT_REFERENCE_SYMBOLIC) {
+		const char *t = git_reference_symbolic_target(h);
+		name = strdup(!strncmp(t, "refs/heads/", 11) ? t + 11 : t);
+	} else {
+		*detached = true;
+	}
+	git_reference_free(h);
+	return name;
+}
+
+/* HEAD's commit, or NULL (unborn); -1 on other errors. */
+int head_commit(struct g *g, git_commit **out)
+{
+	git_object *o = NULL;
+	int e;
+
+	*out = NULL;
+	e = git_revparse_single(&o, g->repo, "HEAD^{commit}");
+	if (e == GIT_ENOTFOUND || e == GIT_EUNBORNBRANCH) {
+		git_error_clear();
+		return 0;
+	}
+	if (e)
+		return lg(g, e, "cannot read HEAD");
+	*out = (git_commit *)o;
+	return 0;
+}
+
+/* REV peeled to an object of TYPE (a commit, a tree) in *OUT; a revision
+ * that does not parse or peel (or looks like an option) is invalid. */
+int resolve_rev(struct g *g, const char *rev, git_object_t type, git_object **out)
+{
+	git_object *o = NULL;
+	int e;
+
+	*out = NULL;
+	if (!*rev || rev[0] == '-')
+		return wap_err_set(g->err, WAP_E_INVALID, "Unknown revision: '%s'", rev);
+	e = git_revparse_single(&o, g->repo, rev);
+	if (!e) {
+		e = git_object_peel(out, o, type);
+		git_object_free(o);
+	}
+	if (e) {
+		*out = NULL;
+		git_error_clear();
+		return wap_err_set(g->err, WAP_E_INVALID, "Unknown revision: '%s'", rev);
+	}
+	return 0;
+}
+
+int resolve_commit(struct g *g, const char *rev, git_commit **out)
+{
+	return resolve_rev(g, rev, GIT_OBJECT_COMMIT, (git_object **)out);
+}
+
+/* ---- upstreams, read from the config ----
+ * libgit2 1.5 leaks PCRE2 match data whenever it runs a config regex that
+ * does not match (fixed upstream in libgit2 PR #6382, in 1.6); its remote
+ * lookup and branch-upstream functions do, once per config entry.  So the
+ * upstream of a branch is read here with plain config lookups, which do not
+ * (git_remote_lookup still runs, unavoidably, for fetch and push). */
+void upstream_release(struct upstream *u)
+{
+	free(u->remote);
+	free(u->merge);
+	free(u->tracking);
+	memset(u, 0, sizeof(*u));
+}
+
+static char *cfg_str(git_config *cfg, const char *fmt, const char *arg)
+{
+	struct wap_sb key = WAP_SB_INIT;
+	const char *v = NULL;
+	char *r = NULL;
+
+	wap_sb_addf(&key, fmt, arg);
+	if (key.buf && !git_config_get_string(&v, cfg, key.buf) && v)
+		r = strdup(v);
+	git_error_clear();
+	wap_sb_release(&key);
+	return r;
+}
+
+static int fetchspec_cb(const git_config_entry *e, void *p)
+{
+	return strv_add(p, strdup(e->value)) ? -1 : 0;
+}
+
+/* 1 if local branch BRANCH has an upstream configured. */
+int upstream_of(struct g *g, const char *branch, struct upstream *u)
+{
+	git_config *cfg = NULL;
+	struct strv specs = { 0 };
+	struct wap_sb key = WAP_SB_INIT;
+
+	memset(u, 0, sizeof(*u));
+	if (!branch || git_repository_config_snapshot(&cfg, g->repo)) {
+		git_error_clear();
+		return 0;
+	}
+	u->remote = cfg_str(cfg, "branch.%s.remote", branch);
+	u->merge = cfg_str(cfg, "branch.%s.merge", branch);
+	if (u->remote && u->merge) {
+		if (!strcmp(u->remote, ".")) {
+			u->tracking = strdup(u->merge);
+		} else {
+			wap_sb_addf(&key, "remote.%s.fetch", u->remote);
+			if (key.buf)
+				git_config_get_multivar_foreach(cfg, key.buf, NULL, fetchspec_cb, &specs);
+			for (size_t i = 0; i < specs.n && !u->tracking; i++) {
+				git_refspec *rs = NULL;
+				git_buf b = { 0 };
+				if (!git_refspec_parse(&rs, specs.v[i], 1) && git_refspec_src_matches(rs, u->merge) &&
+				    !git_refspec_transform(&b, rs, u->merge))
+					u->tracking = strndup(b.ptr, b.size);
+				git_buf_dispose(&b);
+				git_refspec_free(rs);
+			}
+		}
+	}
+	git_error_clear();
+	strv_free(&specs);
+	wap_sb_release(&key);
+	git_config_free(cfg);
+	return u->remote && u->merge;
+}
+
+const char *ref_short(const char *ref)
+{
+	if (!strncmp(ref, "refs/remotes/", 13))
+		return ref + 13;
+	if (!strncmp(ref, "refs/heads/", 11))
+		return ref + 11;
+	return ref;
+}
+
+/* ---- progress and cancellation ---- */
+
+bool call_stopped(struct g *g)
+{
+	if (wap_call_cancelled(g->call))
+		g->cancelled = true;
+	return g->cancelled;
+}
+
+int check_cancelled(struct g *g)
+{
+	if (call_stopped(g))
+		return wap_err_set(g->err, WAP_E_FAILED, "cancelled");
+	return 0;
+}
+
+void report_progress(struct g *g, double done, double total, const char *what)
+{
+	int pct;
+
+	if (!g->call->progress || total <= 0)
+		return;
+	pct = (int)(100.0 * done / total);
+	if (pct == g->last_pct)
+		return;
+	g->last_pct = pct;
+	g->call->progress(g->call->arg, done, total, what);
+}

@@ -1,0 +1,159 @@
+/* git/sandbox.c - the Landlock-confined thread an action runs in: its
+ * writes cannot leave the workspace root whatever links libgit2 follows;
+ * without Landlock, actions that write are refused (fail closed). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "landlock.h"
+
+/* ---- the write sandbox ----
+ *
+ * libgit2 writes the work tree and .git by path, following symbolic links
+ * (a tracked directory replaced by a link out of the root, .git/logs/HEAD,
+ * .git/index or .git/config made links, a config or index filebuf that
+ * resolves links on purpose...).  Rather than chase each of those, an
+ * action runs in a thread of its own that first enters a Landlock domain
+ * allowing writes (create, remove, rename, truncate) only beneath the root:
+ * the kernel then refuses any write that resolves outside it.  Landlock
+ * domains belong to a thread, so the rest of wap (and `wap serve`) is not
+ * confined.  Reading is not restricted here (alternates, the common dir
+ * and the git dir are checked in open_repo, confine.c).  Without Landlock
+ * (ABI 2, for REFER: libgit2 renames objects across directories), actions
+ * that write are refused: wap fails closed. */
+#define GL_WRITE_FILE	(1ULL << 1)
+#define GL_WRITE_ALL	(((1ULL << 13) - 1) & ~((1ULL << 0) | (1ULL << 2) | (1ULL << 3)))
+#define GL_REFER	(1ULL << 13)	/* ABI 2 */
+#define GL_TRUNCATE	(1ULL << 14)	/* ABI 3 */
+#define GL_RULE_PATH_BENEATH 1
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+
+struct gl_path_beneath {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+/* A ruleset fd allowing writes beneath the root only; -1 with ERR. */
+static int write_ruleset(const struct wap_ws *ws, const char *action, struct wap_err *err)
+{
+	uint64_t handled = GL_WRITE_ALL | GL_REFER;
+	struct gl_path_beneath pb;
+	int abi = wap_landlock_abi(), rs;
+
+	if (abi < 2)
+		return wap_err_set(err, WAP_E_DISABLED,
+			"Sandbox unavailable: this kernel has no Landlock (ABI 2 or later), which wap git "
+			"needs to keep '%s' from writing through symbolic links out of the workspace root; "
+			"refusing to write", action);
+	if (abi >= 3)
+		handled |= GL_TRUNCATE;
+	rs = (int)syscall(SYS_landlock_create_ruleset, &handled, sizeof(handled), 0);
+	if (rs < 0)
+		return wap_err_set(err, WAP_E_DISABLED, "Sandbox unavailable: landlock_create_ruleset: %s",
+				   strerror(errno));
+	pb.allowed_access = handled;
+	pb.parent_fd = ws->rootfd;
+	if (syscall(SYS_landlock_add_rule, rs, GL_RULE_PATH_BENEATH, &pb, 0) < 0) {
+		int e = errno;
+		close(rs);
+		return wap_err_set(err, WAP_E_DISABLED, "Sandbox unavailable: landlock_add_rule: %s",
+				   strerror(e));
+	}
+	return rs;
+}
+
+/* Does this request write?  (branch writes only with --create/--delete.) */
+static bool action_writes(struct g *g, const struct action *a)
+{
+	return (a->flags & A_WRITE) ||
+	       (!strcmp(a->name, "branch") && (bool_key(g, "create") || bool_key(g, "delete")));
+}
+
+static int run_action(struct g *g, const struct action *a, json_t **res)
+{
+	if (!(a->flags & A_NOREPO)) {
+		const char *cd;
+		if (open_repo(g, a->flags & A_WRITE))
+			return -1;
+		cd = git_repository_commondir(g->repo);
+		if (action_writes(g, a) &&
+		    (check_gitdir_writes(g, git_repository_path(g->repo)) ||
+		     (cd && strcmp(cd, git_repository_path(g->repo)) && check_gitdir_writes(g, cd))))
+			return -1;
+	}
+	return a->fn(g, res);
+}
+
+struct confined {
+	struct g *g;
+	const struct action *a;
+	json_t **res;
+	int ruleset, rc;
+};
+
+static void *confined_run(void *p)
+{
+	struct confined *c = p;
+	const char *what = "no_new_privs";
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    (what = "landlock_restrict_self", syscall(SYS_landlock_restrict_self, c->ruleset, 0) < 0)) {
+		c->rc = wap_err_set(c->g->err, WAP_E_DISABLED, "Sandbox unavailable: %s: %s", what,
+				    strerror(errno));
+		return NULL;
+	}
+	c->rc = run_action(c->g, c->a, c->res);
+	/* libgit2 failing on EACCES: most likely a write that resolved out of
+	 * the root (reads are not confined; as root nothing else says EACCES) */
+	if (c->rc && (c->g->err->kind == WAP_E_FAILED || c->g->err->kind == WAP_E_CONFLICT) &&
+	    strstr(c->g->err->msg, strerror(EACCES))) {
+		char msg[sizeof(c->g->err->msg)];
+		snprintf(msg, sizeof(msg), "%s", c->g->err->msg);
+		wap_err_set(c->g->err, WAP_E_ACCESS,
+			    "Access denied: git %s may write only beneath the workspace root "
+			    "(a symbolic link in the work tree or in .git leads out of it?): %s",
+			    c->a->name, msg);
+	}
+	git_error_clear();
+	return NULL;
+}
+
+/* Run action A: confined to writing beneath the root when Landlock is
+ * there; without it, only actions that do not write run. */
+int run_confined(struct g *g, const struct action *a, json_t **res)
+{
+	struct confined c = { g, a, res, -1, -1 };
+	struct wap_err e2 = { 0 };
+	pthread_t t;
+	int e;
+
+	if (!g->ws->confined)
+		return run_action(g, a, res);
+	c.ruleset = write_ruleset(g->ws, a->name, &e2);
+	if (c.ruleset < 0) {
+		if (action_writes(g, a)) {
+			*g->err = e2;
+			return -1;
+		}
+		wap_err_release(&e2);
+		return run_action(g, a, res);
+	}
+	e = pthread_create(&t, NULL, confined_run, &c);
+	if (e) {
+		close(c.ruleset);
+		return wap_err_set(g->err, WAP_E_FAILED, "cannot start a thread: %s", strerror(e));
+	}
+	pthread_join(t, NULL);
+	close(c.ruleset);
+	return c.rc;
+}
