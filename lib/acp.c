@@ -1,9 +1,9 @@
 /* acp.c - the Agent Control Protocol over WebSocket.  See acp.h.
  *
  * The methods are name and shape mappings onto the applets' ops (their
- * request keys, as the option tables name them), each run on the one road of lib/run.h (argument check,
- * policy, approval, the op, its audit line), as every other door runs
- * them.  Terminals and watchers are sessions, not ops: they keep their
+ * request keys as the option tables name them), each run on the one road
+ * of lib/run.h (argument check, policy, approval, the op, its audit line),
+ * as every other door runs them.  Terminals and watchers are sessions, not ops: they keep their
  * code (term.h, watch.h) behind the same gate (wap_run_begin/done).
  * Methods that only make sense inside a real editor or debugger answer
  * FeatureDisabled (-32009) with the reason. */
