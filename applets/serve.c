@@ -346,6 +346,7 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		rc = 2;
 		goto out;
 	}
+	wap_profile_limits(srv.profile, ws);	/* the document's limits, unless configured */
 	/* One token for both doors: the config's, else --token/$WAP_TOKEN,
 	 * else a random one (handed over in a file, never printed). */
 	token = wap_config_str(ws->config, "token", "");

@@ -722,10 +722,18 @@ static json_t *acp_terminal(struct wap_mcp_session *s, const struct wap_rpc_msg 
 	wap_audit_log(s->srv->audit, m->method, ws->root, s->id,
 		      (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6, params,
 		      rc < 0 ? &err : NULL);
-	if (rc < 0)
-		out = c->cancelled ? NULL : wap_rpc_error_wap(m->id, &err);
-	else
-		out = wap_rpc_result(m->id, res);
+	if (rc < 0 && c->cancelled)
+		out = NULL;
+	else if (rc < 0 && err.kind == WAP_E_NOT_FOUND &&
+		 !strncmp(err.msg, "Terminal not found", 18))
+		/* ACP's "resource not found", without wap's FILE_NOT_FOUND:
+		 * a terminal is not a file */
+		out = wap_rpc_error(m->id, wap_err_rpc(err.kind), err.msg,
+				    err.details ? json_incref(err.details) : NULL);
+	else if (rc < 0)
+		out = wap_rpc_error_wap(m->id, &err);
+	else	/* ACP's replies are objects: {} where there is nothing to say */
+		out = wap_rpc_result(m->id, res && !json_is_null(res) ? res : (json_decref(res), json_object()));
 	end_call(s, c);
 	json_decref(empty);
 	wap_err_release(&err);

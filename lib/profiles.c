@@ -8,12 +8,14 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "profiles.h"
 #include "strbuf.h"
 
@@ -68,6 +70,16 @@ static int conv_recursive(const struct wap_argmap *m, const json_t *v, const jso
 	return 0;
 }
 
+/* writeFile createDirectories:false: a missing parent is an error */
+static int conv_noparents(const struct wap_argmap *m, const json_t *v, const json_t *args,
+			  json_t *req, struct wap_err *err)
+{
+	(void)args; (void)err;
+	if (json_is_false(v))
+		return json_object_set_new(req, m->to, json_true());
+	return 0;
+}
+
 /* ---- result reshaping ---- */
 
 static json_t *res_success(json_t *res, const json_t *req, struct wap_err *err)
@@ -80,10 +92,20 @@ static json_t *res_success(json_t *res, const json_t *req, struct wap_err *err)
 
 static json_t *res_wap_exec(json_t *res, const json_t *req, struct wap_err *err)
 {
-	(void)err;
-	json_t *o = json_object();
+	json_t *o;
 
 	(void)req;
+	/* WAP 1.0 has the TIMEOUT error for an operation that timed out */
+	if (json_is_true(json_object_get(res, "timed_out"))) {
+		wap_err_set(err, WAP_E_TIMEOUT, "Command timed out after %lld ms",
+			    (long long)json_integer_value(json_object_get(res, "timeout_ms")));
+		wap_err_details(err, json_pack("{s:O?, s:O?, s:O?}",
+			"stdout", json_object_get(res, "stdout"), "stderr", json_object_get(res, "stderr"),
+			"timeout", json_object_get(res, "timeout_ms")));
+		json_decref(res);
+		return NULL;
+	}
+	o = json_object();
 	json_object_set_new(o, "stdout", json_string(json_string_value(json_object_get(res, "stdout")) ?
 			    json_string_value(json_object_get(res, "stdout")) : ""));
 	json_object_set_new(o, "stderr", json_string(json_string_value(json_object_get(res, "stderr")) ?
@@ -93,8 +115,6 @@ static json_t *res_wap_exec(json_t *res, const json_t *req, struct wap_err *err)
 			    json_boolean(json_is_true(json_object_get(res, "stdout_truncated")) ||
 					 json_is_true(json_object_get(res, "stderr_truncated"))));
 	json_object_set_new(o, "durationMs", json_integer(json_number_value(json_object_get(res, "duration_ms"))));
-	if (json_is_true(json_object_get(res, "timed_out")))
-		json_object_set_new(o, "timedOut", json_true());
 	if (json_is_string(json_object_get(res, "signal")))
 		json_object_set(o, "signal", json_object_get(res, "signal"));
 	json_decref(res);
@@ -120,12 +140,27 @@ static json_t *res_acp_read(json_t *res, const json_t *req, struct wap_err *err)
 	return o;
 }
 
-static json_t *res_null(json_t *res, const json_t *req, struct wap_err *err)
+/* ACP's replies are objects: an empty one where there is nothing to say */
+static json_t *res_empty(json_t *res, const json_t *req, struct wap_err *err)
 {
 	(void)err;
 	(void)req;
 	json_decref(res);
-	return json_null();
+	return json_object();
+}
+
+/* ACP: "All file paths in the protocol MUST be absolute"; a relative one is
+ * refused rather than guessed at (an absolute one is still confined to the
+ * root by the op). */
+static int conv_abs(const struct wap_argmap *m, const json_t *v, const json_t *args,
+		    json_t *req, struct wap_err *err)
+{
+	const char *p = json_string_value(v);
+
+	(void)args;
+	if (!p || p[0] != '/')
+		return wap_err_set(err, WAP_E_INVALID, "path must be absolute (ACP): %s", p ? p : "");
+	return json_object_set(req, m->to, (json_t *)v);
 }
 
 /* ---- langop: the Language Operator workspace tool's texts ---- */
@@ -159,7 +194,8 @@ static char *langop_common_err(struct wap_run *run, const struct wap_err *e)
 static int langop_read_file(struct wap_run *run, const json_t *args, char **text)
 {
 	const char *path = arg_str(args, "path");
-	json_t *req = json_pack("{s:s}", "path", path), *res = NULL;
+	/* "read complete file contents": no line window, no line cut */
+	json_t *req = json_pack("{s:s, s:b}", "path", path, "whole", 1), *res = NULL;
 	struct wap_err e = { 0 };
 	int rc = 1;
 
@@ -180,7 +216,8 @@ static int langop_read_file(struct wap_run *run, const json_t *args, char **text
 			*text = fmt("Error: File contains invalid UTF-8 encoding");
 		else
 			*text = fmt("Error: %s", e.msg);
-	} else if (json_is_true(json_object_get(res, "binary"))) {
+	} else if (json_is_true(json_object_get(res, "binary")) ||
+		   json_is_true(json_object_get(res, "invalidUtf8"))) {
 		*text = fmt("Error: File contains invalid UTF-8 encoding");
 	} else if (json_object_get(res, "entries") || !json_is_string(json_object_get(res, "content"))) {
 		*text = fmt("Error: Not a file: %s", path);
@@ -571,7 +608,7 @@ static const struct wap_argmap w10_read[] = {
 };
 static const struct wap_argmap w10_write[] = {
 	{ "path", "path", NULL }, { "content", "content", NULL }, { "mode", "mode", NULL },
-	{ "createDirectories", NULL, NULL }, { NULL }
+	{ "createDirectories", "no_parents", conv_noparents }, { NULL }
 };
 static const struct wap_argmap w10_modify[] = {
 	{ "path", "path", NULL }, { "operations", "ops", NULL }, { NULL }
@@ -617,7 +654,7 @@ static const struct wap_ptool w10_tools[] = {
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"content\":{\"type\":\"string\"},\"metadata\":" META_SCHEMA ","
 	  "\"isTruncated\":{\"type\":\"boolean\"},\"totalLines\":{\"type\":\"number\"},\"returnedLines\":{\"type\":\"number\"}}}",
-	  w10_read, NULL, NULL, NULL, 0 },
+	  w10_read, "{\"whole\":true}", NULL, NULL, 0 },
 	{ "writeFile", "write", "Write file",
 	  "Writes content to a file, creating the file if it doesn't exist. mode: create (fail if it "
 	  "exists), overwrite (default) or append.",
@@ -750,11 +787,11 @@ static const struct wap_ptool oc_tools[] = {
 
 /* acp: the Agent Client Protocol's client-side file methods */
 static const struct wap_argmap acp_read[] = {
-	{ "sessionId", NULL, NULL }, { "path", "path", NULL }, { "line", "offset", NULL },
+	{ "sessionId", NULL, NULL }, { "path", "path", conv_abs }, { "line", "offset", NULL },
 	{ "limit", "limit", NULL }, { NULL }
 };
 static const struct wap_argmap acp_write[] = {
-	{ "sessionId", NULL, NULL }, { "path", "path", NULL }, { "content", "content", NULL }, { NULL }
+	{ "sessionId", NULL, NULL }, { "path", "path", conv_abs }, { "content", "content", NULL }, { NULL }
 };
 
 static const struct wap_ptool acp_tools[] = {
@@ -762,36 +799,65 @@ static const struct wap_ptool acp_tools[] = {
 	  "{\"type\":\"object\",\"properties\":{\"sessionId\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
 	  "\"line\":{\"type\":\"integer\"},\"limit\":{\"type\":\"integer\"},\"_meta\":{\"type\":\"object\"}},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
-	  "", acp_read, NULL, res_acp_read, NULL, 0 },
+	  "", acp_read, "{\"whole\":true}", res_acp_read, NULL, 0 },
 	{ "fs/write_text_file", "write", NULL, NULL,
 	  "{\"type\":\"object\",\"properties\":{\"sessionId\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
 	  "\"content\":{\"type\":\"string\"},\"_meta\":{\"type\":\"object\"}},"
 	  "\"required\":[\"path\",\"content\"],\"additionalProperties\":false}",
-	  "", acp_write, "{\"mode\":\"overwrite\"}", res_null, NULL, 0 },
+	  "", acp_write, "{\"mode\":\"overwrite\"}", res_empty, NULL, 0 },
 	{ NULL }
 };
 
 static const struct wap_ptool no_tools[] = { { NULL } };
 
 static const struct wap_profile p_wap = {
-	"wap", "every applet as a tool, arguments = its long options", true, false, no_tools
+	"wap", "every applet as a tool, arguments = its long options", true, false, no_tools, NULL
 };
 static const struct wap_profile p_w10 = {
-	"wap-1.0", "the WAP 1.0 tools (exploreFiles, readFile, ...)", false, false, w10_tools
+	"wap-1.0", "the WAP 1.0 tools (exploreFiles, readFile, ...)", false, false, w10_tools,
+	/* the document's "Recommended System Limits" */
+	"{\"maxFileSize\":1048576,\"maxDirectoryEntries\":500,\"maxSearchResults\":100,"
+	"\"maxOutputSize\":1048576}"
 };
 static const struct wap_profile p_langop = {
-	"langop", "the Language Operator workspace tool (read_file, ...)", false, false, langop_tools
+	"langop", "the Language Operator workspace tool (read_file, ...)", false, false, langop_tools,
+	/* "No hard limit on file size; large files (>10MB) may cause memory
+	 * pressure": reads are whole up to 10 MiB */
+	"{\"maxFileSize\":10485760}"
 };
 static const struct wap_profile p_opencode = {
-	"opencode", "OpenCode's tools (bash, read, write, edit, glob, grep) and git", false, false, oc_tools
+	"opencode", "OpenCode's tools (bash, read, write, edit, glob, grep) and git", false, false, oc_tools, NULL
 };
 static const struct wap_profile p_acp = {
-	"acp", "Agent Client Protocol fs/read_text_file, fs/write_text_file", false, true, acp_tools
+	"acp", "Agent Client Protocol fs/read_text_file, fs/write_text_file", false, true, acp_tools, NULL
 };
 
 const struct wap_profile *const wap_profiles[] = {
 	&p_wap, &p_w10, &p_langop, &p_opencode, &p_acp, NULL
 };
+
+void wap_profile_limits(const struct wap_profile *p, struct wap_ws *ws)
+{
+	static const struct { const char *key; size_t off; } keys[] = {
+		{ "maxFileSize", offsetof(struct wap_limits, max_file_size) },
+		{ "maxDirectoryEntries", offsetof(struct wap_limits, max_dir_entries) },
+		{ "maxSearchResults", offsetof(struct wap_limits, max_search_results) },
+		{ "maxOutputSize", offsetof(struct wap_limits, max_output_size) },
+		{ "maxLineLength", offsetof(struct wap_limits, max_line_len) },
+		{ NULL, 0 }
+	};
+	json_t *lim = p && p->limits ? json_loads(p->limits, 0, NULL) : NULL;
+	char dotted[64];
+
+	for (size_t i = 0; lim && keys[i].key; i++) {
+		json_t *v = json_object_get(lim, keys[i].key);
+
+		snprintf(dotted, sizeof(dotted), "limits.%s", keys[i].key);
+		if (json_is_integer(v) && json_integer_value(v) > 0 && !wap_config_get(ws->config, dotted))
+			*(size_t *)((char *)&ws->lim + keys[i].off) = (size_t)json_integer_value(v);
+	}
+	json_decref(lim);
+}
 
 const struct wap_profile *wap_profile_find(const char *name)
 {

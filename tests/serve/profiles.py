@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""profiles.py WAP ROOT - each profile is its document: whole reads where
+the document reads whole files (never a silent 2,000-line or 2,000-character
+cut), ACP's result objects and absolute paths, the limits each profile
+carries.  TAP lines."""
+import json, os, subprocess, sys
+
+wap, root = sys.argv[1:3]
+n = 0
+
+
+def ok(c, d, got=None):
+    global n
+    n += 1
+    print(("ok" if c else "not ok") + f" {n} - {d}" + ("" if c or got is None else f": got {repr(got)[:300]}"))
+
+
+def session(profile, msgs, config=None):
+    """Send MSGS (dicts) to `wap serve --profile PROFILE`; the replies by id."""
+    env = dict(os.environ)
+    env.pop("WAP_CONFIG", None)
+    if config is not None:
+        cfg = os.path.join(os.path.dirname(root), "profiles-config.json")
+        with open(cfg, "w") as f:
+            json.dump(config, f)
+        env["WAP_CONFIG"] = cfg
+    data = "".join(json.dumps(m) + "\n" for m in msgs).encode()
+    p = subprocess.run([wap, "serve", "--root", root, "--drain", "--workers", "1", "--profile", profile],
+                       input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
+    out = {}
+    for line in p.stdout.decode("utf-8", "replace").splitlines():
+        try:
+            m = json.loads(line)
+        except ValueError:
+            continue
+        if "id" in m:
+            out[m["id"]] = m
+        else:
+            out.setdefault("notes", []).append(m)
+    return out
+
+
+def call(i, name, args):
+    return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name, "arguments": args}}
+
+
+def rpc(i, method, params):
+    return {"jsonrpc": "2.0", "id": i, "method": method, "params": params}
+
+
+def text(r):
+    return r.get("result", {}).get("content", [{}])[0].get("text")
+
+
+long_line = "y" * 10000
+lines5000 = "".join(f"line {i:05d} {'z' * 3}\n" for i in range(1, 5001))	# 5000 lines, ~75 KB
+with open(os.path.join(root, "five.txt"), "w") as f:
+    f.write(lines5000)
+with open(os.path.join(root, "long.txt"), "w") as f:
+    f.write("short\n" + long_line + "\nend\n")
+with open(os.path.join(root, "huge.txt"), "w") as f:
+    f.write(("h" * 99 + "\n") * 11000)	# 1.1 MB: over the 1 MiB maxFileSize
+with open(os.path.join(root, "bad8.txt"), "wb") as f:
+    f.write(b"ok \xff\xfe bad\n")
+
+# ---- langop: read_file reads complete file contents ----
+r = session("langop", [call(1, "read_file", {"path": "five.txt"}), call(2, "read_file", {"path": "long.txt"}),
+                       call(3, "read_file", {"path": "huge.txt"}), call(4, "read_file", {"path": "bad8.txt"})],
+            config={"limits": {"maxFileSize": 1048576}})
+ok(text(r[1]) == lines5000, "langop read_file: all 5,000 lines", len((text(r[1]) or "").splitlines()))
+ok(text(r[2]) == "short\n" + long_line + "\nend\n", "langop read_file: a 10,000-character line whole")
+ok(r[3]["result"].get("isError") and "too large" in text(r[3]).lower() and text(r[3]).startswith("Error: "),
+   "langop read_file: over maxFileSize is an Error: text, not a cut", text(r[3]))
+ok(r[4]["result"].get("isError") and text(r[4]) == "Error: File contains invalid UTF-8 encoding",
+   "langop read_file: invalid UTF-8 is the document's error", text(r[4]))
+
+# ---- acp: fs/read_text_file reads the whole file unless line/limit ----
+P = root + "/"
+r = session("acp", [rpc(1, "fs/read_text_file", {"sessionId": "s", "path": P + "five.txt"}),
+                    rpc(2, "fs/read_text_file", {"sessionId": "s", "path": P + "long.txt"}),
+                    rpc(3, "fs/read_text_file", {"sessionId": "s", "path": P + "five.txt", "line": 4990, "limit": 5}),
+                    rpc(4, "fs/read_text_file", {"sessionId": "s", "path": P + "five.txt", "line": 4990}),
+                    rpc(5, "fs/read_text_file", {"sessionId": "s", "path": P + "huge.txt"}),
+                    rpc(6, "fs/write_text_file", {"sessionId": "s", "path": P + "w.txt", "content": "x\n"}),
+                    rpc(7, "fs/read_text_file", {"sessionId": "s", "path": "five.txt"}),
+                    rpc(8, "fs/write_text_file", {"sessionId": "s", "path": "rel.txt", "content": "x\n"}),
+                    rpc(9, "terminal/create", {"sessionId": "s", "command": "true"}),
+                    rpc(10, "terminal/kill", {"sessionId": "s", "terminalId": "nope"}),
+                    rpc(11, "terminal/release", {"sessionId": "s", "terminalId": "nope"}),
+                    rpc(12, "fs/read_text_file", {"sessionId": "s", "path": "/etc/passwd"})])
+ok(r[1].get("result", {}).get("content") == lines5000, "acp fs/read_text_file: all 5,000 lines", str(r[1])[:200])
+ok(r[2].get("result", {}).get("content") == "short\n" + long_line + "\nend\n", "acp fs/read_text_file: a long line whole")
+ok(r[3].get("result", {}).get("content") == "".join(lines5000.splitlines(True)[4989:4994]),
+   "acp fs/read_text_file: line and limit", r[3])
+ok(r[4].get("result", {}).get("content") == "".join(lines5000.splitlines(True)[4989:]),
+   "acp fs/read_text_file: line alone reads to the end", r[4])
+ok("error" in r[5] and "maxFileSize" in r[5]["error"]["message"], "acp fs/read_text_file: over maxFileSize is an error", r[5])
+ok(r[6].get("result") == {}, "acp fs/write_text_file: the result is {}", r[6])
+ok(open(os.path.join(root, "w.txt")).read() == "x\n", "acp fs/write_text_file: written")
+ok("error" in r[7] and "absolute" in r[7]["error"]["message"], "acp: a relative path is refused", r[7])
+ok("error" in r[8] and not os.path.exists(os.path.join(root, "rel.txt")), "acp: a relative write is refused", r[8])
+tid = r[9].get("result", {}).get("terminalId")
+ok(tid, "acp terminal/create", r[9])
+r2 = session("acp", [rpc(1, "terminal/create", {"sessionId": "s", "command": "sleep", "args": ["5"]})])
+tid = r2[1]["result"]["terminalId"]
+r2 = session("acp", [rpc(1, "terminal/create", {"sessionId": "s", "command": "sleep", "args": ["5"]}),
+                     rpc(2, "terminal/kill", {"sessionId": "s", "terminalId": "$T"}),
+                     rpc(3, "terminal/release", {"sessionId": "s", "terminalId": "$T"})])
+ok("error" in r[10] and "FILE_NOT_FOUND" not in json.dumps(r[10]) and "erminal" in r[10]["error"]["message"],
+   "acp terminal/kill of a missing terminal: not FILE_NOT_FOUND", r[10])
+ok("error" in r[11] and "FILE_NOT_FOUND" not in json.dumps(r[11]), "acp terminal/release of a missing terminal", r[11])
+ok("error" in r[12], "acp: a path outside the root is refused", r[12])
+
+# terminal/kill and terminal/release answer {} (one session: ids are per session)
+p = subprocess.Popen([wap, "serve", "--root", root, "--profile", "acp", "--workers", "1"],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+send = lambda m: (p.stdin.write(json.dumps(m) + "\n"), p.stdin.flush())
+recv = lambda: json.loads(p.stdout.readline())
+send(rpc(1, "terminal/create", {"sessionId": "s", "command": "sleep", "args": ["5"]}))
+tid = recv()["result"]["terminalId"]
+send(rpc(2, "terminal/kill", {"sessionId": "s", "terminalId": tid}))
+k = recv()
+send(rpc(3, "terminal/release", {"sessionId": "s", "terminalId": tid}))
+rel = recv()
+p.stdin.close()
+p.wait(timeout=10)
+ok(k.get("result") == {}, "acp terminal/kill: the result is {}", k)
+ok(rel.get("result") == {}, "acp terminal/release: the result is {}", rel)
+
+# ---- wap-1.0: readFile reads the whole file, subject to maxFileSize ----
+r = session("wap-1.0", [call(1, "readFile", {"path": "five.txt"}), call(2, "readFile", {"path": "long.txt"}),
+                        call(3, "readFile", {"path": "huge.txt"}),
+                        call(4, "readFile", {"path": "five.txt", "startLine": 10, "endLine": 20}),
+                        call(5, "getWorkspaceInfo", {}),
+                        call(6, "executeCommand", {"command": "head -c 600000 /dev/zero | tr '\\0' a"}),
+                        call(7, "writeFile", {"path": "nodir/x.txt", "content": "x", "createDirectories": False}),
+                        call(8, "writeFile", {"path": "mkdir/x.txt", "content": "x", "createDirectories": True}),
+                        call(9, "executeCommand", {"command": "sleep 5", "timeout": 300})])
+sc = r[1]["result"].get("structuredContent", {})
+ok(sc.get("content") == lines5000 and sc.get("isTruncated") is False and sc.get("returnedLines") == 5000
+   and sc.get("totalLines") == 5000, "wap-1.0 readFile: a 75 KB file whole, isTruncated false",
+   {k: v for k, v in sc.items() if k != "content"})
+ok(r[2]["result"].get("structuredContent", {}).get("content") == "short\n" + long_line + "\nend\n",
+   "wap-1.0 readFile: a long line whole")
+ok(r[3]["result"].get("isError") and "SIZE_LIMIT_EXCEEDED" in text(r[3]), "wap-1.0 readFile: over maxFileSize is SIZE_LIMIT_EXCEEDED", text(r[3]))
+sc = r[4]["result"].get("structuredContent", {})
+ok(sc.get("returnedLines") == 11 and sc.get("content", "").startswith("line 00010"), "wap-1.0 readFile: startLine..endLine", sc)
+lim = r[5]["result"].get("structuredContent", {}).get("limits", {})
+ok(lim.get("maxOutputSize") == 1048576 and lim.get("maxFileSize") == 1048576 and lim.get("maxDirectoryEntries") == 500
+   and lim.get("maxSearchResults") == 100, "wap-1.0 getWorkspaceInfo: the document's recommended limits", lim)
+sc = r[6]["result"].get("structuredContent", {})
+ok(len(sc.get("stdout", "")) == 600000 and sc.get("isOutputTruncated") is False, "wap-1.0 executeCommand: 600 KB output whole",
+   len(sc.get("stdout", "")))
+ok(r[7]["result"].get("isError") and not os.path.exists(os.path.join(root, "nodir")),
+   "wap-1.0 writeFile createDirectories:false creates no parents", r[7])
+ok(not r[8]["result"].get("isError") and os.path.exists(os.path.join(root, "mkdir", "x.txt")),
+   "wap-1.0 writeFile createDirectories:true creates them", r[8])
+ok(r[9]["result"].get("isError") and "TIMEOUT" in text(r[9]), "wap-1.0 executeCommand: a timeout is the TIMEOUT error", r[9])
+
+# a limit the config sets wins over the profile's
+r = session("wap-1.0", [call(1, "getWorkspaceInfo", {})], config={"limits": {"maxOutputSize": 4096}})
+lim = r[1]["result"].get("structuredContent", {}).get("limits", {})
+ok(lim.get("maxOutputSize") == 4096, "wap-1.0: the config's maxOutputSize wins over the document's", lim)
+r = session("langop", [call(1, "read_file", {"path": "huge.txt"})])
+ok(text(r[1]) == ("h" * 99 + "\n") * 11000, "langop: 10 MiB reads by default (the document: no hard limit)")
