@@ -80,6 +80,17 @@ static int conv_noparents(const struct wap_argmap *m, const json_t *v, const jso
 	return 0;
 }
 
+/* workspace-tool-interface git: checkout "creates and checks out the new
+ * branch" (and switches to it when it exists) */
+static int conv_git_action(const struct wap_argmap *m, const json_t *v, const json_t *args,
+			   json_t *req, struct wap_err *err)
+{
+	(void)args; (void)err;
+	if (json_is_string(v) && !strcmp(json_string_value(v), "checkout"))
+		json_object_set_new(req, "create", json_true());
+	return json_object_set(req, m->to, (json_t *)v);
+}
+
 /* ---- result reshaping ---- */
 
 static json_t *res_success(json_t *res, const json_t *req, struct wap_err *err)
@@ -138,6 +149,54 @@ static json_t *res_acp_read(json_t *res, const json_t *req, struct wap_err *err)
 		      json_string_value(json_object_get(res, "content")) : "");
 	json_decref(res);
 	return o;
+}
+
+/* workspace-tool-interface bash: "returns an error response indicating
+ * timeout with any partial stdout/stderr captured" */
+static json_t *res_wti_bash(json_t *res, const json_t *req, struct wap_err *err)
+{
+	(void)req;
+	if (json_is_true(json_object_get(res, "timed_out"))) {
+		wap_err_set(err, WAP_E_TIMEOUT, "Command timed out after %lld ms",
+			    (long long)json_integer_value(json_object_get(res, "timeout_ms")));
+		wap_err_details(err, json_pack("{s:O?, s:O?, s:O?, s:O?}",
+			"stdout", json_object_get(res, "stdout"), "stderr", json_object_get(res, "stderr"),
+			"timeout_ms", json_object_get(res, "timeout_ms"),
+			"duration_ms", json_object_get(res, "duration_ms")));
+		json_decref(res);
+		return NULL;
+	}
+	return res;
+}
+
+/* workspace-tool-interface read: "the file content with line numbers
+ * prefixed (1: # README)": the content is the numbered text */
+static json_t *res_wti_read(json_t *res, const json_t *req, struct wap_err *err)
+{
+	const char *p = json_string_value(json_object_get(res, "content"));
+	size_t len = json_string_length(json_object_get(res, "content"));
+	long long line = json_integer_value(json_object_get(res, "startLine"));
+	struct wap_sb sb = WAP_SB_INIT;
+	const char *end = p ? p + len : NULL;
+
+	(void)req;
+	if (!p || json_object_get(res, "entries") || json_is_true(json_object_get(res, "binary")))
+		return res;	/* a listing, or a binary file's metadata */
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p), *e = nl ? nl + 1 : end;
+		wap_sb_addf(&sb, "%lld: ", line++);
+		wap_sb_add(&sb, p, e - p);
+		p = e;
+	}
+	if (sb.oom) {
+		wap_sb_release(&sb);
+		json_decref(res);
+		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return NULL;
+	}
+	json_object_set_new(res, "content", json_stringn(sb.buf ? sb.buf : "", sb.len));
+	wap_sb_release(&sb);
+	return res;
 }
 
 /* ACP's replies are objects: an empty one where there is nothing to say */
@@ -785,6 +844,97 @@ static const struct wap_ptool oc_tools[] = {
 	{ NULL }
 };
 
+/* workspace-tool-interface (specs/workspace-tool-interface.md): its own
+ * snake_case names, OpenCode's tools otherwise */
+static const struct wap_argmap wti_bash[] = {
+	{ "command", "command", NULL }, { "workdir", "cwd", NULL },
+	{ "timeout_ms", "timeout_ms", NULL }, { NULL }
+};
+static const struct wap_argmap wti_read[] = {
+	{ "file_path", "path", NULL }, { "offset", "offset", NULL }, { "limit", "limit", NULL }, { NULL }
+};
+static const struct wap_argmap wti_write[] = {
+	{ "file_path", "path", NULL }, { "content", "content", NULL }, { NULL }
+};
+static const struct wap_argmap wti_edit[] = {
+	{ "file_path", "path", NULL }, { "old_string", "old", NULL }, { "new_string", "new", NULL },
+	{ "replace_all", "replace_all", NULL }, { NULL }
+};
+static const struct wap_argmap wti_glob[] = {
+	{ "pattern", "pattern", NULL }, { "path", "path", NULL }, { NULL }
+};
+static const struct wap_argmap wti_grep[] = {
+	{ "pattern", "pattern", NULL }, { "path", "paths", conv_array },
+	{ "include", "include", conv_array }, { NULL }
+};
+static const struct wap_argmap wti_git[] = {
+	{ "action", "action", conv_git_action }, { "message", "message", NULL },
+	{ "files", "files", NULL }, { "branch", "branch", NULL }, { NULL }
+};
+
+static const struct wap_ptool wti_tools[] = {
+	{ "bash", "exec", "Run a bash command",
+	  "Executes a bash command in the workspace and returns stdout, stderr, exit_code and "
+	  "duration_ms; a non-zero exit code is a result, not an error.  A command past timeout_ms "
+	  "gets SIGTERM, then SIGKILL 5 seconds later, and the reply is a TIMEOUT error carrying the "
+	  "partial output.  Each stream is kept to 50 KB (stdout_truncated, stdout_bytes say so).",
+	  "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\",\"description\":\"The command, run by bash\"},"
+	  "\"workdir\":{\"type\":\"string\",\"description\":\"The working directory (default: the workspace root)\"},"
+	  "\"timeout_ms\":{\"type\":\"integer\",\"description\":\"Timeout in milliseconds (default 30000)\"}},"
+	  "\"required\":[\"command\"],\"additionalProperties\":false}",
+	  NULL, wti_bash, "{\"kill_after\":5000}", res_wti_bash, NULL, 0 },
+	{ "read", "read", "Read a file",
+	  "Reads a file; content has each line prefixed with its number (\"1: # README\").  offset is "
+	  "the first line (1-based), limit the number of lines (default 2000).  A directory gives its "
+	  "entries, subdirectories with a trailing /; a binary file its size and type, never its bytes.",
+	  "{\"type\":\"object\",\"properties\":{\"file_path\":{\"type\":\"string\",\"description\":\"The file to read\"},"
+	  "\"offset\":{\"type\":\"integer\",\"description\":\"The first line to read (1-based)\"},"
+	  "\"limit\":{\"type\":\"integer\",\"description\":\"The number of lines to read (default 2000)\"}},"
+	  "\"required\":[\"file_path\"],\"additionalProperties\":false}",
+	  NULL, wti_read, NULL, res_wti_read, NULL, 0 },
+	{ "write", "write", "Write a file",
+	  "Writes a file, replacing it if it exists and creating missing parent directories.",
+	  "{\"type\":\"object\",\"properties\":{\"file_path\":{\"type\":\"string\",\"description\":\"The file to write\"},"
+	  "\"content\":{\"type\":\"string\",\"description\":\"The whole new content\"}},"
+	  "\"required\":[\"file_path\",\"content\"],\"additionalProperties\":false}",
+	  NULL, wti_write, "{\"mode\":\"overwrite\"}", NULL, NULL, 0 },
+	{ "edit", "edit", "Edit a file",
+	  "Replaces old_string with new_string in a file: old_string must occur exactly once unless "
+	  "replace_all is set.  Returns replacements and linesChanged.",
+	  "{\"type\":\"object\",\"properties\":{\"file_path\":{\"type\":\"string\",\"description\":\"The file to edit\"},"
+	  "\"old_string\":{\"type\":\"string\",\"description\":\"The exact text to replace\"},"
+	  "\"new_string\":{\"type\":\"string\",\"description\":\"The text to put in its place\"},"
+	  "\"replace_all\":{\"type\":\"boolean\",\"description\":\"Replace every occurrence (default false)\"}},"
+	  "\"required\":[\"file_path\",\"old_string\",\"new_string\"],\"additionalProperties\":false}",
+	  NULL, wti_edit, "{\"match\":\"opencode\"}", NULL, NULL, 0 },
+	{ "glob", "glob", "Find files by name",
+	  "Finds files matching a glob pattern (\"**/*.ts\") under path, newest first; no match is an "
+	  "empty list.",
+	  "{\"type\":\"object\",\"properties\":{\"pattern\":{\"type\":\"string\",\"description\":\"The glob pattern\"},"
+	  "\"path\":{\"type\":\"string\",\"description\":\"The directory to search (default: the workspace root)\"}},"
+	  "\"required\":[\"pattern\"],\"additionalProperties\":false}",
+	  NULL, wti_glob, NULL, NULL, NULL, 0 },
+	{ "grep", "grep", "Search file contents",
+	  "Searches file contents for a regular expression; each match has its path and line number.  "
+	  "include keeps only files matching a glob (\"*.ts\").",
+	  "{\"type\":\"object\",\"properties\":{\"pattern\":{\"type\":\"string\",\"description\":\"The regular expression\"},"
+	  "\"path\":{\"type\":\"string\",\"description\":\"The directory to search (default: the workspace root)\"},"
+	  "\"include\":{\"type\":\"string\",\"description\":\"Only files matching this glob\"}},"
+	  "\"required\":[\"pattern\"],\"additionalProperties\":false}",
+	  NULL, wti_grep, NULL, NULL, NULL, 0 },
+	{ "git", "git", "Git",
+	  "Git without credentials in the agent's hands: action status, diff, commit (message, files: "
+	  "stage them, then commit), push, checkout (branch: created if missing), and the other "
+	  "actions of wap git.",
+	  "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"status, diff, commit, push, checkout, log, ...\"},"
+	  "\"message\":{\"type\":\"string\",\"description\":\"commit: the commit message\"},"
+	  "\"files\":" STRS ","
+	  "\"branch\":{\"type\":\"string\",\"description\":\"checkout, push: the branch\"}},"
+	  "\"required\":[\"action\"],\"additionalProperties\":false}",
+	  NULL, wti_git, NULL, NULL, NULL, 0 },
+	{ NULL }
+};
+
 /* acp: the Agent Client Protocol's client-side file methods */
 static const struct wap_argmap acp_read[] = {
 	{ "sessionId", NULL, NULL }, { "path", "path", conv_abs }, { "line", "offset", NULL },
@@ -828,12 +978,18 @@ static const struct wap_profile p_langop = {
 static const struct wap_profile p_opencode = {
 	"opencode", "OpenCode's tools (bash, read, write, edit, glob, grep) and git", false, false, oc_tools, NULL
 };
+static const struct wap_profile p_wti = {
+	"wti", "the workspace-tool-interface document (bash, read, write, edit, glob, grep, git; "
+	"file_path, old_string, ...)", false, false, wti_tools,
+	/* "truncates the output to 50KB" */
+	"{\"maxOutputSize\":51200}"
+};
 static const struct wap_profile p_acp = {
 	"acp", "Agent Client Protocol fs/read_text_file, fs/write_text_file", false, true, acp_tools, NULL
 };
 
 const struct wap_profile *const wap_profiles[] = {
-	&p_wap, &p_w10, &p_langop, &p_opencode, &p_acp, NULL
+	&p_wap, &p_w10, &p_langop, &p_opencode, &p_wti, &p_acp, NULL
 };
 
 void wap_profile_limits(const struct wap_profile *p, struct wap_ws *ws)
