@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -57,7 +59,43 @@ struct wap_mcp_session {
 	struct inflight *calls;		/* oldest first: queued calls start in order */
 	struct inflight **calls_tail;
 	struct wap_terms *terms;	/* acp profile: terminal/... (lib/term.c) */
+	int log_level;			/* logging/setLevel: index in log_levels;
+					 * -1: not set, no notifications/message */
 };
+
+/* MCP logging levels, least severe first (RFC 5424's, as MCP names them) */
+static const char *const log_levels[] = {
+	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", NULL
+};
+enum { LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING, LOG_ERROR };
+
+/* The server's own message to the client (notifications/message), if the
+ * client asked for this LEVEL or a less severe one with logging/setLevel. */
+static void mcp_log(struct wap_mcp_session *s, wap_mcp_send_fn send, void *arg, int level,
+		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void mcp_log(struct wap_mcp_session *s, wap_mcp_send_fn send, void *arg, int level,
+		    const char *fmt, ...)
+{
+	char msg[1024];
+	json_t *note, *data;
+	va_list ap;
+	int want;
+
+	pthread_mutex_lock(&s->mu);
+	want = s->log_level;
+	pthread_mutex_unlock(&s->mu);
+	if (!send || want < 0 || level < want)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	data = json_string(msg);
+	note = wap_rpc_notification("notifications/message", json_pack("{s:s, s:s, s:o}",
+		"level", log_levels[level], "logger", "wap",
+		"data", data ? data : json_string("(message not valid UTF-8)")));
+	send(arg, note);
+	json_decref(note);
+}
 
 struct wap_mcp_session *wap_mcp_session_new(struct wap_mcp_server *srv, const char *id)
 {
@@ -70,6 +108,7 @@ struct wap_mcp_session *wap_mcp_session_new(struct wap_mcp_server *srv, const ch
 	s->refs = 1;
 	s->ws = srv->ws;
 	s->calls_tail = &s->calls;
+	s->log_level = -1;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	return s;
@@ -407,7 +446,8 @@ static int narrow_ws(const struct wap_ws *base, const char *path, struct wap_ws 
 	return 0;
 }
 
-static void apply_roots(struct wap_mcp_session *s, const json_t *result)
+static void apply_roots(struct wap_mcp_session *s, const json_t *result, wap_mcp_send_fn send,
+			void *arg)
 {
 	json_t *roots = json_object_get(result, "roots"), *r;
 	size_t i;
@@ -430,10 +470,15 @@ static void apply_roots(struct wap_mcp_session *s, const json_t *result)
 			free(path);
 			return;	/* the first root inside the workspace wins */
 		}
+		mcp_log(s, send, arg, LOG_WARNING, "roots: %s is not used as the root: %s",
+			json_string_value(json_object_get(r, "uri")), err.msg);
 		free(n);
 		free(path);
 		wap_err_release(&err);
 	}
+	if (json_array_size(roots))
+		mcp_log(s, send, arg, LOG_WARNING, "roots: no root of the client is inside the "
+			"workspace; calls stay at %s", s->srv->ws->root);
 }
 
 void wap_mcp_request_roots(struct wap_mcp_session *s, wap_mcp_send_fn send, void *arg)
@@ -493,7 +538,8 @@ static const struct wap_ws *current_ws(struct wap_mcp_session *s)
 	return ws;
 }
 
-static void handle_response(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
+static void handle_response(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
+			    wap_mcp_send_fn send, void *arg)
 {
 	bool ours;
 
@@ -503,7 +549,11 @@ static void handle_response(struct wap_mcp_session *s, const struct wap_rpc_msg 
 	if (!ours)
 		return;
 	if (m->result)
-		apply_roots(s, m->result);
+		apply_roots(s, m->result, send, arg);
+	else
+		mcp_log(s, send, arg, LOG_WARNING, "roots/list failed: %s",
+			json_string_value(json_object_get(m->error, "message")) ?
+			json_string_value(json_object_get(m->error, "message")) : "no result");
 	pthread_mutex_lock(&s->mu);
 	s->roots_pending = false;
 	pthread_cond_broadcast(&s->cv);
@@ -541,11 +591,28 @@ static json_t *initialize(struct wap_mcp_session *s, const struct wap_rpc_msg *m
 	s->client_roots = json_is_object(json_object_get(caps, "roots"));
 	s->roots_stale = s->client_roots;
 	pthread_mutex_unlock(&s->mu);
-	return wap_rpc_result(m->id, json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}",
+	return wap_rpc_result(m->id, json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}",
 		"protocolVersion", v,
-		"capabilities", "tools", "listChanged", 0,
+		"capabilities", "tools", "listChanged", 0, "logging",
 		"serverInfo", "name", "wap", "title", "wap workspace tools", "version", WAP_VERSION,
 		"instructions", instructions));
+}
+
+static json_t *set_level(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
+{
+	const char *want = json_string_value(json_object_get(m->params, "level"));
+	int i;
+
+	for (i = 0; want && log_levels[i]; i++)
+		if (!strcmp(log_levels[i], want))
+			break;
+	if (!want || !log_levels[i])
+		return invalid_params(m, "Invalid params: level must be one of debug, info, notice, "
+				      "warning, error, critical, alert, emergency%s", NULL);
+	pthread_mutex_lock(&s->mu);
+	s->log_level = i;
+	pthread_mutex_unlock(&s->mu);
+	return wap_rpc_result(m->id, json_object());
 }
 
 static json_t *tools_list(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
@@ -757,7 +824,7 @@ json_t *wap_mcp_handle(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 	const struct wap_profile *p = s->srv->profile;
 
 	if (m->kind == WAP_RPC_RESPONSE) {
-		handle_response(s, m);
+		handle_response(s, m, send, arg);
 		return NULL;
 	}
 	if (m->kind == WAP_RPC_NOTIFICATION) {
@@ -804,6 +871,8 @@ json_t *wap_mcp_handle(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 	}
 	if (!strcmp(m->method, "initialize"))
 		return initialize(s, m);
+	if (!strcmp(m->method, "logging/setLevel"))
+		return set_level(s, m);
 	if (!strcmp(m->method, "tools/list"))
 		return tools_list(s, m);
 	if (!strcmp(m->method, "tools/call"))

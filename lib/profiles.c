@@ -874,7 +874,7 @@ static const struct wap_argmap wti_git[] = {
 
 static const struct wap_ptool wti_tools[] = {
 	{ "bash", "exec", "Run a bash command",
-	  "Executes a bash command in the workspace and returns stdout, stderr, exit_code and "
+	  "Executes a bash command in the workspace and returns " Q "stdout" Q ", " Q "stderr" Q ", exit_code and "
 	  "duration_ms; a non-zero exit code is a result, not an error.  A command past timeout_ms "
 	  "gets SIGTERM, then SIGKILL 5 seconds later, and the reply is a TIMEOUT error carrying the "
 	  "partial output.  Each stream is kept to 50 KB (stdout_truncated, stdout_bytes say so).",

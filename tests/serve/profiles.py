@@ -163,3 +163,29 @@ lim = r[1]["result"].get("structuredContent", {}).get("limits", {})
 ok(lim.get("maxOutputSize") == 4096, "wap-1.0: the config's maxOutputSize wins over the document's", lim)
 r = session("langop", [call(1, "read_file", {"path": "huge.txt"})])
 ok(text(r[1]) == ("h" * 99 + "\n") * 11000, "langop: 10 MiB reads by default (the document: no hard limit)")
+
+# ---- MCP logging: logging/setLevel, notifications/message for the server's warnings ----
+p = subprocess.Popen([wap, "serve", "--root", root, "--roots-from-client"], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, text=True)
+send = lambda m: (p.stdin.write(json.dumps(m) + "\n"), p.stdin.flush())
+recv = lambda: json.loads(p.stdout.readline())
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+      "params": {"protocolVersion": "2025-06-18", "capabilities": {"roots": {}}}})
+init = recv()
+ok(init["result"]["capabilities"].get("logging") == {}, "MCP: logging is advertised", init["result"]["capabilities"])
+send(rpc(2, "logging/setLevel", {"level": "loud"}))
+bad = recv()
+ok(bad.get("error", {}).get("code") == -32602, "MCP: logging/setLevel of an unknown level is invalid params", bad)
+send(rpc(3, "logging/setLevel", {"level": "warning"}))
+lv = recv()
+ok(lv.get("result") == {}, "MCP: logging/setLevel answers {}", lv)
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+asked = recv()
+send({"jsonrpc": "2.0", "id": asked.get("id"), "result": {"roots": [{"uri": "file:///etc"}]}})
+send(call(4, "info", {}))
+msgs = [recv(), recv()]
+note = [m for m in msgs if m.get("method") == "notifications/message"]
+ok(note and note[0]["params"]["level"] == "warning" and "/etc" in note[0]["params"]["data"],
+   "MCP: a root outside the workspace is a warning notifications/message", msgs)
+p.stdin.close()
+p.wait(timeout=10)
