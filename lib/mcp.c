@@ -580,7 +580,8 @@ static const char instructions[] =
 static json_t *initialize(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
 {
 	json_t *pv = json_object_get(m->params, "protocolVersion");
-	json_t *caps = json_object_get(m->params, "capabilities");
+	json_t *caps = json_object_get(m->params, "capabilities"), *res;
+	const struct wap_profile *p = s->srv->profile;
 	const char *v;
 
 	if (!json_is_object(m->params) || !json_is_string(pv))
@@ -591,11 +592,36 @@ static json_t *initialize(struct wap_mcp_session *s, const struct wap_rpc_msg *m
 	s->client_roots = json_is_object(json_object_get(caps, "roots"));
 	s->roots_stale = s->client_roots;
 	pthread_mutex_unlock(&s->mu);
-	return wap_rpc_result(m->id, json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}",
+	res = json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}}",
 		"protocolVersion", v,
 		"capabilities", "tools", "listChanged", 0, "logging",
-		"serverInfo", "name", "wap", "title", "wap workspace tools", "version", WAP_VERSION,
-		"instructions", instructions));
+		"serverInfo", "name", p->server_name ? p->server_name : "wap",
+		"title", "wap workspace tools",
+		"version", p->server_version ? p->server_version : WAP_VERSION);
+	if (p->server_name)	/* exactly the document's serverInfo */
+		json_object_del(json_object_get(res, "serverInfo"), "title");
+	if (p->all_applets) {
+		json_object_set_new(res, "instructions", json_string(instructions));
+	} else if (p->instructions) {
+		if (*p->instructions)
+			json_object_set_new(res, "instructions", json_string(p->instructions));
+	} else {
+		/* the profile's own tools, never wap's */
+		size_t n;
+		const struct wap_ptool **tools = wap_profile_tools(p, &n);
+		struct wap_sb sb = WAP_SB_INIT;
+
+		wap_sb_addf(&sb, "wap serving %s. Tools:", p->summary);
+		for (size_t i = 0; i < n; i++)
+			wap_sb_addf(&sb, "%s %s", i ? "," : "", tools[i]->name);
+		wap_sb_adds(&sb, ". Paths are relative to the workspace root (absolute paths inside it "
+			    "work too); nothing outside the root can be reached.");
+		free(tools);
+		if (sb.buf)
+			json_object_set_new(res, "instructions", json_string(sb.buf));
+		wap_sb_release(&sb);
+	}
+	return wap_rpc_result(m->id, res);
 }
 
 static json_t *set_level(struct wap_mcp_session *s, const struct wap_rpc_msg *m)

@@ -961,31 +961,42 @@ static const struct wap_ptool acp_tools[] = {
 static const struct wap_ptool no_tools[] = { { NULL } };
 
 static const struct wap_profile p_wap = {
-	"wap", "every applet as a tool, arguments = its long options", true, false, no_tools, NULL
+	.name = "wap", .summary = "every applet as a tool, arguments = its long options",
+	.all_applets = true, .tools = no_tools,
 };
 static const struct wap_profile p_w10 = {
-	"wap-1.0", "the WAP 1.0 tools (exploreFiles, readFile, ...)", false, false, w10_tools,
+	.name = "wap-1.0", .summary = "the WAP 1.0 tools (exploreFiles, readFile, ...)",
+	.tools = w10_tools,
 	/* the document's "Recommended System Limits" */
-	"{\"maxFileSize\":1048576,\"maxDirectoryEntries\":500,\"maxSearchResults\":100,"
-	"\"maxOutputSize\":1048576}"
+	.limits = "{\"maxFileSize\":1048576,\"maxDirectoryEntries\":500,\"maxSearchResults\":100,"
+		  "\"maxOutputSize\":1048576}",
 };
 static const struct wap_profile p_langop = {
-	"langop", "the Language Operator workspace tool (read_file, ...)", false, false, langop_tools,
+	.name = "langop", .summary = "the Language Operator workspace tool (read_file, ...)",
+	.tools = langop_tools,
 	/* "No hard limit on file size; large files (>10MB) may cause memory
 	 * pressure": reads are whole up to 10 MiB */
-	"{\"maxFileSize\":10485760}"
+	.limits = "{\"maxFileSize\":10485760}",
+	/* as the document's initialize reply and /health show them */
+	.server_name = "workspace-tool", .server_version = "1.0.0",
+	.instructions = "",
+	/* its curl examples POST tools/list and tools/call without initialize */
+	.stateless = true,
 };
 static const struct wap_profile p_opencode = {
-	"opencode", "OpenCode's tools (bash, read, write, edit, glob, grep) and git", false, false, oc_tools, NULL
+	.name = "opencode", .summary = "OpenCode's tools (bash, read, write, edit, glob, grep) and git",
+	.tools = oc_tools,
 };
 static const struct wap_profile p_wti = {
-	"wti", "the workspace-tool-interface document (bash, read, write, edit, glob, grep, git; "
-	"file_path, old_string, ...)", false, false, wti_tools,
+	.name = "wti", .summary = "the workspace-tool-interface document (bash, read, write, edit, "
+	"glob, grep, git; file_path, old_string, ...)",
+	.tools = wti_tools,
 	/* "truncates the output to 50KB" */
-	"{\"maxOutputSize\":51200}"
+	.limits = "{\"maxOutputSize\":51200}",
 };
 static const struct wap_profile p_acp = {
-	"acp", "Agent Client Protocol fs/read_text_file, fs/write_text_file", false, true, acp_tools, NULL
+	.name = "acp", .summary = "Agent Client Protocol fs/read_text_file, fs/write_text_file",
+	.methods = true, .tools = acp_tools,
 };
 
 const struct wap_profile *const wap_profiles[] = {

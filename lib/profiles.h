@@ -68,6 +68,14 @@ struct wap_profile {
 	 * ({"maxOutputSize":1048576}); they replace wap's defaults, and a
 	 * limit the config sets replaces them.  NULL: wap's defaults. */
 	const char *limits;
+	/* serverInfo name and version (and /health's service, version);
+	 * NULL: wap's */
+	const char *server_name, *server_version;
+	/* initialize's instructions; NULL: made from the tool list ("" none) */
+	const char *instructions;
+	/* HTTP: a request without Mcp-Session-Id (and no initialize before it)
+	 * is served in a session of its own, as the document's examples do */
+	bool stateless;
 };
 
 extern const struct wap_profile *const wap_profiles[];	/* NULL-terminated */

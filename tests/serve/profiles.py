@@ -189,3 +189,62 @@ ok(note and note[0]["params"]["level"] == "warning" and "/etc" in note[0]["param
    "MCP: a root outside the workspace is a warning notifications/message", msgs)
 p.stdin.close()
 p.wait(timeout=10)
+
+# ---- langop over HTTP: the document's own examples, as it shows them ----
+import re, time, urllib.request, urllib.error
+with open(os.path.join(root, "README.md"), "w") as f:
+    f.write("# Readme\n")
+with open(os.path.join(root, "notes.txt"), "w") as f:
+    f.write("a note\n")
+p = subprocess.Popen([wap, "serve", "--http", "127.0.0.1:0", "--no-auth", "--profile", "langop", "--root", root],
+                     stderr=subprocess.PIPE, text=True)
+port = None
+for _ in range(100):
+    line = p.stderr.readline()
+    mm = re.search(r"http://127\.0\.0\.1:(\d+)/mcp", line)
+    if mm:
+        port = mm.group(1)
+        break
+base = f"http://127.0.0.1:{port}"
+
+
+def http(method, path, body=None, headers=None):
+    req = urllib.request.Request(base + path, method=method, data=json.dumps(body).encode() if body else None,
+                                 headers=dict({"Content-Type": "application/json"}, **(headers or {})))
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return r.status, dict(r.headers), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read().decode()
+
+
+st, _, body = http("GET", "/health")
+ok(st == 200 and json.loads(body) == {"status": "ok", "service": "workspace-tool", "version": "1.0.0"},
+   "langop /health is the document's", body)
+st, hdrs, body = http("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "agent", "version": "1.0"}}})
+res = json.loads(body).get("result", {})
+ok(st == 200 and res.get("protocolVersion") == "2024-11-05" and res.get("serverInfo") == {"name": "workspace-tool", "version": "1.0.0"}
+   and "tools" in res.get("capabilities", {}), "langop initialize: the document's reply", body)
+ok("instructions" not in res, "langop initialize: no instructions naming tools it lacks", res.get("instructions"))
+sid = {k.lower(): v for k, v in hdrs.items()}.get("mcp-session-id")
+# the Testing section's curl lines: no initialize before, no Mcp-Session-Id
+st, _, body = http("POST", "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
+names = [t["name"] for t in json.loads(body).get("result", {}).get("tools", [])] if st == 200 else body
+ok(names == ["read_file", "write_file", "list_directory", "create_directory", "get_file_info", "search_files"],
+   "langop: curl tools/list without a session", names)
+st, _, body = http("POST", "/mcp", {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+    "name": "read_file", "arguments": {"path": "README.md"}}})
+ok(st == 200 and json.loads(body)["result"]["content"][0]["text"] == "# Readme\n", "langop: curl read_file without a session", body)
+st, _, body = http("POST", "/mcp", {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+    "name": "list_directory", "arguments": {"path": "."}}})
+ok(st == 200 and "[FILE] README.md" in json.loads(body)["result"]["content"][0]["text"], "langop: curl list_directory without a session", body)
+st, _, body = http("POST", "/mcp", {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+    "name": "read_file", "arguments": {"path": "notes.txt"}}}, {"Mcp-Session-Id": sid} if sid else {})
+ok(st == 200 and json.loads(body)["result"]["content"][0]["text"] == "a note\n", "langop: the document's Call Tool in its session", body)
+# a session that is gone: GET and POST say 404
+st, _, _ = http("DELETE", "/mcp", None, {"Mcp-Session-Id": sid or "x"})
+st2, _, _ = http("GET", "/mcp", None, {"Mcp-Session-Id": sid or "x", "Accept": "text/event-stream"})
+ok(st == 200 and st2 == 404, f"GET /mcp of a deleted session is 404 (DELETE {st}, GET {st2})")
+p.terminate()
+p.wait(timeout=10)
