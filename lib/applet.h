@@ -114,8 +114,12 @@ json_t *wap_args_parse(const struct wap_applet *a, const struct wap_ws *ws, int 
 		       char **argv, struct wap_err *err);
 
 /* The description of an option, taken from the applet's usage text (the
- * text after the option on its line).  Malloc'd; NULL if not found. */
+ * text after the option on its line and its continuation lines).
+ * Malloc'd; NULL if not found. */
 char *wap_opt_help(const struct wap_applet *a, const struct wap_opt *o);
+
+/* TEXT with A's --flags spelled as JSON argument names (for MCP). */
+char *wap_mcp_words(const struct wap_applet *a, const char *text);
 
 /* JSON Schema for an applet's arguments (a new reference). */
 json_t *wap_applet_input_schema(const struct wap_applet *a);

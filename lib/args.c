@@ -232,6 +232,28 @@ fail:
 
 /* Find "--NAME" (or, for positionals, "NAME" in capitals) at the start of
  * an option line of the usage text, and return the text after it. */
+/* The description starting at D, column COL of its line, and the lines
+ * after it indented to at least COL (its continuation), joined by spaces. */
+static char *help_lines(const char *d, size_t col)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	const char *eol = strchrnul(d, '\n');
+
+	wap_sb_add(&sb, d, eol - d);
+	while (*eol == '\n') {
+		const char *l = eol + 1, *q = l;
+
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if ((size_t)(q - l) < col || *q == '\n' || !*q)
+			break;
+		eol = strchrnul(q, '\n');
+		wap_sb_addc(&sb, ' ');
+		wap_sb_add(&sb, q, eol - q);
+	}
+	return wap_sb_detach(&sb);
+}
+
 char *wap_opt_help(const struct wap_applet *a, const struct wap_opt *o)
 {
 	char needle[80];
@@ -266,9 +288,43 @@ char *wap_opt_help(const struct wap_applet *a, const struct wap_opt *o)
 			return strdup("");
 		while (*d == ' ')
 			d++;
-		return strndup(d, eol - d);
+		return help_lines(d, (size_t)(d - line));
 	}
 	return NULL;
+}
+
+/* TEXT with each --NAME of A's options spelled as the argument a JSON
+ * caller passes (--max-results -> max_results, --timeout -> timeout_ms):
+ * a model calling the tool never sees a command-line flag.  Malloc'd. */
+char *wap_mcp_words(const struct wap_applet *a, const char *text)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	const char *p = text;
+	char kb[64];
+
+	while (p && *p) {
+		const struct wap_opt *o, *best = NULL;
+		size_t n, bestn = 0;
+
+		if (p[0] != '-' || p[1] != '-' || (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '-'))) {
+			wap_sb_addc(&sb, *p++);
+			continue;
+		}
+		for (n = 2; isalnum((unsigned char)p[n]) || p[n] == '-'; n++)
+			;
+		for (o = a->opts; o->name; o++)
+			if (!(o->flags & (WAP_OPT_POS | WAP_OPT_CLI)) && strlen(o->name) == n - 2 &&
+			    !strncmp(p + 2, o->name, n - 2) && n > bestn)
+				best = o, bestn = n;
+		if (best) {
+			wap_sb_adds(&sb, wap_opt_key(best, kb, sizeof(kb)));
+			p += bestn;
+		} else {
+			wap_sb_add(&sb, p, n);
+			p += n;
+		}
+	}
+	return wap_sb_detach(&sb);
 }
 
 json_t *wap_applet_input_schema(const struct wap_applet *a)
@@ -304,8 +360,11 @@ json_t *wap_applet_input_schema(const struct wap_applet *a)
 			p = json_object();
 		}
 		help = wap_opt_help(a, o);
-		if (help && *help)
-			json_object_set_new(p, "description", json_string(help));
+		if (help && *help) {
+			char *w = wap_mcp_words(a, help);
+			json_object_set_new(p, "description", json_string(w ? w : help));
+			free(w);
+		}
 		free(help);
 		json_object_set_new(props, wap_opt_key(o, kb, sizeof(kb)), p);
 		if (o->flags & WAP_OPT_REQ)

@@ -696,7 +696,7 @@ static const struct wap_ptool w10_tools[] = {
 	  "isTruncated says so.",
 	  "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\",\"description\":\"Starting directory path\"},"
 	  "\"recursive\":{\"type\":\"boolean\",\"description\":\"Whether to explore recursively\"},"
-	  "\"excludePatterns\":" STRS ",\"maxDepth\":{\"type\":\"integer\",\"description\":\"Maximum recursion depth (default: 3)\"},"
+	  "\"excludePatterns\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Glob patterns to exclude\"},\"maxDepth\":{\"type\":\"integer\",\"description\":\"Maximum recursion depth (default: 3)\"},"
 	  "\"returnMetadata\":{\"type\":\"boolean\",\"description\":\"Whether to include file metadata\"}},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
@@ -738,10 +738,10 @@ static const struct wap_ptool w10_tools[] = {
 	{ "searchFiles", "grep", "Search files",
 	  "Searches for content in files across the workspace (regex or literal), with context lines. "
 	  "Results are capped; isTruncated and totalMatches say how many there were.",
-	  "{\"type\":\"object\",\"properties\":{\"paths\":" STRS ",\"query\":{\"type\":\"string\",\"description\":\"Search query\"},"
+	  "{\"type\":\"object\",\"properties\":{\"paths\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Paths to search in\"},\"query\":{\"type\":\"string\",\"description\":\"Search query\"},"
 	  "\"type\":{\"type\":\"string\",\"enum\":[\"regex\",\"literal\"],\"description\":\"Search type\"},"
 	  "\"recursive\":{\"type\":\"boolean\",\"description\":\"Whether to search recursively\"},"
-	  "\"excludePatterns\":" STRS ",\"contextLines\":{\"type\":\"integer\",\"description\":\"Number of context lines to include\"}},"
+	  "\"excludePatterns\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Glob patterns to exclude\"},\"contextLines\":{\"type\":\"integer\",\"description\":\"Number of context lines to include\"}},"
 	  "\"required\":[\"paths\",\"query\",\"type\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"matches\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 	  "\"path\":{\"type\":\"string\"},\"line\":{\"type\":\"number\"},\"matchText\":{\"type\":\"string\"},"
@@ -928,7 +928,7 @@ static const struct wap_ptool wti_tools[] = {
 	  "actions of wap git.",
 	  "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"status, diff, commit, push, checkout, log, ...\"},"
 	  "\"message\":{\"type\":\"string\",\"description\":\"commit: the commit message\"},"
-	  "\"files\":" STRS ","
+	  "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"commit: the files to stage and commit\"},"
 	  "\"branch\":{\"type\":\"string\",\"description\":\"checkout, push: the branch\"}},"
 	  "\"required\":[\"action\"],\"additionalProperties\":false}",
 	  NULL, wti_git, NULL, NULL, NULL, 0 },
@@ -1134,8 +1134,11 @@ json_t *wap_ptool_json(const struct wap_ptool *t)
 	if (t->description) {
 		json_object_set_new(o, "description", json_string(t->description));
 	} else if (a) {
+		char *w;
 		desc = applet_description(a);
-		json_object_set_new(o, "description", json_string(desc ? desc : a->summary));
+		w = desc ? wap_mcp_words(a, desc) : NULL;
+		json_object_set_new(o, "description", json_string(w ? w : desc ? desc : a->summary));
+		free(w);
 		free(desc);
 	}
 	if (t->input_schema)

@@ -3,7 +3,7 @@
 the document reads whole files (never a silent 2,000-line or 2,000-character
 cut), ACP's result objects and absolute paths, the limits each profile
 carries.  TAP lines."""
-import json, os, subprocess, sys
+import json, os, re, subprocess, sys
 
 wap, root = sys.argv[1:3]
 n = 0
@@ -191,7 +191,7 @@ p.stdin.close()
 p.wait(timeout=10)
 
 # ---- langop over HTTP: the document's own examples, as it shows them ----
-import re, time, urllib.request, urllib.error
+import time, urllib.request, urllib.error
 with open(os.path.join(root, "README.md"), "w") as f:
     f.write("# Readme\n")
 with open(os.path.join(root, "notes.txt"), "w") as f:
@@ -248,3 +248,27 @@ st2, _, _ = http("GET", "/mcp", None, {"Mcp-Session-Id": sid or "x", "Accept": "
 ok(st == 200 and st2 == 404, f"GET /mcp of a deleted session is 404 (DELETE {st}, GET {st2})")
 p.terminate()
 p.wait(timeout=10)
+
+# ---- tool definitions: every parameter described, whole, in the caller's words ----
+for prof in ("wap", "wap-1.0", "langop", "opencode", "wti"):
+    r = session(prof, [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}])
+    tools = r[1]["result"]["tools"]
+    nodesc = [f"{t['name']}.{k}" for t in tools for k, v in t["inputSchema"].get("properties", {}).items()
+              if not v.get("description")]
+    ok(not nodesc, f"{prof}: every parameter has a description", nodesc)
+    flags = []
+    for t in tools:
+        keys = set(t["inputSchema"].get("properties", {}))
+        for text in [t["description"]] + [v.get("description", "") for v in t["inputSchema"].get("properties", {}).values()]:
+            for f in re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", text):
+                if f.replace("-", "_") in keys or f in keys or f in ("offset", "limit", "max-results", "timeout"):
+                    flags.append(f"{t['name']}: --{f}")
+    ok(not flags, f"{prof}: no description names a CLI flag for an argument", flags)
+r = session("wap", [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}])
+props = {t["name"]: t["inputSchema"]["properties"] for t in r[1]["result"]["tools"]}
+ok(props["read"]["tail"]["description"].endswith("(-1 is the last)"), "wap: read.tail's description is whole",
+   props["read"]["tail"]["description"])
+ok(props["edit"]["path"]["description"].endswith("applies to)"), "wap: edit.path's description is whole",
+   props["edit"]["path"]["description"])
+ok("JSON the text itself" in props["exec"]["stdin"]["description"], "wap: exec.stdin's description is whole",
+   props["exec"]["stdin"]["description"])
