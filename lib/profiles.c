@@ -395,6 +395,10 @@ static int langop_list_directory(struct wap_run *run, const json_t *args, char *
 			    json_is_true(json_object_get(files[i], "isDirectory")) ? "[DIR]" : "[FILE]",
 			    base ? base + 1 : p);
 	}
+	/* never a silent cut: the entries past limits.maxDirectoryEntries */
+	if (json_is_true(json_object_get(res, "isTruncated")))
+		wap_sb_addf(&sb, "\n\n(%zu of %lld entries shown: limits.maxDirectoryEntries)", n,
+			    (long long)json_integer_value(json_object_get(res, "totalFound")));
 	free(files);
 	*text = wap_sb_detach(&sb);
 out:
@@ -568,7 +572,11 @@ static int langop_search_files(struct wap_run *run, const json_t *args, char **t
 	size_t i, n;
 	int rc = 1;
 
+	/* the document excludes nothing and lists in path order */
 	json_object_set_new(req, "max_results", json_integer(100));
+	json_object_set_new(req, "no_default_excludes", json_true());
+	json_object_set_new(req, "no_ignore", json_true());
+	json_object_set_new(req, "sort", json_string("path"));
 	if (json_object_get(args, "max_results"))
 		json_object_set(req, "max_results", json_object_get(args, "max_results"));
 	/* the directory must exist and be one: the tool's own messages */
@@ -602,6 +610,8 @@ static int langop_search_files(struct wap_run *run, const json_t *args, char **t
 		wap_sb_addf(&sb, "%s%s %s", i ? "\n" : "",
 			    json_is_true(json_object_get(f, "isDirectory")) ? "[DIR]" : "[FILE]",
 			    json_string_value(json_object_get(f, "path")));
+	if (json_is_true(json_object_get(res, "isTruncated")))
+		wap_sb_addf(&sb, "\n\n(the first %zu shown: raise max_results for more)", n);
 	*text = wap_sb_detach(&sb);
 out:
 	wap_err_release(&e);
@@ -612,7 +622,8 @@ out:
 
 /* ---- the tables ---- */
 
-#define S_PATH "\"path\":{\"type\":\"string\",\"description\":\"File path relative to the workspace root (or an absolute path within it)\"}"
+#define S_PATHD(what) "\"path\":{\"type\":\"string\",\"description\":\"" what " path relative to the workspace root (or an absolute path within it)\"}"
+#define S_PATH S_PATHD("File")
 
 static const struct wap_ptool langop_tools[] = {
 	{ "read_file", "read", "Read file", "Read complete file contents from workspace.",
@@ -631,17 +642,17 @@ static const struct wap_ptool langop_tools[] = {
 	  "", NULL, NULL, NULL, langop_write_file, WAP_APPLET_DESTRUCTIVE },
 	{ "list_directory", "ls", "List directory",
 	  "List directory contents with file/directory indicators.",
-	  "{\"type\":\"object\",\"properties\":{" S_PATH "},"
+	  "{\"type\":\"object\",\"properties\":{" S_PATHD("Directory") "},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
 	  "", NULL, NULL, NULL, langop_list_directory, WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT },
 	{ "create_directory", "mkdir", "Create directory",
 	  "Create new directory in workspace (creates parent directories as needed).",
-	  "{\"type\":\"object\",\"properties\":{" S_PATH "},"
+	  "{\"type\":\"object\",\"properties\":{" S_PATHD("Directory") "},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
 	  "", NULL, NULL, NULL, langop_create_directory, WAP_APPLET_IDEMPOTENT },
 	{ "get_file_info", "info", "Get file info",
 	  "Get detailed file or directory metadata.",
-	  "{\"type\":\"object\",\"properties\":{" S_PATH "},"
+	  "{\"type\":\"object\",\"properties\":{" S_PATHD("File or directory") "},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
 	  "", NULL, NULL, NULL, langop_get_file_info, WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT },
 	{ "search_files", "glob", "Search files",
@@ -976,7 +987,7 @@ static const struct wap_profile p_langop = {
 	.tools = langop_tools,
 	/* "No hard limit on file size; large files (>10MB) may cause memory
 	 * pressure": reads are whole up to 10 MiB */
-	.limits = "{\"maxFileSize\":10485760}",
+	.limits = "{\"maxFileSize\":10485760,\"maxDirectoryEntries\":100000}",
 	/* as the document's initialize reply and /health show them */
 	.server_name = "workspace-tool", .server_version = "1.0.0",
 	.instructions = "",
@@ -1321,6 +1332,13 @@ int wap_ptool_run(struct wap_run *run, const struct wap_ptool *t, const json_t *
 		json_t *schema = json_loads(t->input_schema, 0, NULL);
 		rc = wap_schema_check(schema, args, t->name, err);
 		json_decref(schema);
+		if (rc && t->text_call) {
+			/* a text-only tool answers every failure in its own words */
+			*text = fmt("Error: %s", err->msg);
+			wap_err_release(err);
+			memset(err, 0, sizeof(*err));
+			return 1;
+		}
 		if (rc)
 			return -1;
 	}

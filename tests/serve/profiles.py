@@ -259,8 +259,8 @@ for prof in ("wap", "wap-1.0", "langop", "opencode", "wti"):
     flags = []
     for t in tools:
         keys = set(t["inputSchema"].get("properties", {}))
-        for text in [t["description"]] + [v.get("description", "") for v in t["inputSchema"].get("properties", {}).values()]:
-            for f in re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", text):
+        for txt in [t["description"]] + [v.get("description", "") for v in t["inputSchema"].get("properties", {}).values()]:
+            for f in re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", txt):
                 if f.replace("-", "_") in keys or f in keys or f in ("offset", "limit", "max-results", "timeout"):
                     flags.append(f"{t['name']}: --{f}")
     ok(not flags, f"{prof}: no description names a CLI flag for an argument", flags)
@@ -272,3 +272,26 @@ ok(props["edit"]["path"]["description"].endswith("applies to)"), "wap: edit.path
    props["edit"]["path"]["description"])
 ok("JSON the text itself" in props["exec"]["stdin"]["description"], "wap: exec.stdin's description is whole",
    props["exec"]["stdin"]["description"])
+
+# ---- langop details ----
+os.makedirs(os.path.join(root, "many"), exist_ok=True)
+for i in range(600):
+    open(os.path.join(root, "many", f"f{i:03d}.txt"), "w").close()
+for d in ("node_modules/pkg", "dist", "zz", "aa"):
+    os.makedirs(os.path.join(root, "srch", d), exist_ok=True)
+    open(os.path.join(root, "srch", d, "x.json"), "w").close()
+r = session("langop", [call(1, "list_directory", {"path": "many"}), call(2, "search_files", {"path": "srch", "pattern": "**/*.json"}),
+                       call(3, "write_file", {}), call(4, "list_directory", {"path": "many"})])
+ok(text(r[1]).count("[FILE]") == 600, "langop list_directory: all 600 entries", text(r[1])[-200:])
+ok(text(r[2]).split("\n")[2:] == ["[FILE] srch/aa/x.json", "[FILE] srch/dist/x.json", "[FILE] srch/node_modules/pkg/x.json",
+                                   "[FILE] srch/zz/x.json"], "langop search_files: nothing excluded, in path order", text(r[2]))
+ok(r[3]["result"].get("isError") and text(r[3]).startswith("Error: ") and "path" in text(r[3]),
+   "langop write_file {}: an Error: text", text(r[3]))
+r = session("langop", [call(1, "list_directory", {"path": "many"})], config={"limits": {"maxDirectoryEntries": 500}})
+ok(text(r[1]).count("[FILE]") == 500 and text(r[1]).endswith("(500 of 600 entries shown: limits.maxDirectoryEntries)"),
+   "langop list_directory: a cut says so", text(r[1])[-120:])
+r = session("langop", [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}])
+d = {t["name"]: t["inputSchema"]["properties"]["path"]["description"] for t in r[1]["result"]["tools"]}
+ok(d["list_directory"].startswith("Directory path") and d["create_directory"].startswith("Directory path")
+   and d["get_file_info"].startswith("File or directory path") and d["read_file"].startswith("File path"),
+   "langop: the path descriptions are the document's", d)
