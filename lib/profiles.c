@@ -387,7 +387,7 @@ static int langop_list_directory(struct wap_run *run, const json_t *args, char *
 		free(files);
 		goto out;
 	}
-	wap_sb_addf(&sb, "Contents of %s:\n\n", path);
+	wap_sb_addf(&sb, "Contents of %s:\n", path);
 	for (size_t i = 0; i < n; i++) {
 		const char *p = json_string_value(json_object_get(files[i], "path"));
 		const char *base = strrchr(p, '/');
@@ -605,7 +605,7 @@ static int langop_search_files(struct wap_run *run, const json_t *args, char **t
 		*text = fmt("No matches found for pattern '%s' in %s", pattern, path);
 		goto out;
 	}
-	wap_sb_addf(&sb, "Found %zu match(es) for '%s':\n\n", n, pattern);
+	wap_sb_addf(&sb, "Found %zu match(es) for '%s':\n", n, pattern);
 	json_array_foreach(files, i, f)
 		wap_sb_addf(&sb, "%s%s %s", i ? "\n" : "",
 			    json_is_true(json_object_get(f, "isDirectory")) ? "[DIR]" : "[FILE]",

@@ -283,7 +283,7 @@ for d in ("node_modules/pkg", "dist", "zz", "aa"):
 r = session("langop", [call(1, "list_directory", {"path": "many"}), call(2, "search_files", {"path": "srch", "pattern": "**/*.json"}),
                        call(3, "write_file", {}), call(4, "list_directory", {"path": "many"})])
 ok(text(r[1]).count("[FILE]") == 600, "langop list_directory: all 600 entries", text(r[1])[-200:])
-ok(text(r[2]).split("\n")[2:] == ["[FILE] srch/aa/x.json", "[FILE] srch/dist/x.json", "[FILE] srch/node_modules/pkg/x.json",
+ok(text(r[2]).split("\n")[1:] == ["[FILE] srch/aa/x.json", "[FILE] srch/dist/x.json", "[FILE] srch/node_modules/pkg/x.json",
                                    "[FILE] srch/zz/x.json"], "langop search_files: nothing excluded, in path order", text(r[2]))
 ok(r[3]["result"].get("isError") and text(r[3]).startswith("Error: ") and "path" in text(r[3]),
    "langop write_file {}: an Error: text", text(r[3]))
@@ -295,3 +295,23 @@ d = {t["name"]: t["inputSchema"]["properties"]["path"]["description"] for t in r
 ok(d["list_directory"].startswith("Directory path") and d["create_directory"].startswith("Directory path")
    and d["get_file_info"].startswith("File or directory path") and d["read_file"].startswith("File path"),
    "langop: the path descriptions are the document's", d)
+
+# ---- acp terminals in order: the document's results ----
+p = subprocess.Popen([wap, "serve", "--root", root, "--profile", "acp", "--workers", "1"],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+send = lambda m: (p.stdin.write(json.dumps(m) + "\n"), p.stdin.flush())
+recv = lambda: json.loads(p.stdout.readline())
+send(rpc(1, "terminal/create", {"sessionId": "s", "command": "sh", "args": ["-c", "printf hi; exit 3"], "cwd": root}))
+tid = recv()["result"]["terminalId"]
+send(rpc(2, "terminal/wait_for_exit", {"sessionId": "s", "terminalId": tid}))
+w = recv()
+send(rpc(3, "terminal/output", {"sessionId": "s", "terminalId": tid}))
+o = recv()
+send(rpc(4, "terminal/create", {"sessionId": "s", "command": "true", "cwd": "rel"}))
+c = recv()
+p.stdin.close()
+p.wait(timeout=10)
+ok(w.get("result") == {"exitCode": 3, "signal": None}, "acp terminal/wait_for_exit: {exitCode, signal}", w)
+ok(o.get("result") == {"output": "hi", "truncated": False, "exitStatus": {"exitCode": 3, "signal": None}},
+   "acp terminal/output: {output, truncated, exitStatus}", o)
+ok("error" in c, "acp terminal/create: a relative cwd is refused", c)
