@@ -1317,6 +1317,88 @@ static json_t *map_args(const struct wap_ptool *t, const json_t *args, struct wa
 	return req;
 }
 
+/* S in the words of T's caller: wap's --flags become the applet's argument
+ * names, and those the profile's own (offset -> startLine).  Malloc'd. */
+static char *caller_words(const struct wap_ptool *t, const struct wap_applet *a, const char *s)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	const char *p = s;
+	char kb[64];
+
+	while (*p) {
+		const struct wap_opt *o, *hit = NULL;
+		const struct wap_argmap *m;
+		const char *name;
+		size_t n;
+
+		if (p[0] != '-' || p[1] != '-' || (p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '-'))) {
+			wap_sb_addc(&sb, *p++);
+			continue;
+		}
+		for (n = 2; isalnum((unsigned char)p[n]) || p[n] == '-'; n++)
+			;
+		for (o = a->opts; o->name; o++)
+			if (!(o->flags & (WAP_OPT_POS | WAP_OPT_CLI)) && strlen(o->name) == n - 2 &&
+			    !strncmp(p + 2, o->name, n - 2))
+				hit = o;
+		if (!hit) {
+			wap_sb_add(&sb, p, n);
+			p += n;
+			continue;
+		}
+		name = wap_opt_key(hit, kb, sizeof(kb));
+		for (m = t->args; m && m->from; m++)
+			if (m->to && !strcmp(m->to, name)) {
+				name = m->from;
+				break;
+			}
+		wap_sb_adds(&sb, name);
+		p += n;
+	}
+	return wap_sb_detach(&sb);
+}
+
+/* The hint lines of a tool's text ("[... use --max-results 0 for all]")
+ * in the caller's words; other lines are data and stay as they are. */
+static void caller_hints(const struct wap_ptool *t, const struct wap_applet *a, char **text)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	const char *p = *text, *nl;
+
+	if (!p || !strstr(p, "--") || !strcmp(a->name, "exec"))
+		return;
+	for (; *p; p = nl) {
+		nl = strchrnul(p, '\n');
+		if (*nl)
+			nl++;
+		if (*p == '[' && memmem(p, nl - p, "--", 2)) {
+			char *line = strndup(p, nl - p), *w = line ? caller_words(t, a, line) : NULL;
+			wap_sb_adds(&sb, w ? w : "");
+			free(w);
+			free(line);
+		} else {
+			wap_sb_add(&sb, p, nl - p);
+		}
+	}
+	if (sb.oom) {
+		wap_sb_release(&sb);
+		return;
+	}
+	free(*text);
+	*text = wap_sb_detach(&sb);
+}
+
+/* An error message in the caller's words (wap's own text, never data). */
+static void caller_error(const struct wap_ptool *t, const struct wap_applet *a, struct wap_err *err)
+{
+	char *w;
+
+	if (!strstr(err->msg, "--") || !(w = caller_words(t, a, err->msg)))
+		return;
+	snprintf(err->msg, sizeof(err->msg), "%s", w);
+	free(w);
+}
+
 int wap_ptool_run(struct wap_run *run, const struct wap_ptool *t, const json_t *args,
 		  json_t **res, char **text, struct wap_err *err)
 {
@@ -1352,10 +1434,12 @@ int wap_ptool_run(struct wap_run *run, const struct wap_ptool *t, const json_t *
 	if (!req)
 		return -1;
 	if (wap_run_op(run, t->applet, req, &out, err)) {
+		caller_error(t, a, err);
 		json_decref(req);
 		return -1;
 	}
 	*text = wap_render_text(a, out, req);
+	caller_hints(t, a, text);
 	if (t->result && !(out = t->result(out, req, err))) {
 		free(*text);
 		*text = NULL;

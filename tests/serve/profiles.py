@@ -315,3 +315,12 @@ ok(w.get("result") == {"exitCode": 3, "signal": None}, "acp terminal/wait_for_ex
 ok(o.get("result") == {"output": "hi", "truncated": False, "exitStatus": {"exitCode": 3, "signal": None}},
    "acp terminal/output: {output, truncated, exitStatus}", o)
 ok("error" in c, "acp terminal/create: a relative cwd is refused", c)
+
+# ---- hints and errors name the caller's arguments, never CLI flags ----
+r = session("wap", [call(1, "read", {"path": "five.txt"}), call(2, "glob", {"pattern": "many/*", "max_results": 3}),
+                    call(3, "read", {"path": "huge.txt", "whole": True})])
+ok("read on with offset 2001" in text(r[1]) and "--offset" not in text(r[1]), "wap: read's hint names offset", text(r[1])[-120:])
+ok("max_results 0" in text(r[2]) and "--max" not in text(r[2]), "wap: glob's hint names max_results", text(r[2])[-120:])
+ok("--" not in text(r[3]) and "offset/limit" in text(r[3]), "wap: the too-large error names offset/limit", text(r[3]))
+r = session("wap-1.0", [call(1, "readFile", {"path": "huge.txt"})])
+ok("--" not in text(r[1]) and "startLine/endLine" in text(r[1]), "wap-1.0: the too-large error names startLine/endLine", text(r[1]))
