@@ -25,7 +25,7 @@
  *                         instead of being created
  *
  * JSON result: success, path, bytesWritten, version (of the bytes now in
- * the file), created, size.
+ * the file), created, size, mode.
  *
  * examples:
  *   wap write src/new.c --content 'int x;'

@@ -118,6 +118,10 @@ json_t *wap_args_parse(const struct wap_applet *a, const struct wap_ws *ws, int 
  * Malloc'd; NULL if not found. */
 char *wap_opt_help(const struct wap_applet *a, const struct wap_opt *o);
 
+/* JSON Schema of an applet's result (a new reference, or NULL): its own,
+ * else made from the "JSON result:" paragraph of its usage text. */
+json_t *wap_applet_output_schema(const struct wap_applet *a);
+
 /* TEXT with A's --flags spelled as JSON argument names (for MCP). */
 char *wap_mcp_words(const struct wap_applet *a, const char *text);
 

@@ -327,6 +327,98 @@ char *wap_mcp_words(const struct wap_applet *a, const char *text)
 	return wap_sb_detach(&sb);
 }
 
+/* The result's top-level keys, as the usage text's "JSON result:"
+ * paragraph names them ("content, metadata {path,...}, isTruncated; binary
+ * files: binary, mimeType"): the one description of a result, so the
+ * schema cannot drift from it.  Each key's description is the words the
+ * paragraph gives it in parentheses, if any. */
+static void result_key(json_t *props, char *cur, size_t *cn, char *note, size_t *nn)
+{
+	const char *q = note;
+	size_t n = *nn;
+	json_t *d;
+
+	cur[*cn] = 0;
+	if (*cn && isalpha((unsigned char)cur[0]) && !json_object_get(props, cur)) {
+		d = json_object();
+		while (n && (*q == ' ' || *q == '\n'))
+			q++, n--;
+		if (n)
+			json_object_set_new(d, "description", json_stringn(q, n));
+		json_object_set_new(props, cur, d);
+	}
+	*cn = *nn = 0;
+}
+
+static json_t *result_schema_from_usage(const struct wap_applet *a)
+{
+	const char *p = strstr(a->usage, "JSON result:"), *end;
+	char word[64], cur[64], note[256], held[64], heldnote[256];
+	size_t wn = 0, cn = 0, nn = 0, hn = 0, hnn = 0;
+	int depth = 0, paren = 0;
+	json_t *props;
+
+	if (!p)
+		return NULL;
+	p += strlen("JSON result:");
+	end = strstr(p, "\n\n");
+	if (!end)
+		end = p + strlen(p);
+	props = json_object();
+	for (; p <= end; p++) {
+		char c = p < end ? *p : '.';
+
+		if (!depth && !paren && (isalnum((unsigned char)c) || c == '_')) {
+			if (wn + 1 < sizeof(word))
+				word[wn++] = c;
+			continue;
+		}
+		if (wn) {	/* a word ends: "and"/"or" separate keys, else it is the key so far */
+			word[wn] = 0;
+			if (!strcmp(word, "and") || !strcmp(word, "or")) {
+				/* "ctime and mtime": a key, unless a heading
+				 * follows ("directories and archives:") */
+				memcpy(held, cur, (hn = cn) + 1);
+				memcpy(heldnote, note, (hnn = nn) + 1);
+				cn = nn = 0;
+			} else
+				memcpy(cur, word, (cn = wn) + 1);
+			wn = 0;
+		}
+		if (c == '{' || c == '[')
+			depth++;
+		else if (c == '}' || c == ']')
+			depth -= depth > 0;
+		else if (depth)
+			;
+		else if (c == '(')
+			paren++;
+		else if (c == ')')
+			paren -= paren > 0;
+		else if (paren) {
+			if (nn + 1 < sizeof(note))
+				note[nn++] = c == '\n' ? ' ' : c;
+		} else if (c == ':')	/* "binary files: binary": a heading */
+			cn = nn = hn = hnn = 0;
+		else if (c == ',' || c == ';' || c == '.') {
+			result_key(props, held, &hn, heldnote, &hnn);
+			result_key(props, cur, &cn, note, &nn);
+		}
+	}
+	if (!json_object_size(props)) {
+		json_decref(props);
+		return NULL;
+	}
+	return json_pack("{s:s, s:o}", "type", "object", "properties", props);
+}
+
+json_t *wap_applet_output_schema(const struct wap_applet *a)
+{
+	if (a->output_schema)
+		return json_loads(a->output_schema, 0, NULL);
+	return result_schema_from_usage(a);
+}
+
 json_t *wap_applet_input_schema(const struct wap_applet *a)
 {
 	json_t *props = json_object(), *req = json_array();

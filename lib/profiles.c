@@ -1159,8 +1159,8 @@ json_t *wap_ptool_json(const struct wap_ptool *t)
 	json_object_set_new(o, "inputSchema", in ? in : json_pack("{s:s}", "type", "object"));
 	if (t->output_schema && *t->output_schema)
 		out = json_loads(t->output_schema, 0, NULL);
-	else if (!t->output_schema && a && a->output_schema)
-		out = json_loads(a->output_schema, 0, NULL);
+	else if (!t->output_schema && a && (out = wap_applet_output_schema(a)))
+		;
 	else if (!t->output_schema)
 		out = json_pack("{s:s, s:b}", "type", "object", "additionalProperties", 1);
 	if (out)

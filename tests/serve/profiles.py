@@ -324,3 +324,17 @@ ok("max_results 0" in text(r[2]) and "--max" not in text(r[2]), "wap: glob's hin
 ok("--" not in text(r[3]) and "offset/limit" in text(r[3]), "wap: the too-large error names offset/limit", text(r[3]))
 r = session("wap-1.0", [call(1, "readFile", {"path": "huge.txt"})])
 ok("--" not in text(r[1]) and "startLine/endLine" in text(r[1]), "wap-1.0: the too-large error names startLine/endLine", text(r[1]))
+
+# ---- output schemas: every tool's declares its result's keys (git's vary by action) ----
+r = session("wap", [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}])
+schemas = {t["name"]: t.get("outputSchema", {}) for t in r[1]["result"]["tools"]}
+empty = [k for k, o in schemas.items() if not o.get("properties") and k != "git"]
+ok(not empty, "wap: every output schema but git's declares properties", empty)
+calls = {"read": {"path": "five.txt"}, "write": {"path": "o.txt", "content": "x"}, "ls": {"path": "."},
+         "stat": {"path": "five.txt"}, "mkdir": {"path": "od"}, "info": {}, "cp": {"source": "o.txt", "destination": "o2.txt"},
+         "mv": {"source": "o2.txt", "destination": "o3.txt"}, "rm": {"path": "o3.txt"}}
+r = session("wap", [call(i, k, a) for i, (k, a) in enumerate(calls.items(), 1)])
+for i, tn in enumerate(calls, 1):
+    sc = r[i]["result"].get("structuredContent", {})
+    extra = set(sc) - set(schemas[tn].get("properties", {})) - {"path"}
+    ok(sc and not extra, f"wap: {tn}'s result keys are in its output schema", sorted(extra))
