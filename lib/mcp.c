@@ -1,5 +1,6 @@
 /* mcp.c - the MCP server core: lifecycle, tools over a profile, progress,
  * cancellation, client roots. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -592,9 +593,9 @@ static json_t *initialize(struct wap_mcp_session *s, const struct wap_rpc_msg *m
 	s->client_roots = json_is_object(json_object_get(caps, "roots"));
 	s->roots_stale = s->client_roots;
 	pthread_mutex_unlock(&s->mu);
-	res = json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}}",
+	res = json_pack("{s:s, s:{s:{s:b}, s:{}, s:{}, s:{}}, s:{s:s, s:s, s:s}}",
 		"protocolVersion", v,
-		"capabilities", "tools", "listChanged", 0, "logging",
+		"capabilities", "tools", "listChanged", 0, "logging", "resources", "completions",
 		"serverInfo", "name", p->server_name ? p->server_name : "wap",
 		"title", "wap workspace tools",
 		"version", p->server_version ? p->server_version : WAP_VERSION);
@@ -639,6 +640,140 @@ static json_t *set_level(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
 	s->log_level = i;
 	pthread_mutex_unlock(&s->mu);
 	return wap_rpc_result(m->id, json_object());
+}
+
+/* ---- resources: the workspace's files as file:// resources ---- */
+
+static void uri_add(struct wap_sb *sb, const char *p)
+{
+	for (; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (isalnum(c) || strchr("/-._~", c))
+			wap_sb_addc(sb, (char)c);
+		else
+			wap_sb_addf(sb, "%%%02X", c);
+	}
+}
+
+static void run_ctx(struct wap_mcp_session *s, struct wap_call *call, struct wap_run *run)
+{
+	static volatile sig_atomic_t never;
+
+	memset(call, 0, sizeof(*call));
+	call->ws = current_ws(s);
+	call->cancelled = &never;
+	call->session = s->id;
+	run->call = call;
+	run->audit = s->srv->audit;
+	run->approver = &s->srv->approver;
+}
+
+/* resources/list: the files under the root in path order (default
+ * exclusions and ignore files honoured), a page at a time */
+static json_t *resources_list(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
+{
+	size_t start = 0, page = s->srv->page_size ? s->srv->page_size : 100, i;
+	json_t *cursor = json_object_get(m->params, "cursor"), *req, *res = NULL, *list, *f, *out;
+	struct wap_call call;
+	struct wap_run run;
+	struct wap_err err = { 0 };
+
+	if (cursor && !json_is_null(cursor)) {
+		const char *c = json_string_value(cursor);
+		char *end;
+		unsigned long long v;
+
+		errno = 0;
+		v = c ? strtoull(c, &end, 10) : 0;
+		if (!c || !*c || *end || errno || c[0] == '-' || v > 10000000)
+			return invalid_params(m, "Invalid params: unknown cursor%s", NULL);
+		start = v;
+	}
+	run_ctx(s, &call, &run);
+	req = json_pack("{s:s, s:s, s:s, s:I}", "pattern", "**/*", "type", "f", "sort", "path",
+			"max_results", (json_int_t)(start + page + 1));
+	if (wap_run_op(&run, "glob", req, &res, &err)) {
+		out = wap_rpc_error_wap(m->id, &err);
+		goto done;
+	}
+	list = json_array();
+	json_array_foreach(json_object_get(res, "files"), i, f) {
+		const char *rel = json_string_value(json_object_get(f, "path"));
+		struct wap_sb uri = WAP_SB_INIT;
+
+		if (i < start || !rel)
+			continue;
+		if (i >= start + page)
+			break;
+		wap_sb_adds(&uri, "file://");
+		uri_add(&uri, call.ws->root);
+		wap_sb_addc(&uri, '/');
+		uri_add(&uri, rel);
+		if (uri.buf)
+			json_array_append_new(list, json_pack("{s:s, s:s?}", "uri", uri.buf, "name", rel));
+		wap_sb_release(&uri);
+	}
+	out = json_pack("{s:o}", "resources", list);
+	if (json_array_size(json_object_get(res, "files")) > start + page) {
+		char next[32];
+		snprintf(next, sizeof(next), "%zu", start + page);
+		json_object_set_new(out, "nextCursor", json_string(next));
+	}
+	out = wap_rpc_result(m->id, out);
+done:
+	json_decref(req);
+	json_decref(res);
+	wap_err_release(&err);
+	return out;
+}
+
+/* resources/read of a file:// URI beneath the root: the whole text, or
+ * an error (never a part: over limits.maxFileSize is SIZE_LIMIT_EXCEEDED) */
+static json_t *resources_read(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
+{
+	const char *uri = json_string_value(json_object_get(m->params, "uri"));
+	char *path = uri ? file_uri_path(uri) : NULL;
+	json_t *req, *res = NULL, *out;
+	struct wap_call call;
+	struct wap_run run;
+	struct wap_err err = { 0 };
+
+	if (!uri)
+		return invalid_params(m, "Invalid params: resources/read needs \"uri\" (a string)%s", NULL);
+	if (!path)
+		return wap_rpc_error(m->id, -32002, "Resource not found: only file:// URIs of the workspace are served",
+				     json_pack("{s:s}", "uri", uri));
+	run_ctx(s, &call, &run);
+	req = json_pack("{s:s, s:b}", "path", path, "whole", 1);
+	free(path);
+	if (wap_run_op(&run, "read", req, &res, &err)) {
+		out = wap_rpc_error_wap(m->id, &err);
+	} else if (json_object_get(res, "entries") || json_is_true(json_object_get(res, "binary"))) {
+		out = wap_rpc_error(m->id, WAP_RPC_INVALID_PARAMS,
+				    json_object_get(res, "entries") ? "Not a file: the resource is a directory"
+								     : "Binary file: only text resources are served",
+				    json_pack("{s:s}", "uri", uri));
+	} else {
+		out = wap_rpc_result(m->id, json_pack("{s:[{s:s, s:s, s:O}]}", "contents", "uri", uri,
+			"mimeType", "text/plain", "text", json_object_get(res, "content")));
+	}
+	json_decref(req);
+	json_decref(res);
+	wap_err_release(&err);
+	return out;
+}
+
+/* completion/complete: wap has no prompts, and its one resource form
+ * (file:// URIs) needs no template argument: nothing to complete */
+static json_t *complete(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
+{
+	json_t *ref = json_object_get(m->params, "ref");
+
+	(void)s;
+	if (!json_is_object(ref) || !json_is_object(json_object_get(m->params, "argument")))
+		return invalid_params(m, "Invalid params: completion/complete needs \"ref\" and \"argument\"%s", NULL);
+	return wap_rpc_result(m->id, json_pack("{s:{s:[], s:i, s:b}}", "completion", "values", "total", 0,
+					       "hasMore", 0));
 }
 
 static json_t *tools_list(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
@@ -899,6 +1034,14 @@ json_t *wap_mcp_handle(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 		return initialize(s, m);
 	if (!strcmp(m->method, "logging/setLevel"))
 		return set_level(s, m);
+	if (!strcmp(m->method, "resources/list"))
+		return resources_list(s, m);
+	if (!strcmp(m->method, "resources/templates/list"))
+		return wap_rpc_result(m->id, json_pack("{s:[]}", "resourceTemplates"));
+	if (!strcmp(m->method, "resources/read"))
+		return resources_read(s, m);
+	if (!strcmp(m->method, "completion/complete"))
+		return complete(s, m);
 	if (!strcmp(m->method, "tools/list"))
 		return tools_list(s, m);
 	if (!strcmp(m->method, "tools/call"))

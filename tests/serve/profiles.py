@@ -338,3 +338,33 @@ for i, tn in enumerate(calls, 1):
     sc = r[i]["result"].get("structuredContent", {})
     extra = set(sc) - set(schemas[tn].get("properties", {})) - {"path"}
     ok(sc and not extra, f"wap: {tn}'s result keys are in its output schema", sorted(extra))
+
+# ---- MCP resources: the workspace's files as file:// URIs, read whole ----
+from urllib.parse import quote
+os.makedirs(os.path.join(root, "res dir"), exist_ok=True)
+with open(os.path.join(root, "res dir", "a b.txt"), "w") as f:
+    f.write(lines5000)
+real = os.path.realpath(root)
+uri = "file://" + quote(real + "/res dir/a b.txt")
+r = session("wap", [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}}},
+                    {"jsonrpc": "2.0", "id": 2, "method": "resources/list"},
+                    rpc(3, "resources/read", {"uri": uri}),
+                    rpc(4, "resources/read", {"uri": "file:///etc/passwd"}),
+                    rpc(5, "resources/read", {"uri": "file://" + quote(real + "/huge.txt")}),
+                    rpc(6, "resources/read", {"uri": "https://example.invalid/x"}),
+                    rpc(7, "completion/complete", {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": "b"}})])
+caps = r[1]["result"]["capabilities"]
+ok("resources" in caps and "completions" in caps, "MCP: resources and completions advertised", caps)
+uris, page = [x["uri"] for x in r[2]["result"]["resources"]], r[2]["result"]
+for _ in range(20):	# the cursor is an offset: any session continues it
+    if "nextCursor" not in page:
+        break
+    page = session("wap", [rpc(1, "resources/list", {"cursor": page["nextCursor"]})])[1]["result"]
+    uris += [x["uri"] for x in page["resources"]]
+ok(uri in uris and all(u.startswith("file://" + quote(real) + "/") for u in uris), "MCP resources/list: file:// URIs under the root", uris[:5])
+c = r[3].get("result", {}).get("contents", [{}])[0]
+ok(c.get("text") == lines5000 and c.get("uri") == uri, "MCP resources/read: the whole file", str(r[3])[:200])
+ok(r[4].get("error", {}).get("data", {}).get("code") == "ACCESS_DENIED", "MCP resources/read: outside the root is refused", r[4])
+ok(r[5].get("error", {}).get("data", {}).get("code") == "SIZE_LIMIT_EXCEEDED", "MCP resources/read: over maxFileSize is an error, not a cut", r[5])
+ok(r[6].get("error", {}).get("code") == -32002, "MCP resources/read: other schemes are not found", r[6])
+ok(r[7].get("result") == {"completion": {"values": [], "total": 0, "hasMore": False}}, "MCP completion/complete answers", r[7])
