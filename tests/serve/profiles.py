@@ -28,6 +28,9 @@ def session(profile, msgs, config=None):
     p = subprocess.run([wap, "serve", "--root", root, "--drain", "--workers", "1", "--profile", profile],
                        input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
     out = {}
+    err = p.stderr.decode("utf-8", "replace")
+    if "Sanitizer" in err or p.returncode not in (0,):
+        ok(False, f"wap serve --profile {profile} ends cleanly (status {p.returncode})", err[-1500:])
     for line in p.stdout.decode("utf-8", "replace").splitlines():
         try:
             m = json.loads(line)
