@@ -817,7 +817,7 @@ static const struct wap_ptool oc_tools[] = {
 	  NULL, oc_bash, NULL, NULL, NULL, 0 },
 	{ "read", "read", "Read a file",
 	  "Reads a file from the workspace. offset is the first line (1-based), limit the number of "
-	  "lines; by default the whole file up to the size limit.",
+	  "lines (default 2000, as OpenCode); lines over 2000 characters are cut and marked so.",
 	  "{\"type\":\"object\",\"properties\":{\"filePath\":{\"type\":\"string\",\"description\":\"The path of the file to read\"},"
 	  "\"offset\":{\"type\":\"integer\",\"description\":\"The line number to start reading from (1-based)\"},"
 	  "\"limit\":{\"type\":\"integer\",\"description\":\"The number of lines to read\"}},"
