@@ -940,8 +940,13 @@ static json_t *acp_terminal(struct wap_mcp_session *s, const struct wap_rpc_msg 
 		s->terms = wap_terms_new(ws, NULL, NULL, NULL);
 	ts = s->terms;
 	pthread_mutex_unlock(&s->mu);
-	/* the policy of the one table, as for every tool */
-	rc = wap_policy_allow(ws, m->method, params, &s->srv->approver, &c->cancelled, &err);
+	/* ACP: "cwd (absolute)"; a relative one is refused, as fs/ paths are */
+	if (json_is_string(json_object_get(params, "cwd")) &&
+	    json_string_value(json_object_get(params, "cwd"))[0] != '/')
+		rc = wap_err_set(&err, WAP_E_INVALID, "cwd must be absolute (ACP): %s",
+				 json_string_value(json_object_get(params, "cwd")));
+	else	/* the policy of the one table, as for every tool */
+		rc = wap_policy_allow(ws, m->method, params, &s->srv->approver, &c->cancelled, &err);
 	if (!rc && !ts)
 		rc = wap_err_set(&err, WAP_E_FAILED, "out of memory");
 	if (!rc)
