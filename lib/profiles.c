@@ -1358,34 +1358,36 @@ static char *caller_words(const struct wap_ptool *t, const struct wap_applet *a,
 	return wap_sb_detach(&sb);
 }
 
-/* The hint lines of a tool's text ("[... use --max-results 0 for all]")
- * in the caller's words; other lines are data and stay as they are. */
+/* The hint that ends a tool's text ("[... use --max-results 0 for all]",
+ * "(more commits: ... --since/--until)") in the caller's words; every
+ * other line is data and stays as it is. */
 static void caller_hints(const struct wap_ptool *t, const struct wap_applet *a, char **text)
 {
-	struct wap_sb sb = WAP_SB_INIT;
-	const char *p = *text, *nl;
+	size_t len = *text ? strlen(*text) : 0, start;
+	char *w;
 
-	if (!p || !strstr(p, "--") || !strcmp(a->name, "exec"))
+	if (!len || !strcmp(a->name, "exec"))
 		return;
-	for (; *p; p = nl) {
-		nl = strchrnul(p, '\n');
-		if (*nl)
-			nl++;
-		if (*p == '[' && memmem(p, nl - p, "--", 2)) {
-			char *line = strndup(p, nl - p), *w = line ? caller_words(t, a, line) : NULL;
-			wap_sb_adds(&sb, w ? w : "");
-			free(w);
-			free(line);
-		} else {
-			wap_sb_add(&sb, p, nl - p);
+	start = len - ((*text)[len - 1] == '\n');
+	while (start && (*text)[start - 1] != '\n')
+		start--;
+	if (((*text)[start] != '[' && (*text)[start] != '(') || !strstr(*text + start, "--"))
+		return;
+	if (!(w = caller_words(t, a, *text + start)))
+		return;
+	{
+		struct wap_sb sb = WAP_SB_INIT;
+
+		wap_sb_add(&sb, *text, start);
+		wap_sb_adds(&sb, w);
+		free(w);
+		if (sb.oom) {
+			wap_sb_release(&sb);
+			return;
 		}
+		free(*text);
+		*text = wap_sb_detach(&sb);
 	}
-	if (sb.oom) {
-		wap_sb_release(&sb);
-		return;
-	}
-	free(*text);
-	*text = wap_sb_detach(&sb);
 }
 
 /* An error message in the caller's words (wap's own text, never data). */
