@@ -250,7 +250,9 @@ st, _, _ = http("DELETE", "/mcp", None, {"Mcp-Session-Id": sid or "x"})
 st2, _, _ = http("GET", "/mcp", None, {"Mcp-Session-Id": sid or "x", "Accept": "text/event-stream"})
 ok(st == 200 and st2 == 404, f"GET /mcp of a deleted session is 404 (DELETE {st}, GET {st2})")
 p.terminate()
-p.wait(timeout=10)
+rest = p.stderr.read()
+p.wait(timeout=20)
+ok(p.returncode == 0 and "Sanitizer" not in rest, f"langop --http ends cleanly on SIGTERM (status {p.returncode})", rest[-1500:])
 
 # ---- tool definitions: every parameter described, whole, in the caller's words ----
 for prof in ("wap", "wap-1.0", "langop", "opencode", "wti"):
