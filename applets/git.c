@@ -9,6 +9,15 @@
  * root.  Files denied by restrictedPaths are left out of diffs (and named).
  * Text output by default; --json gives the structured result.
  *
+ * JSON result: status gives repository, branch, detached, head, unborn,
+ * upstream, clean, changes, staged, unstaged, untracked, conflicted, files;
+ * diff gives diff, files, additions, deletions; log gives entries,
+ * isTruncated; show gives hash, shortHash, subject, message, author,
+ * authorEmail, date, committer, committerEmail, commitDate, parents (with
+ * the keys of diff); commit gives success, hash, shortHash, rootCommit;
+ * branch gives branches, current; checkout gives created, detached; the
+ * other actions give success, paths, path, reinitialized, summary.
+ *
  * actions:
  *   status                     branch, upstream, ahead/behind, staged,
  *                              unstaged, untracked and conflicted paths

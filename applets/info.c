@@ -6,6 +6,12 @@
  * recursive operations, the limits every applet honours, and the policy in
  * force (read-only, restricted paths, command lists).
  *
+ * JSON result: root, version (of wap), defaultExclusions, limits
+ * {maxFileSize, maxDirectoryEntries, maxSearchResults, maxOutputSize,
+ * maxExecutionTime, maxLineLength: the ones in force}, policy {readOnly,
+ * allowFileSystemAccess, allowTerminalAccess, allowCommandExecution,
+ * sandbox, restrictedPaths, restrictedCommands, allowedCommands}.
+ *
  * examples:
  *   wap info
  *   wap info --json --root ~/src/project

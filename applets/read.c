@@ -28,6 +28,9 @@
  *                  its end and its lines are numbered from the end (-1 is
  *                  the last)
  *   --member NAME  read the member NAME of an archive
+ *   --whole        no 2000-line window and no line cut: the whole file (or
+ *                  the whole range asked for); more than maxFileSize bytes
+ *                  is refused (SIZE_LIMIT_EXCEEDED), never cut
  *
  * JSON result: content, metadata {path,size,isDirectory,lastModified},
  * isTruncated, totalLines, returnedLines, startLine, nextOffset, version;
@@ -41,6 +44,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -69,6 +73,7 @@ static const struct wap_opt read_opts[] = {
 	{ "head", 0, WAP_OPT_INT, 0, NULL },
 	{ "tail", 0, WAP_OPT_INT, 0, NULL },
 	{ "member", 0, WAP_OPT_STR, 0, NULL },
+	{ "whole", 0, WAP_OPT_BOOL, 0, NULL },
 	{ NULL }
 };
 
@@ -81,6 +86,7 @@ struct lw {
 	bool started;		/* it has begun (a byte or its newline seen) */
 	size_t chars;		/* its characters so far */
 	bool cut, lastcr;
+	bool strict;		/* --whole: a line passing MAXBYTES stops it (capped) */
 	size_t bytes;		/* scanned */
 	bool full;		/* the window is closed, more lines follow */
 	bool capped;		/* ... closed by MAXBYTES */
@@ -173,6 +179,10 @@ static bool lw_feed(struct lw *w, const char *buf, size_t len)
 		w->started = true;
 		nl = memchr(p, '\n', end - p);
 		seg = nl ? nl : end;
+		if (inwin && w->strict && w->out.len + (seg - p) > w->maxbytes) {
+			w->full = w->capped = true;
+			return false;
+		}
 		if (inwin && seg > p) {
 			lw_add(w, p, seg - p);
 			w->lastcr = seg[-1] == '\r';
@@ -301,6 +311,7 @@ static bool fix_utf8(struct wap_sb *sb)
 struct range {
 	long long offset, limit, head, tail;
 	bool has_offset, has_limit, has_head, has_tail;
+	bool whole;		/* no default window, no line cut, never capped */
 };
 
 static int get_range(const json_t *req, struct range *r, struct wap_err *err)
@@ -317,6 +328,10 @@ static int get_range(const json_t *req, struct range *r, struct wap_err *err)
 		return wap_err_set(err, WAP_E_INVALID, #name " must be at least 1 (got %lld)", r->name);
 	GET(offset) GET(limit) GET(head) GET(tail)
 #undef GET
+	if (wap_req_bool(req, "whole", &r->whole, err) < 0)
+		return -1;
+	if (r->whole && !r->has_limit)
+		r->limit = LLONG_MAX;
 	if (r->has_tail && (r->has_offset || r->has_limit || r->has_head))
 		return wap_err_set(err, WAP_E_INVALID, "tail cannot be combined with offset, limit or head");
 	if (r->has_head && r->has_limit)
@@ -616,8 +631,14 @@ static int read_file(const struct wap_call *call, int fd, const char *rel, const
 	const struct wap_limits *lim = &call->ws->lim;
 	char version[WAP_VERSION_LEN + 1];
 	bool big = (size_t)st->st_size > lim->max_file_size;
+	size_t maxline = r->whole ? SIZE_MAX : lim->max_line_len;
+	size_t tailbytes = r->whole ? lim->max_file_size : SIZE_MAX;
 	long long first = r->offset;
 	struct lw w;
+
+	/* whole: all of it or an error, never a silent part */
+	if (r->whole && big && !r->has_offset && !r->has_limit && !r->has_head && !r->has_tail)
+		return wap_err_too_large(err, rel, (long long)st->st_size, lim->max_file_size);
 
 	/* hash before reading: if the file changes in between, the version
 	 * is the older one and a write based on it is refused, never lost */
@@ -632,11 +653,16 @@ static int read_file(const struct wap_call *call, int fd, const char *rel, const
 		off_t from = tail_start(fd, st->st_size, r->tail);
 		if (from < 0 || lseek(fd, from, SEEK_SET) < 0)
 			return wap_err_errno(err, errno, rel);
-		lw_init(&w, 1, r->tail, SIZE_MAX, lim->max_line_len);
+		lw_init(&w, 1, r->tail, tailbytes, maxline);
+		w.strict = r->whole;
 		w.countcap = 0;
 		if (lw_feed_fd(&w, fd, call, rel, err)) {
 			wap_sb_release(&w.out);
 			return -1;
+		}
+		if (r->whole && w.capped) {
+			wap_sb_release(&w.out);
+			return wap_err_too_large(err, rel, -1, lim->max_file_size);
 		}
 		set_window(res, &w, -(long long)w.returned);
 		/* numbered from the end; what comes before is not counted */
@@ -656,13 +682,18 @@ static int read_file(const struct wap_call *call, int fd, const char *rel, const
 		first = w.total > (size_t)r->tail ? (long long)(w.total - r->tail + 1) : 1;
 		if (lseek(fd, 0, SEEK_SET) < 0)
 			return wap_err_errno(err, errno, rel);
-		lw_init(&w, first, r->tail, SIZE_MAX, lim->max_line_len);
+		lw_init(&w, first, r->tail, tailbytes, maxline);
 	} else {
-		lw_init(&w, r->offset, r->limit, lim->max_file_size, lim->max_line_len);
+		lw_init(&w, r->offset, r->limit, lim->max_file_size, maxline);
 	}
+	w.strict = r->whole;
 	if (lw_feed_fd(&w, fd, call, rel, err)) {
 		wap_sb_release(&w.out);
 		return -1;
+	}
+	if (r->whole && w.capped) {
+		wap_sb_release(&w.out);
+		return wap_err_too_large(err, rel, -1, lim->max_file_size);
 	}
 	set_window(res, &w, first);
 	wap_sb_release(&w.out);

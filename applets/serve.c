@@ -19,7 +19,8 @@
  *
  * options:
  *   --http HOST:PORT        serve Streamable HTTP at /mcp (e.g. 127.0.0.1:8765)
- *   --profile NAME          tool set: wap (default), wap-1.0, langop, opencode, acp
+ *   --profile NAME          tool set: wap (default), wap-1.0, langop, opencode, wti
+ *                           (workspace-tool-interface), acp
  *   --audit FILE            append one JSON line per operation to FILE (- for stderr)
  *   --token TOKEN           the bearer token of --http and --ws (default: the
  *                           config's "token", else $WAP_TOKEN, else a random one
@@ -423,11 +424,12 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 	if (getenv("WAP_MCP_PAGE_SIZE"))	/* tests of pagination */
 		srv.page_size = (size_t)atoi(getenv("WAP_MCP_PAGE_SIZE"));
 	if (!srv.profile) {
-		fprintf(stderr, "wap serve: unknown profile '%s' (wap, wap-1.0, langop, opencode, acp)\n",
+		fprintf(stderr, "wap serve: unknown profile '%s' (wap, wap-1.0, langop, opencode, wti, acp)\n",
 			cfg.profile);
 		rc = 2;
 		goto out;
 	}
+	wap_profile_limits(srv.profile, ws);	/* the document's limits, unless configured */
 	/* One token for both doors: the config's, else --token/$WAP_TOKEN,
 	 * else a random one (handed over in a file, never printed). */
 	token = wap_config_str(ws->config, "token", "");

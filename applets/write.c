@@ -21,9 +21,11 @@
  *   --expected-version V  refuse with CONFLICT unless PATH is at version V
  *   --force               replace a read-only file (no write bit) too; without
  *                         it that is PERMISSION_DENIED (exit 6)
+ *   --no-parents          a missing parent directory is FILE_NOT_FOUND
+ *                         instead of being created
  *
  * JSON result: success, path, bytesWritten, version (of the bytes now in
- * the file), created, size.
+ * the file), created, size, mode.
  *
  * examples:
  *   wap write src/new.c --content 'int x;'
@@ -46,6 +48,7 @@ static const struct wap_opt write_opts[] = {
 	{ "mode", 0, WAP_OPT_STR, 0, NULL },
 	{ "expected-version", 0, WAP_OPT_STR, 0, NULL },
 	{ "force", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "no-parents", 0, WAP_OPT_BOOL, 0, NULL },
 	{ NULL }
 };
 
@@ -89,6 +92,7 @@ static int write_op(struct wap_call *call, const json_t *req, json_t **res, stru
 	struct wap_wres wr;
 	char *rel = NULL;
 	size_t len;
+	bool noparents = false;
 	int rc = -1;
 
 	*res = NULL;
@@ -96,6 +100,7 @@ static int write_op(struct wap_call *call, const json_t *req, json_t **res, stru
 	    wap_req_str(req, "mode", &mode, err) < 0 ||
 	    wap_req_str(req, "expected_version", &expected, err) < 0 ||
 	    wap_req_bool(req, "force", &o.force, err) < 0 ||
+	    wap_req_bool(req, "no_parents", &noparents, err) < 0 ||
 	    wap_req_path(call, req, "path", NULL, &rel, err))
 		goto out;
 	if (!rel) {
@@ -106,6 +111,7 @@ static int write_op(struct wap_call *call, const json_t *req, json_t **res, stru
 		wap_err_set(err, WAP_E_INVALID, "missing required argument 'content'");
 		goto out;
 	}
+	o.mkparents = !noparents;
 	if (!strcmp(mode, "overwrite"))
 		o.mode = WAP_W_OVERWRITE;
 	else if (!strcmp(mode, "create"))

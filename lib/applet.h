@@ -148,8 +148,16 @@ json_t *wap_args_parse(const struct wap_applet *a, const struct wap_ws *ws, int 
 		       char **argv, struct wap_err *err);
 
 /* The description of an option, taken from the applet's usage text (the
- * text after the option on its line).  Malloc'd; NULL if not found. */
+ * text after the option on its line and its continuation lines).
+ * Malloc'd; NULL if not found. */
 char *wap_opt_help(const struct wap_applet *a, const struct wap_opt *o);
+
+/* JSON Schema of an applet's result (a new reference, or NULL): its own,
+ * else made from the "JSON result:" paragraph of its usage text. */
+json_t *wap_applet_output_schema(const struct wap_applet *a);
+
+/* TEXT with A's --flags spelled as JSON argument names (for MCP). */
+char *wap_mcp_words(const struct wap_applet *a, const char *text);
 
 /* JSON Schema for an applet's arguments (a new reference). */
 json_t *wap_applet_input_schema(const struct wap_applet *a);

@@ -363,6 +363,28 @@ fail:
 
 /* Find "--NAME" (or, for positionals, "NAME" in capitals) at the start of
  * an option line of the usage text, and return the text after it. */
+/* The description starting at D, column COL of its line, and the lines
+ * after it indented to at least COL (its continuation), joined by spaces. */
+static char *help_lines(const char *d, size_t col)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	const char *eol = strchrnul(d, '\n');
+
+	wap_sb_add(&sb, d, eol - d);
+	while (*eol == '\n') {
+		const char *l = eol + 1, *q = l;
+
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if ((size_t)(q - l) < col || *q == '\n' || !*q)
+			break;
+		eol = strchrnul(q, '\n');
+		wap_sb_addc(&sb, ' ');
+		wap_sb_add(&sb, q, eol - q);
+	}
+	return wap_sb_detach(&sb);
+}
+
 char *wap_opt_help(const struct wap_applet *a, const struct wap_opt *o)
 {
 	char needle[80];
@@ -397,9 +419,135 @@ char *wap_opt_help(const struct wap_applet *a, const struct wap_opt *o)
 			return strdup("");
 		while (*d == ' ')
 			d++;
-		return strndup(d, eol - d);
+		return help_lines(d, (size_t)(d - line));
 	}
 	return NULL;
+}
+
+/* TEXT with each --NAME of A's options spelled as the argument a JSON
+ * caller passes (--max-results -> max_results, --timeout -> timeout_ms):
+ * a model calling the tool never sees a command-line flag.  Malloc'd. */
+char *wap_mcp_words(const struct wap_applet *a, const char *text)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	const char *p = text;
+	char kb[64];
+
+	while (p && *p) {
+		const struct wap_opt *o, *best = NULL;
+		size_t n, bestn = 0;
+
+		if (p[0] != '-' || p[1] != '-' || (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '-'))) {
+			wap_sb_addc(&sb, *p++);
+			continue;
+		}
+		for (n = 2; isalnum((unsigned char)p[n]) || p[n] == '-'; n++)
+			;
+		for (o = a->opts; o->name; o++)
+			if (!(o->flags & (WAP_OPT_POS | WAP_OPT_CLI)) && strlen(o->name) == n - 2 &&
+			    !strncmp(p + 2, o->name, n - 2) && n > bestn)
+				best = o, bestn = n;
+		if (best) {
+			wap_sb_adds(&sb, wap_opt_key(best, kb, sizeof(kb)));
+			p += bestn;
+		} else {
+			wap_sb_add(&sb, p, n);
+			p += n;
+		}
+	}
+	return wap_sb_detach(&sb);
+}
+
+/* The result's top-level keys, as the usage text's "JSON result:"
+ * paragraph names them ("content, metadata {path,...}, isTruncated; binary
+ * files: binary, mimeType"): the one description of a result, so the
+ * schema cannot drift from it.  Each key's description is the words the
+ * paragraph gives it in parentheses, if any. */
+static void result_key(json_t *props, char *cur, size_t *cn, char *note, size_t *nn)
+{
+	const char *q = note;
+	size_t n = *nn;
+	json_t *d;
+
+	cur[*cn] = 0;
+	if (*cn && isalpha((unsigned char)cur[0]) && !json_object_get(props, cur)) {
+		d = json_object();
+		while (n && (*q == ' ' || *q == '\n'))
+			q++, n--;
+		if (n)
+			json_object_set_new(d, "description", json_stringn(q, n));
+		json_object_set_new(props, cur, d);
+	}
+	*cn = *nn = 0;
+}
+
+static json_t *result_schema_from_usage(const struct wap_applet *a)
+{
+	const char *p = strstr(a->usage, "JSON result:"), *end;
+	char word[64], cur[64], note[256], held[64], heldnote[256];
+	size_t wn = 0, cn = 0, nn = 0, hn = 0, hnn = 0;
+	int depth = 0, paren = 0;
+	json_t *props;
+
+	if (!p)
+		return NULL;
+	p += strlen("JSON result:");
+	end = strstr(p, "\n\n");
+	if (!end)
+		end = p + strlen(p);
+	props = json_object();
+	for (; p <= end; p++) {
+		char c = p < end ? *p : '.';
+
+		if (!depth && !paren && (isalnum((unsigned char)c) || c == '_')) {
+			if (wn + 1 < sizeof(word))
+				word[wn++] = c;
+			continue;
+		}
+		if (wn) {	/* a word ends: "and"/"or" separate keys, else it is the key so far */
+			word[wn] = 0;
+			if (!strcmp(word, "and") || !strcmp(word, "or")) {
+				/* "ctime and mtime": a key, unless a heading
+				 * follows ("directories and archives:") */
+				memcpy(held, cur, (hn = cn) + 1);
+				memcpy(heldnote, note, (hnn = nn) + 1);
+				cn = nn = 0;
+			} else
+				memcpy(cur, word, (cn = wn) + 1);
+			wn = 0;
+		}
+		if (c == '{' || c == '[')
+			depth++;
+		else if (c == '}' || c == ']')
+			depth -= depth > 0;
+		else if (depth)
+			;
+		else if (c == '(')
+			paren++;
+		else if (c == ')')
+			paren -= paren > 0;
+		else if (paren) {
+			if (nn + 1 < sizeof(note))
+				note[nn++] = c == '\n' ? ' ' : c;
+		} else if (c == ':')	/* "binary files: binary": a heading */
+			cn = nn = hn = hnn = 0;
+		else if (c == ',' || c == ';' || c == '.') {
+			result_key(props, held, &hn, heldnote, &hnn);
+			result_key(props, cur, &cn, note, &nn);
+		}
+	}
+	if (!json_object_size(props)) {
+		json_decref(props);
+		return NULL;
+	}
+	return json_pack("{s:s, s:o}", "type", "object", "properties", props);
+}
+
+json_t *wap_applet_output_schema(const struct wap_applet *a)
+{
+	if (a->output_schema)
+		return json_loads(a->output_schema, 0, NULL);
+	return result_schema_from_usage(a);
 }
 
 json_t *wap_applet_input_schema(const struct wap_applet *a)
@@ -435,8 +583,11 @@ json_t *wap_applet_input_schema(const struct wap_applet *a)
 			p = json_object();
 		}
 		help = wap_opt_help(a, o);
-		if (help && *help)
-			json_object_set_new(p, "description", json_string(help));
+		if (help && *help) {
+			char *w = wap_mcp_words(a, help);
+			json_object_set_new(p, "description", json_string(w ? w : help));
+			free(w);
+		}
 		free(help);
 		json_object_set_new(props, wap_opt_key(o, kb, sizeof(kb)), p);
 		if (o->flags & WAP_OPT_REQ)

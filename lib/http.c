@@ -538,7 +538,7 @@ static bool admitted(struct httpd *h, struct txn *t)
 /* Everything about a POST /mcp once its body is in (loop thread). */
 static void post_mcp(struct httpd *h, struct txn *t)
 {
-	char v[256], sid[80];
+	char v[256], sid[80] = "";
 	json_t *msg, *err = NULL;
 	struct wap_rpc_msg m;
 	bool has_request = false, is_init = false, ask_roots;
@@ -600,7 +600,19 @@ static void post_mcp(struct httpd *h, struct txn *t)
 			json_decref(msg);
 			return;
 		}
-	} else if (!custom_hdr(t->wsi, "mcp-session-id:", sid, sizeof(sid)) || !*sid) {
+	} else if ((!custom_hdr(t->wsi, "mcp-session-id:", sid, sizeof(sid)) || !*sid) &&
+		   h->srv->profile->stateless) {
+		/* the profile's document POSTs calls with no session: this
+		 * request gets one of its own, gone with its reply */
+		pthread_mutex_unlock(&h->mu);
+		if (!(t->ms = wap_mcp_session_new(h->srv, "stateless"))) {
+			reply_rpc_error(t, 500, WAP_RPC_INTERNAL, "Internal error: cannot create a session");
+			json_decref(msg);
+			return;
+		}
+		t->sid[0] = 0;
+		x = NULL;
+	} else if (!*sid) {
 		pthread_mutex_unlock(&h->mu);
 		reply_rpc_error(t, 400, WAP_RPC_INVALID_REQUEST,
 				"Bad Request: Mcp-Session-Id header is required (send initialize first)");
@@ -612,10 +624,12 @@ static void post_mcp(struct httpd *h, struct txn *t)
 		json_decref(msg);
 		return;
 	}
-	t->ms = x->s;
-	wap_mcp_session_ref(t->ms);
-	snprintf(t->sid, sizeof(t->sid), "%s", x->id);
-	pthread_mutex_unlock(&h->mu);
+	if (x) {
+		t->ms = x->s;
+		wap_mcp_session_ref(t->ms);
+		snprintf(t->sid, sizeof(t->sid), "%s", x->id);
+		pthread_mutex_unlock(&h->mu);
+	}
 
 	if (!has_request) {
 		/* notifications and responses: handled now (a cancel must not wait) */
@@ -685,8 +699,10 @@ static void request(struct httpd *h, struct txn *t)
 			reply(t, 503, "application/json", "{\"status\":\"draining\",\"service\":\"wap\"}");
 			return;
 		}
-		snprintf(body, sizeof(body), "{\"status\":\"ok\",\"service\":\"wap\",\"version\":\"%s\"}",
-			 WAP_VERSION);
+		/* a profile answers as its document's service does */
+		snprintf(body, sizeof(body), "{\"status\":\"ok\",\"service\":\"%s\",\"version\":\"%s\"}",
+			 h->srv->profile->server_name ? h->srv->profile->server_name : "wap",
+			 h->srv->profile->server_version ? h->srv->profile->server_version : WAP_VERSION);
 		reply(t, 200, "application/json", body);
 		return;
 	}
@@ -710,6 +726,18 @@ static void request(struct httpd *h, struct txn *t)
 		else
 			reply_rpc_error(t, 404, -32001, "Session not found");
 		return;
+	}
+	if (t->method == M_GET && custom_hdr(t->wsi, "mcp-session-id:", sid, sizeof(sid)) && *sid) {
+		/* a session that is gone is 404 (the client initializes again)
+		 * whatever the method; a live one has no GET stream */
+		bool found;
+		pthread_mutex_lock(&h->mu);
+		found = sess_find(h, sid) != NULL;
+		pthread_mutex_unlock(&h->mu);
+		if (!found) {
+			reply_rpc_error(t, 404, -32001, "Session not found");
+			return;
+		}
 	}
 	t->allow = "POST, DELETE";
 	reply(t, 405, "application/json",

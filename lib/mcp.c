@@ -1,9 +1,12 @@
 /* mcp.c - the MCP server core: lifecycle, tools over a profile, progress,
  * cancellation, client roots. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -57,7 +60,43 @@ struct wap_mcp_session {
 	struct inflight *calls;		/* oldest first: queued calls start in order */
 	struct inflight **calls_tail;
 	struct wap_terms *terms;	/* acp profile: terminal/... (lib/term.c) */
+	int log_level;			/* logging/setLevel: index in log_levels;
+					 * -1: not set, no notifications/message */
 };
+
+/* MCP logging levels, least severe first (RFC 5424's, as MCP names them) */
+static const char *const log_levels[] = {
+	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", NULL
+};
+enum { LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING, LOG_ERROR };
+
+/* The server's own message to the client (notifications/message), if the
+ * client asked for this LEVEL or a less severe one with logging/setLevel. */
+static void mcp_log(struct wap_mcp_session *s, wap_mcp_send_fn send, void *arg, int level,
+		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void mcp_log(struct wap_mcp_session *s, wap_mcp_send_fn send, void *arg, int level,
+		    const char *fmt, ...)
+{
+	char msg[1024];
+	json_t *note, *data;
+	va_list ap;
+	int want;
+
+	pthread_mutex_lock(&s->mu);
+	want = s->log_level;
+	pthread_mutex_unlock(&s->mu);
+	if (!send || want < 0 || level < want)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	data = json_string(msg);
+	note = wap_rpc_notification("notifications/message", json_pack("{s:s, s:s, s:o}",
+		"level", log_levels[level], "logger", "wap",
+		"data", data ? data : json_string("(message not valid UTF-8)")));
+	send(arg, note);
+	json_decref(note);
+}
 
 struct wap_mcp_session *wap_mcp_session_new(struct wap_mcp_server *srv, const char *id)
 {
@@ -70,6 +109,7 @@ struct wap_mcp_session *wap_mcp_session_new(struct wap_mcp_server *srv, const ch
 	s->refs = 1;
 	s->ws = srv->ws;
 	s->calls_tail = &s->calls;
+	s->log_level = -1;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	return s;
@@ -407,7 +447,8 @@ static int narrow_ws(const struct wap_ws *base, const char *path, struct wap_ws 
 	return 0;
 }
 
-static void apply_roots(struct wap_mcp_session *s, const json_t *result)
+static void apply_roots(struct wap_mcp_session *s, const json_t *result, wap_mcp_send_fn send,
+			void *arg)
 {
 	json_t *roots = json_object_get(result, "roots"), *r;
 	size_t i;
@@ -430,10 +471,15 @@ static void apply_roots(struct wap_mcp_session *s, const json_t *result)
 			free(path);
 			return;	/* the first root inside the workspace wins */
 		}
+		mcp_log(s, send, arg, LOG_WARNING, "roots: %s is not used as the root: %s",
+			json_string_value(json_object_get(r, "uri")), err.msg);
 		free(n);
 		free(path);
 		wap_err_release(&err);
 	}
+	if (json_array_size(roots))
+		mcp_log(s, send, arg, LOG_WARNING, "roots: no root of the client is inside the "
+			"workspace; calls stay at %s", s->srv->ws->root);
 }
 
 void wap_mcp_request_roots(struct wap_mcp_session *s, wap_mcp_send_fn send, void *arg)
@@ -493,7 +539,8 @@ static const struct wap_ws *current_ws(struct wap_mcp_session *s)
 	return ws;
 }
 
-static void handle_response(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
+static void handle_response(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
+			    wap_mcp_send_fn send, void *arg)
 {
 	bool ours;
 
@@ -503,7 +550,11 @@ static void handle_response(struct wap_mcp_session *s, const struct wap_rpc_msg 
 	if (!ours)
 		return;
 	if (m->result)
-		apply_roots(s, m->result);
+		apply_roots(s, m->result, send, arg);
+	else
+		mcp_log(s, send, arg, LOG_WARNING, "roots/list failed: %s",
+			json_string_value(json_object_get(m->error, "message")) ?
+			json_string_value(json_object_get(m->error, "message")) : "no result");
 	pthread_mutex_lock(&s->mu);
 	s->roots_pending = false;
 	pthread_cond_broadcast(&s->cv);
@@ -530,7 +581,8 @@ static const char instructions[] =
 static json_t *initialize(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
 {
 	json_t *pv = json_object_get(m->params, "protocolVersion");
-	json_t *caps = json_object_get(m->params, "capabilities");
+	json_t *caps = json_object_get(m->params, "capabilities"), *res;
+	const struct wap_profile *p = s->srv->profile;
 	const char *v;
 
 	if (!json_is_object(m->params) || !json_is_string(pv))
@@ -541,11 +593,187 @@ static json_t *initialize(struct wap_mcp_session *s, const struct wap_rpc_msg *m
 	s->client_roots = json_is_object(json_object_get(caps, "roots"));
 	s->roots_stale = s->client_roots;
 	pthread_mutex_unlock(&s->mu);
-	return wap_rpc_result(m->id, json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}",
+	res = json_pack("{s:s, s:{s:{s:b}, s:{}, s:{}, s:{}}, s:{s:s, s:s, s:s}}",
 		"protocolVersion", v,
-		"capabilities", "tools", "listChanged", 0,
-		"serverInfo", "name", "wap", "title", "wap workspace tools", "version", WAP_VERSION,
-		"instructions", instructions));
+		"capabilities", "tools", "listChanged", 0, "logging", "resources", "completions",
+		"serverInfo", "name", p->server_name ? p->server_name : "wap",
+		"title", "wap workspace tools",
+		"version", p->server_version ? p->server_version : WAP_VERSION);
+	if (p->server_name)	/* exactly the document's serverInfo */
+		json_object_del(json_object_get(res, "serverInfo"), "title");
+	if (p->all_applets) {
+		json_object_set_new(res, "instructions", json_string(instructions));
+	} else if (p->instructions) {
+		if (*p->instructions)
+			json_object_set_new(res, "instructions", json_string(p->instructions));
+	} else {
+		/* the profile's own tools, never wap's */
+		size_t n;
+		const struct wap_ptool **tools = wap_profile_tools(p, &n);
+		struct wap_sb sb = WAP_SB_INIT;
+
+		wap_sb_addf(&sb, "wap serving %s. Tools:", p->summary);
+		for (size_t i = 0; i < n; i++)
+			wap_sb_addf(&sb, "%s %s", i ? "," : "", tools[i]->name);
+		wap_sb_adds(&sb, ". Paths are relative to the workspace root (absolute paths inside it "
+			    "work too); nothing outside the root can be reached.");
+		free(tools);
+		if (sb.buf)
+			json_object_set_new(res, "instructions", json_string(sb.buf));
+		wap_sb_release(&sb);
+	}
+	return wap_rpc_result(m->id, res);
+}
+
+static json_t *set_level(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
+{
+	const char *want = json_string_value(json_object_get(m->params, "level"));
+	int i;
+
+	for (i = 0; want && log_levels[i]; i++)
+		if (!strcmp(log_levels[i], want))
+			break;
+	if (!want || !log_levels[i])
+		return invalid_params(m, "Invalid params: level must be one of debug, info, notice, "
+				      "warning, error, critical, alert, emergency%s", NULL);
+	pthread_mutex_lock(&s->mu);
+	s->log_level = i;
+	pthread_mutex_unlock(&s->mu);
+	return wap_rpc_result(m->id, json_object());
+}
+
+/* ---- resources: the workspace's files as file:// resources ---- */
+
+static void uri_add(struct wap_sb *sb, const char *p)
+{
+	for (; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (isalnum(c) || strchr("/-._~", c))
+			wap_sb_addc(sb, (char)c);
+		else
+			wap_sb_addf(sb, "%%%02X", c);
+	}
+}
+
+static void run_ctx(struct wap_mcp_session *s, struct wap_call *call, struct wap_run *run)
+{
+	static volatile sig_atomic_t never;
+
+	memset(call, 0, sizeof(*call));
+	call->ws = current_ws(s);
+	call->cancelled = &never;
+	call->session = s->id;
+	run->call = call;
+	run->audit = s->srv->audit;
+	run->approver = &s->srv->approver;
+}
+
+/* resources/list: the files under the root in path order (default
+ * exclusions and ignore files honoured), a page at a time */
+static json_t *resources_list(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
+{
+	size_t start = 0, page = s->srv->page_size ? s->srv->page_size : 100, i;
+	json_t *cursor = json_object_get(m->params, "cursor"), *req, *res = NULL, *list, *f, *out;
+	struct wap_call call;
+	struct wap_run run;
+	struct wap_err err = { 0 };
+
+	if (cursor && !json_is_null(cursor)) {
+		const char *c = json_string_value(cursor);
+		char *end;
+		unsigned long long v;
+
+		errno = 0;
+		v = c ? strtoull(c, &end, 10) : 0;
+		if (!c || !*c || *end || errno || c[0] == '-' || v > 10000000)
+			return invalid_params(m, "Invalid params: unknown cursor%s", NULL);
+		start = v;
+	}
+	run_ctx(s, &call, &run);
+	req = json_pack("{s:s, s:s, s:s, s:I}", "pattern", "**/*", "type", "f", "sort", "path",
+			"max_results", (json_int_t)(start + page + 1));
+	if (wap_run_op(&run, "glob", req, &res, &err)) {
+		out = wap_rpc_error_wap(m->id, &err);
+		goto done;
+	}
+	list = json_array();
+	json_array_foreach(json_object_get(res, "files"), i, f) {
+		const char *rel = json_string_value(json_object_get(f, "path"));
+		struct wap_sb uri = WAP_SB_INIT;
+
+		if (i < start || !rel)
+			continue;
+		if (i >= start + page)
+			break;
+		wap_sb_adds(&uri, "file://");
+		uri_add(&uri, call.ws->root);
+		wap_sb_addc(&uri, '/');
+		uri_add(&uri, rel);
+		if (uri.buf)
+			json_array_append_new(list, json_pack("{s:s, s:s?}", "uri", uri.buf, "name", rel));
+		wap_sb_release(&uri);
+	}
+	out = json_pack("{s:o}", "resources", list);
+	if (json_array_size(json_object_get(res, "files")) > start + page) {
+		char next[32];
+		snprintf(next, sizeof(next), "%zu", start + page);
+		json_object_set_new(out, "nextCursor", json_string(next));
+	}
+	out = wap_rpc_result(m->id, out);
+done:
+	json_decref(req);
+	json_decref(res);
+	wap_err_release(&err);
+	return out;
+}
+
+/* resources/read of a file:// URI beneath the root: the whole text, or
+ * an error (never a part: over limits.maxFileSize is SIZE_LIMIT_EXCEEDED) */
+static json_t *resources_read(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
+{
+	const char *uri = json_string_value(json_object_get(m->params, "uri"));
+	char *path = uri ? file_uri_path(uri) : NULL;
+	json_t *req, *res = NULL, *out;
+	struct wap_call call;
+	struct wap_run run;
+	struct wap_err err = { 0 };
+
+	if (!uri)
+		return invalid_params(m, "Invalid params: resources/read needs \"uri\" (a string)%s", NULL);
+	if (!path)
+		return wap_rpc_error(m->id, -32002, "Resource not found: only file:// URIs of the workspace are served",
+				     json_pack("{s:s}", "uri", uri));
+	run_ctx(s, &call, &run);
+	req = json_pack("{s:s, s:b}", "path", path, "whole", 1);
+	free(path);
+	if (wap_run_op(&run, "read", req, &res, &err)) {
+		out = wap_rpc_error_wap(m->id, &err);
+	} else if (json_object_get(res, "entries") || json_is_true(json_object_get(res, "binary"))) {
+		out = wap_rpc_error(m->id, WAP_RPC_INVALID_PARAMS,
+				    json_object_get(res, "entries") ? "Not a file: the resource is a directory"
+								     : "Binary file: only text resources are served",
+				    json_pack("{s:s}", "uri", uri));
+	} else {
+		out = wap_rpc_result(m->id, json_pack("{s:[{s:s, s:s, s:O}]}", "contents", "uri", uri,
+			"mimeType", "text/plain", "text", json_object_get(res, "content")));
+	}
+	json_decref(req);
+	json_decref(res);
+	wap_err_release(&err);
+	return out;
+}
+
+/* completion/complete: wap has no prompts, and its one resource form
+ * (file:// URIs) needs no template argument: nothing to complete */
+static json_t *complete(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
+{
+	json_t *ref = json_object_get(m->params, "ref");
+
+	(void)s;
+	if (!json_is_object(ref) || !json_is_object(json_object_get(m->params, "argument")))
+		return invalid_params(m, "Invalid params: completion/complete needs \"ref\" and \"argument\"%s", NULL);
+	return wap_rpc_result(m->id, json_pack("{s:{s:[], s:i, s:b}}", "completion", "values", "total", 0,
+					       "hasMore", 0));
 }
 
 static json_t *tools_list(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
@@ -716,19 +944,32 @@ static json_t *acp_terminal(struct wap_mcp_session *s, const struct wap_rpc_msg 
 		s->terms = wap_terms_new(ws, NULL, NULL, NULL);
 	ts = s->terms;
 	pthread_mutex_unlock(&s->mu);
-	/* a terminal is a session, not an op: it passes the one road's gate
-	 * (policy, approval, audit) under its method's name */
-	rc = wap_run_begin(&run, m->method, params, &start, &err);
+	/* ACP: "cwd (absolute)"; a relative one is refused, as fs/ paths are */
+	if (json_is_string(json_object_get(params, "cwd")) &&
+	    json_string_value(json_object_get(params, "cwd"))[0] != '/')
+		rc = wap_err_set(&err, WAP_E_INVALID, "cwd must be absolute (ACP): %s",
+				 json_string_value(json_object_get(params, "cwd")));
+	else	/* a terminal is a session, not an op: it passes the one
+		 * road's gate (policy, approval, audit) under its method's name */
+		rc = wap_run_begin(&run, m->method, params, &start, &err);
 	if (!rc && !ts)
 		rc = wap_err_set(&err, WAP_E_FAILED, "out of memory");
 	if (!rc) {
 		rc = wap_term_acp(ts, m->method, params, &c->cancelled, &res, &err);
 		wap_run_done(&run, m->method, params, start, rc, &err);
 	}
-	if (rc < 0)
-		out = c->cancelled ? NULL : wap_rpc_error_wap(m->id, &err);
-	else
-		out = wap_rpc_result(m->id, res);
+	if (rc < 0 && c->cancelled)
+		out = NULL;
+	else if (rc < 0 && err.kind == WAP_E_NOT_FOUND &&
+		 !strncmp(err.msg, "Terminal not found", 18))
+		/* ACP's "resource not found", without wap's FILE_NOT_FOUND:
+		 * a terminal is not a file */
+		out = wap_rpc_error(m->id, wap_err_rpc(err.kind), err.msg,
+				    err.details ? json_incref(err.details) : NULL);
+	else if (rc < 0)
+		out = wap_rpc_error_wap(m->id, &err);
+	else	/* ACP's replies are objects: {} where there is nothing to say */
+		out = wap_rpc_result(m->id, res && !json_is_null(res) ? res : (json_decref(res), json_object()));
 	end_call(s, c);
 	json_decref(empty);
 	wap_err_release(&err);
@@ -752,7 +993,7 @@ json_t *wap_mcp_handle(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 	const struct wap_profile *p = s->srv->profile;
 
 	if (m->kind == WAP_RPC_RESPONSE) {
-		handle_response(s, m);
+		handle_response(s, m, send, arg);
 		return NULL;
 	}
 	if (m->kind == WAP_RPC_NOTIFICATION) {
@@ -799,6 +1040,16 @@ json_t *wap_mcp_handle(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 	}
 	if (!strcmp(m->method, "initialize"))
 		return initialize(s, m);
+	if (!strcmp(m->method, "logging/setLevel"))
+		return set_level(s, m);
+	if (!strcmp(m->method, "resources/list"))
+		return resources_list(s, m);
+	if (!strcmp(m->method, "resources/templates/list"))
+		return wap_rpc_result(m->id, json_pack("{s:[]}", "resourceTemplates"));
+	if (!strcmp(m->method, "resources/read"))
+		return resources_read(s, m);
+	if (!strcmp(m->method, "completion/complete"))
+		return complete(s, m);
 	if (!strcmp(m->method, "tools/list"))
 		return tools_list(s, m);
 	if (!strcmp(m->method, "tools/call"))

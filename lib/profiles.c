@@ -8,12 +8,14 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "profiles.h"
 #include "strbuf.h"
 
@@ -68,6 +70,27 @@ static int conv_recursive(const struct wap_argmap *m, const json_t *v, const jso
 	return 0;
 }
 
+/* writeFile createDirectories:false: a missing parent is an error */
+static int conv_noparents(const struct wap_argmap *m, const json_t *v, const json_t *args,
+			  json_t *req, struct wap_err *err)
+{
+	(void)args; (void)err;
+	if (json_is_false(v))
+		return json_object_set_new(req, m->to, json_true());
+	return 0;
+}
+
+/* workspace-tool-interface git: checkout "creates and checks out the new
+ * branch" (and switches to it when it exists) */
+static int conv_git_action(const struct wap_argmap *m, const json_t *v, const json_t *args,
+			   json_t *req, struct wap_err *err)
+{
+	(void)args; (void)err;
+	if (json_is_string(v) && !strcmp(json_string_value(v), "checkout"))
+		json_object_set_new(req, "create", json_true());
+	return json_object_set(req, m->to, (json_t *)v);
+}
+
 /* ---- result reshaping ---- */
 
 static json_t *res_success(json_t *res, const json_t *req, struct wap_err *err)
@@ -80,10 +103,20 @@ static json_t *res_success(json_t *res, const json_t *req, struct wap_err *err)
 
 static json_t *res_wap_exec(json_t *res, const json_t *req, struct wap_err *err)
 {
-	(void)err;
-	json_t *o = json_object();
+	json_t *o;
 
 	(void)req;
+	/* WAP 1.0 has the TIMEOUT error for an operation that timed out */
+	if (json_is_true(json_object_get(res, "timed_out"))) {
+		wap_err_set(err, WAP_E_TIMEOUT, "Command timed out after %lld ms",
+			    (long long)json_integer_value(json_object_get(res, "timeout_ms")));
+		wap_err_details(err, json_pack("{s:O?, s:O?, s:O?}",
+			"stdout", json_object_get(res, "stdout"), "stderr", json_object_get(res, "stderr"),
+			"timeout", json_object_get(res, "timeout_ms")));
+		json_decref(res);
+		return NULL;
+	}
+	o = json_object();
 	json_object_set_new(o, "stdout", json_string(json_string_value(json_object_get(res, "stdout")) ?
 			    json_string_value(json_object_get(res, "stdout")) : ""));
 	json_object_set_new(o, "stderr", json_string(json_string_value(json_object_get(res, "stderr")) ?
@@ -93,8 +126,6 @@ static json_t *res_wap_exec(json_t *res, const json_t *req, struct wap_err *err)
 			    json_boolean(json_is_true(json_object_get(res, "stdout_truncated")) ||
 					 json_is_true(json_object_get(res, "stderr_truncated"))));
 	json_object_set_new(o, "durationMs", json_integer(json_number_value(json_object_get(res, "duration_ms"))));
-	if (json_is_true(json_object_get(res, "timed_out")))
-		json_object_set_new(o, "timedOut", json_true());
 	if (json_is_string(json_object_get(res, "signal")))
 		json_object_set(o, "signal", json_object_get(res, "signal"));
 	json_decref(res);
@@ -120,12 +151,75 @@ static json_t *res_acp_read(json_t *res, const json_t *req, struct wap_err *err)
 	return o;
 }
 
-static json_t *res_null(json_t *res, const json_t *req, struct wap_err *err)
+/* workspace-tool-interface bash: "returns an error response indicating
+ * timeout with any partial stdout/stderr captured" */
+static json_t *res_wti_bash(json_t *res, const json_t *req, struct wap_err *err)
+{
+	(void)req;
+	if (json_is_true(json_object_get(res, "timed_out"))) {
+		wap_err_set(err, WAP_E_TIMEOUT, "Command timed out after %lld ms",
+			    (long long)json_integer_value(json_object_get(res, "timeout_ms")));
+		wap_err_details(err, json_pack("{s:O?, s:O?, s:O?, s:O?}",
+			"stdout", json_object_get(res, "stdout"), "stderr", json_object_get(res, "stderr"),
+			"timeout_ms", json_object_get(res, "timeout_ms"),
+			"duration_ms", json_object_get(res, "duration_ms")));
+		json_decref(res);
+		return NULL;
+	}
+	return res;
+}
+
+/* workspace-tool-interface read: "the file content with line numbers
+ * prefixed (1: # README)": the content is the numbered text */
+static json_t *res_wti_read(json_t *res, const json_t *req, struct wap_err *err)
+{
+	const char *p = json_string_value(json_object_get(res, "content"));
+	size_t len = json_string_length(json_object_get(res, "content"));
+	long long line = json_integer_value(json_object_get(res, "startLine"));
+	struct wap_sb sb = WAP_SB_INIT;
+	const char *end = p ? p + len : NULL;
+
+	(void)req;
+	if (!p || json_object_get(res, "entries") || json_is_true(json_object_get(res, "binary")))
+		return res;	/* a listing, or a binary file's metadata */
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p), *e = nl ? nl + 1 : end;
+		wap_sb_addf(&sb, "%lld: ", line++);
+		wap_sb_add(&sb, p, e - p);
+		p = e;
+	}
+	if (sb.oom) {
+		wap_sb_release(&sb);
+		json_decref(res);
+		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return NULL;
+	}
+	json_object_set_new(res, "content", json_stringn(sb.buf ? sb.buf : "", sb.len));
+	wap_sb_release(&sb);
+	return res;
+}
+
+/* ACP's replies are objects: an empty one where there is nothing to say */
+static json_t *res_empty(json_t *res, const json_t *req, struct wap_err *err)
 {
 	(void)err;
 	(void)req;
 	json_decref(res);
-	return json_null();
+	return json_object();
+}
+
+/* ACP: "All file paths in the protocol MUST be absolute"; a relative one is
+ * refused rather than guessed at (an absolute one is still confined to the
+ * root by the op). */
+static int conv_abs(const struct wap_argmap *m, const json_t *v, const json_t *args,
+		    json_t *req, struct wap_err *err)
+{
+	const char *p = json_string_value(v);
+
+	(void)args;
+	if (!p || p[0] != '/')
+		return wap_err_set(err, WAP_E_INVALID, "path must be absolute (ACP): %s", p ? p : "");
+	return json_object_set(req, m->to, (json_t *)v);
 }
 
 /* ---- langop: the Language Operator workspace tool's texts ---- */
@@ -159,7 +253,8 @@ static char *langop_common_err(struct wap_run *run, const struct wap_err *e)
 static int langop_read_file(struct wap_run *run, const json_t *args, char **text)
 {
 	const char *path = arg_str(args, "path");
-	json_t *req = json_pack("{s:s}", "path", path), *res = NULL;
+	/* "read complete file contents": no line window, no line cut */
+	json_t *req = json_pack("{s:s, s:b}", "path", path, "whole", 1), *res = NULL;
 	struct wap_err e = { 0 };
 	int rc = 1;
 
@@ -180,7 +275,8 @@ static int langop_read_file(struct wap_run *run, const json_t *args, char **text
 			*text = fmt("Error: File contains invalid UTF-8 encoding");
 		else
 			*text = fmt("Error: %s", e.msg);
-	} else if (json_is_true(json_object_get(res, "binary"))) {
+	} else if (json_is_true(json_object_get(res, "binary")) ||
+		   json_is_true(json_object_get(res, "invalidUtf8"))) {
 		*text = fmt("Error: File contains invalid UTF-8 encoding");
 	} else if (json_object_get(res, "entries") || !json_is_string(json_object_get(res, "content"))) {
 		*text = fmt("Error: Not a file: %s", path);
@@ -291,7 +387,7 @@ static int langop_list_directory(struct wap_run *run, const json_t *args, char *
 		free(files);
 		goto out;
 	}
-	wap_sb_addf(&sb, "Contents of %s:\n\n", path);
+	wap_sb_addf(&sb, "Contents of %s:\n", path);
 	for (size_t i = 0; i < n; i++) {
 		const char *p = json_string_value(json_object_get(files[i], "path"));
 		const char *base = strrchr(p, '/');
@@ -299,6 +395,10 @@ static int langop_list_directory(struct wap_run *run, const json_t *args, char *
 			    json_is_true(json_object_get(files[i], "isDirectory")) ? "[DIR]" : "[FILE]",
 			    base ? base + 1 : p);
 	}
+	/* never a silent cut: the entries past limits.maxDirectoryEntries */
+	if (json_is_true(json_object_get(res, "isTruncated")))
+		wap_sb_addf(&sb, "\n\n(%zu of %lld entries shown: limits.maxDirectoryEntries)", n,
+			    (long long)json_integer_value(json_object_get(res, "totalFound")));
 	free(files);
 	*text = wap_sb_detach(&sb);
 out:
@@ -472,7 +572,11 @@ static int langop_search_files(struct wap_run *run, const json_t *args, char **t
 	size_t i, n;
 	int rc = 1;
 
+	/* the document excludes nothing and lists in path order */
 	json_object_set_new(req, "max_results", json_integer(100));
+	json_object_set_new(req, "no_default_excludes", json_true());
+	json_object_set_new(req, "no_ignore", json_true());
+	json_object_set_new(req, "sort", json_string("path"));
 	if (json_object_get(args, "max_results"))
 		json_object_set(req, "max_results", json_object_get(args, "max_results"));
 	/* the directory must exist and be one: the tool's own messages */
@@ -501,11 +605,13 @@ static int langop_search_files(struct wap_run *run, const json_t *args, char **t
 		*text = fmt("No matches found for pattern '%s' in %s", pattern, path);
 		goto out;
 	}
-	wap_sb_addf(&sb, "Found %zu match(es) for '%s':\n\n", n, pattern);
+	wap_sb_addf(&sb, "Found %zu match(es) for '%s':\n", n, pattern);
 	json_array_foreach(files, i, f)
 		wap_sb_addf(&sb, "%s%s %s", i ? "\n" : "",
 			    json_is_true(json_object_get(f, "isDirectory")) ? "[DIR]" : "[FILE]",
 			    json_string_value(json_object_get(f, "path")));
+	if (json_is_true(json_object_get(res, "isTruncated")))
+		wap_sb_addf(&sb, "\n\n(the first %zu shown: raise max_results for more)", n);
 	*text = wap_sb_detach(&sb);
 out:
 	wap_err_release(&e);
@@ -516,7 +622,8 @@ out:
 
 /* ---- the tables ---- */
 
-#define S_PATH "\"path\":{\"type\":\"string\",\"description\":\"File path relative to the workspace root (or an absolute path within it)\"}"
+#define S_PATHD(what) "\"path\":{\"type\":\"string\",\"description\":\"" what " path relative to the workspace root (or an absolute path within it)\"}"
+#define S_PATH S_PATHD("File")
 
 static const struct wap_ptool langop_tools[] = {
 	{ "read_file", "read", "Read file", "Read complete file contents from workspace.",
@@ -535,17 +642,17 @@ static const struct wap_ptool langop_tools[] = {
 	  "", NULL, NULL, NULL, langop_write_file, WAP_APPLET_DESTRUCTIVE },
 	{ "list_directory", "ls", "List directory",
 	  "List directory contents with file/directory indicators.",
-	  "{\"type\":\"object\",\"properties\":{" S_PATH "},"
+	  "{\"type\":\"object\",\"properties\":{" S_PATHD("Directory") "},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
 	  "", NULL, NULL, NULL, langop_list_directory, WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT },
 	{ "create_directory", "mkdir", "Create directory",
 	  "Create new directory in workspace (creates parent directories as needed).",
-	  "{\"type\":\"object\",\"properties\":{" S_PATH "},"
+	  "{\"type\":\"object\",\"properties\":{" S_PATHD("Directory") "},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
 	  "", NULL, NULL, NULL, langop_create_directory, WAP_APPLET_IDEMPOTENT },
 	{ "get_file_info", "info", "Get file info",
 	  "Get detailed file or directory metadata.",
-	  "{\"type\":\"object\",\"properties\":{" S_PATH "},"
+	  "{\"type\":\"object\",\"properties\":{" S_PATHD("File or directory") "},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
 	  "", NULL, NULL, NULL, langop_get_file_info, WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT },
 	{ "search_files", "glob", "Search files",
@@ -572,7 +679,7 @@ static const struct wap_argmap w10_read[] = {
 };
 static const struct wap_argmap w10_write[] = {
 	{ "path", "path", NULL }, { "content", "content", NULL }, { "mode", "mode", NULL },
-	{ "createDirectories", NULL, NULL }, { NULL }
+	{ "createDirectories", "no_parents", conv_noparents }, { NULL }
 };
 static const struct wap_argmap w10_modify[] = {
 	{ "path", "path", NULL }, { "operations", "ops", NULL }, { NULL }
@@ -601,7 +708,7 @@ static const struct wap_ptool w10_tools[] = {
 	  "isTruncated says so.",
 	  "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\",\"description\":\"Starting directory path\"},"
 	  "\"recursive\":{\"type\":\"boolean\",\"description\":\"Whether to explore recursively\"},"
-	  "\"excludePatterns\":" STRS ",\"maxDepth\":{\"type\":\"integer\",\"description\":\"Maximum recursion depth (default: 3)\"},"
+	  "\"excludePatterns\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Glob patterns to exclude\"},\"maxDepth\":{\"type\":\"integer\",\"description\":\"Maximum recursion depth (default: 3)\"},"
 	  "\"returnMetadata\":{\"type\":\"boolean\",\"description\":\"Whether to include file metadata\"}},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
@@ -618,7 +725,7 @@ static const struct wap_ptool w10_tools[] = {
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"content\":{\"type\":\"string\"},\"metadata\":" META_SCHEMA ","
 	  "\"isTruncated\":{\"type\":\"boolean\"},\"totalLines\":{\"type\":\"number\"},\"returnedLines\":{\"type\":\"number\"}}}",
-	  w10_read, NULL, NULL, NULL, 0 },
+	  w10_read, "{\"whole\":true}", NULL, NULL, 0 },
 	{ "writeFile", "write", "Write file",
 	  "Writes content to a file, creating the file if it doesn't exist. mode: create (fail if it "
 	  "exists), overwrite (default) or append.",
@@ -643,10 +750,10 @@ static const struct wap_ptool w10_tools[] = {
 	{ "searchFiles", "grep", "Search files",
 	  "Searches for content in files across the workspace (regex or literal), with context lines. "
 	  "Results are capped; isTruncated and totalMatches say how many there were.",
-	  "{\"type\":\"object\",\"properties\":{\"paths\":" STRS ",\"query\":{\"type\":\"string\",\"description\":\"Search query\"},"
+	  "{\"type\":\"object\",\"properties\":{\"paths\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Paths to search in\"},\"query\":{\"type\":\"string\",\"description\":\"Search query\"},"
 	  "\"type\":{\"type\":\"string\",\"enum\":[\"regex\",\"literal\"],\"description\":\"Search type\"},"
 	  "\"recursive\":{\"type\":\"boolean\",\"description\":\"Whether to search recursively\"},"
-	  "\"excludePatterns\":" STRS ",\"contextLines\":{\"type\":\"integer\",\"description\":\"Number of context lines to include\"}},"
+	  "\"excludePatterns\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Glob patterns to exclude\"},\"contextLines\":{\"type\":\"integer\",\"description\":\"Number of context lines to include\"}},"
 	  "\"required\":[\"paths\",\"query\",\"type\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"matches\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 	  "\"path\":{\"type\":\"string\"},\"line\":{\"type\":\"number\"},\"matchText\":{\"type\":\"string\"},"
@@ -711,7 +818,7 @@ static const struct wap_ptool oc_tools[] = {
 	  NULL, oc_bash, NULL, NULL, NULL, 0 },
 	{ "read", "read", "Read a file",
 	  "Reads a file from the workspace. offset is the first line (1-based), limit the number of "
-	  "lines; by default the whole file up to the size limit.",
+	  "lines (default 2000, as OpenCode); lines over 2000 characters are cut and marked so.",
 	  "{\"type\":\"object\",\"properties\":{\"filePath\":{\"type\":\"string\",\"description\":\"The path of the file to read\"},"
 	  "\"offset\":{\"type\":\"integer\",\"description\":\"The line number to start reading from (1-based)\"},"
 	  "\"limit\":{\"type\":\"integer\",\"description\":\"The number of lines to read\"}},"
@@ -749,13 +856,104 @@ static const struct wap_ptool oc_tools[] = {
 	{ NULL }
 };
 
+/* workspace-tool-interface (specs/workspace-tool-interface.md): its own
+ * snake_case names, OpenCode's tools otherwise */
+static const struct wap_argmap wti_bash[] = {
+	{ "command", "command", NULL }, { "workdir", "cwd", NULL },
+	{ "timeout_ms", "timeout_ms", NULL }, { NULL }
+};
+static const struct wap_argmap wti_read[] = {
+	{ "file_path", "path", NULL }, { "offset", "offset", NULL }, { "limit", "limit", NULL }, { NULL }
+};
+static const struct wap_argmap wti_write[] = {
+	{ "file_path", "path", NULL }, { "content", "content", NULL }, { NULL }
+};
+static const struct wap_argmap wti_edit[] = {
+	{ "file_path", "path", NULL }, { "old_string", "old", NULL }, { "new_string", "new", NULL },
+	{ "replace_all", "replace_all", NULL }, { NULL }
+};
+static const struct wap_argmap wti_glob[] = {
+	{ "pattern", "pattern", NULL }, { "path", "path", NULL }, { NULL }
+};
+static const struct wap_argmap wti_grep[] = {
+	{ "pattern", "pattern", NULL }, { "path", "paths", conv_array },
+	{ "include", "include", conv_array }, { NULL }
+};
+static const struct wap_argmap wti_git[] = {
+	{ "action", "action", conv_git_action }, { "message", "message", NULL },
+	{ "files", "files", NULL }, { "branch", "branch", NULL }, { NULL }
+};
+
+static const struct wap_ptool wti_tools[] = {
+	{ "bash", "exec", "Run a bash command",
+	  "Executes a bash command in the workspace and returns " Q "stdout" Q ", " Q "stderr" Q ", exit_code and "
+	  "duration_ms; a non-zero exit code is a result, not an error.  A command past timeout_ms "
+	  "gets SIGTERM, then SIGKILL 5 seconds later, and the reply is a TIMEOUT error carrying the "
+	  "partial output.  Each stream is kept to 50 KB (stdout_truncated, stdout_bytes say so).",
+	  "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\",\"description\":\"The command, run by bash\"},"
+	  "\"workdir\":{\"type\":\"string\",\"description\":\"The working directory (default: the workspace root)\"},"
+	  "\"timeout_ms\":{\"type\":\"integer\",\"description\":\"Timeout in milliseconds (default 30000)\"}},"
+	  "\"required\":[\"command\"],\"additionalProperties\":false}",
+	  NULL, wti_bash, "{\"kill_after\":5000}", res_wti_bash, NULL, 0 },
+	{ "read", "read", "Read a file",
+	  "Reads a file; content has each line prefixed with its number (\"1: # README\").  offset is "
+	  "the first line (1-based), limit the number of lines (default 2000).  A directory gives its "
+	  "entries, subdirectories with a trailing /; a binary file its size and type, never its bytes.",
+	  "{\"type\":\"object\",\"properties\":{\"file_path\":{\"type\":\"string\",\"description\":\"The file to read\"},"
+	  "\"offset\":{\"type\":\"integer\",\"description\":\"The first line to read (1-based)\"},"
+	  "\"limit\":{\"type\":\"integer\",\"description\":\"The number of lines to read (default 2000)\"}},"
+	  "\"required\":[\"file_path\"],\"additionalProperties\":false}",
+	  NULL, wti_read, NULL, res_wti_read, NULL, 0 },
+	{ "write", "write", "Write a file",
+	  "Writes a file, replacing it if it exists and creating missing parent directories.",
+	  "{\"type\":\"object\",\"properties\":{\"file_path\":{\"type\":\"string\",\"description\":\"The file to write\"},"
+	  "\"content\":{\"type\":\"string\",\"description\":\"The whole new content\"}},"
+	  "\"required\":[\"file_path\",\"content\"],\"additionalProperties\":false}",
+	  NULL, wti_write, "{\"mode\":\"overwrite\"}", NULL, NULL, 0 },
+	{ "edit", "edit", "Edit a file",
+	  "Replaces old_string with new_string in a file: old_string must occur exactly once unless "
+	  "replace_all is set.  Returns replacements and linesChanged.",
+	  "{\"type\":\"object\",\"properties\":{\"file_path\":{\"type\":\"string\",\"description\":\"The file to edit\"},"
+	  "\"old_string\":{\"type\":\"string\",\"description\":\"The exact text to replace\"},"
+	  "\"new_string\":{\"type\":\"string\",\"description\":\"The text to put in its place\"},"
+	  "\"replace_all\":{\"type\":\"boolean\",\"description\":\"Replace every occurrence (default false)\"}},"
+	  "\"required\":[\"file_path\",\"old_string\",\"new_string\"],\"additionalProperties\":false}",
+	  NULL, wti_edit, "{\"match\":\"opencode\"}", NULL, NULL, 0 },
+	{ "glob", "glob", "Find files by name",
+	  "Finds files matching a glob pattern (\"**/*.ts\") under path, newest first; no match is an "
+	  "empty list.",
+	  "{\"type\":\"object\",\"properties\":{\"pattern\":{\"type\":\"string\",\"description\":\"The glob pattern\"},"
+	  "\"path\":{\"type\":\"string\",\"description\":\"The directory to search (default: the workspace root)\"}},"
+	  "\"required\":[\"pattern\"],\"additionalProperties\":false}",
+	  NULL, wti_glob, NULL, NULL, NULL, 0 },
+	{ "grep", "grep", "Search file contents",
+	  "Searches file contents for a regular expression; each match has its path and line number.  "
+	  "include keeps only files matching a glob (\"*.ts\").",
+	  "{\"type\":\"object\",\"properties\":{\"pattern\":{\"type\":\"string\",\"description\":\"The regular expression\"},"
+	  "\"path\":{\"type\":\"string\",\"description\":\"The directory to search (default: the workspace root)\"},"
+	  "\"include\":{\"type\":\"string\",\"description\":\"Only files matching this glob\"}},"
+	  "\"required\":[\"pattern\"],\"additionalProperties\":false}",
+	  NULL, wti_grep, NULL, NULL, NULL, 0 },
+	{ "git", "git", "Git",
+	  "Git without credentials in the agent's hands: action status, diff, commit (message, files: "
+	  "stage them, then commit), push, checkout (branch: created if missing), and the other "
+	  "actions of wap git.",
+	  "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"status, diff, commit, push, checkout, log, ...\"},"
+	  "\"message\":{\"type\":\"string\",\"description\":\"commit: the commit message\"},"
+	  "\"files\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"commit: the files to stage and commit\"},"
+	  "\"branch\":{\"type\":\"string\",\"description\":\"checkout, push: the branch\"}},"
+	  "\"required\":[\"action\"],\"additionalProperties\":false}",
+	  NULL, wti_git, NULL, NULL, NULL, 0 },
+	{ NULL }
+};
+
 /* acp: the Agent Client Protocol's client-side file methods */
 static const struct wap_argmap acp_read[] = {
-	{ "sessionId", NULL, NULL }, { "path", "path", NULL }, { "line", "offset", NULL },
+	{ "sessionId", NULL, NULL }, { "path", "path", conv_abs }, { "line", "offset", NULL },
 	{ "limit", "limit", NULL }, { NULL }
 };
 static const struct wap_argmap acp_write[] = {
-	{ "sessionId", NULL, NULL }, { "path", "path", NULL }, { "content", "content", NULL }, { NULL }
+	{ "sessionId", NULL, NULL }, { "path", "path", conv_abs }, { "content", "content", NULL }, { NULL }
 };
 
 static const struct wap_ptool acp_tools[] = {
@@ -763,36 +961,82 @@ static const struct wap_ptool acp_tools[] = {
 	  "{\"type\":\"object\",\"properties\":{\"sessionId\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
 	  "\"line\":{\"type\":\"integer\"},\"limit\":{\"type\":\"integer\"},\"_meta\":{\"type\":\"object\"}},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
-	  "", acp_read, NULL, res_acp_read, NULL, 0 },
+	  "", acp_read, "{\"whole\":true}", res_acp_read, NULL, 0 },
 	{ "fs/write_text_file", "write", NULL, NULL,
 	  "{\"type\":\"object\",\"properties\":{\"sessionId\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
 	  "\"content\":{\"type\":\"string\"},\"_meta\":{\"type\":\"object\"}},"
 	  "\"required\":[\"path\",\"content\"],\"additionalProperties\":false}",
-	  "", acp_write, "{\"mode\":\"overwrite\"}", res_null, NULL, 0 },
+	  "", acp_write, "{\"mode\":\"overwrite\"}", res_empty, NULL, 0 },
 	{ NULL }
 };
 
 static const struct wap_ptool no_tools[] = { { NULL } };
 
 static const struct wap_profile p_wap = {
-	"wap", "every applet as a tool, arguments = its long options", true, false, no_tools
+	.name = "wap", .summary = "every applet as a tool, arguments = its long options",
+	.all_applets = true, .tools = no_tools,
 };
 static const struct wap_profile p_w10 = {
-	"wap-1.0", "the WAP 1.0 tools (exploreFiles, readFile, ...)", false, false, w10_tools
+	.name = "wap-1.0", .summary = "the WAP 1.0 tools (exploreFiles, readFile, ...)",
+	.tools = w10_tools,
+	/* the document's "Recommended System Limits" */
+	.limits = "{\"maxFileSize\":1048576,\"maxDirectoryEntries\":500,\"maxSearchResults\":100,"
+		  "\"maxOutputSize\":1048576}",
 };
 static const struct wap_profile p_langop = {
-	"langop", "the Language Operator workspace tool (read_file, ...)", false, false, langop_tools
+	.name = "langop", .summary = "the Language Operator workspace tool (read_file, ...)",
+	.tools = langop_tools,
+	/* "No hard limit on file size; large files (>10MB) may cause memory
+	 * pressure": reads are whole up to 10 MiB */
+	.limits = "{\"maxFileSize\":10485760,\"maxDirectoryEntries\":100000}",
+	/* as the document's initialize reply and /health show them */
+	.server_name = "workspace-tool", .server_version = "1.0.0",
+	.instructions = "",
+	/* its curl examples POST tools/list and tools/call without initialize */
+	.stateless = true,
 };
 static const struct wap_profile p_opencode = {
-	"opencode", "OpenCode's tools (bash, read, write, edit, glob, grep) and git", false, false, oc_tools
+	.name = "opencode", .summary = "OpenCode's tools (bash, read, write, edit, glob, grep) and git",
+	.tools = oc_tools,
+};
+static const struct wap_profile p_wti = {
+	.name = "wti", .summary = "the workspace-tool-interface document (bash, read, write, edit, "
+	"glob, grep, git; file_path, old_string, ...)",
+	.tools = wti_tools,
+	/* "truncates the output to 50KB" */
+	.limits = "{\"maxOutputSize\":51200}",
 };
 static const struct wap_profile p_acp = {
-	"acp", "Agent Client Protocol fs/read_text_file, fs/write_text_file", false, true, acp_tools
+	.name = "acp", .summary = "Agent Client Protocol fs/read_text_file, fs/write_text_file",
+	.methods = true, .tools = acp_tools,
 };
 
 const struct wap_profile *const wap_profiles[] = {
-	&p_wap, &p_w10, &p_langop, &p_opencode, &p_acp, NULL
+	&p_wap, &p_w10, &p_langop, &p_opencode, &p_wti, &p_acp, NULL
 };
+
+void wap_profile_limits(const struct wap_profile *p, struct wap_ws *ws)
+{
+	static const struct { const char *key; size_t off; } keys[] = {
+		{ "maxFileSize", offsetof(struct wap_limits, max_file_size) },
+		{ "maxDirectoryEntries", offsetof(struct wap_limits, max_dir_entries) },
+		{ "maxSearchResults", offsetof(struct wap_limits, max_search_results) },
+		{ "maxOutputSize", offsetof(struct wap_limits, max_output_size) },
+		{ "maxLineLength", offsetof(struct wap_limits, max_line_len) },
+		{ NULL, 0 }
+	};
+	json_t *lim = p && p->limits ? json_loads(p->limits, 0, NULL) : NULL;
+	char dotted[64];
+
+	for (size_t i = 0; lim && keys[i].key; i++) {
+		json_t *v = json_object_get(lim, keys[i].key);
+
+		snprintf(dotted, sizeof(dotted), "limits.%s", keys[i].key);
+		if (json_is_integer(v) && json_integer_value(v) > 0 && !wap_config_get(ws->config, dotted))
+			*(size_t *)((char *)&ws->lim + keys[i].off) = (size_t)json_integer_value(v);
+	}
+	json_decref(lim);
+}
 
 const struct wap_profile *wap_profile_find(const char *name)
 {
@@ -902,8 +1146,11 @@ json_t *wap_ptool_json(const struct wap_ptool *t)
 	if (t->description) {
 		json_object_set_new(o, "description", json_string(t->description));
 	} else if (a) {
+		char *w;
 		desc = applet_description(a);
-		json_object_set_new(o, "description", json_string(desc ? desc : a->summary));
+		w = desc ? wap_mcp_words(a, desc) : NULL;
+		json_object_set_new(o, "description", json_string(w ? w : desc ? desc : a->summary));
+		free(w);
 		free(desc);
 	}
 	if (t->input_schema)
@@ -913,8 +1160,8 @@ json_t *wap_ptool_json(const struct wap_ptool *t)
 	json_object_set_new(o, "inputSchema", in ? in : json_pack("{s:s}", "type", "object"));
 	if (t->output_schema && *t->output_schema)
 		out = json_loads(t->output_schema, 0, NULL);
-	else if (!t->output_schema && a && a->output_schema)
-		out = json_loads(a->output_schema, 0, NULL);
+	else if (!t->output_schema && a && (out = wap_applet_output_schema(a)))
+		;
 	else if (!t->output_schema)
 		out = json_pack("{s:s, s:b}", "type", "object", "additionalProperties", 1);
 	if (out)
@@ -1039,6 +1286,90 @@ static json_t *map_args(const struct wap_ptool *t, const json_t *args, struct wa
 	return req;
 }
 
+/* S in the words of T's caller: wap's --flags become the applet's argument
+ * names, and those the profile's own (offset -> startLine).  Malloc'd. */
+static char *caller_words(const struct wap_ptool *t, const struct wap_applet *a, const char *s)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	const char *p = s;
+	char kb[64];
+
+	while (*p) {
+		const struct wap_opt *o, *hit = NULL;
+		const struct wap_argmap *m;
+		const char *name;
+		size_t n;
+
+		if (p[0] != '-' || p[1] != '-' || (p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '-'))) {
+			wap_sb_addc(&sb, *p++);
+			continue;
+		}
+		for (n = 2; isalnum((unsigned char)p[n]) || p[n] == '-'; n++)
+			;
+		for (o = a->opts; o->name; o++)
+			if (!(o->flags & (WAP_OPT_POS | WAP_OPT_CLI)) && strlen(o->name) == n - 2 &&
+			    !strncmp(p + 2, o->name, n - 2))
+				hit = o;
+		if (!hit) {
+			wap_sb_add(&sb, p, n);
+			p += n;
+			continue;
+		}
+		name = wap_opt_key(hit, kb, sizeof(kb));
+		for (m = t->args; m && m->from; m++)
+			if (m->to && !strcmp(m->to, name)) {
+				name = m->from;
+				break;
+			}
+		wap_sb_adds(&sb, name);
+		p += n;
+	}
+	return wap_sb_detach(&sb);
+}
+
+/* The hint that ends a tool's text ("[... use --max-results 0 for all]",
+ * "(more commits: ... --since/--until)") in the caller's words; every
+ * other line is data and stays as it is. */
+static void caller_hints(const struct wap_ptool *t, const struct wap_applet *a, char **text)
+{
+	size_t len = *text ? strlen(*text) : 0, start;
+	char *w;
+
+	if (!len || !strcmp(a->name, "exec"))
+		return;
+	start = len - ((*text)[len - 1] == '\n');
+	while (start && (*text)[start - 1] != '\n')
+		start--;
+	if (((*text)[start] != '[' && (*text)[start] != '(') || !strstr(*text + start, "--"))
+		return;
+	if (!(w = caller_words(t, a, *text + start)))
+		return;
+	{
+		struct wap_sb sb = WAP_SB_INIT;
+
+		wap_sb_add(&sb, *text, start);
+		wap_sb_adds(&sb, w);
+		free(w);
+		if (sb.oom) {
+			wap_sb_release(&sb);
+			return;
+		}
+		free(*text);
+		*text = wap_sb_detach(&sb);
+	}
+}
+
+/* An error message in the caller's words (wap's own text, never data). */
+static void caller_error(const struct wap_ptool *t, const struct wap_applet *a, struct wap_err *err)
+{
+	char *w;
+
+	if (!strstr(err->msg, "--") || !(w = caller_words(t, a, err->msg)))
+		return;
+	snprintf(err->msg, sizeof(err->msg), "%s", w);
+	free(w);
+}
+
 int wap_ptool_run(struct wap_run *run, const struct wap_ptool *t, const json_t *args,
 		  json_t **res, char **text, struct wap_err *err)
 {
@@ -1054,6 +1385,13 @@ int wap_ptool_run(struct wap_run *run, const struct wap_ptool *t, const json_t *
 		json_t *schema = json_loads(t->input_schema, 0, NULL);
 		rc = wap_schema_check(schema, args, t->name, err);
 		json_decref(schema);
+		if (rc && t->text_call) {
+			/* a text-only tool answers every failure in its own words */
+			*text = fmt("Error: %s", err->msg);
+			wap_err_release(err);
+			memset(err, 0, sizeof(*err));
+			return 1;
+		}
 		if (rc)
 			return -1;
 	}
@@ -1067,10 +1405,12 @@ int wap_ptool_run(struct wap_run *run, const struct wap_ptool *t, const json_t *
 	if (!req)
 		return -1;
 	if (wap_run_op(run, t->applet, req, &out, err)) {
+		caller_error(t, a, err);
 		json_decref(req);
 		return -1;
 	}
 	*text = wap_render_text(a, out, req);
+	caller_hints(t, a, text);
 	if (t->result && !(out = t->result(out, req, err))) {
 		free(*text);
 		*text = NULL;

@@ -61,10 +61,26 @@ struct wap_profile {
 	bool all_applets;		/* tools are the applets themselves */
 	bool methods;			/* entries are JSON-RPC methods (acp) */
 	const struct wap_ptool *tools;	/* terminated by { NULL } */
+	/* The document's own limits, as a config "limits" object in JSON
+	 * ({"maxOutputSize":1048576}); they replace wap's defaults, and a
+	 * limit the config sets replaces them.  NULL: wap's defaults. */
+	const char *limits;
+	/* serverInfo name and version (and /health's service, version);
+	 * NULL: wap's */
+	const char *server_name, *server_version;
+	/* initialize's instructions; NULL: made from the tool list ("" none) */
+	const char *instructions;
+	/* HTTP: a request without Mcp-Session-Id (and no initialize before it)
+	 * is served in a session of its own, as the document's examples do */
+	bool stateless;
 };
 
 extern const struct wap_profile *const wap_profiles[];	/* NULL-terminated */
 const struct wap_profile *wap_profile_find(const char *name);
+
+/* Put P's limits into WS where its config does not set them (wap serve,
+ * once, before any call); getWorkspaceInfo and `info` report the result. */
+void wap_profile_limits(const struct wap_profile *p, struct wap_ws *ws);
 
 /* The tools a profile offers now, in order: every entry whose applet is
  * built in (for `wap`: every applet without WAP_APPLET_NOTOOL).  *N gets

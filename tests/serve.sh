@@ -54,7 +54,7 @@ jcheck "audit: - writes to stderr" "$(grep '^{' "$T/a2" | head -1)" 'j["op"]=="i
 
 # ---- profiles and options ----
 expect "unknown profile is a usage error" 2 wap serve --profile nope < /dev/null
-has "unknown profile names the choices" "$ERR" "wap-1.0, langop, opencode, acp"
+has "unknown profile names the choices" "$ERR" "wap-1.0, langop, opencode, wti, acp"
 expect "--workers out of range" 2 wap serve --workers 0 < /dev/null
 out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"2"}}' |
 	WAP_MCP_PAGE_SIZE=2 wap serve)

@@ -37,7 +37,7 @@ while len(msgs) < 1000:
         big = "i" * rng.randint(1000, 20000)
         add(req(big, "ping"), ("ok", big))
     elif k == 5:
-        add(req(i, rng.choice(["nope", "tools/nope", "resources/read", "", "x" * 300])),
+        add(req(i, rng.choice(["nope", "tools/nope", "prompts/get", "", "x" * 300])),
             ("err", -32601 if True else 0, i))
         if json.loads(msgs[-1][0])["method"] == "":
             msgs[-1] = (msgs[-1][0], ("err", -32600, i))

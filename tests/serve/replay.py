@@ -15,7 +15,8 @@ allowed, "$absent" demands a key be missing), arrays element by element
 and of equal length, and these strings match:
   "$any"  anything      "$str" any string    "$num" any number
   "$re:REGEX" a string the regex finds       "$json:PATTERN" a string holding JSON
-The workspace root in replies is replaced by $ROOT before matching.
+The workspace root in replies is replaced by $ROOT before matching, and
+$ROOT in a request line is replaced by the root.
 
 usage: replay.py WAP SCENARIO... [--record]    (TAP on stdout)
 --record rewrites each scenario file with the replies the server gives now
@@ -157,7 +158,8 @@ def run(wap, sc, root):
         with open(cfg, "w") as f:
             f.write(sc["config"])
         env["WAP_CONFIG"] = cfg
-    data = "".join(s + "\n" for s in sc["send"]).encode()
+    # "$ROOT" in a request is the workspace root (ACP wants absolute paths)
+    data = "".join(s.replace("$ROOT", root) + "\n" for s in sc["send"]).encode()
     # --drain: the input ends at once, the calls must still be answered
     extra = ["--drain"] + ([] if "--workers" in sc["args"] else ["--workers", "1"])
     p = subprocess.run([wap, "serve", "--root", root] + extra + sc["args"], input=data,
