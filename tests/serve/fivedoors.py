@@ -85,24 +85,32 @@ def ws_call(op, a):
     }[op]()
 
 
-def acp_call(op, a):
+def acp_call(op, a, root):
+    # ACP paths are absolute
     if op == "read":
-        return ["fs/read_text_file", {"sessionId": "s", "path": a["path"]}]
+        return ["fs/read_text_file", {"sessionId": "s", "path": os.path.join(root, a["path"])}]
     if op == "exec":
         return ["terminal/create", {"sessionId": "s", "command": "sh", "args": ["-c", a["command"]]}]
-    return ["fs/write_text_file", {"sessionId": "s", "path": a["path"], "content": a["content"]}]
+    return ["fs/write_text_file", {"sessionId": "s", "path": os.path.join(root, a["path"]), "content": a["content"]}]
 
 
-def audit_of(path):
-    """(op, mutating, outcome, error, request.path) per line"""
+def audit_of(path, root):
+    """(op, mutating, outcome, error, request.path) per line; an absolute
+    path (ACP's) is told relative to the door's root"""
     out = []
     if not os.path.exists(path):
         return out
     for l in open(path):
         j = json.loads(l)
         out.append([j.get("op"), j.get("mutating"), j.get("outcome"), j.get("error"),
-                    (j.get("request") or {}).get("path")])
+                    rel_to((j.get("request") or {}).get("path"), root)])
     return out
+
+
+def rel_to(p, root):
+    if isinstance(p, str) and os.path.isabs(p):
+        return os.path.relpath(p, root)
+    return p
 
 
 def wap_code(o):
@@ -147,7 +155,7 @@ def door_stdio(root, cfg, audit, ops, profile="wap"):
     lines = []
     for i, (op, a) in enumerate(ops):
         if profile == "acp":
-            m, p = acp_call(op, a)
+            m, p = acp_call(op, a, root)
             lines.append({"jsonrpc": "2.0", "id": i, "method": m, "params": p})
         else:
             lines.append({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": op, "arguments": a}})
@@ -242,7 +250,7 @@ def run_all(tag, cfg, ops):
             r = door_http(root, cfg, audit, dops)
         else:
             r = door_ws(root, cfg, audit, dops)
-        out[d] = (r, audit_of(audit), tree(root), dops)
+        out[d] = (r, audit_of(audit, root), tree(root), dops)
     return out
 
 
