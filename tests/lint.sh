@@ -17,13 +17,13 @@ same "lib/ never writes to stdout or stderr" "$hits" ""
 # lib/ never includes anything from applets/
 hits=$(grep -n '#include "\(\.\./\)*applets' $libch)
 same "lib/ does not include applets/" "$hits" ""
-# no realpath()-and-prefix confinement (lib/landlock.c resolves system
+# no realpath()-and-prefix confinement (lib/proc/landlock.c resolves system
 # directories for the command lists, /bin -> /usr/bin and PATH dirs, which
 # the agent cannot change; the workspace is never confined that way)
-hits=$(grep -n 'realpath(' $libc applets/*.c | grep -v -e 'lib/ws.c' -e 'lib/landlock.c')
-same "realpath() only names the root (lib/ws.c) and system dirs (lib/landlock.c)" "$hits" ""
+hits=$(grep -n 'realpath(' $libc applets/*.c | grep -v -e 'lib/fs/ws.c' -e 'lib/proc/landlock.c')
+same "realpath() only names the root (lib/fs/ws.c) and system dirs (lib/proc/landlock.c)" "$hits" ""
 # every file of lib/ says what it is for: '/* NAME - summary', NAME its
-# path beneath lib/ (git/repo.c)
+# path beneath lib/ (fs/ws.c, git/repo.c)
 for f in $libch; do
 	n=${f#lib/}
 	check "$f starts with '/* $n - summary'" sh -c "head -n 1 '$f' | grep -qF '/* $n - '"
