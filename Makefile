@@ -17,7 +17,7 @@ LIB_DIRS := $(sort $(dir $(wildcard lib/*/*.c lib/*/*.h)))
 LIB_INC := $(LIB_DIRS:%/=-I%)
 CC ?= gcc
 PKGS := libgit2 libpcre2-8 libarchive jansson libwebsockets nettle
-# loaded when first needed (lib/lazy.c), not linked: their headers only
+# loaded when first needed (lib/core/lazy.c), not linked: their headers only
 LAZY_PKGS := libgit2 libarchive libwebsockets
 PORT ?= 8765
 IMAGE ?= localhost/wap:latest
@@ -29,7 +29,7 @@ SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 OPT := -O1 -g
 BIN := $(B)/wap
 else ifeq ($(STATIC),1)
-# make static: every library linked in (lib/lazy.c with WAP_LAZY_STATIC)
+# make static: every library linked in (lib/core/lazy.c with WAP_LAZY_STATIC)
 B := build/static
 SAN :=
 OPT := -O2 -g -DWAP_LAZY_STATIC

@@ -2,7 +2,7 @@
  * several edits at once, line operations (WAP modifyFile) and position
  * edits (LSP TextEdits, UTF-16 characters).  Pure functions of bytes: no
  * files are touched here (applets/edit.c writes through wap_update_file,
- * lib/patch.c through wap_write_file).
+ * lib/edit/patch.c through wap_write_file).
  *
  * Line endings: a file whose every line ends in CRLF is edited as LF text
  * and turned back to CRLF; a file's trailing-newline state is kept (except

@@ -41,7 +41,7 @@ struct gl {
 	struct wap_hits *per;	/* one per worker */
 };
 
-/* wap_path_cmp (lib/path.c), a word at a time: the arena keeps 8
+/* wap_path_cmp (lib/core/path.c), a word at a time: the arena keeps 8
  * readable bytes past every string. */
 static int pathcmp(const char *a, const char *b)
 {

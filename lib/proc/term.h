@@ -131,7 +131,7 @@ char *wap_term_utf8(const char *buf, size_t len, size_t *outlen);
 int wap_term_check_command(const struct wap_ws *ws, const char *command, struct wap_err *err);
 
 /* LINE sent to a shell terminal, checked as a shell command line against
- * the command lists (lib/cmdpolicy.h; a first check: text sent in pieces
+ * the command lists (lib/proc/cmdpolicy.h; a first check: text sent in pieces
  * gets past it, the terminal's sandbox holds).  0 when no list is active. */
 int wap_term_check_line(const struct wap_ws *ws, const char *line, struct wap_err *err);
 

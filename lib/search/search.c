@@ -351,7 +351,7 @@ static void search_one(struct gctx *g, struct wk *w, const char *path, const cha
 	search_buf(g, w, path, buf, len, fd);
 }
 
-/* the members of an archive (lib/archives.c, as `wap read` sees them),
+/* the members of an archive (lib/fs/archives.c, as `wap read` sees them),
  * each as ARCHIVE//MEMBER; a compressed plain file as itself */
 static void search_archive(struct gctx *g, struct wk *w, const char *path, const char *buf,
 			   size_t len, int fd)

@@ -2,7 +2,7 @@
  *
  * The methods are name and shape mappings onto the applets' ops (their
  * request keys as the option tables name them), each run on the one road
- * of lib/run.h (argument check, policy, approval, the op, its audit line),
+ * of lib/serve/run.h (argument check, policy, approval, the op, its audit line),
  * as every other door runs them.  Terminals and watchers are sessions, not ops: they keep their
  * code (term.h, watch.h) behind the same gate (wap_run_begin/done).
  * Methods that only make sense inside a real editor or debugger answer
@@ -49,7 +49,7 @@
 #define ACP_MAX_AUTH_FAILURES	5
 #define ACP_MAX_CLIENTS		256	/* connections at once (a thread each) */
 
-/* the JSON-RPC layer's codes (lib/jsonrpc.h), then the protocol's own */
+/* the JSON-RPC layer's codes (lib/serve/jsonrpc.h), then the protocol's own */
 #define RPC_PARSE	WAP_RPC_PARSE_ERROR
 #define RPC_INVALID_REQ	WAP_RPC_INVALID_REQUEST
 #define RPC_NO_METHOD	WAP_RPC_METHOD_NOT_FOUND
@@ -269,7 +269,7 @@ static void log_line(struct wap_acp *a, int level, const char *fmt, ...)
 		return;
 }
 
-/* Messages are built by the one JSON-RPC layer (lib/jsonrpc.c); the
+/* Messages are built by the one JSON-RPC layer (lib/serve/jsonrpc.c); the
  * protocol only adds its error data. */
 
 /* {"jsonrpc","id","error":{code,message,data:{timestamp,errorType,...}}};
@@ -395,7 +395,7 @@ static int rel_path(struct ctx *c, const char *key, char **rel, struct wap_err *
 	return 0;
 }
 
-/* Run op NAME with REQ (stolen) on the one road (lib/run.h): argument
+/* Run op NAME with REQ (stolen) on the one road (lib/serve/run.h): argument
  * check, policy and approval, the op, its audit line. */
 static int run_op(struct ctx *c, const char *name, json_t *req, json_t **res, struct wap_err *err)
 {
@@ -1532,7 +1532,7 @@ static const char *category_off(const struct wap_ws *ws, const char *method, cha
 
 /* Methods that run no applet op: sessions (terminals, watchers) and the
  * server's own state.  They pass the one road's gate under their own
- * name (policy by the table of lib/policy.c, an audit line); every other
+ * name (policy by the table of lib/serve/policy.c, an audit line); every other
  * method runs its ops on the road, each audited there. */
 static bool session_method(const char *method)
 {

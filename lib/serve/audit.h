@@ -1,7 +1,7 @@
 /* serve/audit.h - the audit log: one JSON line per operation.
  *
  * Each line: {"time", "op", "mutating" (the op writes or runs commands, by
- * the table of lib/policy.h), "workspace", "session", "duration_ms",
+ * the table of lib/serve/policy.h), "workspace", "session", "duration_ms",
  * "outcome": "ok"|"error", "error"?: CODE, "request": {...summary}}.
  * The summary keeps only what says *where* and *what* (paths, command,
  * pattern, action, numbers and flags), never file contents, edit texts,

@@ -20,7 +20,7 @@
 #define D	WAP_OP_DESTRUCTIVE
 
 /* Every operation of every door, once: the applets' ops (every door's
- * calls map onto them, lib/run.h) and the calls that are no op
+ * calls map onto them, lib/serve/run.h) and the calls that are no op
  * (terminals, watchers).  Reads have no flags. */
 static const struct wap_opdesc ops[] = {
 	/* the applets: CLI, and MCP tools of every profile */
@@ -58,7 +58,7 @@ static const struct wap_opdesc ops[] = {
 	/* the Agent Control Protocol's (WebSocket) calls that are no op:
 	 * sessions and the server's state.  Its other methods (fs.*,
 	 * editor.*, search.*, git.*) are mappings onto the ops above and are
-	 * judged as those ops (lib/run.h). */
+	 * judged as those ops (lib/serve/run.h). */
 	{ "editor.saveAll", "editor", 0 },
 	{ "fs.watchFiles", "fs", 0 },
 	{ "fs.unwatchFiles", "fs", 0 },

@@ -1,7 +1,7 @@
 /* serve/policy.h - the one table of operations, and the one check every door
  * makes before running one.
  *
- * Every operation any door offers is listed once in lib/policy.c: the
+ * Every operation any door offers is listed once in lib/serve/policy.c: the
  * applets (CLI, MCP tools of every profile), the actions of `git`, the
  * Agent Control Protocol's methods (WebSocket) and the Agent Client
  * Protocol's (acp profile).  Its flags say what it does to the workspace;

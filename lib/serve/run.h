@@ -42,7 +42,7 @@ int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_
 	       struct wap_err *err);
 
 /* The gate of a call that is no applet op, named NAME in the table of
- * lib/policy.c: 0 (and *T0 set) when it may run, else as wap_run_op;
+ * lib/serve/policy.c: 0 (and *T0 set) when it may run, else as wap_run_op;
  * a refusal is audited here.  After the call, wap_run_done() writes its
  * audit line (RC < 0: ERR says why). */
 int wap_run_begin(struct wap_run *run, const char *name, const json_t *req, double *t0,
