@@ -11,9 +11,13 @@
 #   make static     build/static/wap, every library linked in; make static-image
 
 PREFIX ?= /usr/local
+# lib/ in layer folders (ARCHITECTURE.md); each is on the include path, so
+# a source says #include "ws.h", not "../fs/ws.h"
+LIB_DIRS := $(sort $(dir $(wildcard lib/*/*.c lib/*/*.h)))
+LIB_INC := $(LIB_DIRS:%/=-I%)
 CC ?= gcc
 PKGS := libgit2 libpcre2-8 libarchive jansson libwebsockets nettle
-# loaded when first needed (lib/lazy.c), not linked: their headers only
+# loaded when first needed (lib/core/lazy.c), not linked: their headers only
 LAZY_PKGS := libgit2 libarchive libwebsockets
 PORT ?= 8765
 IMAGE ?= localhost/wap:latest
@@ -25,7 +29,7 @@ SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 OPT := -O1 -g
 BIN := $(B)/wap
 else ifeq ($(STATIC),1)
-# make static: every library linked in (lib/lazy.c with WAP_LAZY_STATIC)
+# make static: every library linked in (lib/core/lazy.c with WAP_LAZY_STATIC)
 B := build/static
 SAN :=
 OPT := -O2 -g -DWAP_LAZY_STATIC
@@ -39,7 +43,7 @@ endif
 
 CFLAGS ?=
 CFLAGS += -std=gnu11 $(OPT) -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -pthread $(SAN) \
-	-Ilib -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	$(LIB_INC) -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS += $(shell pkg-config --libs $(filter-out $(LAZY_PKGS),$(PKGS)) 2>/dev/null) -ldl -lpthread -lutil
 LDFLAGS += $(SAN) -pthread
 ifeq ($(STATIC),1)
@@ -53,7 +57,7 @@ LDLIBS := $(STATIC_STUBS) -Wl,--start-group $(STATIC_LIBS) -lssl -lcrypto -lstdc
 LDFLAGS += -static
 endif
 
-LIB_SRC := $(wildcard lib/*.c lib/*/*.c)
+LIB_SRC := $(wildcard lib/*/*.c)
 APPLET_SRC := $(wildcard applets/*.c)
 OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(APPLET_SRC:%.c=$(B)/%.o) $(B)/applets.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -70,14 +74,14 @@ $(B)/.deps-ok: scripts/deps
 $(B)/applets.c $(B)/applets.h &: $(APPLET_SRC) scripts/mkapplets | $(B)/.deps-ok
 	@scripts/mkapplets $(B) $(APPLET_SRC)
 
-$(B)/lazy.h: lib/lazy.list scripts/mklazy | $(B)/.deps-ok
-	@scripts/mklazy $(B) lib/lazy.list
+$(B)/lazy.h: lib/core/lazy.list scripts/mklazy | $(B)/.deps-ok
+	@scripts/mklazy $(B) lib/core/lazy.list
 
-$(B)/%.o: %.c $(B)/applets.h $(B)/lazy.h $(wildcard lib/*.h lib/*/*.h) | $(B)/.deps-ok
+$(B)/%.o: %.c $(B)/applets.h $(B)/lazy.h $(wildcard lib/*/*.h) | $(B)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(B)/applets.o: $(B)/applets.c $(wildcard lib/*.h lib/*/*.h)
+$(B)/applets.o: $(B)/applets.c $(wildcard lib/*/*.h)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(B)/libwap.a: $(OBJ)

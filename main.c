@@ -32,7 +32,7 @@ static const char main_usage[] =
 "\n"
 "Global options (every applet; before its name or after it, not after \"--\"):\n";
 
-/* The usage, its global options printed from the one table (lib/args.c). */
+/* The usage, its global options printed from the one table (lib/fs/args.c). */
 static void usage(FILE *out)
 {
 	fputs(main_usage, out);
@@ -218,7 +218,7 @@ int main(int argc, char **argv)
 	if (!req)
 		die_err(who, &err, g.json);
 
-	/* the one road of every door (lib/run.h): the CLI has no audit log
+	/* the one road of every door (lib/serve/run.h): the CLI has no audit log
 	 * and no approver, so requireApproval refuses what mutates */
 	run.call = &call;
 	if (a->cli_main) {

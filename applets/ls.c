@@ -113,7 +113,7 @@ static bool excluded(const struct walk *w, const char *rel, size_t rlen, const c
 	       (strcmp(rel, shown) && wap_exclude_match(&w->excl, rel, rlen, false));
 }
 
-/* The recursive listing: a callback of the shared walker (lib/walk.c),
+/* The recursive listing: a callback of the shared walker (lib/fs/walk.c),
  * which skips default exclusions, ignored and restricted paths. */
 static int walk_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 {

@@ -454,7 +454,7 @@ static int read_dir(const struct wap_call *call, int fd, const char *rel, const 
 	return 0;
 }
 
-/* --- archives (lib/archives.c) --- */
+/* --- archives (lib/fs/archives.c) --- */
 
 static int ar_list(const struct wap_call *call, int fd, const char *rel, const struct range *r,
 		   json_t *res, struct wap_err *err)

@@ -1,5 +1,5 @@
 # lazy: libgit2, libarchive and libwebsockets are loaded when an applet
-# needs them (lib/lazy.c), not at start-up; when one cannot be loaded the
+# needs them (lib/core/lazy.c), not at start-up; when one cannot be loaded the
 # applets that need it fail with EXECUTION_FAILED and say why, nothing is
 # written, and the others work.
 . tests/lib.sh

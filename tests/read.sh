@@ -133,7 +133,7 @@ same "directory member message" "$ERR" "wap read: Not a file: pkg/sub in a.tar.g
 expect "--member of a non-archive" 2 wap read f.txt --member x
 same "not an archive" "$ERR" "wap read: Not an archive: f.txt"
 
-# read and grep -z go through one archive reader (lib/archives.c): the
+# read and grep -z go through one archive reader (lib/fs/archives.c): the
 # members grep names ARCHIVE//MEMBER are the ones read lists, and reading
 # that path gives the lines grep found.  Members stored as "./x" (tar -C
 # dir .) and nested directories included.

@@ -1,4 +1,4 @@
-/* git/git.c - the door of lib/git.h: wap_git_init() loads libgit2 once
+/* git/git.c - the door of lib/git/git.h: wap_git_init() loads libgit2 once
  * per process, and wap_git() checks the request and the policy, then runs
  * the action (in the write sandbox, sandbox.c) from the table of actions,
  * and frees everything the call made: `wap serve` is long-lived.

@@ -1,4 +1,4 @@
-/* git/internal.h - what the pieces of lib/git/ share (lib/git.h is the
+/* git/internal.h - what the pieces of lib/git/ share (lib/git/git.h is the
  * public API): the per-call context struct g, string lists, upstreams, URL
  * kinds, the table of actions, and the functions one piece offers the
  * others, grouped by the file that defines them.  Not for use outside

@@ -149,7 +149,7 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
-/* the names read and grep -z share (lib/archives.c) */
+/* the names read and grep -z share (lib/fs/archives.c) */
 static void test_names(void **state)
 {
 	const char *m, *k;

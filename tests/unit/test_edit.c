@@ -1,5 +1,5 @@
-/* test_edit.c - the editing engine (lib/edit.c), patches (lib/patch.c) and
- * diffs (lib/diff.c). */
+/* test_edit.c - the editing engine (lib/edit/edit.c), patches (lib/edit/patch.c) and
+ * diffs (lib/edit/diff.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

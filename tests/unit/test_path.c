@@ -1,4 +1,4 @@
-/* test_path.c - DIR/NAME and path order, each said once (lib/path.c) */
+/* test_path.c - DIR/NAME and path order, each said once (lib/core/path.c) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

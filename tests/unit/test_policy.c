@@ -1,4 +1,4 @@
-/* test_policy.c - the one table of ops (lib/policy.c) and the write
+/* test_policy.c - the one table of ops (lib/serve/policy.c) and the write
  * protection of wap_ws_check: .git, .wap, the config, anchored roots. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,7 +42,7 @@ static void test_table(void **state)
 	assert_true(flags("terminal/create", NULL) & WAP_OP_RUNS);
 	assert_int_equal(flags("terminal.getOutput", NULL), 0);
 	/* a door's method that maps onto an op is judged as the op, never
-	 * by a name of its own: the table has none (lib/run.h) */
+	 * by a name of its own: the table has none (lib/serve/run.h) */
 	assert_null(wap_op_find("fs.writeFile"));
 	assert_null(wap_op_find("editor.replaceRange"));
 	assert_null(wap_op_find("fs/write_text_file"));

@@ -1,4 +1,4 @@
-/* test_proc.c - lib/proc.c and the exec op as `wap serve` drives them:
+/* test_proc.c - lib/proc/proc.c and the exec op as `wap serve` drives them:
  * stdin from a string, streamed output, cancellation from another thread,
  * env given as an object. */
 #include <stdarg.h>

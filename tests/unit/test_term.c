@@ -1,4 +1,4 @@
-/* test_term.c - lib/term.c: PTY shells, command terminals, bounded output,
+/* test_term.c - lib/proc/term.c: PTY shells, command terminals, bounded output,
  * the ACP terminal methods, kill/release and cleanup. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* test_watch.c - lib/watch.c: recursive inotify watching, patterns,
+/* test_watch.c - lib/fs/watch.c: recursive inotify watching, patterns,
  * default exclusions, coalescing, unwatch. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,0 +1,34 @@
+/* core/config.h - reading the JSON config document.
+ *
+ * Keys are those of the Agent Control Protocol reference ("security.
+ * restrictedPaths", "rateLimit.requestsPerSecond", ...), written either
+ * dotted at the top level or nested, optionally under "agentControl".
+ * wap adds "security.readOnly", "security.sandbox" and "limits.*".
+ */
+#ifndef WAP_CONFIG_H
+#define WAP_CONFIG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "err.h"
+
+/* Load FILE into a new JSON object (caller owns).  A missing file with
+ * !REQUIRED gives an empty object. */
+json_t *wap_config_load(const char *file, bool required, struct wap_err *err);
+
+/* Borrowed reference to the value at DOTTED ("security.sandbox"), or NULL. */
+json_t *wap_config_get(const json_t *cfg, const char *dotted);
+
+bool wap_config_bool(const json_t *cfg, const char *dotted, bool dflt);
+long long wap_config_int(const json_t *cfg, const char *dotted, long long dflt);
+const char *wap_config_str(const json_t *cfg, const char *dotted, const char *dflt);
+
+/* A NULL-terminated copy of a string array (caller frees with
+ * wap_strv_free); NULL when absent.  Non-strings are an error. */
+int wap_config_strv(const json_t *cfg, const char *dotted, char ***out, struct wap_err *err);
+void wap_strv_free(char **v);
+size_t wap_strv_len(char *const *v);
+int wap_strv_push(char ***v, const char *s);	/* copies s; -1 on ENOMEM */
+
+#endif

@@ -1,0 +1,66 @@
+/* fs/tree.h - whole directory trees by fd: policy scan, remove, copy.
+ *
+ * Every walk goes from directory fd to directory fd (openat with
+ * O_NOFOLLOW, fdopendir): no path is resolved again from the root, so a
+ * tree being changed underneath cannot redirect the walk, and symbolic
+ * links are removed or copied as links, never followed.  REL arguments
+ * are paths from the root used for policy checks and messages only.
+ * Nothing here prints; errors fill struct wap_err.
+ */
+#ifndef WAP_TREE_H
+#define WAP_TREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include "err.h"
+#include "ws.h"
+
+/* Deeper trees are refused (and each level holds an fd). */
+#define WAP_TREE_MAX_DEPTH 256
+
+/* Check NAME in the directory PARENT (at REL) and, if it is a directory,
+ * everything under it against the policy for ACCESS.  -1 with err at the
+ * first refused path. */
+int wap_tree_check(const struct wap_ws *ws, int parent, const char *name, const char *rel,
+		   int access, struct wap_err *err);
+
+/* The same for everything under the open directory DIRFD (at REL). */
+int wap_tree_check_fd(const struct wap_ws *ws, int dirfd, const char *rel, int access,
+		      struct wap_err *err);
+
+/* Remove NAME in PARENT and everything under it.  *COUNT (optional) gets
+ * the number of entries removed. */
+int wap_tree_remove(int parent, const char *name, const char *rel, size_t *count,
+		    struct wap_err *err);
+
+struct wap_copy_stats {
+	size_t files, dirs, links, skipped;
+	unsigned long long bytes;
+};
+
+/* Copy the bytes of the open regular file SFD to DNAME in DPARENT: a temp
+ * file renamed over (replacing only when FORCE), mode MODE, fsync'd when
+ * SYNC.  DREL names the destination in messages. */
+int wap_copy_file(int sfd, int dparent, const char *dname, mode_t mode, bool force, bool sync,
+		  const char *drel, unsigned long long *bytes, struct wap_err *err);
+
+/* Copy the open file or directory SFD to DNAME in DPARENT; under a
+ * directory, symlinks are copied as links, fifos and devices skipped.
+ * Without FORCE an existing destination is ALREADY_EXISTS; with it files
+ * are replaced and directories merged. */
+int wap_tree_copy_fd(int sfd, int dparent, const char *dname, bool force, const char *srel,
+		     const char *drel, struct wap_copy_stats *st, struct wap_err *err);
+
+/* The destination of mv/cp SREL DREL: DREL, or DREL/basename(SREL) when
+ * DREL is an existing directory (a symlink to one beneath the root
+ * counts).  *OUT is malloc'd. */
+int wap_tree_dest(const struct wap_ws *ws, const char *srel, const char *drel, char **out,
+		  struct wap_err *err);
+
+/* Is the directory DIRFD the directory (DEV, INO) or beneath it?  Walks
+ * ".." up to the workspace root ROOTFD. */
+bool wap_tree_within(int dirfd, dev_t dev, ino_t ino, int rootfd);
+
+#endif

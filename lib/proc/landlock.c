@@ -1,0 +1,1041 @@
+/* proc/landlock.c - Landlock rulesets, network isolation and rlimits for the
+ * commands wap runs (landlock.h).  The kernel headers of the build machine
+ * may predate the ABI the kernel offers, so the few constants needed are
+ * spelled out here; each right is used only when the ABI has it. */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include "cmdpolicy.h"
+#include "config.h"
+#include "landlock.h"
+
+#define LL_FS_EXECUTE		(1ULL << 0)
+#define LL_FS_WRITE_FILE	(1ULL << 1)
+#define LL_FS_READ_FILE		(1ULL << 2)
+#define LL_FS_READ_DIR		(1ULL << 3)
+#define LL_FS_MAKE_CHAR		(1ULL << 6)
+#define LL_FS_MAKE_BLOCK	(1ULL << 11)
+#define LL_FS_REFER		(1ULL << 13)	/* ABI 2 */
+#define LL_FS_TRUNCATE		(1ULL << 14)	/* ABI 3 */
+#define LL_FS_IOCTL_DEV		(1ULL << 15)	/* ABI 5 */
+#define LL_NET_BIND_TCP		(1ULL << 0)	/* ABI 4 */
+#define LL_NET_CONNECT_TCP	(1ULL << 1)
+#define LL_SCOPE_ABSTRACT_UNIX	(1ULL << 0)	/* ABI 6 */
+#define LL_SCOPE_SIGNAL		(1ULL << 1)
+#define LL_RULE_PATH_BENEATH	1
+#define LL_CREATE_VERSION	(1U << 0)
+
+/* rights that make sense on a file (not a directory) */
+#define LL_FILE_RIGHTS (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | \
+			LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
+
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct ll_path_beneath_attr {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+
+int wap_landlock_abi(void)
+{
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_VERSION);
+	const char *cap = getenv("WAP_LANDLOCK_ABI");
+
+	if (v < 0)
+		v = 0;
+	if (cap && *cap && atol(cap) < v)
+		v = atol(cap);
+	return (int)v;
+}
+
+static uint64_t fs_rights(int abi)
+{
+	uint64_t r = (1ULL << 13) - 1;	/* ABI 1: EXECUTE .. MAKE_SYM */
+
+	if (abi >= 2)
+		r |= LL_FS_REFER;
+	if (abi >= 3)
+		r |= LL_FS_TRUNCATE;
+	if (abi >= 5)
+		r |= LL_FS_IOCTL_DEV;
+	return r;
+}
+
+/* Allow RIGHTS beneath PATH (or FD when >= 0).  A path that does not exist
+ * is skipped: not every system has /lib32. */
+static int add_rule(int rs, const char *path, int fd, uint64_t rights, uint64_t handled,
+		    struct wap_err *err)
+{
+	struct ll_path_beneath_attr pb;
+	struct stat st;
+	int own = -1, rc = 0;
+
+	if (fd < 0) {
+		own = fd = open(path, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			return errno == ENOENT || errno == EACCES ? 0 :
+				wap_err_set(err, WAP_E_FAILED, "Sandbox: %s: %s", path, strerror(errno));
+	}
+	if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+		rights &= LL_FILE_RIGHTS;
+	pb.allowed_access = rights & handled;
+	pb.parent_fd = fd;
+	if (syscall(SYS_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
+		rc = wap_err_set(err, WAP_E_FAILED, "Sandbox: cannot add a rule for %s: %s",
+				 path, strerror(errno));
+	if (own >= 0)
+		close(own);
+	return rc;
+}
+
+/* ---- command lists in the kernel ---- */
+
+/* Is P strictly beneath DIR (both real absolute paths)? */
+static bool beneath(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1)
+		return p[0] == '/' && p[1];
+	return !strncmp(p, dir, n) && p[n] == '/';
+}
+
+static bool at_or_beneath(const char *p, const char *dir)
+{
+	return !strcmp(p, dir) || beneath(p, dir);
+}
+
+static bool in_set(char *const *v, const char *p)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (!strcmp(v[i], p))
+			return true;
+	return false;
+}
+
+struct xrules {
+	const struct wap_sandbox_opts *o;
+	char **sys;		/* the system dirs, real paths, none inside another */
+	char **holes;		/* dirs whose files get a rule each (PATH dirs...) */
+	char **keep_out;	/* never executable: the root, the temp dir */
+	size_t npath;		/* holes[0..npath): PATH dirs, their files are commands */
+	struct inoset {
+		struct { dev_t dev; ino_t ino; } *v;
+		size_t n, cap;
+	} bad, unlisted, ok;	/* files named by a deny entry, by no allow entry, by one */
+	uint64_t all, rd;
+};
+
+static int ino_add(struct inoset *s, const struct stat *st)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		void *nv = realloc(s->v, cap * sizeof(*s->v));
+		if (!nv)
+			return -1;
+		s->v = nv;
+		s->cap = cap;
+	}
+	s->v[s->n].dev = st->st_dev;
+	s->v[s->n++].ino = st->st_ino;
+	return 0;
+}
+
+static bool ino_has(const struct inoset *s, const struct stat *st)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino)
+			return true;
+	return false;
+}
+
+static enum wap_cmd_verdict verdict(const struct xrules *x, const char *name)
+{
+	enum wap_cmd_verdict v = WAP_CMD_ALLOWED, w;
+
+	for (int i = 0; i < 2; i++)
+		if (x->o->rules[i] && (w = wap_cmd_prog(x->o->rules[i], name)) > v)
+			v = w;
+	return v;
+}
+
+/* Add DIR (its real path) to the holes when it is a directory. */
+#define MAX_HOLES 1024	/* a $PATH of a million entries must not stall us */
+
+static int add_hole(struct xrules *x, const char *dir)
+{
+	char *rp;
+	struct stat st;
+	int rc = 0;
+
+	if (wap_strv_len(x->holes) >= MAX_HOLES) {
+		errno = E2BIG;
+		return -1;
+	}
+	rp = realpath(dir, NULL);
+
+	if (rp && !stat(rp, &st) && S_ISDIR(st.st_mode) && !in_set(x->holes, rp))
+		rc = wap_strv_push(&x->holes, rp);
+	free(rp);
+	return rc;
+}
+
+static bool is_dot(const char *n)
+{
+	return n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2]));
+}
+
+/* The PATH dirs, then (until nothing changes) the dirs of the real files
+ * that names the lists refuse point to: /usr/bin/java -> /usr/lib/jvm/.../java
+ * makes that bin dir a hole too, so the tree grant of /usr/lib cannot
+ * cover it. */
+static int find_holes(struct xrules *x)
+{
+	static const char *const std[] = {
+		"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", NULL
+	};
+	char path[4096];
+
+	for (int i = 0; std[i]; i++)
+		if (add_hole(x, std[i]))
+			return -1;
+	for (const char *p = x->o->path; p && *p; ) {
+		const char *c = strchr(p, ':');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		if (*p == '/' && n < sizeof(path)) {
+			memcpy(path, p, n);
+			path[n] = 0;
+			if (add_hole(x, path))
+				return -1;
+		}
+		p += n + (c != NULL);
+	}
+	x->npath = wap_strv_len(x->holes);
+	for (size_t h = 0; h < x->npath; h++) {
+		DIR *d = opendir(x->holes[h]);
+		struct dirent *e;
+
+		if (!d)
+			continue;
+		while ((e = readdir(d))) {
+			enum wap_cmd_verdict v;
+			struct stat st;
+			char *rp, *slash;
+
+			if (is_dot(e->d_name))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", x->holes[h], e->d_name);
+			if (stat(path, &st) || S_ISDIR(st.st_mode))
+				continue;
+			v = verdict(x, e->d_name);
+			if (ino_add(v == WAP_CMD_DENIED ? &x->bad : v ? &x->unlisted : &x->ok, &st))
+				goto oom;
+			if (v == WAP_CMD_ALLOWED)
+				continue;
+			if ((rp = realpath(path, NULL)) && (slash = strrchr(rp, '/'))) {
+				*slash = 0;
+				if (add_hole(x, *rp ? rp : "/")) {
+					free(rp);
+					goto oom;
+				}
+			}
+			free(rp);
+		}
+		closedir(d);
+		continue;
+oom:
+		closedir(d);
+		return -1;
+	}
+	return 0;
+}
+
+static bool skipped(const struct xrules *x, const char *dir)
+{
+	return in_set(x->holes, dir) || in_set(x->keep_out, dir);
+}
+
+static bool something_beneath(const struct xrules *x, const char *dir)
+{
+	for (size_t i = 0; x->holes && x->holes[i]; i++)
+		if (beneath(x->holes[i], dir))
+			return true;
+	for (size_t i = 0; x->keep_out && x->keep_out[i]; i++)
+		if (beneath(x->keep_out[i], dir))
+			return true;
+	return false;
+}
+
+/* RIGHTS on the tree DIR, but for the holes and the kept-out dirs in it:
+ * the dirs on the way to them get READ_DIR and a rule per other entry. */
+static int grant_tree(int rs, struct xrules *x, const char *dir, uint64_t rights, int depth,
+		      struct wap_err *err)
+{
+	char path[4096];
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	if (skipped(x, dir))
+		return 0;
+	if (!something_beneath(x, dir) || depth > 32)
+		return add_rule(rs, dir, -1, rights, x->all, err);
+	if (add_rule(rs, dir, -1, LL_FS_READ_DIR, x->all, err))
+		return -1;
+	if (!(d = opendir(dir)))
+		return 0;
+	while (!rc && (e = readdir(d))) {
+		struct stat st;
+		if (is_dot(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name);
+		if (lstat(path, &st) || S_ISLNK(st.st_mode))
+			continue;	/* a link gets what its target has */
+		if (S_ISDIR(st.st_mode))
+			rc = grant_tree(rs, x, path, rights, depth + 1, err);
+		else
+			rc = add_rule(rs, path, -1, rights, x->all, err);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* May programs live at P (a real path)?  In the system dirs, but not in
+ * /proc, /sys or /dev (PATH=/proc/self/fd would name wap's open files),
+ * nor in the root or the temp dir. */
+static bool program_area(const struct xrules *x, const char *p)
+{
+	bool sys = false;
+
+	if (at_or_beneath(p, "/proc") || at_or_beneath(p, "/sys") || at_or_beneath(p, "/dev"))
+		return false;
+	for (size_t j = 0; x->sys && x->sys[j]; j++)
+		sys |= at_or_beneath(p, x->sys[j]);
+	for (size_t j = 0; x->keep_out && x->keep_out[j]; j++)
+		if (at_or_beneath(p, x->keep_out[j]))
+			return false;
+	return sys;
+}
+
+/* A hole: its sub-directories as trees, its files each: in a PATH dir by
+ * their names, elsewhere (where a refused name's link led) all but the
+ * refused programs. */
+static int grant_hole(int rs, struct xrules *x, const char *dir, bool by_name,
+		      struct wap_err *err)
+{
+	char path[4096];
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	if (add_rule(rs, dir, -1, LL_FS_READ_DIR, x->all, err))
+		return -1;
+	if (!(d = opendir(dir)))
+		return 0;
+	while (!rc && (e = readdir(d))) {
+		struct stat st;
+		mode_t lst_mode;
+		if (is_dot(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name);
+		if (lstat(path, &st))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			rc = grant_tree(rs, x, path, x->rd, 1, err);
+			continue;
+		}
+		lst_mode = st.st_mode;
+		if (stat(path, &st) || !S_ISREG(st.st_mode) || ino_has(&x->bad, &st))
+			continue;
+		if (by_name ? verdict(x, e->d_name) != WAP_CMD_ALLOWED :
+			      ino_has(&x->unlisted, &st) && !ino_has(&x->ok, &st))
+			continue;
+		if (S_ISLNK(lst_mode)) {	/* the rule goes on the link's target */
+			char *rp = realpath(path, NULL);
+			bool in = rp && program_area(x, rp);
+			free(rp);
+			if (!in)
+				continue;
+		}
+		rc = add_rule(rs, path, -1, x->rd, x->all, err);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* The ELF interpreter of PROG (the dynamic loader), in BUF; false if none. */
+static bool elf_interp(const char *prog, char *buf, size_t size)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	bool found = false;
+	int fd = open(prog, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(ph))
+		for (int i = 0; i < eh.e_phnum && !found; i++) {
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (size_t)i * sizeof(ph))) != sizeof(ph))
+				break;
+			if (ph.p_type == PT_INTERP && ph.p_filesz > 1 && ph.p_filesz < size &&
+			    pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz) {
+				buf[ph.p_filesz - 1] = 0;
+				found = buf[0] == '/';
+			}
+		}
+	close(fd);
+	return found;
+}
+
+static int exec_rules(int rs, struct xrules *x, const char *const *sysdirs, struct wap_err *err)
+{
+	char interp[256];
+
+	char *rp;
+	int rc = 0;
+
+	if (find_holes(x))
+		return errno == E2BIG ?
+			wap_err_set(err, WAP_E_INVALID, "Sandbox: too many PATH directories (over %d)",
+				    MAX_HOLES) :
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+	for (int i = 0; sysdirs[i]; i++) {
+		bool inside = false;
+		if (!(rp = realpath(sysdirs[i], NULL)))
+			continue;
+		for (int j = 0; x->sys && x->sys[j]; j++)
+			inside |= at_or_beneath(rp, x->sys[j]);
+		if (!inside && wap_strv_push(&x->sys, rp))
+			rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
+		free(rp);
+		if (rc)
+			return -1;
+	}
+	/* a system dir inside another (listed first) was dropped; one that
+	 * holds an earlier one replaces it */
+	for (size_t i = 0; x->sys && x->sys[i]; i++) {
+		uint64_t r = !strcmp(x->sys[i], "/dev") ? LL_FS_READ_DIR : x->rd;
+		bool dup = false;
+		for (size_t j = 0; x->sys[j]; j++)
+			dup |= j != i && beneath(x->sys[i], x->sys[j]);
+		if (!dup && grant_tree(rs, x, x->sys[i], r, 0, err))
+			return -1;
+	}
+	for (size_t h = 0; x->holes && x->holes[h]; h++) {
+		/* a PATH dir outside the system dirs (~/bin) stays closed, and
+		 * nothing in the workspace or the temp dir is executable */
+		if (program_area(x, x->holes[h]) &&
+		    grant_hole(rs, x, x->holes[h], h < x->npath, err))
+			return -1;
+	}
+	/* the dynamic loader runs every program: it may map only what the
+	 * command can read, and denied programs are not readable */
+	if (elf_interp("/bin/sh", interp, sizeof(interp)) &&
+	    add_rule(rs, interp, -1, x->rd, x->all, err))
+		return -1;
+	if (x->o->shell && *x->o->shell)
+		return add_rule(rs, x->o->shell, -1, x->rd, x->all, err);
+	return 0;
+}
+
+/* ---- the private temp dir ---- */
+
+static void rm_tree_at(int dfd, const char *name, int depth)
+{
+	struct dirent *e;
+	DIR *d;
+	int fd;
+
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT || depth > 64)
+		return;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(d)))
+		if (!is_dot(e->d_name))
+			rm_tree_at(dirfd(d), e->d_name, depth + 1);
+	closedir(d);
+	unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+static void rm_tree(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char parent[4096];
+	int dfd;
+
+	if (!slash || (size_t)(slash - path) >= sizeof(parent))
+		return;
+	memcpy(parent, path, (size_t)(slash - path));
+	parent[slash - path] = 0;
+	dfd = open(*parent ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	rm_tree_at(dfd, slash + 1, 0);
+	close(dfd);
+}
+
+/* ROOT/.git, ROOT/.wap and the .git of repositories up to two levels
+ * down: read-only in the command's mount namespace. */
+static int find_protected(struct wap_sandbox *sb, const struct wap_ws *ws, struct wap_err *err)
+{
+	char path[4096];
+	struct stat st;
+	DIR *d1, *d2;
+	struct dirent *e1, *e2;
+	size_t n = 0;
+
+#define PROTECT(p) do { \
+		if (!stat(p, &st) && n++ < 64 && wap_strv_push(&sb->ro, p)) \
+			return wap_err_set(err, WAP_E_FAILED, "out of memory"); \
+	} while (0)
+	snprintf(path, sizeof(path), "%s/.git", ws->root);
+	PROTECT(path);
+	snprintf(path, sizeof(path), "%s/.wap", ws->root);
+	PROTECT(path);
+	if (!(d1 = opendir(ws->root)))
+		return 0;
+	while ((e1 = readdir(d1))) {
+		if (is_dot(e1->d_name) || !strcmp(e1->d_name, ".git") || !strcmp(e1->d_name, ".wap"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", ws->root, e1->d_name);
+		if (lstat(path, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/.git", ws->root, e1->d_name);
+		PROTECT(path);
+		snprintf(path, sizeof(path), "%s/%s", ws->root, e1->d_name);
+		if (!(d2 = opendir(path)))
+			continue;
+		while ((e2 = readdir(d2))) {
+			if (is_dot(e2->d_name) || !strcmp(e2->d_name, ".git"))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/%s", ws->root, e1->d_name, e2->d_name);
+			if (lstat(path, &st) || !S_ISDIR(st.st_mode))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/%s/.git", ws->root, e1->d_name, e2->d_name);
+			if (!stat(path, &st) && n++ < 64 && wap_strv_push(&sb->ro, path)) {
+				closedir(d2);
+				closedir(d1);
+				return wap_err_set(err, WAP_E_FAILED, "out of memory");
+			}
+		}
+		closedir(d2);
+	}
+	closedir(d1);
+#undef PROTECT
+	return 0;
+}
+
+static bool lists_active(const struct wap_sandbox_opts *o)
+{
+	for (int i = 0; i < 2; i++)
+		if (o->rules[i] && ((o->rules[i]->allow && o->rules[i]->allow[0]) ||
+				    (o->rules[i]->deny && o->rules[i]->deny[0])))
+			return true;
+	return false;
+}
+
+int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
+			const struct wap_sandbox_opts *o, struct wap_err *err)
+{
+	static const char *const sysdirs[] = {
+		"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+		"/opt", "/proc", "/sys", "/run", "/var", "/nix", "/snap", "/dev", NULL
+	};
+	/* of /dev only these: a disk's device file must not be read
+	 * (root can), past every rule on files */
+	static const char *const devfiles[] = {
+		"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random",
+		"/dev/urandom", "/dev/ptmx", "/dev/pts", NULL
+	};
+	struct ll_ruleset_attr attr = { 0 };
+	struct xrules x = { .o = o };
+	uint64_t all, rd, noexec;
+	size_t attrsize;
+	bool lists = lists_active(o);
+	char tmpl[] = "/tmp/wap-sandbox.XXXXXX";
+	int abi, rs;
+
+	memset(sb, 0, sizeof(*sb));
+	sb->ruleset_fd = -1;
+	sb->max_memory = o->max_memory;
+	sb->max_procs = o->max_procs;
+	sb->max_file_size = o->max_file_size;
+	if (!o->fs && !o->no_network)
+		return 0;
+	abi = wap_landlock_abi();
+	sb->abi = abi;
+	if (o->fs && abi < 1)
+		return wap_err_set(err, WAP_E_DISABLED,
+			"Sandbox unavailable: this kernel has no Landlock (needed by %s); "
+			"refusing to run the command unconfined",
+			lists ? "the command lists" : "--sandbox");
+	if (o->no_network && abi < 4) {
+		/* no Landlock network rules: a network namespace instead */
+		sb->netns = true;
+		sb->userns = geteuid() != 0;
+		sb->uid = geteuid();
+		sb->gid = getegid();
+	}
+	if (!o->fs && sb->netns)
+		return 0;
+
+	all = fs_rights(abi);
+	rd = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
+	/* no device nodes in the root or the temp dir (root could make one
+	 * for the disk and write it), and with a list nothing executable */
+	noexec = ~(LL_FS_MAKE_CHAR | LL_FS_MAKE_BLOCK) & (lists ? ~LL_FS_EXECUTE : ~0ULL);
+	attrsize = abi >= 6 ? sizeof(attr) : abi >= 4 ? 16 : 8;
+	if (o->fs)
+		attr.handled_access_fs = all;
+	if (o->no_network && !sb->netns) {
+		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+		sb->no_udp = true;
+	}
+	if (abi >= 6 && o->fs)
+		attr.scoped = LL_SCOPE_SIGNAL;
+	if (abi >= 6 && o->no_network)
+		attr.scoped |= LL_SCOPE_ABSTRACT_UNIX;
+	if (!attr.handled_access_fs && !attr.handled_access_net && !attr.scoped)
+		return 0;
+	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, attrsize, 0);
+	if (rs < 0)
+		return wap_err_set(err, WAP_E_DISABLED, "Sandbox unavailable: landlock_create_ruleset: %s",
+				   strerror(errno));
+	sb->ruleset_fd = rs;
+	if (!o->fs)
+		return 0;
+
+	/* the temp dir: made here, for this command alone (the caller's
+	 * TMPDIR could name anything, /etc or the whole /tmp) */
+	if (!mkdtemp(tmpl)) {
+		wap_err_set(err, WAP_E_FAILED, "Sandbox: cannot make a temp dir in /tmp: %s",
+			    strerror(errno));
+		goto fail;
+	}
+	if (!(sb->tmpdir = strdup(tmpl)) || asprintf(&sb->tmpenv, "TMPDIR=%s", tmpl) < 0) {
+		sb->tmpenv = NULL;
+		if (!sb->tmpdir)
+			rmdir(tmpl);
+		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		goto fail;
+	}
+	/* an empty ROOT/.wap, so that the command cannot make one holding a
+	 * config of its choosing */
+	if (!o->read_only_root && ws->confined && mkdirat(ws->rootfd, ".wap", 0755) < 0 &&
+	    errno != EEXIST) {
+		wap_err_set(err, WAP_E_FAILED, "Sandbox: cannot make %s/.wap: %s", ws->root,
+			    strerror(errno));
+		goto fail;
+	}
+	if (!o->read_only_root && find_protected(sb, ws, err))
+		goto fail;
+	if (lists && (wap_strv_push(&sb->noexec, ws->root) || wap_strv_push(&sb->noexec, sb->tmpdir))) {
+		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		goto fail;
+	}
+	sb->no_memfd = lists;
+	sb->fs = true;
+	if (sb->ro || sb->noexec) {
+		sb->mntns = true;
+		sb->userns = geteuid() != 0;
+		sb->uid = geteuid();
+		sb->gid = getegid();
+		if (asprintf(&sb->cwd, "%s/%s", ws->root, o->cwd && *o->cwd ? o->cwd : ".") < 0) {
+			sb->cwd = NULL;
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			goto fail;
+		}
+	}
+
+	if (add_rule(rs, ws->root, ws->rootfd, (o->read_only_root ? rd : all) & noexec, all, err))
+		goto fail;
+	if (add_rule(rs, sb->tmpdir, -1, all & noexec, all, err))
+		goto fail;
+	if (lists) {
+		x.all = all;
+		x.rd = rd;
+		if (wap_strv_push(&x.keep_out, ws->root) || wap_strv_push(&x.keep_out, sb->tmpdir)) {
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			goto fail;
+		}
+		if (exec_rules(rs, &x, sysdirs, err))
+			goto fail;
+	} else {
+		for (int i = 0; sysdirs[i]; i++)
+			if (add_rule(rs, sysdirs[i], -1,
+				     !strcmp(sysdirs[i], "/dev") ? LL_FS_READ_DIR : rd, all, err))
+				goto fail;
+	}
+	for (int i = 0; devfiles[i]; i++)
+		if (add_rule(rs, devfiles[i], -1,
+			     (LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV | rd) & noexec,
+			     all, err))
+			goto fail;
+	/* git treats an unreadable ~/.gitconfig as fatal: let the user's git
+	 * configuration (and nothing else of $HOME) be read */
+	{
+		const char *home = getenv("HOME");
+		static const char *const gitcfg[] = { ".gitconfig", ".config/git", NULL };
+		for (int i = 0; home && *home == '/' && gitcfg[i]; i++) {
+			char path[4096];
+			snprintf(path, sizeof(path), "%s/%s", home, gitcfg[i]);
+			if (add_rule(rs, path, -1, LL_FS_READ_FILE | LL_FS_READ_DIR, all, err))
+				goto fail;
+		}
+	}
+	wap_strv_free(x.sys);
+	wap_strv_free(x.holes);
+	wap_strv_free(x.keep_out);
+	free(x.bad.v);
+	free(x.unlisted.v);
+	free(x.ok.v);
+	return 0;
+fail:
+	wap_strv_free(x.sys);
+	wap_strv_free(x.holes);
+	wap_strv_free(x.keep_out);
+	free(x.bad.v);
+	free(x.unlisted.v);
+	free(x.ok.v);
+	wap_sandbox_release(sb);
+	return -1;
+}
+
+void wap_sandbox_release(struct wap_sandbox *sb)
+{
+	if (sb->ruleset_fd >= 0)
+		close(sb->ruleset_fd);
+	sb->ruleset_fd = -1;
+	if (sb->tmpdir)
+		rm_tree(sb->tmpdir);
+	free(sb->tmpdir);
+	free(sb->tmpenv);
+	free(sb->cwd);
+	wap_strv_free(sb->ro);
+	wap_strv_free(sb->noexec);
+	sb->tmpdir = sb->tmpenv = sb->cwd = NULL;
+	sb->ro = sb->noexec = NULL;
+}
+
+/* Write S to the /proc/self file NAME (user namespace maps). */
+static int put_proc(const char *name, const char *s)
+{
+	int fd = open(name, O_WRONLY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, s, strlen(s)) < 0)
+		rc = errno;
+	close(fd);
+	return rc;
+}
+
+/* Landlock's network rules cover TCP bind and connect only: not TCP fast
+ * open (sendto with MSG_FASTOPEN, TCP_FASTOPEN_CONNECT), nor listen()
+ * binding a port by itself, nor UDP, raw, netlink, vsock...  With
+ * --no-network a seccomp filter refuses (EACCES) every socket() but
+ * AF_UNIX, and io_uring (which could make sockets without the socket()
+ * call).  For 32-bit (and x32) code, every socket() and socketcall() is
+ * refused.  Other architectures than x86-64 and arm64: no filter, and
+ * Landlock's rules hold alone, so only a kernel with ABI < 4 (a network
+ * namespace) is really off the network there. */
+#if defined(__x86_64__)
+#define NATIVE_ARCH	AUDIT_ARCH_X86_64
+#define COMPAT_ARCH	AUDIT_ARCH_I386
+#define COMPAT_SOCKET	359
+#define COMPAT_SOCKETCALL 102
+#define COMPAT_MEMFD	356
+#define X32_BIT		0x40000000u
+#elif defined(__aarch64__)
+#define NATIVE_ARCH	AUDIT_ARCH_AARCH64
+#define COMPAT_ARCH	AUDIT_ARCH_ARM
+#define COMPAT_SOCKET	281
+#define COMPAT_SOCKETCALL 0xffffffffu	/* none on arm */
+#define COMPAT_MEMFD	385
+#define X32_BIT		0x40000000u	/* no such numbers: never matches */
+#endif
+#define IO_URING_SETUP	425	/* the same number on every architecture */
+#define DENY		(SECCOMP_RET_ERRNO | EACCES)
+#define ALLOW		SECCOMP_RET_ALLOW
+
+static int no_net_filter(void)
+{
+#ifdef NATIVE_ARCH
+#define ARG_LO(n) (offsetof(struct seccomp_data, args) + 8 * (n))	/* little-endian */
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 5, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_ARCH, 0, 12),
+		/* 32-bit: no socket() at all */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_SOCKET, 9, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_SOCKETCALL, 8, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IO_URING_SETUP, 7, 8),
+		/* native */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IO_URING_SETUP, 5, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, X32_BIT | IO_URING_SETUP, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, X32_BIT | SYS_socket, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 3),
+		/* socket(domain, ...): unix sockets only */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, DENY),	/* 14 */
+		BPF_STMT(BPF_RET | BPF_K, ALLOW),	/* 15 */
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+#undef ARG_LO
+#else
+	return 0;
+#endif
+}
+
+/* System calls the file system sandbox refuses (EACCES), by a seccomp
+ * filter: open_by_handle_at always (root opens a file by its handle
+ * through any mount of the file system: a writable one, past the
+ * read-only .git), and with a command list memfd_create (Landlock does not
+ * see its files: an executable copy of a denied program could run from
+ * one). */
+#ifdef NATIVE_ARCH
+#if defined(__x86_64__)
+#define COMPAT_OPEN_BY_HANDLE 342
+#else
+#define COMPAT_OPEN_BY_HANDLE 371
+#endif
+static int deny_filter(bool memfd)
+{
+	unsigned native[2] = { SYS_open_by_handle_at, SYS_memfd_create };
+	unsigned compat[2] = { COMPAT_OPEN_BY_HANDLE, COMPAT_MEMFD };
+	int n = memfd ? 2 : 1;
+	/* arch, jeq, nr, 2n jeq, allow, jeq, nr, n jeq, allow, deny */
+	int total = 3 + 2 * n + 1 + 2 + n + 2, deny = total - 1, allow = total - 2, k = 0;
+	struct sock_filter f[16];
+	struct sock_fprog prog = { .len = (unsigned short)total, .filter = f };
+
+#define JEQ_DENY(v) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (v), (unsigned char)(deny - k - 1), 0)
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0,
+					    (unsigned char)(3 + 2 * n + 1 - k - 1));
+	k++;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	for (int i = 0; i < n; i++) {
+		f[k] = (struct sock_filter)JEQ_DENY(native[i]);
+		k++;
+		f[k] = (struct sock_filter)JEQ_DENY(X32_BIT | native[i]);
+		k++;
+	}
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ALLOW);
+	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_ARCH, 0,
+					    (unsigned char)(allow - k - 1));
+	k++;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	for (int i = 0; i < n; i++) {
+		f[k] = (struct sock_filter)JEQ_DENY(compat[i]);
+		k++;
+	}
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, DENY);
+#undef JEQ_DENY
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+#else
+static int deny_filter(bool memfd)
+{
+	(void)memfd;
+	return 0;
+}
+#endif
+
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#define SYS_move_mount 429
+#endif
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+#define OT_CLONE		1
+#define OT_CLOEXEC		O_CLOEXEC
+#define MM_F_EMPTY_PATH		0x00000004
+#define MA_RDONLY		0x00000001
+#define MA_NOEXEC		0x00000008
+
+struct ll_mount_attr {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+/* Mount a copy of PATH over itself with ATTR (MOUNT_ATTR_*). */
+static int remount(const char *path, uint64_t attr)
+{
+	struct ll_mount_attr ma = { .attr_set = attr };
+	int t = (int)syscall(SYS_open_tree, AT_FDCWD, path, OT_CLONE | OT_CLOEXEC | AT_RECURSIVE);
+	int e = 0;
+
+	if (t < 0)
+		return errno;
+	if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH | AT_RECURSIVE, &ma, sizeof(ma)) < 0 ||
+	    syscall(SYS_move_mount, t, "", AT_FDCWD, path, MM_F_EMPTY_PATH) < 0)
+		e = errno;
+	close(t);
+	return e;
+}
+
+/* Landlock holds for root too, but not against what capabilities reach
+ * beyond files: loading a kernel module (init_module from a file in the
+ * root), raw I/O, reboot, the host's name and clock, bpf...  A sandboxed
+ * command keeps only what file work as root needs (Docker's default set,
+ * less mknod, raw sockets and file capabilities), in its bounding set too,
+ * so that no program it runs gets more back. */
+#define KEEP_CAPS ((1u << CAP_CHOWN) | (1u << CAP_DAC_OVERRIDE) | (1u << CAP_FOWNER) | \
+		   (1u << CAP_FSETID) | (1u << CAP_KILL) | (1u << CAP_SETGID) | \
+		   (1u << CAP_SETUID) | (1u << CAP_NET_BIND_SERVICE) | (1u << CAP_SYS_CHROOT) | \
+		   (1u << CAP_AUDIT_WRITE))
+
+static int drop_caps(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return errno;
+	if (d[0].permitted & (1u << CAP_SETPCAP))
+		for (int c = 0; c < 64; c++)
+			if (c >= 32 || !(KEEP_CAPS & (1u << c)))
+				if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+					return errno;
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	for (int i = 0; i < 2; i++) {
+		uint32_t keep = i ? 0 : KEEP_CAPS;
+		d[i].effective &= keep;
+		d[i].permitted &= keep;
+		d[i].inheritable &= keep;
+	}
+	if (syscall(SYS_capset, &h, d) < 0)
+		return errno;
+	return 0;
+}
+
+int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
+{
+	struct rlimit rl;
+	int e;
+
+#define LIMIT(res, v, name) \
+	if (v > 0) { \
+		rl.rlim_cur = rl.rlim_max = (rlim_t)v; \
+		if (setrlimit(res, &rl) < 0) { *what = name; return errno; } \
+	}
+	LIMIT(RLIMIT_AS, sb->max_memory, "--max-memory");
+	LIMIT(RLIMIT_NPROC, sb->max_procs, "--max-procs");
+	LIMIT(RLIMIT_FSIZE, sb->max_file_size, "--max-file-size");
+#undef LIMIT
+	if (sb->netns || sb->mntns) {
+		int flags = (sb->netns ? CLONE_NEWNET : 0) | (sb->mntns ? CLONE_NEWNS : 0);
+		struct stat before, after;
+
+		*what = "working directory";
+		if (sb->mntns && stat(".", &before) < 0)
+			return errno;
+		*what = sb->mntns ? "mount namespace" : "network namespace";
+		if (sb->userns) {
+			char map[64];
+			*what = "user namespace";
+			if (unshare(CLONE_NEWUSER | flags) < 0)
+				return errno;
+			snprintf(map, sizeof(map), "%u %u 1\n", sb->uid, sb->uid);
+			if ((e = put_proc("/proc/self/uid_map", map)))
+				return e;
+			if ((e = put_proc("/proc/self/setgroups", "deny")))
+				return e;
+			snprintf(map, sizeof(map), "%u %u 1\n", sb->gid, sb->gid);
+			if ((e = put_proc("/proc/self/gid_map", map)))
+				return e;
+		} else if (unshare(flags) < 0) {
+			return errno;
+		}
+		if (sb->mntns) {
+			/* nothing done here may reach the parent's namespace */
+			*what = "mount namespace (private /)";
+			if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+				return errno;
+			*what = "mount namespace (noexec root and temp dir)";
+			for (size_t i = 0; sb->noexec && sb->noexec[i]; i++)
+				if ((e = remount(sb->noexec[i], MA_NOEXEC)))
+					return e;
+			*what = "mount namespace (read-only .git and .wap)";
+			for (size_t i = 0; sb->ro && sb->ro[i]; i++)
+				if ((e = remount(sb->ro[i], MA_RDONLY)))
+					return e;
+			/* the old working directory lies under the old mounts:
+			 * enter it again through the new ones */
+			*what = "working directory";
+			if (chdir(sb->cwd) < 0)
+				return errno;
+			if (stat(".", &after) < 0)
+				return errno;
+			if (after.st_dev != before.st_dev || after.st_ino != before.st_ino)
+				return ESTALE;
+		}
+	}
+	if (sb->ruleset_fd < 0 && !sb->netns && !sb->max_memory && !sb->max_procs &&
+	    !sb->max_file_size)
+		return 0;
+	if (sb->fs && (e = drop_caps())) {
+		*what = "capabilities";
+		return e;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		*what = "no_new_privs";
+		return errno;
+	}
+	if (sb->ruleset_fd >= 0 && syscall(SYS_landlock_restrict_self, sb->ruleset_fd, 0) < 0) {
+		*what = "landlock_restrict_self";
+		return errno;
+	}
+	if (sb->no_udp && no_net_filter() < 0) {
+		*what = "seccomp";
+		return errno;
+	}
+	if (sb->fs && deny_filter(sb->no_memfd) < 0) {
+		*what = "seccomp";
+		return errno;
+	}
+	return 0;
+}

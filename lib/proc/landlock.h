@@ -1,0 +1,100 @@
+/* proc/landlock.h - the sandbox a command runs in (wap exec --sandbox, and
+ * terminals under security.sandbox / readOnly / a command list).
+ *
+ * Landlock confines the command: it may write only inside the workspace
+ * root (unless read-only) and a private temp dir made for the run (0700
+ * under /tmp, whatever the caller's TMPDIR says; the command's TMPDIR
+ * names it; wap_sandbox_release removes it), and read (and execute) only
+ * the root, that dir and the system directories (/usr, /etc, /bin, /lib,
+ * /opt, /proc, /sys, /dev, /run, /var), plus the user's git configuration
+ * (~/.gitconfig, ~/.config/git: git refuses to run when it cannot read
+ * them).
+ *
+ * Landlock only grants, and a right on the root is inherited by ROOT/.git:
+ * so the command runs in a private mount namespace where ROOT/.git, ROOT/.wap
+ * and the .git of repositories two levels down are bind-mounted read-only
+ * over themselves (a write there fails with EROFS).  No mount namespace,
+ * no sandboxed command.
+ *
+ * With a command list (allowedCommands / restrictedCommands, --allow /
+ * --deny) the kernel enforces it on files: EXECUTE (and READ, so that the
+ * dynamic loader cannot map it either) is granted per file in the PATH
+ * directories (the standard ones and the command's $PATH) to the programs
+ * the lists allow by name, and never on the root or the temp dir, which are
+ * also mounted noexec; memfd_create is refused.  Programs outside the PATH
+ * directories (helpers under /usr/lib, /usr/libexec) stay runnable.
+ *
+ * --no-network denies TCP bind and connect through Landlock's network
+ * rules (ABI >= 4) and, with seccomp, every socket but AF_UNIX (UDP, raw,
+ * netlink, vsock, TCP listen with autobind, TCP fast open) and io_uring;
+ * ABI 6 scopes abstract unix sockets to the sandbox.  On older kernels the
+ * command runs in a fresh network namespace where that is permitted.  The
+ * sandbox always sets no_new_privs, and applies the rlimits it is given.
+ * The file system sandbox also refuses open_by_handle_at (seccomp), device
+ * nodes and every device but the usual character ones, and keeps only the
+ * capabilities of file work (bounding set included) for a command run as
+ * root.
+ *
+ * Where the kernel lacks what was asked for, wap_sandbox_prepare() fails
+ * with FEATURE_DISABLED ("Sandbox unavailable: ..."): a command is never
+ * run less confined than requested.
+ *
+ * The ruleset is built in the caller (so errors are reported properly) and
+ * entered in the forked command just before exec, with system calls only.
+ */
+#ifndef WAP_LANDLOCK_H
+#define WAP_LANDLOCK_H
+
+#include <stdbool.h>
+
+#include "err.h"
+#include "ws.h"
+
+struct wap_cmdrules;
+
+struct wap_sandbox_opts {
+	bool fs;			/* confine the file system */
+	bool read_only_root;		/* the root readable only (security.readOnly) */
+	bool no_network;
+	const char *cwd;		/* where the command starts, relative to the root */
+	const char *path;		/* the command's $PATH (for the lists); NULL: none */
+	const char *shell;		/* a shell that stays runnable (exec -c); or NULL */
+	const struct wap_cmdrules *rules[2];	/* command lists to enforce; or NULL */
+	long long max_memory;		/* RLIMIT_AS bytes; 0: unset */
+	long long max_procs;		/* RLIMIT_NPROC; 0: unset */
+	long long max_file_size;	/* RLIMIT_FSIZE bytes; 0: unset */
+};
+
+struct wap_sandbox {
+	int ruleset_fd;			/* -1: no Landlock domain to enter */
+	bool netns;			/* unshare a network namespace */
+	bool userns;			/* ... inside a user namespace (unprivileged) */
+	bool no_udp;			/* seccomp: no non-TCP inet sockets (see landlock.c) */
+	unsigned uid, gid;		/* for the user namespace's maps */
+	long long max_memory, max_procs, max_file_size;
+	int abi;			/* the Landlock ABI in use (0: none) */
+	char *tmpdir;			/* the private temp dir (removed on release) */
+	char *tmpenv;			/* "TMPDIR=..." for the command's environment */
+	bool mntns;			/* a private mount namespace with: */
+	char **ro;			/* ... these paths bind-mounted read-only */
+	char **noexec;			/* ... these noexec (while a list holds) */
+	char *cwd;			/* ... and the start dir entered again after */
+	bool fs;			/* seccomp: no open_by_handle_at */
+	bool no_memfd;			/* ... nor memfd_create (lists) */
+};
+
+/* The kernel's Landlock ABI version, 0 if it has none.  $WAP_LANDLOCK_ABI
+ * (a number) caps it, to test the fallbacks of older kernels. */
+int wap_landlock_abi(void);
+
+/* Build the sandbox for a command (the caller releases it, also after an
+ * error).  Set the command's TMPDIR to sb->tmpenv when that is not NULL. */
+int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
+			const struct wap_sandbox_opts *o, struct wap_err *err);
+void wap_sandbox_release(struct wap_sandbox *sb);
+
+/* Enter the sandbox: called in the forked command right before exec.
+ * Returns 0, or an errno with *WHAT naming the step that failed. */
+int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what);
+
+#endif

@@ -1,0 +1,857 @@
+/* proc/proc.c - run a command in its own session under a per-call reaper, with
+ * timeouts, cancellation, bounded output capture and no orphans (proc.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "landlock.h"
+#include "proc.h"
+#include "text.h"
+
+extern char **environ;
+
+#define CHUNK 65536
+
+/* Records on the status pipe (each write is atomic: < PIPE_BUF). */
+enum { REC_SPAWN_FAILED = 1, REC_DONE = 2, REC_STARTED = 3 };
+struct rec {
+	int type;
+	int kind;	/* SPAWN_FAILED: wap_errkind */
+	int status;	/* DONE: wait status of the command; STARTED: its pid */
+	int timed_out, cancelled;
+	char msg[200];
+};
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+const char *wap_signal_name(int sig)
+{
+	static const char *const names[] = {
+		[SIGHUP] = "SIGHUP", [SIGINT] = "SIGINT", [SIGQUIT] = "SIGQUIT",
+		[SIGILL] = "SIGILL", [SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT",
+		[SIGBUS] = "SIGBUS", [SIGFPE] = "SIGFPE", [SIGKILL] = "SIGKILL",
+		[SIGUSR1] = "SIGUSR1", [SIGSEGV] = "SIGSEGV", [SIGUSR2] = "SIGUSR2",
+		[SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM", [SIGTERM] = "SIGTERM",
+		[SIGCHLD] = "SIGCHLD", [SIGCONT] = "SIGCONT", [SIGSTOP] = "SIGSTOP",
+		[SIGTSTP] = "SIGTSTP", [SIGTTIN] = "SIGTTIN", [SIGTTOU] = "SIGTTOU",
+		[SIGURG] = "SIGURG", [SIGXCPU] = "SIGXCPU", [SIGXFSZ] = "SIGXFSZ",
+		[SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF", [SIGWINCH] = "SIGWINCH",
+		[SIGIO] = "SIGIO", [SIGPWR] = "SIGPWR", [SIGSYS] = "SIGSYS",
+	};
+	if (sig > 0 && sig < (int)(sizeof(names) / sizeof(names[0])))
+		return names[sig];
+	return NULL;
+}
+
+/* ---- the reaper (runs in the forked child: system calls only) ---- */
+
+static void put_rec(int fd, const struct rec *r)
+{
+	ssize_t n;
+
+	do
+		n = write(fd, r, sizeof(*r));
+	while (n < 0 && errno == EINTR);
+}
+
+static void fail_rec(int fd, int kind, const char *fmt, const char *a, const char *b)
+{
+	struct rec r = { .type = REC_SPAWN_FAILED, .kind = kind };
+
+	snprintf(r.msg, sizeof(r.msg), fmt, a, b);
+	put_rec(fd, &r);
+}
+
+/* Send SIG to the child PID unless it is in group SKIP (signalled as a
+ * group already: a second SIGINT would run a trap twice). */
+static void signal_child(pid_t pid, int sig, pid_t skip)
+{
+	if (pid > 0 && getpgid(pid) != skip)
+		kill(pid, sig);
+}
+
+/* Send SIG to every child of this process outside group SKIP; returns how
+ * many children were found. */
+static int signal_children(int sig, pid_t skip)
+{
+	char path[64], buf[4096];
+	int fd, found = 0;
+	ssize_t n;
+	pid_t me = getpid();
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)me, (int)me);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		/* the list may be longer than one buffer: read it in pieces */
+		char num[16];
+		size_t nl = 0;
+		while ((n = read(fd, buf, sizeof(buf))) > 0) {
+			for (ssize_t i = 0; i < n; i++) {
+				if (buf[i] >= '0' && buf[i] <= '9') {
+					if (nl + 1 < sizeof(num))
+						num[nl++] = buf[i];
+				} else if (nl) {
+					num[nl] = 0;
+					signal_child((pid_t)atoi(num), sig, skip);
+					found++;
+					nl = 0;
+				}
+			}
+		}
+		if (nl) {
+			num[nl] = 0;
+			signal_child((pid_t)atoi(num), sig, skip);
+			found++;
+		}
+		close(fd);
+		return found;
+	}
+	/* no children file: scan /proc for our children */
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char *p;
+		int sfd;
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		sfd = open(path, O_RDONLY | O_CLOEXEC);
+		if (sfd < 0)
+			continue;
+		n = read(sfd, buf, sizeof(buf) - 1);
+		close(sfd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		p = strrchr(buf, ')');	/* comm may hold spaces and parens */
+		if (p && p[1] == ' ' && p[2] && p[3] == ' ' && atoi(p + 4) == me) {
+			signal_child((pid_t)atoi(e->d_name), sig, skip);
+			found++;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* In a PID namespace of its own the supervisor is its init: kill(-1)
+ * reaches every process of the namespace once, whatever session or group
+ * it moved to, and nothing outside it. */
+static bool in_pidns;
+
+static void terminate_all(pid_t pgid, int sig)
+{
+	if (in_pidns) {
+		kill(-1, sig);
+		if (sig != SIGKILL)
+			kill(-1, SIGCONT);
+		return;
+	}
+	kill(-pgid, sig);
+	signal_children(sig, pgid);
+	if (sig != SIGKILL) {
+		kill(-pgid, SIGCONT);	/* a stopped process must run to die */
+		signal_children(SIGCONT, pgid);
+	}
+}
+
+struct child_io {
+	int in, out, err, status;
+};
+
+/* In the forked child, between fork and exec: the sandbox (Landlock,
+ * seccomp, rlimits), the working directory and the signals must be set
+ * here, which posix_spawn cannot do.  The child cannot return (the
+ * caller's code would run twice): a failure is written to io->status,
+ * which the parent turns into the caller's wap_err, and _exit ends it. */
+static __attribute__((noreturn)) void run_command(const struct wap_proc_opts *o,
+						  const struct child_io *io)
+{
+	const char *what = NULL;
+	int e;
+
+	if (setsid() < 0)
+		goto fail;
+	if (!in_pidns) {
+		/* should the command kill its supervisor, wap kills its group:
+		 * said from here, before the command can run at all */
+		struct rec r = { .type = REC_STARTED, .status = getpid() };
+		put_rec(io->status, &r);
+	}
+	if (dup2(io->in, 0) < 0 || dup2(io->out, 1) < 0 || dup2(io->err, 2) < 0)
+		goto fail;
+	/* nothing of wap's but 0-2 (and the status pipe, until exec) survives */
+	syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			signal(s, SIG_DFL);
+	{
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+	}
+	if (o->cwdfd >= 0 && fchdir(o->cwdfd) < 0) {
+		e = errno;
+		fail_rec(io->status, WAP_E_FAILED, "Cannot enter the working directory: %s%s",
+			 strerror(e), "");
+		_exit(126);
+	}
+	if (o->sandbox && (e = wap_sandbox_enter(o->sandbox, &what))) {
+		fail_rec(io->status, WAP_E_DISABLED, "Sandbox unavailable: %s: %s", what,
+			 strerror(e));
+		_exit(126);
+	}
+	if (o->envp)
+		environ = (char **)o->envp;	/* so PATH is looked up in the new environment */
+	execvp(o->argv[0], o->argv);
+	e = errno;
+	if (e == ENOENT)
+		fail_rec(io->status, WAP_E_FAILED, "Command not found: %s%s", o->argv[0], "");
+	else
+		fail_rec(io->status, WAP_E_FAILED, "Cannot run %s: %s", o->argv[0], strerror(e));
+	_exit(e == ENOENT ? 127 : 126);
+fail:
+	fail_rec(io->status, WAP_E_FAILED, "Cannot start the command: %s%s", strerror(errno), "");
+	_exit(126);
+}
+
+/* vfork: the reaper only waits anyway, and it saves copying the page
+ * tables of a big process (run_command makes system calls only and writes
+ * nothing the reaper reads).  The child never returns from here.  ASan
+ * wants a real fork. */
+static __attribute__((noinline)) pid_t start_command(const struct wap_proc_opts *o,
+						     const struct child_io *io)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	pid_t p = fork();
+#else
+	pid_t p = vfork();
+#endif
+	if (p == 0)
+		run_command(o, io);
+	return p;
+}
+
+/* Close every fd from 3 up but those in KEEP.  In a threaded server another
+ * call's pipes may have been open at our fork: holding their write ends
+ * would keep that call waiting for EOF until this one ends. */
+static void close_others(int *keep, int n)
+{
+	unsigned lo = 3;
+
+	for (int i = 1; i < n; i++)	/* insertion sort: n is tiny */
+		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (int i = 0; i <= n; i++) {
+		unsigned hi = i < n ? (unsigned)keep[i] : ~0U;
+		if (i < n && (keep[i] < 0 || (unsigned)keep[i] < lo))
+			continue;
+		if (hi > lo && syscall(SYS_close_range, lo, hi - 1, 0) < 0) {
+			unsigned end = hi == ~0U ? 65536 : hi;
+			for (unsigned fd = lo; fd < end; fd++)
+				close((int)fd);
+		}
+		if (i < n)
+			lo = hi + 1;
+	}
+}
+
+static int put_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), e = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		e = errno ? errno : EIO;
+	close(fd);
+	return e;
+}
+
+/* A PID namespace for the command: its supervisor becomes the namespace's
+ * init, which no process inside can kill (the kernel drops SIGKILL and
+ * SIGSTOP sent to it from within) and whose death makes the kernel kill
+ * every process of the namespace.  Nothing outside it - the outer reaper,
+ * wap - can be named by a pid from inside.  Root gets one directly; anyone
+ * else inside a user namespace mapping only their own uid and gid.  0, an
+ * errno (nothing changed: the caller falls back to the subreaper), or -1
+ * (half made: the call fails). */
+static int enter_pidns(void)
+{
+	char map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+
+	if (!unshare(CLONE_NEWPID))
+		return 0;
+	if (errno != EPERM || unshare(CLONE_NEWUSER | CLONE_NEWPID))
+		return errno;
+	/* in the user namespace now: no way back, so a failure here is the
+	 * call's (-1), not a reason to fall back */
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (put_file("/proc/self/uid_map", map) || put_file("/proc/self/setgroups", "deny"))
+		return -1;
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	if (put_file("/proc/self/gid_map", map))
+		return -1;
+	return 0;
+}
+
+/* The supervisor: starts the command and enforces the deadline, the
+ * cancel and the cleanup.  Either init of the command's PID namespace
+ * (in_pidns) or, where there is none, a child subreaper. */
+static __attribute__((noreturn)) void supervise(const struct wap_proc_opts *o,
+						const struct child_io *io,
+						const sigset_t *set)
+{
+	struct rec done = { .type = REC_DONE };
+	pid_t cmd;
+	long deadline = 0, kill_at = 0;
+	enum { RUN, TERM, KILL } phase = RUN;
+	bool cmd_done = false;
+
+	cmd = start_command(o, io);
+	if (cmd < 0) {
+		fail_rec(io->status, WAP_E_FAILED, "Cannot start the command: %s%s",
+			 strerror(errno), "");
+		_exit(125);
+	}
+	if (o->timeout_ms > 0)
+		deadline = now_ms() + o->timeout_ms;
+	for (;;) {
+		long now = now_ms(), wait = -1;
+		siginfo_t si;
+		int sig, st;
+		pid_t p;
+		bool any = false;
+
+		/* reap */
+		while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+			if (p == cmd) {
+				done.status = st;
+				cmd_done = true;
+			}
+		if (p < 0 && errno == ECHILD) {
+			if (cmd_done)
+				break;
+		} else {
+			any = true;
+		}
+		if (cmd_done && phase == RUN && any) {
+			/* the command is over: what it left behind goes too */
+			phase = TERM;
+			kill_at = now + o->kill_after_ms;
+			terminate_all(cmd, SIGTERM);
+		}
+		if (phase == RUN && deadline && now >= deadline) {
+			done.timed_out = 1;
+			phase = TERM;
+			kill_at = now + o->kill_after_ms;
+			terminate_all(cmd, SIGTERM);
+		}
+		if (phase == TERM && now >= kill_at)
+			phase = KILL;
+		if (phase == KILL) {
+			terminate_all(cmd, SIGKILL);
+			wait = 20;	/* orphans of the killed reparent to us */
+		} else if (phase == TERM) {
+			wait = kill_at - now;
+		} else if (deadline) {
+			wait = deadline - now;
+		}
+		if (wait >= 0) {
+			struct timespec ts = { wait / 1000, (wait % 1000) * 1000000L };
+			sig = sigtimedwait(set, &si, &ts);
+		} else {
+			sig = sigwaitinfo(set, &si);
+		}
+		/* as init, a cancel comes only from outside the namespace (the
+		 * outer reaper: si_pid 0 here); the command signalling pid 1
+		 * cancels nothing */
+		if (in_pidns && sig > 0 && sig != SIGCHLD && (si.si_code != SI_USER || si.si_pid))
+			continue;
+		if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && phase == RUN) {
+			done.cancelled = 1;
+			phase = TERM;
+			kill_at = now_ms() + o->kill_after_ms;
+			/* SIGINT is passed on as it is (an interactive program
+			 * may clean up on it); anything else becomes SIGTERM */
+			terminate_all(cmd, sig == SIGINT ? SIGINT : SIGTERM);
+		}
+	}
+	put_rec(io->status, &done);
+	_exit(0);
+}
+
+/* The outer reaper, forked by wap_proc_run.  With a PID namespace it only
+ * forks the namespace's init and passes cancels on to it; when it dies
+ * (killed from outside: nothing inside can name it), the init gets
+ * SIGKILL and the kernel kills the namespace. */
+static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
+					     const struct child_io *io, pid_t parent)
+{
+	sigset_t set;
+	pid_t init;
+	int e;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	{
+		int keep[] = { io->in, io->out, io->err, io->status, o->cwdfd,
+			       o->sandbox ? o->sandbox->ruleset_fd : -1 };
+		close_others(keep, (int)(sizeof(keep) / sizeof(keep[0])));
+		/* nor wap's stdin/stdout (in `wap serve` they are the protocol's):
+		 * a client waiting for EOF must not wait for us */
+		if (io->in > 1 && io->out > 1 && io->err > 1 && io->status > 1) {
+			dup2(io->in, 0);
+			dup2(io->err, 1);
+		}
+	}
+	signal(SIGCHLD, SIG_DFL);	/* SIG_IGN would reap behind our back */
+	/* wap going away counts as a cancel */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(125);
+	setsid();
+	e = enter_pidns();
+	if (e < 0) {
+		fail_rec(io->status, WAP_E_FAILED, "Cannot map the user namespace of the command%s%s",
+			 "", "");
+		_exit(125);
+	}
+	if (e) {
+		/* no namespace: a subreaper gets the orphans, but a command
+		 * may kill it (wap_proc_run then kills the command's group) */
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+			fail_rec(io->status, WAP_E_FAILED, "Cannot become a subreaper: %s%s",
+				 strerror(errno), "");
+			_exit(125);
+		}
+		supervise(o, io, &set);
+	}
+	init = fork();
+	if (init < 0) {
+		fail_rec(io->status, WAP_E_FAILED, "Cannot start the command: %s%s",
+			 strerror(errno), "");
+		_exit(125);
+	}
+	if (init == 0) {
+		/* (getppid() is 0 here: the parent is outside.  Should the
+		 * reaper die before this, the init still keeps the deadline.) */
+		in_pidns = true;
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		supervise(o, io, &set);
+	}
+	/* hold nothing of the command's: EOF on them is the init's and its
+	 * namespace's end */
+	close(io->status);
+	close(io->out);
+	close(io->err);
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&set, &si), st;
+		if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
+			kill(init, sig);
+		if (waitpid(init, &st, WNOHANG) == init)
+			_exit(0);
+	}
+}
+
+/* ---- the caller's side ---- */
+
+struct cap {
+	char *head;
+	size_t hlen, hmax;
+	char *ring;
+	size_t rpos, rlen, rmax;
+	uint64_t total;
+	/* a chunk being assembled for the OUTPUT callback */
+	char stage[CHUNK + 4];
+	size_t carry;
+};
+
+static int cap_add(struct cap *c, const char *p, size_t n)
+{
+	c->total += n;
+	if (c->hlen < c->hmax) {
+		size_t k = c->hmax - c->hlen < n ? c->hmax - c->hlen : n;
+		if (!c->head && !(c->head = malloc(c->hmax)))
+			return -1;
+		memcpy(c->head + c->hlen, p, k);
+		c->hlen += k;
+		p += k;
+		n -= k;
+	}
+	if (!n || !c->rmax)
+		return 0;
+	if (!c->ring && !(c->ring = malloc(c->rmax)))
+		return -1;
+	if (n >= c->rmax) {
+		memcpy(c->ring, p + n - c->rmax, c->rmax);
+		c->rpos = 0;
+		c->rlen = c->rmax;
+		return 0;
+	}
+	while (n) {
+		size_t k = c->rmax - c->rpos < n ? c->rmax - c->rpos : n;
+		memcpy(c->ring + c->rpos, p, k);
+		c->rpos = (c->rpos + k) % c->rmax;
+		c->rlen = c->rlen + k > c->rmax ? c->rmax : c->rlen + k;
+		p += k;
+		n -= k;
+	}
+	return 0;
+}
+
+/* Length of the prefix of BUF that ends on a UTF-8 sequence boundary. */
+static size_t utf8_whole(const char *buf, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)buf;
+
+	for (size_t back = 1; back <= 3 && back <= len; back++) {
+		unsigned char c = s[len - back];
+		size_t need;
+		if ((c & 0xc0) == 0x80)
+			continue;	/* continuation: look further back */
+		need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+		return need > back ? len - back : len;
+	}
+	return len;
+}
+
+/* head + (marker) + tail into S */
+static int cap_finish(struct cap *c, struct wap_proc_stream *s)
+{
+	size_t start = c->rlen < c->rmax ? 0 : c->rpos, hl = c->hlen, skip = 0;
+	char marker[96];
+	int ml = 0;
+	char *d;
+
+	s->bytes = c->total;
+	s->truncated = c->total > c->hlen + c->rlen;
+	if (s->truncated) {
+		/* cut on UTF-8 boundaries on both sides of the marker */
+		hl = utf8_whole(c->head, c->hlen);
+		while (skip < 3 && skip < c->rlen &&
+		       (c->ring[(start + skip) % c->rmax] & 0xc0) == 0x80)
+			skip++;
+		ml = snprintf(marker, sizeof(marker), WAP_PROC_MARKER,
+			      (unsigned long long)(c->total - hl - (c->rlen - skip)));
+	}
+	d = malloc(hl + ml + c->rlen + 1);
+	if (!d)
+		return -1;
+	if (hl)
+		memcpy(d, c->head, hl);
+	memcpy(d + hl, marker, ml);
+	s->len = hl + ml;
+	for (size_t i = skip; i < c->rlen; i++)
+		d[s->len++] = c->ring[(start + i) % c->rmax];
+	d[s->len] = 0;
+	s->data = d;
+	return 0;
+}
+
+static void emit(const struct wap_proc_opts *o, struct cap *c, int i, size_t n, bool eof)
+{
+	static const char *const names[] = { "stdout", "stderr" };
+	size_t all = c->carry + n, whole = eof ? all : utf8_whole(c->stage, all);
+
+	if (whole)
+		o->output(o->output_arg, names[i], c->stage, whole);
+	c->carry = all - whole;
+	memmove(c->stage, c->stage + whole, c->carry);
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= w;
+	}
+}
+
+/* Read what is there on stream I; returns 1 at EOF, 0 otherwise. */
+static int drain(const struct wap_proc_opts *o, struct cap *c, int i, int fd, bool *oom)
+{
+	for (int rounds = 0; rounds < 16; rounds++) {
+		char *buf = c->stage + c->carry;
+		ssize_t n = read(fd, buf, CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN ? 0 : 1;
+		if (n == 0) {
+			if (o->output && c->carry)
+				emit(o, c, i, 0, true);
+			return 1;
+		}
+		if (cap_add(c, buf, n))
+			*oom = true;
+		if (o->save_fd[i] >= 0)
+			write_all(o->save_fd[i], buf, n);
+		if (o->output)
+			emit(o, c, i, n, false);
+	}
+	return 0;
+}
+
+static void closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
+		 struct wap_err *err)
+{
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, inp[2] = { -1, -1 };
+	int statp[2] = { -1, -1 }, nullfd = -1, rc = -1;
+	struct cap *cap = NULL;
+	struct child_io io;
+	struct rec done = { 0 }, failed = { 0 }, r;
+	size_t stdin_off = 0, statlen = 0;
+	bool eof[2] = { false, false }, stat_eof = false, oom = false, sent_term = false;
+	sigset_t pipeset, oldmask;
+	pid_t pid, self = getpid(), cmd_pgid = 0;
+	long start = now_ms();
+
+	memset(res, 0, sizeof(*res));
+	if (!o->argv || !o->argv[0] || !o->argv[0][0])
+		return wap_err_set(err, WAP_E_INVALID, "no command given");
+	cap = calloc(2, sizeof(*cap));
+	if (!cap)
+		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+	for (int i = 0; i < 2; i++) {
+		size_t m = o->max_output;
+		cap[i].hmax = m / 2;
+		cap[i].rmax = m - m / 2;
+	}
+	if (pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) || pipe2(statp, O_CLOEXEC)) {
+		wap_err_set(err, WAP_E_FAILED, "Cannot create a pipe: %s", strerror(errno));
+		goto out;
+	}
+	io.out = outp[1];
+	io.err = errp[1];
+	io.status = statp[1];
+	if (o->stdin_fd >= 0) {
+		io.in = o->stdin_fd;
+	} else if (o->stdin_data) {
+		if (pipe2(inp, O_CLOEXEC)) {
+			wap_err_set(err, WAP_E_FAILED, "Cannot create a pipe: %s", strerror(errno));
+			goto out;
+		}
+		io.in = inp[0];
+	} else {
+		nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (nullfd < 0) {
+			wap_err_set(err, WAP_E_FAILED, "/dev/null: %s", strerror(errno));
+			goto out;
+		}
+		io.in = nullfd;
+	}
+	/* a command that stops reading its stdin must not kill us */
+	sigemptyset(&pipeset);
+	sigaddset(&pipeset, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipeset, &oldmask);
+
+	pid = fork();
+	if (pid < 0) {
+		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+		wap_err_set(err, WAP_E_FAILED, "Cannot start the command: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		closep(&outp[0]);
+		closep(&errp[0]);
+		closep(&statp[0]);
+		closep(&inp[1]);
+		reaper(o, &io, self);
+	}
+	closep(&outp[1]);
+	closep(&errp[1]);
+	closep(&statp[1]);
+	closep(&inp[0]);
+	closep(&nullfd);
+	fcntl(outp[0], F_SETFL, O_NONBLOCK);
+	fcntl(errp[0], F_SETFL, O_NONBLOCK);
+	if (inp[1] >= 0) {
+		fcntl(inp[1], F_SETFL, O_NONBLOCK);
+		if (!o->stdin_len)
+			closep(&inp[1]);
+	}
+
+	while (!eof[0] || !eof[1] || !stat_eof) {
+		struct pollfd pf[4];
+		int n = 0, ix[4];
+
+		if (!eof[0])
+			pf[n] = (struct pollfd){ outp[0], POLLIN, 0 }, ix[n++] = 0;
+		if (!eof[1])
+			pf[n] = (struct pollfd){ errp[0], POLLIN, 0 }, ix[n++] = 1;
+		if (!stat_eof)
+			pf[n] = (struct pollfd){ statp[0], POLLIN, 0 }, ix[n++] = 2;
+		if (inp[1] >= 0)
+			pf[n] = (struct pollfd){ inp[1], POLLOUT, 0 }, ix[n++] = 3;
+		if (stat_eof) {
+			/* the reaper is gone and so is every process it knew of:
+			 * take what is buffered and stop */
+			for (int i = 0; i < 2; i++)
+				if (!eof[i])
+					drain(o, &cap[i], i, i ? errp[0] : outp[0], &oom);
+			break;
+		}
+		if (!sent_term && o->cancelled && *o->cancelled) {
+			kill(pid, *o->cancelled == SIGINT ? SIGINT : SIGTERM);
+			sent_term = true;
+			res->cancelled = true;
+		}
+		if (poll(pf, n, o->cancelled ? 50 : -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int k = 0; k < n; k++) {
+			if (!pf[k].revents)
+				continue;
+			switch (ix[k]) {
+			case 0:
+			case 1:
+				if (drain(o, &cap[ix[k]], ix[k], ix[k] ? errp[0] : outp[0], &oom))
+					eof[ix[k]] = true;
+				break;
+			case 2: {
+				ssize_t m = read(statp[0], (char *)&r + statlen, sizeof(r) - statlen);
+				if (m < 0 && (errno == EINTR || errno == EAGAIN))
+					break;
+				if (m <= 0) {
+					stat_eof = true;
+					break;
+				}
+				statlen += m;
+				if (statlen == sizeof(r)) {
+					statlen = 0;
+					if (r.type == REC_SPAWN_FAILED)
+						failed = r;
+					else if (r.type == REC_DONE)
+						done = r;
+					else if (r.type == REC_STARTED)
+						cmd_pgid = r.status;
+				}
+				break;
+			}
+			case 3: {
+				ssize_t w = write(inp[1], o->stdin_data + stdin_off, o->stdin_len - stdin_off);
+				if (w > 0)
+					stdin_off += w;
+				if ((w < 0 && errno != EAGAIN && errno != EINTR) ||
+				    stdin_off == o->stdin_len)
+					closep(&inp[1]);
+				break;
+			}
+			}
+		}
+	}
+	closep(&inp[1]);
+	{
+		int st;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	{
+		/* a SIGPIPE from writing stdin is ours to swallow */
+		sigset_t pend;
+		struct timespec zero = { 0, 0 };
+		sigpending(&pend);
+		if (sigismember(&pend, SIGPIPE))
+			sigtimedwait(&pipeset, NULL, &zero);
+		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+	}
+	res->duration_ms = now_ms() - start;
+	if (failed.type) {
+		failed.msg[sizeof(failed.msg) - 1] = 0;
+		wap_err_set(err, failed.kind, "%s", failed.msg);
+		goto out;
+	}
+	if (done.type != REC_DONE) {
+		/* only without a PID namespace can the command reach its
+		 * supervisor: its group goes with it (a process that left
+		 * the group is out of reach then) */
+		if (cmd_pgid > 0)
+			kill(-cmd_pgid, SIGKILL);
+		wap_err_set(err, WAP_E_FAILED, "The command's supervisor ended unexpectedly%s",
+			    cmd_pgid > 0 ? "; the command was killed" : "");
+		goto out;
+	}
+	if (oom || cap_finish(&cap[0], &res->out[0]) || cap_finish(&cap[1], &res->out[1])) {
+		wap_proc_result_release(res);
+		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		goto out;
+	}
+	res->timed_out = done.timed_out;
+	res->cancelled = res->cancelled || done.cancelled;
+	if (WIFEXITED(done.status)) {
+		res->exit_code = WEXITSTATUS(done.status);
+	} else if (WIFSIGNALED(done.status)) {
+		res->signal = WTERMSIG(done.status);
+		res->exit_code = 128 + res->signal;
+	}
+	rc = 0;
+out:
+	closep(&outp[0]);
+	closep(&outp[1]);
+	closep(&errp[0]);
+	closep(&errp[1]);
+	closep(&statp[0]);
+	closep(&statp[1]);
+	closep(&inp[0]);
+	closep(&inp[1]);
+	closep(&nullfd);
+	if (cap) {
+		for (int i = 0; i < 2; i++) {
+			free(cap[i].head);
+			free(cap[i].ring);
+		}
+		free(cap);
+	}
+	return rc;
+}
+
+void wap_proc_result_release(struct wap_proc_result *res)
+{
+	for (int i = 0; i < 2; i++) {
+		free(res->out[i].data);
+		res->out[i].data = NULL;
+	}
+}

@@ -1,0 +1,103 @@
+/* search/search_impl.h - what search.c (the engine) and searchprint.c (its
+ * printers) share; not for applets, which use search.h. */
+#ifndef WAP_SEARCH_IMPL_H
+#define WAP_SEARCH_IMPL_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "applet.h"
+#include "glob.h"
+#include "search.h"
+#include "strbuf.h"
+
+enum { SORT_PATH, SORT_MTIME, SORT_NONE };
+
+/* one searched file with a match */
+struct frec {
+	char *path;
+	struct timespec mtime;
+	size_t count;		/* matching lines (occurrences with -o) */
+	size_t bytes;
+	size_t seq;
+	json_t *recs;		/* WAP_SEARCH_JSON: match objects, NULL when not kept */
+	struct wap_sb out;	/* WAP_SEARCH_TEXT, WAP_SEARCH_JSONL: the file's output */
+	size_t *eoff;		/* where each entry starts in OUT */
+	size_t neoff;
+	size_t jl_lines, jl_subs;	/* WAP_SEARCH_JSONL: matched lines, submatches */
+};
+
+struct wk {
+	char *buf;
+	size_t cap;
+	char *abuf;		/* archive members */
+	size_t acap;
+	struct wap_mstate *st;
+	size_t searched, binary, bytes;
+	struct wap_err merr;	/* a regex limit or a cancel stopped this worker */
+	bool has_merr;
+};
+
+struct gctx {
+	const struct wap_ws *ws;
+	struct wap_matcher *m;
+	bool invert, only, files, count, text, jsonl, archives, write;
+	int mode;		/* WAP_SEARCH_* */
+	const char *replace;
+	long before, after;
+	size_t max;		/* 0: all */
+	size_t maxline;
+	int sort;
+	struct wap_globset include, types;
+	volatile sig_atomic_t *cancelled;
+	const struct wap_call *call;	/* progress reports */
+	struct timespec last_progress;
+	struct wk *wks;
+	int nw;
+
+	pthread_mutex_t mu;
+	struct frec *fr;
+	size_t nfr, cfr;
+	size_t kept;		/* entries held in recs */
+	size_t seq;
+	bool cut;		/* files after CUTPATH keep no entries */
+	struct frec cutkey;
+};
+
+struct emit {
+	struct gctx *g;
+	struct wk *w;
+	const char *path, *buf;
+	size_t len, pathlen;
+	struct frec *f;
+	size_t ecap;
+	long long lastp;	/* the last line written (0: none) */
+	size_t lastp_end;	/* where it ends (its '\n', or len) */
+	long long after_until;
+	size_t nsub;		/* JSONL: submatches written */
+	size_t nlines;		/* JSONL: matched lines written */
+};
+
+static inline size_t srch_line_end(const char *buf, size_t len, size_t at)
+{
+	const char *nl = at < len ? memchr(buf + at, '\n', len - at) : NULL;
+	return nl ? (size_t)(nl - buf) : len;
+}
+
+
+/* search.c */
+int srch_frcmp_q(const void *a, const void *b, void *sort);
+char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t *outlen,
+		      size_t *count);
+
+/* searchprint.c */
+void srch_add_entry(struct emit *em, json_t **recs, size_t lno, size_t ls, size_t le,
+		    size_t ms, size_t me);
+void srch_file_end(struct emit *em);
+json_t *srch_build_result(struct gctx *g, size_t total_files, size_t total_matches);
+int srch_print_direct(struct gctx *g, FILE *out, size_t searched, size_t bytes, long long ns);
+
+#endif

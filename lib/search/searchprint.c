@@ -1,0 +1,583 @@
+/* search/searchprint.c - the printers of the search: a file's entries as text
+ * lines or ripgrep's --json messages (made as the search finds them, so
+ * the CLI never holds a JSON document of every match), match records and
+ * the result object for --json and every other door, and the CLI's final
+ * output (lines, -l, -c, --jsonl's summary). */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <errno.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <pcre2.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lazy.h"
+#include "archives.h"
+#include "file.h"
+#include "match.h"
+#include "search_impl.h"
+#include "strbuf.h"
+#include "text.h"
+#include "walk.h"
+
+/* ---- text of lines ---- */
+
+/* A JSON string of BUF: valid UTF-8 as is, invalid bytes as U+FFFD. */
+static json_t *jtext(const char *buf, size_t n)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	json_t *j;
+
+	if (wap_text_utf8_valid(buf, n, NULL))
+		return json_stringn(buf, n);
+	wap_text_utf8_fix(&sb, buf, n, "\xef\xbf\xbd");
+	j = json_stringn(sb.buf ? sb.buf : "", sb.len);
+	wap_sb_release(&sb);
+	return j;
+}
+
+/* ripgrep's data object: {"text": ...} or {"bytes": base64} */
+static json_t *rgdata(const char *buf, size_t n)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	json_t *j;
+
+	if (wap_text_utf8_valid(buf, n, NULL))
+		return json_pack("{s:s%}", "text", buf, n);
+	wap_text_base64(&sb, buf, n);
+	j = json_pack("{s:s%}", "bytes", sb.buf ? sb.buf : "", sb.len);
+	wap_sb_release(&sb);
+	return j;
+}
+
+/* Where MAX characters (UTF-8 sequences; other bytes count one each) of
+ * S end; N when it has no more. */
+static size_t char_cut(const char *s, size_t n, size_t max)
+{
+	size_t chars = 0;
+
+	if (n <= max)
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && chars++ == max)
+			return i;
+	}
+	return n;
+}
+
+/* the line's text for the result: no line end, cut at maxline characters */
+static json_t *line_text(const struct gctx *g, const char *s, size_t n)
+{
+	if (n && s[n - 1] == '\r')
+		n--;
+	if (g->maxline && n > g->maxline && char_cut(s, n, g->maxline) < n) {
+		size_t k = char_cut(s, n, g->maxline);
+		struct wap_sb sb = WAP_SB_INIT;
+		json_t *j;
+		wap_sb_add(&sb, s, k);
+		wap_sb_addf(&sb, " [... line cut at %zu characters; %zu bytes in all]", g->maxline, n);
+		j = jtext(sb.buf, sb.len);
+		wap_sb_release(&sb);
+		return j;
+	}
+	return jtext(s, n);
+}
+
+/* ---- match records (the result object) ---- */
+
+static json_t *context_lines(const struct gctx *g, const char *buf, size_t len, size_t ls,
+			     size_t le, bool before, long n)
+{
+	json_t *a = json_array();
+	size_t starts[64], ends[64];
+	long k = 0;
+
+	if (n <= 0)
+		return a;
+	if (before) {
+		size_t e = ls;
+		/* walk back N lines */
+		while (k < n && e > 0) {
+			size_t s = e - 1;	/* the '\n' ending the previous line */
+			const char *nl = s > 0 ? memrchr(buf, '\n', s) : NULL;
+			size_t st = nl ? (size_t)(nl - buf) + 1 : 0;
+			if (k < 64) {
+				starts[k] = st;
+				ends[k] = s;
+			}
+			k++;
+			e = st;
+		}
+		for (long i = (k < 64 ? k : 64) - 1; i >= 0; i--) {
+			if (g->jsonl)
+				json_array_append_new(a, rgdata(buf + starts[i], ends[i] - starts[i] + 1));
+			else
+				json_array_append_new(a, line_text(g, buf + starts[i], ends[i] - starts[i]));
+		}
+	} else {
+		size_t s = le + 1;
+		while (k < n && s < len) {
+			size_t e = srch_line_end(buf, len, s);
+			if (g->jsonl)
+				json_array_append_new(a, rgdata(buf + s, e - s + (e < len)));
+			else
+				json_array_append_new(a, line_text(g, buf + s, e - s));
+			k++;
+			s = e + 1;
+		}
+	}
+	return a;
+}
+
+static json_t *make_rec(const struct gctx *g, struct wk *w, const char *path, const char *buf,
+			size_t len, size_t ls, size_t le, size_t lno, size_t ms, size_t me)
+{
+	json_t *o, *text;
+
+	if (g->only) {
+		if (g->replace) {
+			size_t n;
+			char *r = srch_substitute(g, buf + ms, me - ms, &n, NULL);
+			text = r ? jtext(r, n) : jtext(buf + ms, me - ms);
+			free(r);
+		} else {
+			text = line_text(g, buf + ms, me - ms);
+		}
+	} else if (g->replace && !g->invert) {
+		size_t n;
+		char *r = srch_substitute(g, buf + ls, le - ls, &n, NULL);
+		text = r ? line_text(g, r, n) : line_text(g, buf + ls, le - ls);
+		free(r);
+	} else {
+		text = line_text(g, buf + ls, le - ls);
+	}
+	o = json_pack("{s:o, s:I, s:o, s:o, s:o}", "path", wap_json_name(path), "line", (json_int_t)lno,
+		      "matchText", text,
+		      "contextBefore", context_lines(g, buf, len, ls, le, true, g->before),
+		      "contextAfter", context_lines(g, buf, len, ls, le, false, g->after));
+	if (o)
+		wap_json_set_name(o, "path", path);	/* + pathBytes when not UTF-8 */
+	if (o && g->jsonl) {
+		json_t *subs = json_array();
+		size_t off = 0, s, e;
+		while (!g->invert && wap_match_sub(g->m, w->st, buf + ls, le - ls, off, &s, &e)) {
+			if (e > s)
+				json_array_append_new(subs, json_pack("{s:o, s:I, s:I}",
+					"match", rgdata(buf + ls + s, e - s),
+					"start", (json_int_t)s, "end", (json_int_t)e));
+			off = e > s ? e : s + 1;
+			if (off > le - ls)
+				break;
+		}
+		json_object_set_new(o, "offset", json_integer((json_int_t)ls));
+		json_object_set_new(o, "lines", rgdata(buf + ls, le - ls + (le < len)));
+		json_object_set_new(o, "submatches", subs);
+	}
+	return o;
+}
+
+/* ---- direct output (the CLI): text lines or ripgrep's JSON messages ---- */
+
+/* a JSON string (escaped, quoted) of valid UTF-8 */
+static void jesc(struct wap_sb *sb, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *run = s, *e = s + n;
+
+	wap_sb_addc(sb, '"');
+	for (; s < e; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		wap_sb_add(sb, run, s - run);
+		run = s + 1;
+		switch (c) {
+		case '"': wap_sb_adds(sb, "\\\""); break;
+		case '\\': wap_sb_adds(sb, "\\\\"); break;
+		case '\n': wap_sb_adds(sb, "\\n"); break;
+		case '\t': wap_sb_adds(sb, "\\t"); break;
+		case '\r': wap_sb_adds(sb, "\\r"); break;
+		default:
+			wap_sb_adds(sb, "\\u00");
+			wap_sb_addc(sb, hex[c >> 4]);
+			wap_sb_addc(sb, hex[c & 15]);
+		}
+	}
+	wap_sb_add(sb, run, e - run);
+	wap_sb_addc(sb, '"');
+}
+
+/* ripgrep's data object: {"text":...} or {"bytes":base64} */
+static void jdata(struct wap_sb *sb, const char *s, size_t n)
+{
+	if (wap_text_utf8_valid(s, n, NULL)) {
+		wap_sb_adds(sb, "{\"text\":");
+		jesc(sb, s, n);
+		wap_sb_addc(sb, '}');
+		return;
+	}
+	wap_sb_adds(sb, "{\"bytes\":\"");
+	wap_text_base64(sb, s, n);
+	wap_sb_adds(sb, "\"}");
+}
+
+/* "PATH" SEP LNO SEP, without printf */
+static void put_prefix(struct emit *em, struct wap_sb *sb, char sep, long long lno)
+{
+	char d[24];
+	int k = sizeof(d);
+
+	if (!wap_sb_grow(sb, em->pathlen + 26))
+		return;
+	memcpy(sb->buf + sb->len, em->path, em->pathlen);
+	sb->len += em->pathlen;
+	d[--k] = sep;
+	do {
+		d[--k] = '0' + lno % 10;
+		lno /= 10;
+	} while (lno && k > 1);
+	d[--k] = sep;
+	memcpy(sb->buf + sb->len, d + k, sizeof(d) - k);
+	sb->len += sizeof(d) - k;
+	sb->buf[sb->len] = 0;
+}
+
+/* text of [S, E) as the output shows it: raw bytes, a CR kept (as grep
+ * and rg print lines), cut at maxline characters */
+static void add_text(struct emit *em, struct wap_sb *sb, const char *s, size_t n)
+{
+	if (em->g->maxline && n > em->g->maxline && char_cut(s, n, em->g->maxline) < n) {
+		size_t k = char_cut(s, n, em->g->maxline);
+		wap_sb_add(sb, s, k);
+		wap_sb_addf(sb, " [... line cut at %zu characters; %zu bytes in all]", em->g->maxline, n);
+	} else {
+		wap_sb_add(sb, s, n);
+	}
+}
+
+static void rg_head(struct emit *em, const char *type)
+{
+	struct wap_sb *sb = &em->f->out;
+
+	wap_sb_adds(sb, "{\"type\":\"");
+	wap_sb_adds(sb, type);
+	wap_sb_adds(sb, "\",\"data\":{\"path\":");
+	jdata(sb, em->path, strlen(em->path));
+	wap_sb_adds(sb, ",\"lines\":");
+}
+
+/* one context line */
+static void put_context(struct emit *em, long long lno, size_t s, size_t e)
+{
+	struct wap_sb *sb = &em->f->out;
+
+	if (em->g->mode == WAP_SEARCH_JSONL) {
+		rg_head(em, "context");
+		jdata(sb, em->buf + s, e - s + (e < em->len));
+		wap_sb_addf(sb, ",\"line_number\":%lld,\"absolute_offset\":%zu,\"submatches\":[]}}\n",
+			    lno, s);
+	} else {
+		put_prefix(em, sb, '-', lno);
+		add_text(em, sb, em->buf + s, e - s);
+		wap_sb_addc(sb, '\n');
+	}
+	em->lastp = lno;
+	em->lastp_end = e;
+}
+
+/* after-context lines owed, up to (not including) line UPTO */
+static void flush_after(struct emit *em, long long upto)
+{
+	while (em->lastp && em->lastp < em->after_until && em->lastp + 1 < upto &&
+	       em->lastp_end < em->len) {
+		size_t s = em->lastp_end + 1;
+		if (s >= em->len)
+			break;
+		put_context(em, em->lastp + 1, s, srch_line_end(em->buf, em->len, s));
+	}
+}
+
+static void entry_start(struct emit *em)
+{
+	struct frec *f = em->f;
+
+	if (f->neoff == em->ecap) {
+		size_t nc = em->ecap ? em->ecap * 2 : 16;
+		size_t *n = realloc(f->eoff, nc * sizeof(*n));
+		if (!n)
+			return;
+		f->eoff = n;
+		em->ecap = nc;
+	}
+	f->eoff[f->neoff++] = f->out.len;
+}
+
+/* one result entry: line LNO at [LS, LE) (a match, an inverted line or,
+ * with -o, the part [MS, ME)) with its context */
+static void emit_entry(struct emit *em, long long lno, size_t ls, size_t le, size_t ms, size_t me)
+{
+	struct gctx *g = em->g;
+	struct wap_sb *sb = &em->f->out;
+	long long first = lno - g->before;
+	size_t starts[1001];
+	long k = 0;
+
+	if (first < 1)
+		first = 1;
+	flush_after(em, first);
+	if (first <= em->lastp)
+		first = em->lastp + 1;
+	entry_start(em);
+	if (g->mode == WAP_SEARCH_TEXT && (g->before || g->after) && em->lastp && first > em->lastp + 1)
+		wap_sb_adds(sb, "--\n");
+	/* before-context: walk back to FIRST */
+	if (first < lno) {
+		size_t st = ls;
+		for (long long ln = lno; ln > first && st > 0 && k < 1000; ln--) {
+			const char *nl = st > 1 ? memrchr(em->buf, '\n', st - 1) : NULL;
+			st = nl ? (size_t)(nl - em->buf) + 1 : 0;
+			starts[k++] = st;
+		}
+		for (long i = k - 1; i >= 0; i--)
+			put_context(em, lno - 1 - i, starts[i], srch_line_end(em->buf, em->len, starts[i]));
+	}
+	if (g->mode == WAP_SEARCH_JSONL) {
+		size_t off = 0, s, e, n = 0;
+		rg_head(em, "match");
+		jdata(sb, em->buf + ls, le - ls + (le < em->len));
+		wap_sb_addf(sb, ",\"line_number\":%lld,\"absolute_offset\":%zu,\"submatches\":[", lno, ls);
+		while (!g->invert && wap_match_sub(g->m, em->w->st, em->buf + ls, le - ls, off, &s, &e)) {
+			if (e > s) {
+				if (n++)
+					wap_sb_addc(sb, ',');
+				wap_sb_adds(sb, "{\"match\":");
+				jdata(sb, em->buf + ls + s, e - s);
+				wap_sb_addf(sb, ",\"start\":%zu,\"end\":%zu}", s, e);
+			}
+			off = e > s ? e : s + 1;
+			if (off > le - ls)
+				break;
+		}
+		wap_sb_adds(sb, "]}}\n");
+		em->nsub += n;
+		em->nlines++;
+		em->lastp = lno;
+	} else if (g->only) {
+		put_prefix(em, sb, ':', lno);
+		if (g->replace) {
+			size_t n;
+			char *r = srch_substitute(g, em->buf + ms, me - ms, &n, NULL);
+			add_text(em, sb, r ? r : em->buf + ms, r ? n : me - ms);
+			free(r);
+		} else {
+			add_text(em, sb, em->buf + ms, me - ms);
+		}
+		wap_sb_addc(sb, '\n');
+		em->lastp = lno;
+	} else {
+		/* a multiline match: one output line per line */
+		char *r = NULL;
+		const char *t = em->buf + ls;
+		size_t tn = le - ls;
+		long long ln = lno;
+		if (g->replace && !g->invert) {
+			r = srch_substitute(g, t, tn, &tn, NULL);
+			if (r)
+				t = r;
+			else
+				tn = le - ls;
+		}
+		for (;;) {
+			const char *nl = memchr(t, '\n', tn);
+			size_t n = nl ? (size_t)(nl - t) : tn;
+			put_prefix(em, sb, ':', ln);
+			add_text(em, sb, t, n);
+			wap_sb_addc(sb, '\n');
+			if (!nl)
+				break;
+			tn -= n + 1;
+			t = nl + 1;
+			ln++;
+		}
+		free(r);
+		em->lastp = lno + (long long)wap_count_nl(em->buf + ls, le - ls);
+	}
+	em->lastp_end = le;
+	em->after_until = em->lastp + g->after;
+}
+
+/* ---- one entry, either way ---- */
+
+/* one entry, as a JSON record or as output */
+void srch_add_entry(struct emit *em, json_t **recs, size_t lno, size_t ls, size_t le,
+		      size_t ms, size_t me)
+{
+	struct gctx *g = em->g;
+
+	if (g->mode == WAP_SEARCH_JSON) {
+		if (!*recs)
+			*recs = json_array();
+		json_array_append_new(*recs, make_rec(g, em->w, em->path, em->buf, em->len, ls, le,
+						      lno, ms, me));
+		return;
+	}
+	if (g->mode == WAP_SEARCH_JSONL && !em->f->out.len) {
+		wap_sb_adds(&em->f->out, "{\"type\":\"begin\",\"data\":{\"path\":");
+		jdata(&em->f->out, em->path, strlen(em->path));
+		wap_sb_adds(&em->f->out, "}}\n");
+	}
+	emit_entry(em, lno, ls, le, ms, me);
+}
+
+/* the file's output is complete: after-context owed, JSONL's end message */
+void srch_file_end(struct emit *em)
+{
+	struct wap_sb *sb = &em->f->out;
+
+	flush_after(em, LLONG_MAX);
+	if (em->g->mode == WAP_SEARCH_JSONL) {
+		wap_sb_adds(sb, "{\"type\":\"end\",\"data\":{\"path\":");
+		jdata(sb, em->path, strlen(em->path));
+		wap_sb_addf(sb, ",\"binary_offset\":null,\"stats\":{\"elapsed\":{\"secs\":0,"
+			    "\"nanos\":0,\"human\":\"0.000000s\"},\"searches\":1,"
+			    "\"searches_with_match\":1,\"bytes_searched\":%zu,\"bytes_printed\":0,"
+			    "\"matched_lines\":%zu,\"matches\":%zu}}}\n", em->len, em->nlines, em->nsub);
+	}
+}
+
+json_t *srch_build_result(struct gctx *g, size_t total_files, size_t total_matches)
+{
+	json_t *res = json_object(), *list = json_array();
+	size_t shown = 0;
+	bool trunc = false;
+
+	if (g->nfr)
+		qsort_r(g->fr, g->nfr, sizeof(*g->fr), srch_frcmp_q, &g->sort);
+	for (size_t i = 0; i < g->nfr; i++) {
+		struct frec *f = &g->fr[i];
+		if (g->files || g->count) {
+			if (g->max && shown >= g->max) {
+				trunc = true;
+				break;
+			}
+			if (g->files)
+				json_array_append_new(list, wap_json_name(f->path));
+			else {
+				json_t *c = json_pack("{s:o, s:I}", "path", wap_json_name(f->path),
+						      "count", (json_int_t)f->count);
+				if (c)
+					wap_json_set_name(c, "path", f->path);
+				json_array_append_new(list, c);
+			}
+			shown++;
+			continue;
+		}
+		for (size_t k = 0; f->recs && k < json_array_size(f->recs); k++) {
+			if (g->max && !g->jsonl && shown >= g->max) {
+				trunc = true;
+				break;
+			}
+			json_array_append(list, json_array_get(f->recs, k));
+			shown++;
+		}
+		if (!trunc && (!f->recs || json_array_size(f->recs) < f->count) && !g->jsonl)
+			trunc = g->max && shown >= g->max;
+		if (trunc)
+			break;
+	}
+	if (!trunc && !g->files && !g->count && shown < total_matches && g->max && !g->jsonl)
+		trunc = true;
+	if (g->files) {
+		json_object_set_new(res, "files", list);
+		json_object_set_new(res, "totalFiles", json_integer((json_int_t)total_files));
+		json_object_set_new(res, "totalMatches", json_integer((json_int_t)total_files));
+	} else if (g->count) {
+		json_object_set_new(res, "counts", list);
+		json_object_set_new(res, "totalFiles", json_integer((json_int_t)total_files));
+		json_object_set_new(res, "totalMatches", json_integer((json_int_t)total_matches));
+	} else {
+		json_object_set_new(res, "matches", list);
+		json_object_set_new(res, "totalMatches", json_integer((json_int_t)total_matches));
+	}
+	json_object_set_new(res, "isTruncated", json_boolean(trunc));
+	if (g->jsonl) {
+		json_t *fl = json_array();
+		for (size_t i = 0; i < g->nfr; i++)
+			json_array_append_new(fl, json_pack("{s:o, s:I, s:I}", "path", wap_json_name(g->fr[i].path),
+							    "bytes", (json_int_t)g->fr[i].bytes,
+							    "matchedLines", (json_int_t)g->fr[i].count));
+		json_object_set_new(res, "fileStats", fl);
+	}
+	return res;
+}
+
+static void put_elapsed(FILE *out, long long ns)
+{
+	fprintf(out, "{\"secs\":%lld,\"nanos\":%lld,\"human\":\"%.6fs\"}",
+		ns / 1000000000, ns % 1000000000, ns / 1e9);
+}
+
+/* The CLI output from the per-file outputs, in order, cut at MAX. */
+int srch_print_direct(struct gctx *g, FILE *out, size_t searched, size_t bytes, long long ns)
+{
+	size_t total = 0, shown = 0, lines = 0, subs = 0, withm = 0;
+	bool trunc = false, any = false;
+
+	for (size_t i = 0; i < g->nfr; i++)
+		total += g->fr[i].count;
+	if (g->nfr)
+		qsort_r(g->fr, g->nfr, sizeof(*g->fr), srch_frcmp_q, &g->sort);
+	for (size_t i = 0; i < g->nfr && !trunc; i++) {
+		struct frec *f = &g->fr[i];
+		size_t n = f->neoff, end = f->out.len;
+		if (g->files || g->count) {
+			if (g->max && shown >= g->max) {
+				trunc = true;
+				break;
+			}
+			if (g->files)
+				fprintf(out, "%s\n", f->path);
+			else
+				fprintf(out, "%s:%zu\n", f->path, f->count);
+			shown++;
+			continue;
+		}
+		if (!f->out.len) {
+			trunc = g->mode == WAP_SEARCH_TEXT && g->max;	/* dropped after the cut */
+			continue;
+		}
+		if (g->mode == WAP_SEARCH_TEXT && g->max && shown + n > g->max) {
+			n = g->max - shown;
+			end = n < f->neoff ? f->eoff[n] : f->out.len;
+			trunc = true;
+		}
+		if (g->mode == WAP_SEARCH_TEXT && (g->before || g->after) && any && n)
+			fputs("--\n", out);
+		fwrite(f->out.buf, 1, end, out);
+		shown += n;
+		any = any || n;
+		lines += f->jl_lines;
+		subs += f->jl_subs;
+		withm++;
+	}
+	if (g->mode == WAP_SEARCH_TEXT && !g->files && !g->count && g->max && shown < total)
+		trunc = true;
+	if (g->mode == WAP_SEARCH_JSONL) {
+		fprintf(out, "{\"data\":{\"elapsed_total\":");
+		put_elapsed(out, ns);
+		fprintf(out, ",\"stats\":{\"bytes_printed\":0,\"bytes_searched\":%zu,\"elapsed\":", bytes);
+		put_elapsed(out, ns);
+		fprintf(out, ",\"matched_lines\":%zu,\"matches\":%zu,\"searches\":%zu,"
+			"\"searches_with_match\":%zu}},\"type\":\"summary\"}\n", lines, subs, searched, withm);
+	} else if (trunc) {
+		fprintf(out, "[... %zu of %zu %s shown; use --max-results 0 for all]\n", shown,
+			(g->files || g->count) ? g->nfr : total,
+			(g->files || g->count) ? "files" : "matches");
+	}
+	return total ? 0 : 1;
+}

@@ -1,0 +1,264 @@
+/* serve/policy.c - the table of operations and the check every door makes.
+ * See policy.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "policy.h"
+
+#define W	WAP_OP_WRITES
+#define R	WAP_OP_RUNS
+#define D	WAP_OP_DESTRUCTIVE
+
+/* Every operation of every door, once: the applets' ops (every door's
+ * calls map onto them, lib/serve/run.h) and the calls that are no op
+ * (terminals, watchers).  Reads have no flags. */
+static const struct wap_opdesc ops[] = {
+	/* the applets: CLI, and MCP tools of every profile */
+	{ "cp", "fs", W },
+	{ "edit", "fs", W | D },
+	{ "exec", "exec", R },
+	{ "git", "git", 0 },		/* by action: git.ACTION below */
+	{ "glob", "fs", 0 },
+	{ "grep", "search", 0 },	/* with write: W */
+	{ "info", "state", 0 },
+	{ "ls", "fs", 0 },
+	{ "mkdir", "fs", W },
+	{ "mv", "fs", W | D },
+	{ "read", "fs", 0 },
+	{ "rm", "fs", W | D },
+	{ "stat", "fs", 0 },
+	{ "write", "fs", W | D },
+	/* git actions (the applet's) */
+	{ "git.status", "git", 0 },
+	{ "git.diff", "git", 0 },
+	{ "git.log", "git", 0 },
+	{ "git.show", "git", 0 },
+	{ "git.branch", "git", 0 },	/* with create or delete: W */
+	{ "git.add", "git", W },
+	{ "git.stage", "git", W },
+	{ "git.unstage", "git", W },
+	{ "git.reset", "git", W },
+	{ "git.commit", "git", W },
+	{ "git.checkout", "git", W | D },
+	{ "git.push", "git", W },
+	{ "git.fetch", "git", W },
+	{ "git.pull", "git", W | D },
+	{ "git.init", "git", W },
+	{ "git.clone", "git", W },
+	/* the Agent Control Protocol's (WebSocket) calls that are no op:
+	 * sessions and the server's state.  Its other methods (fs.*,
+	 * editor.*, search.*, git.*) are mappings onto the ops above and are
+	 * judged as those ops (lib/serve/run.h). */
+	{ "editor.saveAll", "editor", 0 },
+	{ "fs.watchFiles", "fs", 0 },
+	{ "fs.unwatchFiles", "fs", 0 },
+	{ "state.getWorkspace", "state", 0 },
+	{ "terminal.create", "terminal", R },
+	{ "terminal.sendText", "terminal", R },
+	{ "terminal.dispose", "terminal", 0 },
+	{ "terminal.show", "terminal", 0 },
+	{ "terminal.list", "terminal", 0 },
+	{ "terminal.getActive", "terminal", 0 },
+	{ "terminal.getOutput", "terminal", 0 },
+	/* the Agent Client Protocol's terminals (acp profile; its fs/
+	 * methods are the read and write ops) */
+	{ "terminal/create", "terminal", R },
+	{ "terminal/output", "terminal", 0 },
+	{ "terminal/wait_for_exit", "terminal", 0 },
+	{ "terminal/kill", "terminal", 0 },
+	{ "terminal/release", "terminal", 0 },
+	{ NULL, NULL, 0 }
+};
+
+#undef W
+#undef R
+#undef D
+
+const struct wap_opdesc *wap_op_find(const char *name)
+{
+	for (const struct wap_opdesc *o = ops; name && o->name; o++)
+		if (!strcmp(o->name, name))
+			return o;
+	return NULL;
+}
+
+static bool req_true(const json_t *req, const char *key)
+{
+	return json_is_true(json_object_get(req, key));
+}
+
+unsigned wap_op_flags(const char *name, const json_t *req)
+{
+	const struct wap_opdesc *o = wap_op_find(name);
+
+	if (!o)
+		return WAP_OP_MUTATING;
+	if (!strcmp(name, "grep"))
+		return req_true(req, "write") ? WAP_OP_WRITES | WAP_OP_DESTRUCTIVE : 0;
+	if (!strcmp(name, "edit") && req_true(req, "dry_run"))
+		return 0;
+	if (!strcmp(name, "git")) {
+		const char *action = json_string_value(json_object_get(req, "action"));
+		char buf[64];
+
+		if (!action || strlen(action) > 40)
+			return WAP_OP_MUTATING;
+		snprintf(buf, sizeof(buf), "git.%s", action);
+		if (!strcmp(action, "branch"))
+			return req_true(req, "create") || req_true(req, "delete") ? WAP_OP_WRITES : 0;
+		return wap_op_flags(buf, req);
+	}
+	return o->flags;
+}
+
+/* What the op is about, for the approver's $2: the first of the usual
+ * keys that holds a string. */
+static const char *subject(const char *name, const json_t *req)
+{
+	static const char *const keys[] = {
+		"path", "oldPath", "source", "filePath", "query", "pattern", "name",
+		"terminalId", "branch", "command", "action", NULL
+	};
+
+	for (int i = 0; keys[i]; i++) {
+		const char *s = json_string_value(json_object_get(req, keys[i]));
+		if (s)
+			return s;
+	}
+	return name;
+}
+
+/* Write to a pipe whose reader may have gone, without a SIGPIPE for the
+ * process: lib/ does not touch signal dispositions, so the signal is
+ * blocked in this thread and one the write raised is taken back. */
+static void write_nosig(int fd, const char *s, size_t n)
+{
+	sigset_t pipeset, old, pend;
+	struct timespec zero = { 0, 0 };
+	bool was_pending;
+
+	sigemptyset(&pipeset);
+	sigaddset(&pipeset, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipeset, &old);
+	sigpending(&pend);
+	was_pending = sigismember(&pend, SIGPIPE);
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w <= 0)
+			break;
+		s += w;
+		n -= (size_t)w;
+	}
+	if (!was_pending)
+		sigtimedwait(&pipeset, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static int approve(const struct wap_approver *ap, const char *method, const char *what,
+		   const json_t *params, volatile sig_atomic_t *cancelled, struct wap_err *err)
+{
+	char *js = json_dumps(params ? params : json_null(), JSON_COMPACT | JSON_ENCODE_ANY);
+	char *argv[7], envm[256], **envp = NULL;
+	long limit = ap->timeout_ms > 0 ? ap->timeout_ms : 60000, waited = 0;
+	int in[2], st = 0, r;
+	pid_t pid;
+	extern char **environ;
+
+	snprintf(envm, sizeof(envm), "WAP_APPROVAL_METHOD=%s", method);
+	for (size_t i = 0; environ[i]; i++)
+		if (strncmp(environ[i], "WAP_APPROVAL_", 13))
+			wap_strv_push(&envp, environ[i]);
+	wap_strv_push(&envp, envm);
+	argv[0] = "sh";
+	argv[1] = "-c";
+	argv[2] = (char *)ap->command;
+	argv[3] = "wap-approve";
+	argv[4] = (char *)method;
+	argv[5] = (char *)what;
+	argv[6] = NULL;
+	if (pipe2(in, O_CLOEXEC) < 0) {
+		free(js);
+		wap_strv_free(envp);
+		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: cannot run the approver: %s", strerror(errno));
+	}
+	{
+		/* stdin the pipe, stdout /dev/null, SIGPIPE back to its default */
+		posix_spawn_file_actions_t fa;
+		posix_spawnattr_t at;
+		sigset_t def;
+
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawnattr_init(&at);
+		sigemptyset(&def);
+		sigaddset(&def, SIGPIPE);
+		posix_spawnattr_setsigdefault(&at, &def);
+		posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
+		r = posix_spawn(&pid, "/bin/sh", &fa, &at, argv, envp);
+		posix_spawn_file_actions_destroy(&fa);
+		posix_spawnattr_destroy(&at);
+		if (r)
+			pid = -1;
+	}
+	close(in[0]);
+	if (pid > 0 && js) {
+		/* the approver reads {"method","params"} on stdin, or not at all */
+		fcntl(in[1], F_SETFL, O_NONBLOCK);
+		write_nosig(in[1], "{\"method\":\"", 11);
+		write_nosig(in[1], method, strlen(method));
+		write_nosig(in[1], "\",\"params\":", 11);
+		write_nosig(in[1], js, strlen(js));
+		write_nosig(in[1], "}\n", 2);
+	}
+	close(in[1]);
+	free(js);
+	wap_strv_free(envp);
+	if (pid < 0)
+		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: cannot run the approver: %s", strerror(r));
+	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && waited < limit && !(cancelled && *cancelled)) {
+		poll(NULL, 0, 20);
+		waited += 20;
+	}
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: no approval for %s within %ld ms",
+				   method, limit);
+	}
+	if (r == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: the approver refused %s %s", method, what);
+}
+
+int wap_policy_allow(const struct wap_ws *ws, const char *name, const json_t *req,
+		     const struct wap_approver *ap, volatile sig_atomic_t *cancelled,
+		     struct wap_err *err)
+{
+	unsigned f = wap_op_flags(name, req);
+
+	if ((f & WAP_OP_WRITES) && ws->pol.read_only)
+		return wap_err_set(err, WAP_E_RESTRICTED,
+				   "Path restricted: %s (the workspace is read-only)", subject(name, req));
+	if (!(f & WAP_OP_MUTATING) || !ws->pol.require_approval)
+		return 0;
+	if (!ap || !ap->command) {
+		wap_err_set(err, WAP_E_FAILED,
+			    "Operation cancelled: %s needs approval (security.requireApproval) and no approver is set (wap serve --approver)",
+			    name);
+		return WAP_POLICY_UNAPPROVED;
+	}
+	if (approve(ap, name, subject(name, req), req, cancelled, err) < 0)
+		return WAP_POLICY_UNAPPROVED;
+	return 0;
+}

@@ -1,0 +1,68 @@
+/* serve/policy.h - the one table of operations, and the one check every door
+ * makes before running one.
+ *
+ * Every operation any door offers is listed once in lib/serve/policy.c: the
+ * applets (CLI, MCP tools of every profile), the actions of `git`, the
+ * Agent Control Protocol's methods (WebSocket) and the Agent Client
+ * Protocol's (acp profile).  Its flags say what it does to the workspace;
+ * from them, and nothing else, come read-only mode, requireApproval and
+ * the audit log's "mutating" mark.  A door never keeps its own list: it
+ * calls wap_policy_allow() with the op's name and its request.
+ *
+ * Paths are judged separately, by wap_ws_check() (restrictedPaths, .git,
+ * .wap, the config), where every byte is opened.
+ */
+#ifndef WAP_POLICY_H
+#define WAP_POLICY_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+
+#include "err.h"
+#include "ws.h"
+
+#define WAP_OP_WRITES		1u	/* changes files or the repository:
+					 * refused in read-only mode */
+#define WAP_OP_RUNS		2u	/* runs commands (in read-only mode they
+					 * run in a read-only sandbox) */
+#define WAP_OP_DESTRUCTIVE	4u	/* removes or replaces what was there */
+#define WAP_OP_MUTATING		(WAP_OP_WRITES | WAP_OP_RUNS)
+
+struct wap_opdesc {
+	const char *name;	/* "write", "git.commit", "fs.writeFile",
+				 * "fs/write_text_file" */
+	const char *category;	/* fs, editor, search, git, terminal, exec, state */
+	unsigned flags;		/* WAP_OP_* */
+};
+
+/* The entry for NAME, or NULL when there is none. */
+const struct wap_opdesc *wap_op_find(const char *name);
+
+/* What op NAME does with request REQ (may be NULL): its entry's flags,
+ * refined by the request where the request decides (grep with write,
+ * edit with dry_run, git by action, git branch with create/delete).  An
+ * op missing from the table counts as WRITES|RUNS: fail closed. */
+unsigned wap_op_flags(const char *name, const json_t *req);
+
+/* How a door asks for approval (security.requireApproval). */
+struct wap_approver {
+	const char *command;	/* run with sh -c; NULL: there is none */
+	long timeout_ms;	/* <= 0: 60 s */
+};
+
+#define WAP_POLICY_UNAPPROVED	-2	/* wap_policy_allow: no approval */
+
+/* May op NAME run with REQ on WS?  0 yes.  -1: refused by read-only mode
+ * (PATH_RESTRICTED).  WAP_POLICY_UNAPPROVED: requireApproval is on, the op
+ * mutates, and the approver refused, timed out, could not run, or there
+ * is none (AP NULL or without a command); err says which (kind
+ * EXECUTION_FAILED, message "Operation cancelled: ..."; the Agent Control
+ * Protocol answers -32006).  The approver gets NAME as $1, the op's
+ * subject (path, query, name...) as $2, and {"method","params": REQ} on
+ * stdin; CANCELLED (may be NULL) stops the wait. */
+int wap_policy_allow(const struct wap_ws *ws, const char *name, const json_t *req,
+		     const struct wap_approver *ap, volatile sig_atomic_t *cancelled,
+		     struct wap_err *err);
+
+#endif

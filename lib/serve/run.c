@@ -1,0 +1,69 @@
+/* serve/run.c - the one road from every door to the ops.  See run.h. */
+#include <time.h>
+
+#include "run.h"
+
+double wap_run_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void audit(struct wap_run *run, const char *name, const json_t *req, double t0, int rc,
+		  const struct wap_err *err)
+{
+	wap_audit_log(run->audit, name, run->call->ws ? run->call->ws->root : NULL,
+		      run->call->session, wap_run_now_ms() - t0, req, rc ? err : NULL);
+}
+
+static int allow(struct wap_run *run, const char *name, const json_t *req, struct wap_err *err)
+{
+	if (!run->call->ws)
+		return 0;
+	return wap_policy_allow(run->call->ws, name, req, run->approver, run->call->cancelled, err);
+}
+
+int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_t **res,
+	       struct wap_err *err)
+{
+	const struct wap_applet *a = wap_applet_find(applet);
+	double t0 = wap_run_now_ms();
+	int rc;
+
+	*res = NULL;
+	if (!a || (a->flags & WAP_APPLET_NOTOOL) || !a->op)
+		return wap_err_set(err, WAP_E_DISABLED, "%s is not available in this build", applet);
+	rc = wap_args_check(a, req, err);
+	if (!rc)
+		rc = allow(run, applet, req, err);
+	if (!rc)
+		rc = a->op(run->call, req, res, err) ? -1 : 0;
+	if (rc && *res) {
+		json_decref(*res);
+		*res = NULL;
+	}
+	if (!rc && !*res)
+		rc = wap_err_set(err, WAP_E_FAILED, "%s returned no result", applet);
+	audit(run, applet, req, t0, rc, err);
+	return rc == WAP_POLICY_UNAPPROVED ? rc : rc ? -1 : 0;
+}
+
+int wap_run_begin(struct wap_run *run, const char *name, const json_t *req, double *t0,
+		  struct wap_err *err)
+{
+	int rc;
+
+	*t0 = wap_run_now_ms();
+	rc = allow(run, name, req, err);
+	if (rc)
+		audit(run, name, req, *t0, rc, err);
+	return rc == WAP_POLICY_UNAPPROVED ? rc : rc ? -1 : 0;
+}
+
+void wap_run_done(struct wap_run *run, const char *name, const json_t *req, double t0, int rc,
+		  const struct wap_err *err)
+{
+	audit(run, name, req, t0, rc, err);
+}

@@ -1,0 +1,56 @@
+/* serve/run.h - the one road: every door (the CLI, MCP over stdio and HTTP, the
+ * Agent Client Protocol, the Agent Control Protocol over WebSocket) parses
+ * its frame, maps its names and argument spellings onto an applet's op,
+ * and runs it here.  Nothing else runs an op.
+ *
+ * wap_run_op() makes, in this order and for every door alike: the
+ * applet's argument check (its option table), the policy of the one table
+ * of ops (wap_policy_allow: read-only mode, requireApproval with the
+ * door's approver), the op itself with the caller's cancellation flag and
+ * the workspace's limits, and one audit line.  What the door then does
+ * with the result object is only its shape.
+ *
+ * A call that is no one-shot op (a terminal session, a file watcher, a
+ * door's own state) keeps its code but goes through the same gate:
+ * wap_run_begin() (the policy of its name in the table) and
+ * wap_run_done() (its audit line).
+ */
+#ifndef WAP_RUN_H
+#define WAP_RUN_H
+
+#include <jansson.h>
+
+#include "applet.h"
+#include "audit.h"
+#include "err.h"
+#include "policy.h"
+
+/* The context of a run: the call (workspace, session, cancellation), the
+ * door's audit log and its approver. */
+struct wap_run {
+	struct wap_call *call;
+	struct wap_audit *audit;		/* may be NULL: no audit */
+	const struct wap_approver *approver;	/* requireApproval; may be NULL */
+};
+
+/* Run one applet op by name with REQ: the applet must exist, REQ is
+ * checked against its option table and the policy, the run is audited.
+ * Returns 0 with *RES (a new reference), or with ERR -1, or
+ * WAP_POLICY_UNAPPROVED when requireApproval refused it (the Agent
+ * Control Protocol answers that with its own code). */
+int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_t **res,
+	       struct wap_err *err);
+
+/* The gate of a call that is no applet op, named NAME in the table of
+ * lib/serve/policy.c: 0 (and *T0 set) when it may run, else as wap_run_op;
+ * a refusal is audited here.  After the call, wap_run_done() writes its
+ * audit line (RC < 0: ERR says why). */
+int wap_run_begin(struct wap_run *run, const char *name, const json_t *req, double *t0,
+		  struct wap_err *err);
+void wap_run_done(struct wap_run *run, const char *name, const json_t *req, double t0, int rc,
+		  const struct wap_err *err);
+
+/* A monotonic clock in milliseconds, for durations. */
+double wap_run_now_ms(void);
+
+#endif

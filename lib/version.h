@@ -1,2 +1,0 @@
-/* version.h - the version wap reports (--version, /health, MCP serverInfo). */
-#define WAP_VERSION "0.1.0"
