@@ -59,7 +59,7 @@ struct wap_mcp_session {
 	struct wsnode *narrowed;	/* every narrowed workspace made (owned) */
 	struct inflight *calls;		/* oldest first: queued calls start in order */
 	struct inflight **calls_tail;
-	struct wap_terms *terms;	/* acp profile: terminal/... (lib/term.c) */
+	struct wap_terms *terms;	/* acp profile: terminal/... (lib/proc/term.c) */
 	int log_level;			/* logging/setLevel: index in log_levels;
 					 * -1: not set, no notifications/message */
 };
@@ -913,7 +913,7 @@ static json_t *tools_call(struct wap_mcp_session *s, const struct wap_rpc_msg *m
 }
 
 /* The Agent Client Protocol terminal/... methods (acp profile), served by
- * lib/term.c; the session owns its terminals and kills them when it ends. */
+ * lib/proc/term.c; the session owns its terminals and kills them when it ends. */
 static bool acp_terminal_method(const struct wap_profile *p, const char *method)
 {
 	return p->methods && !strcmp(p->name, "acp") && !strncmp(method, "terminal/", 9);

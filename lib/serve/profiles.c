@@ -1177,7 +1177,7 @@ json_t *wap_ptool_json(const struct wap_ptool *t)
 
 /* ---- running ---- */
 
-/* wap_run_op, the one entry every door runs ops through, is in lib/run.c. */
+/* wap_run_op, the one entry every door runs ops through, is in lib/serve/run.c. */
 
 static const char *type_name(const json_t *v)
 {
