@@ -136,6 +136,10 @@ gone "session sweep: leftovers" '^sleep 85[.]5$'
 expect "session sweep: the supervisor killed is an error" 125 env WAP_EXEC_SUPERVISOR=session-sweep wap exec --timeout 3000 -c '(sleep 84.25 &); kill -9 $PPID; exec sleep 83.25'
 has "session sweep: it says so" "$ERR" "supervisor ended unexpectedly; the command was killed"
 gone "session sweep: supervisor killed" '^sleep 8[34][.]25$'
+# none of the three: nothing runs at all
+expect "no way to kill the tree: exec refuses (FEATURE_DISABLED)" 15 env WAP_EXEC_SUPERVISOR=none wap exec --json -- sh -c 'echo ran > ran.txt'
+jcheck "no supervisor: the error says why" "$OUT" 'j["code"]=="FEATURE_DISABLED" and "no PID namespace, subreaper or /proc" in j["error"]'
+[ -e ran.txt ] && fail "no supervisor: the command ran" || ok "no supervisor: the command did not run"
 expect "the test switch never strengthens" 0 env WAP_EXEC_SUPERVISOR=bogus wap info --json
 jcheck "an unknown name is ignored" "$OUT" 'j["execSupervisor"] in ("pid-namespace", "subreaper", "session-sweep")'
 
@@ -145,8 +149,6 @@ jcheck "an unknown name is ignored" "$OUT" 'j["execSupervisor"] in ("pid-namespa
 RUNSC=""
 if ! command -v runsc >/dev/null; then
 	ok "# SKIP gVisor: runsc is not installed"
-elif [ -n "${ASAN:-}" ]; then
-	ok "# SKIP gVisor: ASan's shadow memory is not for the sandbox"
 else
 	for r in "runsc --network=none" "runsc --rootless --network=none"; do
 		if timeout 20 $r do true >/dev/null 2>&1; then RUNSC=$r; break; fi
