@@ -21,6 +21,7 @@
 #include "applet.h"
 #include "applets.h"
 #include "exclude.h"
+#include "proc.h"
 #include "version.h"
 
 static const struct wap_opt info_opts[] = {
@@ -43,10 +44,11 @@ static int info_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	const struct wap_policy *p = &ws->pol;
 
 	(void)req;
-	*res = json_pack("{s:s, s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:b, s:b, s:b, s:b, s:b, s:o, s:o, s:o}}",
+	*res = json_pack("{s:s, s:s, s:o, s:s, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:b, s:b, s:b, s:b, s:b, s:o, s:o, s:o}}",
 		"root", ws->root,
 		"version", WAP_VERSION,
 		"defaultExclusions", strv_json((char **)wap_default_excludes),
+		"execSupervisor", wap_proc_supervisor(),
 		"limits",
 		"maxFileSize", (json_int_t)l->max_file_size,
 		"maxDirectoryEntries", (json_int_t)l->max_dir_entries,

@@ -117,6 +117,75 @@ else
 	ok "# SKIP no user namespaces to test the fallback in"
 fi
 
+# neither a PID namespace nor a subreaper (gVisor may give neither; the
+# test switch WAP_EXEC_SUPERVISOR only ever weakens): the supervisor sweeps
+# the command's session through /proc until nothing of it is left
+expect "info names the supervisor exec uses" 0 wap info --json
+jcheck "info: execSupervisor is one of the mechanisms" "$OUT" 'j["execSupervisor"] in ("pid-namespace", "subreaper", "session-sweep")'
+expect "session sweep: info says so" 0 env WAP_EXEC_SUPERVISOR=session-sweep wap info --json
+jcheck "session sweep: execSupervisor" "$OUT" 'j["execSupervisor"]=="session-sweep"'
+expect "session sweep: no namespace (\$\$ is a host pid), no subreaper (an orphan is not the supervisor's)" 0 env WAP_EXEC_SUPERVISOR=session-sweep wap exec --timeout 5000 -c '[ $$ != 2 ] || exit 98; sup=$PPID; (sleep 0.5 & echo $! > orphan); sleep 0.2; p=$(sed "s/.*) . \([0-9]*\).*/\1/" /proc/$(cat orphan)/stat); [ "$p" != "$sup" ] || exit 97; echo swept'
+same "session sweep: the command ran" "$OUT" swept
+start=$(date +%s%N)
+expect "session sweep: timeout (124)" 124 env WAP_EXEC_SUPERVISOR=session-sweep wap exec --timeout 400 --kill-after 300 -c '(sleep 89.5 &); (sh -c "trap \"\" TERM; (sleep 88.5 &); exec sleep 87.5" &); sleep 86.5'
+ms=$(ms_since $start)
+if [ "$ms" -lt 3000 ]; then ok "session sweep: ended in ${ms} ms"; else fail "session sweep: took ${ms} ms"; fi
+gone "session sweep: double-forked children, one ignoring SIGTERM" '^sleep 8[6-9][.]5$'
+expect "session sweep: leftovers after the command's exit go too" 0 env WAP_EXEC_SUPERVISOR=session-sweep wap exec --timeout 5000 --kill-after 300 -c '(sleep 85.5 &); echo done'
+gone "session sweep: leftovers" '^sleep 85[.]5$'
+expect "session sweep: the supervisor killed is an error" 125 env WAP_EXEC_SUPERVISOR=session-sweep wap exec --timeout 3000 -c '(sleep 84.25 &); kill -9 $PPID; exec sleep 83.25'
+has "session sweep: it says so" "$ERR" "supervisor ended unexpectedly; the command was killed"
+gone "session sweep: supervisor killed" '^sleep 8[34][.]25$'
+# none of the three: nothing runs at all
+expect "no way to kill the tree: exec refuses (FEATURE_DISABLED)" 15 env WAP_EXEC_SUPERVISOR=none wap exec --json -- sh -c 'echo ran > ran.txt'
+jcheck "no supervisor: the error says why" "$OUT" 'j["code"]=="FEATURE_DISABLED" and "no PID namespace, subreaper or /proc" in j["error"]'
+[ -e ran.txt ] && fail "no supervisor: the command ran" || ok "no supervisor: the command did not run"
+expect "the test switch never strengthens" 0 env WAP_EXEC_SUPERVISOR=bogus wap info --json
+jcheck "an unknown name is ignored" "$OUT" 'j["execSupervisor"] in ("pid-namespace", "subreaper", "session-sweep")'
+
+# under gVisor (runsc do: the host's root as the sandbox's, no network):
+# as root, and as a user without capabilities, whose user namespace gVisor
+# maps without a setgroups file
+RUNSC=""
+if ! command -v runsc >/dev/null; then
+	ok "# SKIP gVisor: runsc is not installed"
+else
+	for r in "runsc --network=none" "runsc --rootless --network=none"; do
+		if timeout 20 $r do true >/dev/null 2>&1; then RUNSC=$r; break; fi
+	done
+	[ -n "$RUNSC" ] || ok "# SKIP gVisor: runsc cannot start a trivial true here ($(timeout 20 runsc --network=none do true 2>&1 | tail -1))"
+fi
+if [ -n "$RUNSC" ]; then
+	G=$(mktemp -d /tmp/wap-lim-gvisor.XXXXXX); chmod 755 "$G"
+	cp "$WAP" "$G/wap"; chmod 755 "$G/wap"
+	cat > "$G/run.sh" <<'SH'
+# inside gVisor (writes stay in its overlay: all is said on stdout): info,
+# echo, a timeout killing a double-forked sleep
+cd "$G"
+"$G/wap" info --root "$G" --json
+"$G/wap" exec --root "$G" -- echo hi; echo "rc=$?"
+"$G/wap" exec --root "$G" --timeout 300 --kill-after 200 -c '(sleep 79.5 &); exec sleep 78.5'; echo "rc=$?"
+sleep 0.2
+if ps -eo args | grep -q '^sleep 7[89][.]5$'; then echo left; else echo none left; fi
+SH
+	for who in root user sweep; do
+		case $who in
+		root) pre="";;
+		user) pre="setpriv --reuid 65534 --regid 65534 --clear-groups --bounding-set=-all --inh-caps=-all";;
+		sweep) pre="env WAP_EXEC_SUPERVISOR=session-sweep";;
+		esac
+		timeout 30 $RUNSC do env G="$G" XDG_CONFIG_HOME="$G/.config" $pre sh "$G/run.sh" $who </dev/null >"$T/out" 2>"$T/err"
+		same "gVisor ($who): exec echo, a timeout's 124, nothing left" "$(tail -n +2 "$T/out")" "hi
+rc=0
+rc=124
+none left"
+		has "gVisor ($who): the timeout is said" "$(cat "$T/err")" "timed out after 300 ms"
+		jcheck "gVisor ($who): info names the supervisor" "$(head -1 "$T/out")" 'j["execSupervisor"] in ("pid-namespace", "subreaper", "session-sweep")'
+		[ $who = sweep ] && jcheck "gVisor (sweep): the switch holds there too" "$(head -1 "$T/out")" 'j["execSupervisor"]=="session-sweep"'
+	done
+	rm -rf "$G"
+fi
+
 # ---- 14.6: regex limits ----
 { echo one; echo two; python3 -c "print('a' * 30000 + 'xc')"; echo four; } > rx.txt
 for opt in "" -U -o -c -l; do

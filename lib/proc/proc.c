@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -152,10 +153,61 @@ static int signal_children(int sig, pid_t skip)
 	return found;
 }
 
-/* In a PID namespace of its own the supervisor is its init: kill(-1)
+/* Send SIG (0: none) to every live process of session SID, found in
+ * /proc; returns how many there were, or -1 without a /proc.  The session
+ * id is the command's pid, which the kernel does not hand out again while
+ * any process of that session is alive. */
+static int sweep_session(pid_t sid, int sig)
+{
+	char path[64], buf[512];
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char *p, state;
+		int fd, session;
+		ssize_t n;
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		p = strrchr(buf, ')');	/* comm may hold spaces and parens */
+		/* ") STATE PPID PGRP SESSION" */
+		if (!p || sscanf(p + 1, " %c %*d %*d %d", &state, &session) != 2 ||
+		    session != sid || state == 'Z' || state == 'X')
+			continue;
+		if (sig)
+			kill((pid_t)atoi(e->d_name), sig);
+		found++;
+	}
+	closedir(d);
+	return found;
+}
+
+/* How the command's tree is held, strongest first (wap_proc_supervisor).
+ * In a PID namespace of its own the supervisor is its init: kill(-1)
  * reaches every process of the namespace once, whatever session or group
- * it moved to, and nothing outside it. */
+ * it moved to, and nothing outside it.  A subreaper gets the orphans as
+ * its children.  Without either, the orphans go to the machine's init:
+ * the supervisor finds them by the command's session in /proc (a process
+ * that calls setsid() itself is out of reach then). */
+enum { SUP_NONE, SUP_SWEEP, SUP_SUBREAPER, SUP_PIDNS };
+static const char *const sup_names[] = {
+	[SUP_NONE] = "none", [SUP_SWEEP] = "session-sweep",
+	[SUP_SUBREAPER] = "subreaper", [SUP_PIDNS] = "pid-namespace",
+};
 static bool in_pidns;
+static int sup_mode;	/* the supervisor's: SUP_SUBREAPER or SUP_SWEEP outside a namespace */
 
 static void terminate_all(pid_t pgid, int sig)
 {
@@ -167,9 +219,13 @@ static void terminate_all(pid_t pgid, int sig)
 	}
 	kill(-pgid, sig);
 	signal_children(sig, pgid);
+	if (sup_mode == SUP_SWEEP)
+		sweep_session(pgid, sig);
 	if (sig != SIGKILL) {
 		kill(-pgid, SIGCONT);	/* a stopped process must run to die */
 		signal_children(SIGCONT, pgid);
+		if (sup_mode == SUP_SWEEP)
+			sweep_session(pgid, SIGCONT);
 	}
 }
 
@@ -198,8 +254,9 @@ static __attribute__((noreturn)) void run_command(const struct wap_proc_opts *o,
 	}
 	if (dup2(io->in, 0) < 0 || dup2(io->out, 1) < 0 || dup2(io->err, 2) < 0)
 		goto fail;
-	/* nothing of wap's but 0-2 (and the status pipe, until exec) survives */
-	syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+	/* nothing of wap's but 0-2 (and the status pipe, until exec) survives
+	 * (INT_MAX, the last fd there can be, not ~0U: gVisor refuses that) */
+	syscall(SYS_close_range, 3U, (unsigned)INT_MAX, 4U /* CLOSE_RANGE_CLOEXEC */);
 	for (int s = 1; s < NSIG; s++)
 		if (s != SIGKILL && s != SIGSTOP)
 			signal(s, SIG_DFL);
@@ -264,11 +321,13 @@ static void close_others(int *keep, int n)
 			keep[j - 1] = t;
 		}
 	for (int i = 0; i <= n; i++) {
-		unsigned hi = i < n ? (unsigned)keep[i] : ~0U;
+		/* up to INT_MAX, the last fd there can be (gVisor refuses a
+		 * range past it, and a loop to 65536 costs it seconds) */
+		unsigned hi = i < n ? (unsigned)keep[i] : (unsigned)INT_MAX + 1;
 		if (i < n && (keep[i] < 0 || (unsigned)keep[i] < lo))
 			continue;
 		if (hi > lo && syscall(SYS_close_range, lo, hi - 1, 0) < 0) {
-			unsigned end = hi == ~0U ? 65536 : hi;
+			unsigned end = i == n ? 65536 : hi;
 			for (unsigned fd = lo; fd < end; fd++)
 				close((int)fd);
 		}
@@ -302,15 +361,21 @@ static int enter_pidns(void)
 	char map[64];
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
+	int e;
 
 	if (!unshare(CLONE_NEWPID))
 		return 0;
 	if (errno != EPERM || unshare(CLONE_NEWUSER | CLONE_NEWPID))
 		return errno;
 	/* in the user namespace now: no way back, so a failure here is the
-	 * call's (-1), not a reason to fall back */
+	 * call's (-1), not a reason to fall back (wap_proc_supervisor has
+	 * tried it in a throwaway child first).  No setgroups file (gVisor,
+	 * Linux before 3.19): the gid_map write alone decides. */
 	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-	if (put_file("/proc/self/uid_map", map) || put_file("/proc/self/setgroups", "deny"))
+	if (put_file("/proc/self/uid_map", map))
+		return -1;
+	e = put_file("/proc/self/setgroups", "deny");
+	if (e && e != ENOENT)
 		return -1;
 	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
 	if (put_file("/proc/self/gid_map", map))
@@ -318,9 +383,61 @@ static int enter_pidns(void)
 	return 0;
 }
 
+/* The strongest supervisor this process can have, tried once (and again
+ * only if the try itself could not be made) in a throwaway child, so that
+ * a user namespace that cannot be mapped (gVisor in a container) is known
+ * before the reaper enters it for good.  WAP_EXEC_SUPERVISOR (tests) names
+ * a weaker one to use: it can only lower the level, never raise it. */
+static int sup_level = -1;
+static pthread_mutex_t sup_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int sup_probe(void)
+{
+	int st, level = -1;
+	const char *force = getenv("WAP_EXEC_SUPERVISOR");
+	pid_t p;
+
+	pthread_mutex_lock(&sup_lock);
+	if (sup_level >= 0) {
+		level = sup_level;
+		goto out;
+	}
+	p = fork();
+	if (p == 0) {
+		if (!enter_pidns())
+			_exit(SUP_PIDNS);
+		if (!prctl(PR_SET_CHILD_SUBREAPER, 1))
+			_exit(SUP_SUBREAPER);
+		_exit(sweep_session(getsid(0), 0) > 0 ? SUP_SWEEP : SUP_NONE);
+	}
+	if (p < 0)
+		goto out;
+	while (waitpid(p, &st, 0) < 0)
+		if (errno != EINTR)
+			goto out;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) > SUP_PIDNS)
+		goto out;
+	level = WEXITSTATUS(st);
+	for (int i = 0; force && i <= SUP_PIDNS; i++)
+		if (!strcmp(force, sup_names[i]) && i < level)
+			level = i;
+	sup_level = level;
+out:
+	pthread_mutex_unlock(&sup_lock);
+	return level;
+}
+
+const char *wap_proc_supervisor(void)
+{
+	int level = sup_probe();
+
+	return level < 0 ? "unknown" : sup_names[level];
+}
+
 /* The supervisor: starts the command and enforces the deadline, the
  * cancel and the cleanup.  Either init of the command's PID namespace
- * (in_pidns) or, where there is none, a child subreaper. */
+ * (in_pidns) or, where there is none, a child subreaper or a session
+ * sweeper (sup_mode). */
 static __attribute__((noreturn)) void supervise(const struct wap_proc_opts *o,
 						const struct child_io *io,
 						const sigset_t *set)
@@ -344,7 +461,7 @@ static __attribute__((noreturn)) void supervise(const struct wap_proc_opts *o,
 		siginfo_t si;
 		int sig, st;
 		pid_t p;
-		bool any = false;
+		bool any = false, left = false;
 
 		/* reap */
 		while ((p = waitpid(-1, &st, WNOHANG)) > 0)
@@ -352,7 +469,11 @@ static __attribute__((noreturn)) void supervise(const struct wap_proc_opts *o,
 				done.status = st;
 				cmd_done = true;
 			}
-		if (p < 0 && errno == ECHILD) {
+		/* without a subreaper the orphans are not ours to wait for:
+		 * they are sought in the command's session */
+		if (cmd_done && sup_mode == SUP_SWEEP && !in_pidns)
+			left = sweep_session(cmd, 0) > 0;
+		if (p < 0 && errno == ECHILD && !left) {
 			if (cmd_done)
 				break;
 		} else {
@@ -377,6 +498,8 @@ static __attribute__((noreturn)) void supervise(const struct wap_proc_opts *o,
 			wait = 20;	/* orphans of the killed reparent to us */
 		} else if (phase == TERM) {
 			wait = kill_at - now;
+			if (left && wait > 20)
+				wait = 20;	/* their end sends us no SIGCHLD */
 		} else if (deadline) {
 			wait = deadline - now;
 		}
@@ -409,7 +532,7 @@ static __attribute__((noreturn)) void supervise(const struct wap_proc_opts *o,
  * (killed from outside: nothing inside can name it), the init gets
  * SIGKILL and the kernel kills the namespace. */
 static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
-					     const struct child_io *io, pid_t parent)
+					     const struct child_io *io, pid_t parent, int level)
 {
 	sigset_t set;
 	pid_t init;
@@ -438,20 +561,20 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 	if (getppid() != parent)
 		_exit(125);
 	setsid();
-	e = enter_pidns();
+	e = level == SUP_PIDNS ? enter_pidns() : EPERM;
 	if (e < 0) {
 		fail_rec(io->status, WAP_E_FAILED, "Cannot map the user namespace of the command%s%s",
 			 "", "");
 		_exit(125);
 	}
 	if (e) {
-		/* no namespace: a subreaper gets the orphans, but a command
-		 * may kill it (wap_proc_run then kills the command's group) */
-		if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
-			fail_rec(io->status, WAP_E_FAILED, "Cannot become a subreaper: %s%s",
-				 strerror(errno), "");
-			_exit(125);
-		}
+		/* no namespace: a subreaper gets the orphans, or else the
+		 * command's session is swept; either way a command may kill
+		 * its supervisor (wap_proc_run then kills its group and
+		 * session) */
+		sup_mode = SUP_SWEEP;
+		if (level >= SUP_SUBREAPER && !prctl(PR_SET_CHILD_SUBREAPER, 1))
+			sup_mode = SUP_SUBREAPER;
 		supervise(o, io, &set);
 	}
 	init = fork();
@@ -646,10 +769,19 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	sigset_t pipeset, oldmask;
 	pid_t pid, self = getpid(), cmd_pgid = 0;
 	long start = now_ms();
+	int level;
 
 	memset(res, 0, sizeof(*res));
 	if (!o->argv || !o->argv[0] || !o->argv[0][0])
 		return wap_err_set(err, WAP_E_INVALID, "no command given");
+	/* never a command nothing can take down with its tree */
+	level = sup_probe();
+	if (level < 0)
+		return wap_err_set(err, WAP_E_FAILED, "Cannot start the command: %s",
+				   strerror(errno ? errno : EAGAIN));
+	if (level == SUP_NONE)
+		return wap_err_set(err, WAP_E_DISABLED, "Command execution unavailable: no PID "
+				   "namespace, subreaper or /proc to hold the command's processes");
 	cap = calloc(2, sizeof(*cap));
 	if (!cap)
 		return wap_err_set(err, WAP_E_FAILED, "out of memory");
@@ -697,7 +829,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		closep(&errp[0]);
 		closep(&statp[0]);
 		closep(&inp[1]);
-		reaper(o, &io, self);
+		reaper(o, &io, self, level);
 	}
 	closep(&outp[1]);
 	closep(&errp[1]);
@@ -808,8 +940,13 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		/* only without a PID namespace can the command reach its
 		 * supervisor: its group goes with it (a process that left
 		 * the group is out of reach then) */
-		if (cmd_pgid > 0)
+		if (cmd_pgid > 0) {
+			/* its group, and what is left of its session (a few
+			 * seconds at most: a process stuck in the kernel) */
 			kill(-cmd_pgid, SIGKILL);
+			for (int i = 0; i < 200 && sweep_session(cmd_pgid, SIGKILL) > 0; i++)
+				usleep(10000);
+		}
 		wap_err_set(err, WAP_E_FAILED, "The command's supervisor ended unexpectedly%s",
 			    cmd_pgid > 0 ? "; the command was killed" : "");
 		goto out;

@@ -12,8 +12,10 @@
  * double-forked daemons that called setsid(), killing its parent - the
  * deadline holds and the caller gets its result.  Where no PID namespace
  * can be made the reaper is the supervisor, as a child subreaper
- * (PR_SET_CHILD_SUBREAPER) that gets the orphans; a command may kill it
- * then, and wap_proc_run kills the command's process group and fails.
+ * (PR_SET_CHILD_SUBREAPER) that gets the orphans, or where that is missing
+ * too (gVisor) a sweeper of the command's session in /proc; a command may
+ * kill it then, and wap_proc_run kills the command's process group and
+ * session and fails.  With none of the three it refuses to run anything.
  * When wap_proc_run() returns, no process it started is alive.  Each call
  * has its own reaper, so calls running side by side in one server never
  * touch each other's processes.
@@ -85,6 +87,11 @@ struct wap_proc_result {
 int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		 struct wap_err *err);
 void wap_proc_result_release(struct wap_proc_result *res);
+
+/* How wap_proc_run holds a command's processes here: "pid-namespace",
+ * "subreaper", "session-sweep", "none" (it refuses), or "unknown" (the
+ * probe could not run).  Probed once, in a throwaway child. */
+const char *wap_proc_supervisor(void);
 
 /* "SIGTERM" for 15; NULL if unknown. */
 const char *wap_signal_name(int sig);
