@@ -193,17 +193,8 @@ calls=$(grep -c "$rt=" "$T/parity")
 if [ "$calls" -lt 10 ]; then
 	fail "parity: only $calls calls ran: $(tail -3 "$T/parity")"
 elif [ "$rt" = runsc ]; then
-	same "parity: every call but exec ($((calls - 1))) answers under gVisor (runsc) as on the host" \
-		"$(grep -v '^---' "$T/parity" | grep -v '^exec ' | grep -c 'runsc=DIFFERENT')" 0
-	# gVisor gives no user namespace to map, so exec cannot put the
-	# command in a PID namespace of its own: it must refuse, not run it
-	# without one (or, where gVisor can, run it as on the host)
-	if grep -q '^exec .*runsc=same' "$T/parity"; then
-		ok "exec under gVisor: runs as on the host"
-	else
-		has "exec under gVisor: refused (no PID namespace), not run unconfined" \
-			"$(sed -n '/^--- exec .*runsc/,$p' "$T/parity")" '"EXECUTION_FAILED"'
-	fi
+	same "parity: all $calls calls, exec included, answer under gVisor (runsc) as on the host" \
+		"$(grep -c 'runsc=DIFFERENT' "$T/parity")" 0
 else
 	same "parity: $calls CLI calls answer in the image (runc) as on the host" \
 		"$(grep -c 'runc=DIFFERENT' "$T/parity")" 0
