@@ -1,6 +1,7 @@
 /* git/diff.c - the diff action, and the diff machinery log and show use:
  * git's patch text (quoted names, rename lines, similarity), --stat and
  * --name-only, revisions and paths told apart as git does. */
+#include <ctype.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +226,18 @@ static int print_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_d
 				wap_sb_addc(sb, '\n');
 			q += n + (nl != NULL);
 		}
+		return 0;
+	}
+	if (l->origin == GIT_DIFF_LINE_HUNK_HDR) {
+		/* git cuts the function line at 80 bytes, then drops trailing
+		 * white space (xdiff's def_ff); libgit2 cuts but keeps it */
+		size_t n = l->content_len;
+		if (n && l->content[n - 1] == '\n')
+			n--;
+		while (n && isspace((unsigned char)l->content[n - 1]))
+			n--;
+		wap_sb_add(sb, l->content, n);
+		wap_sb_addc(sb, '\n');
 		return 0;
 	}
 	if (l->origin == GIT_DIFF_LINE_CONTEXT || l->origin == GIT_DIFF_LINE_ADDITION ||
