@@ -201,10 +201,14 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 		json_array_foreach(json_object_get(res, "files"), i, v) {
 			const char *xy = sget(v, "xy");
 			char c0 = xy[0] == '.' ? ' ' : xy[0], c1 = xy[1] == '.' ? ' ' : xy[1];
-			if (json_object_get(v, "origPath"))
-				fprintf(out, "%c%c %s -> %s\n", c0, c1, sget(v, "origPath"), sget(v, "path"));
-			else
-				fprintf(out, "%c%c %s\n", c0, c1, sget(v, "path"));
+			struct wap_sb sb = WAP_SB_INIT;
+			if (json_object_get(v, "origPath")) {
+				wap_git_quote_path(&sb, sget(v, "origPath"));
+				wap_sb_adds(&sb, " -> ");
+			}
+			wap_git_quote_path(&sb, sget(v, "path"));
+			fprintf(out, "%c%c %s\n", c0, c1, sb.buf ? sb.buf : "");
+			wap_sb_release(&sb);
 		}
 		return 0;
 	}

@@ -43,6 +43,11 @@ static void quote_c(struct wap_sb *sb, const char *s)
 	wap_sb_addc(sb, '"');
 }
 
+void wap_git_quote_path(struct wap_sb *sb, const char *path)
+{
+	quote_c(sb, path);
+}
+
 static bool needs_quote(const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)

@@ -70,7 +70,7 @@ int op_status(struct g *g, json_t **res)
 	git_status_list *sl = NULL;
 	git_index *idx = NULL;
 	git_reference *head = NULL, *up = NULL;
-	json_t *r, *changes, *staged, *unstaged, *untracked, *conflicted, *files;
+	json_t *r, *changes, *staged, *unstaged, *untracked, *conflicted, *files, *files_u;
 	char *branch;
 	bool detached;
 	int e;
@@ -122,6 +122,7 @@ int op_status(struct g *g, json_t **res)
 	untracked = json_array();
 	conflicted = json_array();
 	files = json_array();
+	files_u = json_array();	/* git lists untracked paths after the rest */
 	for (size_t i = 0, n = git_status_list_entrycount(sl); i < n; i++) {
 		const git_status_entry *se = git_status_byindex(sl, i);
 		const git_diff_delta *hi = se->head_to_index, *iw = se->index_to_workdir;
@@ -147,8 +148,17 @@ int op_status(struct g *g, json_t **res)
 						    GIT_STATUS_INDEX_TYPECHANGE))) {
 			json_array_append_new(untracked, json_string(path));
 			json_array_append_new(changes, change(path, NULL, "untracked", false));
-			json_array_append_new(files, json_pack("{s:s, s:s}", "path", path, "xy", "??"));
+			json_array_append_new(files_u, json_pack("{s:s, s:s}", "path", path, "xy", "??"));
 			continue;
+		}
+		if ((s & GIT_STATUS_WT_NEW) && (s & GIT_STATUS_INDEX_DELETED)) {
+			/* deleted from the index, still in the work tree (rm
+			 * --cached): git shows both a staged deletion and an
+			 * untracked path */
+			json_array_append_new(untracked, json_string(path));
+			json_array_append_new(changes, change(path, NULL, "untracked", false));
+			json_array_append_new(files_u, json_pack("{s:s, s:s}", "path", path, "xy", "??"));
+			s &= ~GIT_STATUS_WT_NEW;
 		}
 		xy[0] = xy_index(s);
 		xy[1] = xy_wt(s);
@@ -170,6 +180,8 @@ int op_status(struct g *g, json_t **res)
 			json_object_set_new(f, "origPath", json_string(orig));
 		json_array_append_new(files, f);
 	}
+	json_array_extend(files, files_u);
+	json_decref(files_u);
 	json_object_set_new(r, "clean", json_boolean(json_array_size(files) == 0));
 	json_object_set_new(r, "changes", changes);
 	json_object_set_new(r, "staged", staged);
