@@ -225,7 +225,7 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 	}
 	if (!strcmp(action, "log")) {
 		json_array_foreach(json_object_get(res, "entries"), i, v)
-			fprintf(out, "%.7s %.10s %s: %s\n", sget(v, "hash"), sget(v, "date"),
+			fprintf(out, "%s %.10s %s: %s\n", sget(v, "shortHash"), sget(v, "date"),
 				sget(v, "author"), sget(v, "subject"));
 		if (json_is_true(json_object_get(res, "isTruncated")))
 			fprintf(out, "(more commits: raise -n or narrow with --since/--until)\n");
@@ -236,8 +236,8 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 		a = json_object_get(res, "parents");
 		if (json_array_size(a) > 1) {
 			fputs("Merge:", out);
-			json_array_foreach(a, i, v)
-				fprintf(out, " %.7s", json_string_value(v));
+			json_array_foreach(json_object_get(res, "shortParents"), i, v)
+				fprintf(out, " %s", json_string_value(v));
 			fputc('\n', out);
 		}
 		fprintf(out, "Author: %s <%s>\nDate:   ", sget(res, "author"), sget(res, "authorEmail"));
@@ -249,10 +249,10 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 		return 0;
 	}
 	if (!strcmp(action, "commit")) {
-		fprintf(out, "[%s%s %.7s] %s\n", json_is_string(json_object_get(res, "branch")) ?
+		fprintf(out, "[%s%s %s] %s\n", json_is_string(json_object_get(res, "branch")) ?
 			sget(res, "branch") : "detached HEAD",
 			json_is_true(json_object_get(res, "rootCommit")) ? " (root-commit)" : "",
-			sget(res, "hash"), sget(res, "subject"));
+			sget(res, "shortHash"), sget(res, "subject"));
 		return 0;
 	}
 	if (!strcmp(action, "branch") && json_object_get(res, "branches")) {

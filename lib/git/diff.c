@@ -220,9 +220,20 @@ static int print_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_d
 				q += n + (nl != NULL);
 				continue;
 			}
-			if (sim >= 0 && !strncmp(q, "similarity index ", 17))
+			const char *dots = n > 6 && !strncmp(q, "index ", 6) ? memmem(q, n, "..", 2) : NULL;
+			if (sim >= 0 && !strncmp(q, "similarity index ", 17)) {
 				wap_sb_addf(sb, "similarity index %d%%", sim);
-			else
+			} else if (dots) {
+				/* libgit2 abbreviates to 7 always; git as its
+				 * repository's size asks (oid_abbrev) */
+				char a[GIT_OID_HEXSZ + 1], b[GIT_OID_HEXSZ + 1];
+				const char *mode = memchr(dots, ' ', n - (dots - q));
+				oid_abbrev(pc->g, &d->old_file.id, a);
+				oid_abbrev(pc->g, &d->new_file.id, b);
+				wap_sb_addf(sb, "index %s..%s", a, b);
+				if (mode)
+					wap_sb_add(sb, mode, n - (mode - q));
+			} else
 				wap_sb_add(sb, q, n);
 			if (n > 4 && (!strncmp(q, "--- ", 4) || !strncmp(q, "+++ ", 4)) &&
 			    memchr(q + 4, ' ', n - 4))

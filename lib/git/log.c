@@ -22,7 +22,7 @@ static void iso_date(git_time_t t, int offset_min, char out[40])
 		 offset_min < 0 ? '-' : '+', off / 60, off % 60);
 }
 
-static json_t *commit_json(git_commit *c)
+static json_t *commit_json(struct g *g, git_commit *c)
 {
 	const git_signature *a = git_commit_author(c), *cm = git_commit_committer(c);
 	const char *msg = git_commit_message(c), *sum = git_commit_summary(c);
@@ -37,8 +37,8 @@ static json_t *commit_json(git_commit *c)
 		ml--;
 	for (unsigned i = 0; i < git_commit_parentcount(c); i++)
 		json_array_append_new(parents, oid_json(git_commit_parent_id(c, i)));
-	o = json_pack("{s:s, s:s#, s:s, s:s#, s:s, s:s, s:s, s:s, s:s, s:s, s:o}",
-		      "hash", h, "shortHash", h, (int)7, "subject", sum ? sum : "",
+	o = json_pack("{s:s, s:o, s:s, s:s#, s:s, s:s, s:s, s:s, s:s, s:s, s:o}",
+		      "hash", h, "shortHash", oid_abbrev_json(g, git_commit_id(c)), "subject", sum ? sum : "",
 		      "message", msg ? msg : "", (int)ml, "author", a->name, "authorEmail", a->email,
 		      "date", ad, "committer", cm->name, "committerEmail", cm->email,
 		      "commitDate", cd, "parents", parents);
@@ -385,7 +385,7 @@ int op_log(struct g *g, json_t **res)
 				truncated = true;
 				break;
 			}
-			json_array_append_new(entries, commit_json(c));
+			json_array_append_new(entries, commit_json(g, c));
 		}
 		git_commit_free(c);
 	}
@@ -428,8 +428,13 @@ int op_show(struct g *g, json_t **res)
 		return wap_err_set(g->err, WAP_E_INVALID, "show takes one revision");
 	if (resolve_commit(g, rev, &c))
 		return -1;
-	r = commit_json(c);
+	r = commit_json(g, c);
 	if (git_commit_parentcount(c) > 1) {
+		/* the "Merge:" line's abbreviations */
+		json_t *sp = json_array();
+		for (unsigned i = 0; i < git_commit_parentcount(c); i++)
+			json_array_append_new(sp, oid_abbrev_json(g, git_commit_parent_id(c, i)));
+		json_object_set_new(r, "shortParents", sp);
 		json_object_set_new(r, "diff", json_string(""));
 		json_object_set_new(r, "files", json_array());
 		goto done;
