@@ -256,9 +256,15 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 		return 0;
 	}
 	if (!strcmp(action, "branch") && json_object_get(res, "branches")) {
-		json_array_foreach(json_object_get(res, "branches"), i, v)
-			fprintf(out, "%c %s%s\n", json_is_true(json_object_get(v, "current")) ? '*' : ' ',
+		if (json_is_string(json_object_get(res, "detached")))
+			fprintf(out, "* %s\n", sget(res, "detached"));
+		json_array_foreach(json_object_get(res, "branches"), i, v) {
+			fprintf(out, "%c %s%s", json_is_true(json_object_get(v, "current")) ? '*' : ' ',
 				json_is_true(json_object_get(v, "remote")) ? "remotes/" : "", sget(v, "name"));
+			if (json_is_string(json_object_get(v, "target")))
+				fprintf(out, " -> %s", sget(v, "target"));
+			fputc('\n', out);
+		}
 		return 0;
 	}
 	/* the rest say what they did in one line */
