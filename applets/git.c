@@ -42,6 +42,8 @@
  *   -n, --max-count N   log: at most N commits (default 50)
  *   --since DATE        log: commits after DATE (YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM], @EPOCH, "N days ago")
  *   --until DATE        log: commits before DATE (same forms as --since)
+ *   --author REGEX      log: commits whose author ("Name <email>") matches REGEX (POSIX basic, as git)
+ *   --grep REGEX        log: commits whose message matches REGEX (POSIX basic, as git)
  *   -m, --message MSG   commit: the commit message
  *   --path PATH         a path to act on or limit to (repeatable; like PATH arguments)
  *   --file PATH         a path to act on or limit to (repeatable; like PATH arguments)
@@ -89,6 +91,7 @@
  *   wap git diff --staged -- src/main.c
  *   wap git diff HEAD~2..HEAD --stat
  *   wap git log -n 5 --since "2 weeks ago" -- lib/
+ *   wap git log --author alice --grep '^fix'
  *   wap git commit -m "fix: port" src/server.c
  *   wap git checkout feature/x --create
  *   WAP_GIT_TOKEN=... WAP_GIT_TOKEN_HOST=github.com wap git push origin main
@@ -111,6 +114,8 @@ static const struct wap_opt git_opts[] = {
 	{ "max-count", 'n', WAP_OPT_INT, 0, NULL },
 	{ "since", 0, WAP_OPT_STR, 0, NULL },
 	{ "until", 0, WAP_OPT_STR, 0, NULL },
+	{ "author", 0, WAP_OPT_STR, 0, NULL },
+	{ "grep", 0, WAP_OPT_STR, 0, NULL },
 	{ "message", 'm', WAP_OPT_STR, 0, NULL },
 	{ "path", 0, WAP_OPT_STRS, 0, "paths" },
 	{ "file", 0, WAP_OPT_STRS, 0, "files" },

@@ -112,4 +112,8 @@ logs_same "--grep" "--grep fix" --grep=fix
 logs_same "--grep is case-sensitive" "--grep feature" --grep=feature
 logs_same "--grep regex" "--grep ^Feat.*More$" "--grep=^Feat.*More\$"
 logs_same "--author and --grep" "--author Test --grep names" --author=Test --grep=names
-expect "log: a bad --grep regex: exit 2" 2 wap git log --grep '('
+expect "log: a bad --grep regex: exit 2" 2 wap git log --grep '\('
+has "bad regex message" "$ERR" "Invalid regex for --grep"
+check "git refuses it too" sh -c "! git -C '$W' log --grep '\(' >/dev/null 2>&1"
+logs_same "--grep: ( is literal in a basic regex" "--grep (" "--grep=("
+logs_same "--author: no match" "--author Nobody" --author=Nobody
