@@ -117,3 +117,21 @@ has "bad regex message" "$ERR" "Invalid regex for --grep"
 check "git refuses it too" sh -c "! git -C '$W' log --grep '\(' >/dev/null 2>&1"
 logs_same "--grep: ( is literal in a basic regex" "--grep (" "--grep=("
 logs_same "--author: no match" "--author Nobody" --author=Nobody
+
+# ---- rename pairing: git's similarity score decides, not libgit2's ----
+P=$T/pairs
+git init -q "$P" && cd "$P"
+seq 1 30 > s1; seq 1 30 | sed 's/1/one/' > s2; seq 200 230 > s3; cp s3 s4
+python3 -c 'import random; random.seed(3); print("\n".join("row %d" % random.randint(0, 10**6) for _ in range(40)))' > s5
+git add . && git commit -qm base
+git rm -q s1 s2 s3 s4 s5
+seq 1 30 | sed 's/2/two/' > d1; seq 1 30 | sed 's/3/three/' > d2; seq 1 30 > d3
+seq 200 230 > d4; seq 200 230 > d5; seq 200 229 > d6
+git show HEAD:s5 | sed '1,19d' > d7		# 21 of 40 lines: a rename to git
+git show HEAD:s5 | sed '1,21d' > d8					# 19 of 40: not one
+git add -A
+cd - >/dev/null
+bytes "rename pairs as git's (--stat)" "diff --cached --stat" "diff --staged --stat" "$P"
+bytes "rename pairs as git's (patch)" "diff --cached" "diff --staged" "$P"
+echo tail >> "$P/d7"
+bytes "rename pairs with a work tree side (diff HEAD)" "diff HEAD --stat" "diff HEAD --stat" "$P"

@@ -151,31 +151,21 @@ static struct span *spans(const unsigned char *buf, size_t sz, size_t *nout)
 	return v;
 }
 
-/* -1 when a side is not in the object database (a work tree file). */
-static int git_similarity(struct g *g, const git_oid *a, const git_oid *b)
+/* git's score of two sides of SA/SB bytes with their span hashes (NULL
+ * when one is too different in size to be a rename: estimate_similarity's
+ * early exit). */
+static bool too_different(size_t la, size_t lb)
 {
-	git_blob *ba = NULL, *bb = NULL;
-	struct span *sa = NULL, *sb = NULL;
-	size_t na = 0, nb = 0, la, lb, max, base, copied = 0, i = 0, j = 0;
-	int score = -1;
+	size_t max = la > lb ? la : lb, base = la < lb ? la : lb;
 
-	if (git_oid_equal(a, b))
-		return 100;
-	if (git_blob_lookup(&ba, g->repo, a) || git_blob_lookup(&bb, g->repo, b))
-		goto out;
-	la = git_blob_rawsize(ba);
-	lb = git_blob_rawsize(bb);
-	max = la > lb ? la : lb;
-	base = la < lb ? la : lb;
-	score = 0;
-	if (!lb || max * (60000 - 30000) < (max - base) * 60000)
-		goto out;
-	sa = spans(git_blob_rawcontent(ba), la, &na);
-	sb = spans(git_blob_rawcontent(bb), lb, &nb);
-	if (!sa || !sb) {
-		score = -1;
-		goto out;
-	}
+	return !lb || max * (60000 - 30000) < (max - base) * 60000;
+}
+
+static int span_score(const struct span *sa, size_t na, size_t la, const struct span *sb, size_t nb,
+		      size_t lb)
+{
+	size_t max = la > lb ? la : lb, copied = 0, i = 0, j = 0;
+
 	for (; i < na; i++) {
 		while (j < nb && sb[j].h < sa[i].h)
 			j++;
@@ -184,7 +174,29 @@ static int git_similarity(struct g *g, const git_oid *a, const git_oid *b)
 			j++;
 		}
 	}
-	score = (int)(copied * 60000 / max) * 100 / 60000;
+	return (int)(copied * 60000 / max) * 100 / 60000;
+}
+
+/* -1 when a side is not in the object database (a work tree file). */
+static int git_similarity(struct g *g, const git_oid *a, const git_oid *b)
+{
+	git_blob *ba = NULL, *bb = NULL;
+	struct span *sa = NULL, *sb = NULL;
+	size_t na = 0, nb = 0, la, lb;
+	int score = -1;
+
+	if (git_oid_equal(a, b))
+		return 100;
+	if (git_blob_lookup(&ba, g->repo, a) || git_blob_lookup(&bb, g->repo, b))
+		goto out;
+	la = git_blob_rawsize(ba);
+	lb = git_blob_rawsize(bb);
+	score = 0;
+	if (too_different(la, lb))
+		goto out;
+	sa = spans(git_blob_rawcontent(ba), la, &na);
+	sb = spans(git_blob_rawcontent(bb), lb, &nb);
+	score = sa && sb ? span_score(sa, na, la, sb, nb, lb) : -1;
 out:
 	git_error_clear();
 	free(sa);
@@ -192,6 +204,77 @@ out:
 	git_blob_free(ba);
 	git_blob_free(bb);
 	return score;
+}
+
+/* ---- git's similarity as libgit2's rename metric ----
+ * libgit2's own estimate pairs files git leaves apart (and the reverse);
+ * with git's score (diffcore-delta's span hashes) the pairs are git's. */
+struct sig {
+	struct span *v;
+	size_t n, size;
+};
+
+static int sig_buffer(void **out, const git_diff_file *f, const char *buf, size_t len, void *p)
+{
+	struct sig *s = calloc(1, sizeof(*s));
+
+	(void)f, (void)p;
+	if (!s)
+		return -1;
+	s->size = len;
+	if (!(s->v = spans((const unsigned char *)buf, len, &s->n))) {
+		free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+/* A work tree file, read beneath the root (a file the policy denies, or
+ * that cannot be read, is like an empty one: no rename). */
+static int sig_file(void **out, const git_diff_file *f, const char *full, void *p)
+{
+	struct g *g = p;
+	struct wap_err e2 = { 0 };
+	struct wap_sb sb = WAP_SB_INIT;
+	char *rel = NULL, buf[65536];
+	ssize_t r;
+	int fd = -1, rc;
+
+	if (!wap_ws_rel(g->ws, full, strlen(full), &rel, &e2))
+		fd = wap_ws_open(g->ws, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0, WAP_ACC_READ, &e2);
+	while (fd >= 0 && (r = read(fd, buf, sizeof(buf))) > 0)
+		wap_sb_add(&sb, buf, r);
+	if (fd >= 0)
+		close(fd);
+	free(rel);
+	wap_err_release(&e2);
+	if (sb.oom) {
+		wap_sb_release(&sb);
+		return -1;
+	}
+	rc = sig_buffer(out, f, sb.buf ? sb.buf : "", sb.len, p);
+	wap_sb_release(&sb);
+	return rc;
+}
+
+static void sig_free(void *sig, void *p)
+{
+	struct sig *s = sig;
+
+	(void)p;
+	if (s)
+		free(s->v);
+	free(s);
+}
+
+static int sig_similarity(int *score, void *a, void *b, void *p)
+{
+	struct sig *x = a, *y = b;
+
+	(void)p;
+	*score = too_different(x->size, y->size) ? 0 : span_score(x->v, x->n, x->size, y->v, y->n, y->size);
+	return 0;
 }
 
 struct pctx {
@@ -591,9 +674,13 @@ int find_renames(struct g *g, git_diff *d)
 	git_diff_find_options fo;
 	int e;
 
+	git_diff_similarity_metric m = { sig_file, sig_buffer, sig_free, sig_similarity, g };
+
 	git_diff_find_options_init(&fo, GIT_DIFF_FIND_OPTIONS_VERSION);
 
 	fo.flags = GIT_DIFF_FIND_RENAMES;
+	fo.metric = &m;
+	fo.rename_limit = 1000;		/* git's diff.renameLimit */
 	if ((e = git_diff_find_similar(d, &fo)))
 		return lg(g, e, "cannot detect renames");
 	return 0;
