@@ -135,3 +135,13 @@ bytes "rename pairs as git's (--stat)" "diff --cached --stat" "diff --staged --s
 bytes "rename pairs as git's (patch)" "diff --cached" "diff --staged" "$P"
 echo tail >> "$P/d7"
 bytes "rename pairs with a work tree side (diff HEAD)" "diff HEAD --stat" "diff HEAD --stat" "$P"
+# a moved file keeps its base name: git pairs it first when 75% alike
+for k in 20 26; do
+	N=$T/base$k
+	mkdir -p "$N/a" "$N/b" && git init -q "$N" && seq 1 100 > "$N/a/foo.c"
+	git -C "$N" add . && git -C "$N" commit -qm base && git -C "$N" rm -q a/foo.c
+	seq 1 100 | sed "1,${k}s/\$/x/" > "$N/b/foo.c"
+	seq 1 100 | sed '1,2s/$/x/' > "$N/b/bar.c"
+	git -C "$N" add -A
+	bytes "rename pairs: the same base name, $((100 - k))% alike" "diff --cached --stat" "diff --staged --stat" "$N"
+done

@@ -212,17 +212,34 @@ out:
 struct sig {
 	struct span *v;
 	size_t n, size;
+	char *path;
+};
+
+/* git pairs a deleted and an added file with the same base name, unique
+ * among the deleted and among the added ones, when they are 75% alike
+ * (diffcore-rename.c find_basename_matches), before any other pairing:
+ * such a pair is matched alone, its files with nothing else. */
+struct bpair {
+	const char *src, *dst;
+};
+
+struct rctx {
+	struct g *g;
+	struct bpair *v;
+	size_t n;
 };
 
 static int sig_buffer(void **out, const git_diff_file *f, const char *buf, size_t len, void *p)
 {
 	struct sig *s = calloc(1, sizeof(*s));
 
-	(void)f, (void)p;
+	(void)p;
 	if (!s)
 		return -1;
 	s->size = len;
-	if (!(s->v = spans((const unsigned char *)buf, len, &s->n))) {
+	s->path = strdup(f->path ? f->path : "");
+	if (!s->path || !(s->v = spans((const unsigned char *)buf, len, &s->n))) {
+		free(s->path);
 		free(s);
 		return -1;
 	}
@@ -234,7 +251,7 @@ static int sig_buffer(void **out, const git_diff_file *f, const char *buf, size_
  * that cannot be read, is like an empty one: no rename). */
 static int sig_file(void **out, const git_diff_file *f, const char *full, void *p)
 {
-	struct g *g = p;
+	struct g *g = ((struct rctx *)p)->g;
 	struct wap_err e2 = { 0 };
 	struct wap_sb sb = WAP_SB_INIT;
 	char *rel = NULL, buf[65536];
@@ -263,16 +280,27 @@ static void sig_free(void *sig, void *p)
 	struct sig *s = sig;
 
 	(void)p;
-	if (s)
+	if (s) {
 		free(s->v);
+		free(s->path);
+	}
 	free(s);
 }
 
 static int sig_similarity(int *score, void *a, void *b, void *p)
 {
 	struct sig *x = a, *y = b;
+	struct rctx *rc = p;
 
-	(void)p;
+	for (size_t i = 0; i < rc->n; i++) {
+		const struct bpair *bp = &rc->v[i];
+		bool xin = !strcmp(x->path, bp->src) || !strcmp(x->path, bp->dst);
+		bool yin = !strcmp(y->path, bp->src) || !strcmp(y->path, bp->dst);
+		if ((xin || yin) && !(xin && yin)) {
+			*score = 0;
+			return 0;
+		}
+	}
 	*score = too_different(x->size, y->size) ? 0 : span_score(x->v, x->n, x->size, y->v, y->n, y->size);
 	return 0;
 }
@@ -669,19 +697,73 @@ int diff_opts(struct g *g, git_diff_options *o, struct strv *paths)
 	return 0;
 }
 
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* Is delta I (of status ST, its side F) one of a kind: no other such delta
+ * has the same base name, and none on the other side (status OTHER) has
+ * the same content (an exact rename, paired first)? */
+static bool lone(git_diff *d, size_t n, size_t i, git_delta_t st, git_delta_t other)
+{
+	const git_diff_delta *di = git_diff_get_delta(d, i);
+	const git_diff_file *f = st == GIT_DELTA_DELETED ? &di->old_file : &di->new_file;
+
+	for (size_t j = 0; j < n; j++) {
+		const git_diff_delta *dj = git_diff_get_delta(d, j);
+		if (j != i && dj->status == st &&
+		    !strcmp(base_name(f->path), base_name(st == GIT_DELTA_DELETED ? dj->old_file.path
+										 : dj->new_file.path)))
+			return false;
+		if (dj->status == other && !git_oid_is_zero(&f->id) &&
+		    git_oid_equal(&f->id, other == GIT_DELTA_DELETED ? &dj->old_file.id : &dj->new_file.id))
+			return false;
+	}
+	return true;
+}
+
 int find_renames(struct g *g, git_diff *d)
 {
 	git_diff_find_options fo;
+	size_t n = git_diff_num_deltas(d);
+	struct rctx rc = { g, NULL, 0 };
 	int e;
 
-	git_diff_similarity_metric m = { sig_file, sig_buffer, sig_free, sig_similarity, g };
+	git_diff_similarity_metric m = { sig_file, sig_buffer, sig_free, sig_similarity, &rc };
+
+	for (size_t i = 0; i < n; i++) {
+		const git_diff_delta *src = git_diff_get_delta(d, i);
+		if (src->status != GIT_DELTA_DELETED || !lone(d, n, i, GIT_DELTA_DELETED, GIT_DELTA_ADDED))
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			const git_diff_delta *dst = git_diff_get_delta(d, j);
+			struct bpair *nv;
+			if (dst->status != GIT_DELTA_ADDED ||
+			    strcmp(base_name(src->old_file.path), base_name(dst->new_file.path)) ||
+			    !lone(d, n, j, GIT_DELTA_ADDED, GIT_DELTA_DELETED) ||
+			    git_similarity(g, &src->old_file.id, &dst->new_file.id) < 75)
+				continue;
+			if (!(nv = reallocarray(rc.v, rc.n + 1, sizeof(*nv)))) {
+				free(rc.v);
+				return out_of_memory(g);
+			}
+			rc.v = nv;
+			rc.v[rc.n++] = (struct bpair){ src->old_file.path, dst->new_file.path };
+			break;
+		}
+	}
 
 	git_diff_find_options_init(&fo, GIT_DIFF_FIND_OPTIONS_VERSION);
 
 	fo.flags = GIT_DIFF_FIND_RENAMES;
 	fo.metric = &m;
 	fo.rename_limit = 1000;		/* git's diff.renameLimit */
-	if ((e = git_diff_find_similar(d, &fo)))
+	e = git_diff_find_similar(d, &fo);
+	free(rc.v);
+	if (e)
 		return lg(g, e, "cannot detect renames");
 	return 0;
 }
