@@ -145,3 +145,5 @@ for k in 20 26; do
 	git -C "$N" add -A
 	bytes "rename pairs: the same base name, $((100 - k))% alike" "diff --cached --stat" "diff --staged --stat" "$N"
 done
+bytes "status: staged renames paired as git's" "status -sb" "status" "$P"
+bytes "status: base-name pairs" "status -sb" "status" "$T/base20"
