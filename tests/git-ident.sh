@@ -128,7 +128,7 @@ git rm -q s1 s2 s3 s4 s5
 seq 1 30 | sed 's/2/two/' > d1; seq 1 30 | sed 's/3/three/' > d2; seq 1 30 > d3
 seq 200 230 > d4; seq 200 230 > d5; seq 200 229 > d6
 git show HEAD:s5 | sed '1,19d' > d7		# 21 of 40 lines: a rename to git
-git show HEAD:s5 | sed '1,21d' > d8					# 19 of 40: not one
+git show HEAD:s5 | sed '1,21d' > d8		# 19 of 40: not one
 git add -A
 cd - >/dev/null
 bytes "rename pairs as git's (--stat)" "diff --cached --stat" "diff --staged --stat" "$P"
