@@ -51,6 +51,8 @@
  *   -n, --max-count N   log: at most N commits (default 50)
  *   --since DATE        log: commits after DATE (YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM], @EPOCH, "N days ago")
  *   --until DATE        log: commits before DATE (same forms as --since)
+ *   --author REGEX      log: commits whose author ("Name <email>") matches REGEX (POSIX basic, as git)
+ *   --grep REGEX        log: commits whose message matches REGEX (POSIX basic, as git)
  *   -m, --message MSG   commit: the commit message
  *   --path PATH         a path to act on or limit to (repeatable; like PATH arguments)
  *   --file PATH         a path to act on or limit to (repeatable; like PATH arguments)
@@ -98,6 +100,7 @@
  *   wap git diff --staged -- src/main.c
  *   wap git diff HEAD~2..HEAD --stat
  *   wap git log -n 5 --since "2 weeks ago" -- lib/
+ *   wap git log --author alice --grep '^fix'
  *   wap git commit -m "fix: port" src/server.c
  *   wap git checkout feature/x --create
  *   WAP_GIT_TOKEN=... WAP_GIT_TOKEN_HOST=github.com wap git push origin main
@@ -120,6 +123,8 @@ static const struct wap_opt git_opts[] = {
 	{ "max-count", 'n', WAP_OPT_INT, 0, NULL },
 	{ "since", 0, WAP_OPT_STR, 0, NULL },
 	{ "until", 0, WAP_OPT_STR, 0, NULL },
+	{ "author", 0, WAP_OPT_STR, 0, NULL },
+	{ "grep", 0, WAP_OPT_STR, 0, NULL },
 	{ "message", 'm', WAP_OPT_STR, 0, NULL },
 	{ "path", 0, WAP_OPT_STRS, 0, "paths" },
 	{ "file", 0, WAP_OPT_STRS, 0, "files" },
@@ -210,10 +215,14 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 		json_array_foreach(json_object_get(res, "files"), i, v) {
 			const char *xy = sget(v, "xy");
 			char c0 = xy[0] == '.' ? ' ' : xy[0], c1 = xy[1] == '.' ? ' ' : xy[1];
-			if (json_object_get(v, "origPath"))
-				fprintf(out, "%c%c %s -> %s\n", c0, c1, sget(v, "origPath"), sget(v, "path"));
-			else
-				fprintf(out, "%c%c %s\n", c0, c1, sget(v, "path"));
+			struct wap_sb sb = WAP_SB_INIT;
+			if (json_object_get(v, "origPath")) {
+				wap_git_quote_path(&sb, sget(v, "origPath"));
+				wap_sb_adds(&sb, " -> ");
+			}
+			wap_git_quote_path(&sb, sget(v, "path"));
+			fprintf(out, "%c%c %s\n", c0, c1, sb.buf ? sb.buf : "");
+			wap_sb_release(&sb);
 		}
 		return 0;
 	}
@@ -230,7 +239,7 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 	}
 	if (!strcmp(action, "log")) {
 		json_array_foreach(json_object_get(res, "entries"), i, v)
-			fprintf(out, "%.7s %.10s %s: %s\n", sget(v, "hash"), sget(v, "date"),
+			fprintf(out, "%s %.10s %s: %s\n", sget(v, "shortHash"), sget(v, "date"),
 				sget(v, "author"), sget(v, "subject"));
 		if (json_is_true(json_object_get(res, "isTruncated")))
 			fprintf(out, "(more commits: raise -n or narrow with --since/--until)\n");
@@ -241,8 +250,8 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 		a = json_object_get(res, "parents");
 		if (json_array_size(a) > 1) {
 			fputs("Merge:", out);
-			json_array_foreach(a, i, v)
-				fprintf(out, " %.7s", json_string_value(v));
+			json_array_foreach(json_object_get(res, "shortParents"), i, v)
+				fprintf(out, " %s", json_string_value(v));
 			fputc('\n', out);
 		}
 		fprintf(out, "Author: %s <%s>\nDate:   ", sget(res, "author"), sget(res, "authorEmail"));
@@ -254,16 +263,22 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 		return 0;
 	}
 	if (!strcmp(action, "commit")) {
-		fprintf(out, "[%s%s %.7s] %s\n", json_is_string(json_object_get(res, "branch")) ?
+		fprintf(out, "[%s%s %s] %s\n", json_is_string(json_object_get(res, "branch")) ?
 			sget(res, "branch") : "detached HEAD",
 			json_is_true(json_object_get(res, "rootCommit")) ? " (root-commit)" : "",
-			sget(res, "hash"), sget(res, "subject"));
+			sget(res, "shortHash"), sget(res, "subject"));
 		return 0;
 	}
 	if (!strcmp(action, "branch") && json_object_get(res, "branches")) {
-		json_array_foreach(json_object_get(res, "branches"), i, v)
-			fprintf(out, "%c %s%s\n", json_is_true(json_object_get(v, "current")) ? '*' : ' ',
+		if (json_is_string(json_object_get(res, "detached")))
+			fprintf(out, "* %s\n", sget(res, "detached"));
+		json_array_foreach(json_object_get(res, "branches"), i, v) {
+			fprintf(out, "%c %s%s", json_is_true(json_object_get(v, "current")) ? '*' : ' ',
 				json_is_true(json_object_get(v, "remote")) ? "remotes/" : "", sget(v, "name"));
+			if (json_is_string(json_object_get(v, "target")))
+				fprintf(out, " -> %s", sget(v, "target"));
+			fputc('\n', out);
+		}
 		return 0;
 	}
 	/* the rest say what they did in one line */

@@ -80,6 +80,77 @@ static int valid_branch_name(struct g *g, const char *name)
 	return 0;
 }
 
+/* git branch's line for a detached HEAD (wt-status.c
+ * wt_status_get_detached_from): the target of the newest "checkout:
+ * moving from A to B" in HEAD's reflog, named as it was given when it
+ * still names that commit (refs/tags/ and refs/remotes/ cut off), else
+ * abbreviated; "at" when HEAD is still there, "from" when it moved on. */
+static char *detached_line(struct g *g)
+{
+	git_reflog *log = NULL;
+	git_oid head;
+	char *line = NULL;
+
+	if (git_reference_name_to_id(&head, g->repo, "HEAD"))
+		goto out;
+	if (!git_reflog_read(&log, g->repo, "HEAD")) {
+		for (size_t i = 0, n = git_reflog_entrycount(log); i < n; i++) {
+			const git_reflog_entry *en = git_reflog_entry_byindex(log, i);
+			const char *m = git_reflog_entry_message(en), *to;
+			const git_oid *nid = git_reflog_entry_id_new(en);
+			struct wap_sb sb = WAP_SB_INIT;
+			git_reference *ref = NULL;
+			git_object *o = NULL;
+			char h[GIT_OID_HEXSZ + 1], *name;
+
+			if (!m || strncmp(m, "checkout: moving from ", 22) || !(to = strstr(m + 22, " to ")))
+				continue;
+			to += 4;
+			name = strndup(to, strchrnul(to, '\n') - to);
+			if (!name)
+				break;
+			if (!strcmp(name, "HEAD") || git_reference_dwim(&ref, g->repo, name) ||
+			    git_reference_peel(&o, ref, GIT_OBJECT_COMMIT) || !git_oid_equal(git_object_id(o), nid)) {
+				oid_abbrev(g, nid, h);
+				wap_sb_adds(&sb, h);
+			} else {
+				const char *rn = git_reference_name(ref);
+				if (!strncmp(rn, "refs/tags/", 10))
+					rn += 10;
+				else if (!strncmp(rn, "refs/remotes/", 13))
+					rn += 13;
+				wap_sb_adds(&sb, rn);
+			}
+			git_object_free(o);
+			git_reference_free(ref);
+			free(name);
+			if (asprintf(&line, "(HEAD detached %s %s)", git_oid_equal(&head, nid) ? "at" : "from",
+				     sb.buf ? sb.buf : "") < 0)
+				line = NULL;
+			wap_sb_release(&sb);
+			break;
+		}
+	}
+	if (!line)
+		line = strdup("(no branch)");
+out:
+	git_reflog_free(log);
+	git_error_clear();
+	return line;
+}
+
+struct listed {
+	char *refname;
+	json_t *b;
+};
+
+static int listed_cmp(const void *a, const void *b)
+{
+	const char *x = ((const struct listed *)a)->refname, *y = ((const struct listed *)b)->refname;
+
+	return strcmp(x ? x : "", y ? y : "");
+}
+
 int op_branch(struct g *g, json_t **res)
 {
 	const char *name = name_arg(g, 0);
@@ -152,6 +223,8 @@ int op_branch(struct g *g, json_t **res)
 		git_branch_iterator *it = NULL;
 		git_branch_t type;
 		json_t *list = json_array();
+		struct listed *v = NULL;
+		size_t nv = 0, cap = 0;
 		char *cur;
 		bool detached;
 
@@ -167,15 +240,26 @@ int op_branch(struct g *g, json_t **res)
 			goto out;
 		}
 		while (!git_branch_next(&ref, &type, it)) {
-			const char *bn = NULL;
+			const char *bn = NULL, *tn = git_reference_symbolic_target(ref);
 			json_t *b;
-			if (git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC || git_branch_name(&bn, ref)) {
+			if (nv == cap) {
+				struct listed *nl = reallocarray(v, cap ? cap * 2 : 16, sizeof(*v));
+				if (!nl) {
+					git_reference_free(ref);
+					break;
+				}
+				v = nl;
+				cap = cap ? cap * 2 : 16;
+			}
+			if (git_branch_name(&bn, ref) || (tn && type != GIT_BRANCH_REMOTE)) {
 				git_reference_free(ref);
 				continue;
 			}
 			b = json_pack("{s:s, s:b, s:b}", "name", bn,
 				      "current", type == GIT_BRANCH_LOCAL && git_branch_is_head(ref) == 1,
 				      "remote", type == GIT_BRANCH_REMOTE);
+			if (tn)	/* origin/HEAD -> origin/main */
+				json_object_set_new(b, "target", json_string(ref_short(tn)));
 			if (git_reference_target(ref))
 				json_object_set_new(b, "hash", oid_json(git_reference_target(ref)));
 			if (type == GIT_BRANCH_LOCAL) {
@@ -184,14 +268,27 @@ int op_branch(struct g *g, json_t **res)
 					json_object_set_new(b, "upstream", json_string(ref_short(u.tracking)));
 				upstream_release(&u);
 			}
-			json_array_append_new(list, b);
+			v[nv].refname = strdup(git_reference_name(ref));
+			v[nv++].b = b;
 			git_reference_free(ref);
 		}
 		ref = NULL;
 		git_branch_iterator_free(it);
 		git_error_clear();
+		/* git lists them by ref name: refs/heads/ then refs/remotes/ */
+		qsort(v, nv, sizeof(*v), listed_cmp);
+		for (size_t i = 0; i < nv; i++) {
+			json_array_append_new(list, v[i].b);
+			free(v[i].refname);
+		}
+		free(v);
 		*res = json_pack("{s:o, s:o}", "branches", list, "current",
 				 cur && !detached ? json_string(cur) : json_null());
+		if (detached) {
+			char *dl = detached_line(g);
+			json_object_set_new(*res, "detached", dl ? json_string(dl) : json_null());
+			free(dl);
+		}
 		free(cur);
 		rc = 0;
 	}
@@ -509,7 +606,16 @@ int op_checkout(struct g *g, json_t **res)
 		}
 		if (checkout_to(g, (git_object *)c, force))
 			goto out;
-		if ((e = git_repository_set_head_detached(g->repo, git_commit_id(c)))) {
+		/* from the revision as given, so that the reflog says
+		 * "moving from main to v1" and git's "(HEAD detached at
+		 * v1)" can read it, as after git checkout v1 */
+		git_annotated_commit *ac = NULL;
+		if (!git_annotated_commit_from_revspec(&ac, g->repo, name))
+			e = git_repository_set_head_detached_from_annotated(g->repo, ac);
+		else
+			e = git_repository_set_head_detached(g->repo, git_commit_id(c));
+		git_annotated_commit_free(ac);
+		if (e) {
 			lg(g, e, "cannot move HEAD");
 			goto out;
 		}

@@ -298,8 +298,8 @@ int op_commit(struct g *g, json_t **res)
 	branch = head_branch(g->repo, &detached);
 	{
 		const char *nl = strchr(buf.ptr, '\n');
-		*res = json_pack("{s:b, s:s, s:s#, s:o, s:b, s:s#}", "success", 1, "hash", hex,
-				 "shortHash", hex, (int)7,
+		*res = json_pack("{s:b, s:s, s:o, s:o, s:b, s:s#}", "success", 1, "hash", hex,
+				 "shortHash", oid_abbrev_json(g, &cid),
 				 "branch", branch ? json_string(branch) : json_null(), "rootCommit", !h,
 				 "subject", buf.ptr, nl ? (int)(nl - buf.ptr) : (int)buf.size);
 	}

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -628,4 +629,67 @@ out:
 	free(rel);
 	free(real);
 	return rc;
+}
+
+/* The number of objects in the repository's packs, as git's
+ * repo_approximate_object_count counts them (loose objects are not
+ * counted): the sum of the object counts in the headers of the pack
+ * indexes that have their pack beside them.  0 when there is none or it
+ * cannot be read: git's abbreviations are then 7 digits. */
+unsigned long packed_object_count(struct g *g)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	struct wap_err e2 = { 0 };
+	struct dirent *de;
+	unsigned long count = 0;
+	char *rel = NULL;
+	DIR *d = NULL;
+	int fd;
+
+	wap_sb_addf(&sb, "%s/objects", git_repository_commondir(g->repo));
+	if (sb.oom || wap_ws_rel(g->ws, sb.buf, sb.len, &rel, &e2))
+		goto out;
+	sb.len = 0;
+	wap_sb_addf(&sb, "%s/pack", rel);
+	if (sb.oom)
+		goto out;
+	fd = open_plumbing(g, sb.buf, O_RDONLY | O_DIRECTORY, &e2);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		unsigned char h[8 + 256 * 4];
+		char pack[NAME_MAX + 1];
+		const unsigned char *last;
+		struct stat st;
+		int ifd;
+
+		if (n < 5 || n > NAME_MAX || strcmp(de->d_name + n - 4, ".idx"))
+			continue;
+		memcpy(pack, de->d_name, n - 4);
+		strcpy(pack + n - 4, ".pack");
+		if (fstatat(dirfd(d), pack, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		ifd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (ifd < 0)
+			continue;
+		if (!fstat(ifd, &st) && S_ISREG(st.st_mode) &&
+		    read(ifd, h, sizeof(h)) == (ssize_t)sizeof(h)) {
+			/* version 2 starts "\377tOc" and a version; version 1
+			 * with the fan-out table straight away */
+			last = !memcmp(h, "\377tOc", 4) ? h + 8 + 255 * 4 : h + 255 * 4;
+			count += (unsigned long)last[0] << 24 | last[1] << 16 | last[2] << 8 | last[3];
+		}
+		close(ifd);
+	}
+out:
+	if (d)
+		closedir(d);
+	wap_err_release(&e2);
+	free(rel);
+	wap_sb_release(&sb);
+	return count;
 }

@@ -1,6 +1,7 @@
 /* git/diff.c - the diff action, and the diff machinery log and show use:
  * git's patch text (quoted names, rename lines, similarity), --stat and
  * --name-only, revisions and paths told apart as git does. */
+#include <ctype.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,11 @@ static void quote_c(struct wap_sb *sb, const char *s)
 		}
 	}
 	wap_sb_addc(sb, '"');
+}
+
+void wap_git_quote_path(struct wap_sb *sb, const char *path)
+{
+	quote_c(sb, path);
 }
 
 static bool needs_quote(const char *s)
@@ -145,31 +151,21 @@ static struct span *spans(const unsigned char *buf, size_t sz, size_t *nout)
 	return v;
 }
 
-/* -1 when a side is not in the object database (a work tree file). */
-static int git_similarity(struct g *g, const git_oid *a, const git_oid *b)
+/* git's score of two sides of SA/SB bytes with their span hashes (NULL
+ * when one is too different in size to be a rename: estimate_similarity's
+ * early exit). */
+static bool too_different(size_t la, size_t lb)
 {
-	git_blob *ba = NULL, *bb = NULL;
-	struct span *sa = NULL, *sb = NULL;
-	size_t na = 0, nb = 0, la, lb, max, base, copied = 0, i = 0, j = 0;
-	int score = -1;
+	size_t max = la > lb ? la : lb, base = la < lb ? la : lb;
 
-	if (git_oid_equal(a, b))
-		return 100;
-	if (git_blob_lookup(&ba, g->repo, a) || git_blob_lookup(&bb, g->repo, b))
-		goto out;
-	la = git_blob_rawsize(ba);
-	lb = git_blob_rawsize(bb);
-	max = la > lb ? la : lb;
-	base = la < lb ? la : lb;
-	score = 0;
-	if (!lb || max * (60000 - 30000) < (max - base) * 60000)
-		goto out;
-	sa = spans(git_blob_rawcontent(ba), la, &na);
-	sb = spans(git_blob_rawcontent(bb), lb, &nb);
-	if (!sa || !sb) {
-		score = -1;
-		goto out;
-	}
+	return !lb || max * (60000 - 30000) < (max - base) * 60000;
+}
+
+static int span_score(const struct span *sa, size_t na, size_t la, const struct span *sb, size_t nb,
+		      size_t lb)
+{
+	size_t max = la > lb ? la : lb, copied = 0, i = 0, j = 0;
+
 	for (; i < na; i++) {
 		while (j < nb && sb[j].h < sa[i].h)
 			j++;
@@ -178,7 +174,29 @@ static int git_similarity(struct g *g, const git_oid *a, const git_oid *b)
 			j++;
 		}
 	}
-	score = (int)(copied * 60000 / max) * 100 / 60000;
+	return (int)(copied * 60000 / max) * 100 / 60000;
+}
+
+/* -1 when a side is not in the object database (a work tree file). */
+static int git_similarity(struct g *g, const git_oid *a, const git_oid *b)
+{
+	git_blob *ba = NULL, *bb = NULL;
+	struct span *sa = NULL, *sb = NULL;
+	size_t na = 0, nb = 0, la, lb;
+	int score = -1;
+
+	if (git_oid_equal(a, b))
+		return 100;
+	if (git_blob_lookup(&ba, g->repo, a) || git_blob_lookup(&bb, g->repo, b))
+		goto out;
+	la = git_blob_rawsize(ba);
+	lb = git_blob_rawsize(bb);
+	score = 0;
+	if (too_different(la, lb))
+		goto out;
+	sa = spans(git_blob_rawcontent(ba), la, &na);
+	sb = spans(git_blob_rawcontent(bb), lb, &nb);
+	score = sa && sb ? span_score(sa, na, la, sb, nb, lb) : -1;
 out:
 	git_error_clear();
 	free(sa);
@@ -186,6 +204,105 @@ out:
 	git_blob_free(ba);
 	git_blob_free(bb);
 	return score;
+}
+
+/* ---- git's similarity as libgit2's rename metric ----
+ * libgit2's own estimate pairs files git leaves apart (and the reverse);
+ * with git's score (diffcore-delta's span hashes) the pairs are git's. */
+struct sig {
+	struct span *v;
+	size_t n, size;
+	char *path;
+};
+
+/* git pairs a deleted and an added file with the same base name, unique
+ * among the deleted and among the added ones, when they are 75% alike
+ * (diffcore-rename.c find_basename_matches), before any other pairing:
+ * such a pair is matched alone, its files with nothing else. */
+struct bpair {
+	const char *src, *dst;
+};
+
+struct rctx {
+	struct g *g;
+	struct bpair *v;
+	size_t n;
+};
+
+static int sig_buffer(void **out, const git_diff_file *f, const char *buf, size_t len, void *p)
+{
+	struct sig *s = calloc(1, sizeof(*s));
+
+	(void)p;
+	if (!s)
+		return -1;
+	s->size = len;
+	s->path = strdup(f->path ? f->path : "");
+	if (!s->path || !(s->v = spans((const unsigned char *)buf, len, &s->n))) {
+		free(s->path);
+		free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+/* A work tree file, read beneath the root (a file the policy denies, or
+ * that cannot be read, is like an empty one: no rename). */
+static int sig_file(void **out, const git_diff_file *f, const char *full, void *p)
+{
+	struct g *g = ((struct rctx *)p)->g;
+	struct wap_err e2 = { 0 };
+	struct wap_sb sb = WAP_SB_INIT;
+	char *rel = NULL, buf[65536];
+	ssize_t r;
+	int fd = -1, rc;
+
+	if (!wap_ws_rel(g->ws, full, strlen(full), &rel, &e2))
+		fd = wap_ws_open(g->ws, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0, WAP_ACC_READ, &e2);
+	while (fd >= 0 && (r = read(fd, buf, sizeof(buf))) > 0)
+		wap_sb_add(&sb, buf, r);
+	if (fd >= 0)
+		close(fd);
+	free(rel);
+	wap_err_release(&e2);
+	if (sb.oom) {
+		wap_sb_release(&sb);
+		return -1;
+	}
+	rc = sig_buffer(out, f, sb.buf ? sb.buf : "", sb.len, p);
+	wap_sb_release(&sb);
+	return rc;
+}
+
+static void sig_free(void *sig, void *p)
+{
+	struct sig *s = sig;
+
+	(void)p;
+	if (s) {
+		free(s->v);
+		free(s->path);
+	}
+	free(s);
+}
+
+static int sig_similarity(int *score, void *a, void *b, void *p)
+{
+	struct sig *x = a, *y = b;
+	struct rctx *rc = p;
+
+	for (size_t i = 0; i < rc->n; i++) {
+		const struct bpair *bp = &rc->v[i];
+		bool xin = !strcmp(x->path, bp->src) || !strcmp(x->path, bp->dst);
+		bool yin = !strcmp(y->path, bp->src) || !strcmp(y->path, bp->dst);
+		if ((xin || yin) && !(xin && yin)) {
+			*score = 0;
+			return 0;
+		}
+	}
+	*score = too_different(x->size, y->size) ? 0 : span_score(x->v, x->n, x->size, y->v, y->n, y->size);
+	return 0;
 }
 
 struct pctx {
@@ -214,9 +331,20 @@ static int print_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_d
 				q += n + (nl != NULL);
 				continue;
 			}
-			if (sim >= 0 && !strncmp(q, "similarity index ", 17))
+			const char *dots = n > 6 && !strncmp(q, "index ", 6) ? memmem(q, n, "..", 2) : NULL;
+			if (sim >= 0 && !strncmp(q, "similarity index ", 17)) {
 				wap_sb_addf(sb, "similarity index %d%%", sim);
-			else
+			} else if (dots) {
+				/* libgit2 abbreviates to 7 always; git as its
+				 * repository's size asks (oid_abbrev) */
+				char a[GIT_OID_HEXSZ + 1], b[GIT_OID_HEXSZ + 1];
+				const char *mode = memchr(dots, ' ', n - (dots - q));
+				oid_abbrev(pc->g, &d->old_file.id, a);
+				oid_abbrev(pc->g, &d->new_file.id, b);
+				wap_sb_addf(sb, "index %s..%s", a, b);
+				if (mode)
+					wap_sb_add(sb, mode, n - (mode - q));
+			} else
 				wap_sb_add(sb, q, n);
 			if (n > 4 && (!strncmp(q, "--- ", 4) || !strncmp(q, "+++ ", 4)) &&
 			    memchr(q + 4, ' ', n - 4))
@@ -225,6 +353,18 @@ static int print_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_d
 				wap_sb_addc(sb, '\n');
 			q += n + (nl != NULL);
 		}
+		return 0;
+	}
+	if (l->origin == GIT_DIFF_LINE_HUNK_HDR) {
+		/* git cuts the function line at 80 bytes, then drops trailing
+		 * white space (xdiff's def_ff); libgit2 cuts but keeps it */
+		size_t n = l->content_len;
+		if (n && l->content[n - 1] == '\n')
+			n--;
+		while (n && isspace((unsigned char)l->content[n - 1]))
+			n--;
+		wap_sb_add(sb, l->content, n);
+		wap_sb_addc(sb, '\n');
 		return 0;
 	}
 	if (l->origin == GIT_DIFF_LINE_CONTEXT || l->origin == GIT_DIFF_LINE_ADDITION ||
@@ -557,15 +697,73 @@ int diff_opts(struct g *g, git_diff_options *o, struct strv *paths)
 	return 0;
 }
 
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* Is delta I (of status ST, its side F) one of a kind: no other such delta
+ * has the same base name, and none on the other side (status OTHER) has
+ * the same content (an exact rename, paired first)? */
+static bool lone(git_diff *d, size_t n, size_t i, git_delta_t st, git_delta_t other)
+{
+	const git_diff_delta *di = git_diff_get_delta(d, i);
+	const git_diff_file *f = st == GIT_DELTA_DELETED ? &di->old_file : &di->new_file;
+
+	for (size_t j = 0; j < n; j++) {
+		const git_diff_delta *dj = git_diff_get_delta(d, j);
+		if (j != i && dj->status == st &&
+		    !strcmp(base_name(f->path), base_name(st == GIT_DELTA_DELETED ? dj->old_file.path
+										 : dj->new_file.path)))
+			return false;
+		if (dj->status == other && !git_oid_is_zero(&f->id) &&
+		    git_oid_equal(&f->id, other == GIT_DELTA_DELETED ? &dj->old_file.id : &dj->new_file.id))
+			return false;
+	}
+	return true;
+}
+
 int find_renames(struct g *g, git_diff *d)
 {
 	git_diff_find_options fo;
+	size_t n = git_diff_num_deltas(d);
+	struct rctx rc = { g, NULL, 0 };
 	int e;
+
+	git_diff_similarity_metric m = { sig_file, sig_buffer, sig_free, sig_similarity, &rc };
+
+	for (size_t i = 0; i < n; i++) {
+		const git_diff_delta *src = git_diff_get_delta(d, i);
+		if (src->status != GIT_DELTA_DELETED || !lone(d, n, i, GIT_DELTA_DELETED, GIT_DELTA_ADDED))
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			const git_diff_delta *dst = git_diff_get_delta(d, j);
+			struct bpair *nv;
+			if (dst->status != GIT_DELTA_ADDED ||
+			    strcmp(base_name(src->old_file.path), base_name(dst->new_file.path)) ||
+			    !lone(d, n, j, GIT_DELTA_ADDED, GIT_DELTA_DELETED) ||
+			    git_similarity(g, &src->old_file.id, &dst->new_file.id) < 75)
+				continue;
+			if (!(nv = reallocarray(rc.v, rc.n + 1, sizeof(*nv)))) {
+				free(rc.v);
+				return out_of_memory(g);
+			}
+			rc.v = nv;
+			rc.v[rc.n++] = (struct bpair){ src->old_file.path, dst->new_file.path };
+			break;
+		}
+	}
 
 	git_diff_find_options_init(&fo, GIT_DIFF_FIND_OPTIONS_VERSION);
 
 	fo.flags = GIT_DIFF_FIND_RENAMES;
-	if ((e = git_diff_find_similar(d, &fo)))
+	fo.metric = &m;
+	fo.rename_limit = 1000;		/* git's diff.renameLimit */
+	e = git_diff_find_similar(d, &fo);
+	free(rc.v);
+	if (e)
 		return lg(g, e, "cannot detect renames");
 	return 0;
 }

@@ -27,6 +27,7 @@
 
 #include "applet.h"
 #include "err.h"
+#include "strbuf.h"
 
 /* Load libgit2 (see lazy.c) and run git_libgit2_init(), once per process:
  * 0, or -1 with ERR when libgit2 cannot be loaded. */
@@ -39,5 +40,10 @@ int wap_git_init(struct wap_err *err);
  * caller owns.  Progress of transfers goes to call->progress when set;
  * call->cancelled stops them. */
 int wap_git(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err);
+
+/* PATH as git prints it with core.quotePath on (the default): in double
+ * quotes, C-escaped and octal for bytes >= 0x7f, when it holds any such
+ * byte, a control character, '"' or '\\'; else as it is. */
+void wap_git_quote_path(struct wap_sb *sb, const char *path);
 
 #endif

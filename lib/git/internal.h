@@ -29,6 +29,7 @@ struct g {
 	json_t *updates;	/* ref updates of fetch/push */
 	char *rejected;		/* a push rejection: "ref: status" */
 	int last_pct;
+	int abbrev;		/* git's shortest abbreviation here; 0: not known yet */
 };
 
 /* A NULL-terminated list of strings it owns (strv_add, strv_free). */
@@ -69,6 +70,8 @@ int strv_add(struct strv *s, char *owned);
 void strv_free(struct strv *s);
 git_strarray strv_arr(struct strv *s);
 void oid_hex(const git_oid *id, char out[GIT_OID_HEXSZ + 1]);
+void oid_abbrev(struct g *g, const git_oid *id, char out[GIT_OID_HEXSZ + 1]);
+json_t *oid_abbrev_json(struct g *g, const git_oid *id);
 json_t *oid_json(const git_oid *id);
 int collect_paths(struct g *g, const char **args, size_t nargs, int access,
 	struct strv *out);
@@ -94,6 +97,7 @@ int need_workdir(struct g *g);
 int repo_path(struct g *g, const char *p, int access, char **out);
 char *ws_path(struct g *g, const char *rp);
 int url_kind(const char *url);
+unsigned long packed_object_count(struct g *g);
 int confine_local(struct g *g, const char *url, const char *base, bool push, char **abs);
 
 /* creds.c */

@@ -1,6 +1,7 @@
 /* git/log.c - the log and show actions: commits as JSON, --since and
  * --until, and the history walk as git log does it (date order, path
  * limiting with parent simplification, revision ranges). */
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ static void iso_date(git_time_t t, int offset_min, char out[40])
 		 offset_min < 0 ? '-' : '+', off / 60, off % 60);
 }
 
-static json_t *commit_json(git_commit *c)
+static json_t *commit_json(struct g *g, git_commit *c)
 {
 	const git_signature *a = git_commit_author(c), *cm = git_commit_committer(c);
 	const char *msg = git_commit_message(c), *sum = git_commit_summary(c);
@@ -37,8 +38,8 @@ static json_t *commit_json(git_commit *c)
 		ml--;
 	for (unsigned i = 0; i < git_commit_parentcount(c); i++)
 		json_array_append_new(parents, oid_json(git_commit_parent_id(c, i)));
-	o = json_pack("{s:s, s:s#, s:s, s:s#, s:s, s:s, s:s, s:s, s:s, s:s, s:o}",
-		      "hash", h, "shortHash", h, (int)7, "subject", sum ? sum : "",
+	o = json_pack("{s:s, s:o, s:s, s:s#, s:s, s:s, s:s, s:s, s:s, s:s, s:o}",
+		      "hash", h, "shortHash", oid_abbrev_json(g, git_commit_id(c)), "subject", sum ? sum : "",
 		      "message", msg ? msg : "", (int)ml, "author", a->name, "authorEmail", a->email,
 		      "date", ad, "committer", cm->name, "committerEmail", cm->email,
 		      "commitDate", cd, "parents", parents);
@@ -262,8 +263,54 @@ static int hide_from(struct g *g, const char *rev, struct oidset *hidden)
 	return 0;
 }
 
+/* --author and --grep as git takes them: a POSIX basic regex, case
+ * sensitive; ^ and $ match at each line of the message.  *SET says
+ * whether the option was given. */
+static int log_regex(struct g *g, const char *key, const char *opt, regex_t *re, bool *set)
+{
+	const char *pat = str_key(g, key);
+	char msg[256];
+	int e;
+
+	*set = false;
+	if (!pat)
+		return 0;
+	if ((e = regcomp(re, pat, REG_NOSUB | REG_NEWLINE))) {
+		regerror(e, re, msg, sizeof(msg));
+		return wap_err_set(g->err, WAP_E_INVALID, "Invalid regex for --%s: '%s': %s", opt, pat, msg);
+	}
+	*set = true;
+	return 0;
+}
+
+/* Does C pass --author (matched against "Name <email>", git's author
+ * header without its date) and --grep (against the message)? */
+static bool log_match(git_commit *c, const regex_t *author, bool has_author, const regex_t *grep,
+		      bool has_grep)
+{
+	if (has_author) {
+		const git_signature *a = git_commit_author(c);
+		char *who = NULL;
+		bool m;
+		if (asprintf(&who, "%s <%s>", a->name, a->email) < 0)
+			return false;
+		m = !regexec(author, who, 0, NULL, 0);
+		free(who);
+		if (!m)
+			return false;
+	}
+	if (has_grep) {
+		const char *msg = git_commit_message(c);
+		if (!msg || regexec(grep, msg, 0, NULL, 0))
+			return false;
+	}
+	return true;
+}
+
 int op_log(struct g *g, json_t **res)
 {
+	regex_t author_re, grep_re;
+	bool has_author = false, has_grep = false;
 	struct strv revs = { 0 }, paths = { 0 }, starts = { 0 };
 	struct oidset seen = { 0 }, hidden = { 0 };
 	struct cqueue q = { 0 };
@@ -289,6 +336,9 @@ int op_log(struct g *g, json_t **res)
 			return -1;
 		has_until = true;
 	}
+	if (log_regex(g, "author", "author", &author_re, &has_author) ||
+	    log_regex(g, "grep", "grep", &grep_re, &has_grep))
+		goto out;
 	if (split_revs_paths(g, &revs, &paths, WAP_ACC_READ))
 		goto out;
 	if ((s = str_key(g, "rev")) && strv_add(&revs, strdup(s))) {
@@ -380,12 +430,12 @@ int op_log(struct g *g, json_t **res)
 				goto nomem;
 			}
 		}
-		if (show && !(has_until && t > until)) {
+		if (show && !(has_until && t > until) && log_match(c, &author_re, has_author, &grep_re, has_grep)) {
 			if ((long long)json_array_size(entries) >= max) {
 				truncated = true;
 				break;
 			}
-			json_array_append_new(entries, commit_json(c));
+			json_array_append_new(entries, commit_json(g, c));
 		}
 		git_commit_free(c);
 	}
@@ -408,6 +458,10 @@ out:
 	strv_free(&revs);
 	strv_free(&paths);
 	strv_free(&starts);
+	if (has_author)
+		regfree(&author_re);
+	if (has_grep)
+		regfree(&grep_re);
 	return rc;
 }
 
@@ -428,8 +482,13 @@ int op_show(struct g *g, json_t **res)
 		return wap_err_set(g->err, WAP_E_INVALID, "show takes one revision");
 	if (resolve_commit(g, rev, &c))
 		return -1;
-	r = commit_json(c);
+	r = commit_json(g, c);
 	if (git_commit_parentcount(c) > 1) {
+		/* the "Merge:" line's abbreviations */
+		json_t *sp = json_array();
+		for (unsigned i = 0; i < git_commit_parentcount(c); i++)
+			json_array_append_new(sp, oid_abbrev_json(g, git_commit_parent_id(c, i)));
+		json_object_set_new(r, "shortParents", sp);
 		json_object_set_new(r, "diff", json_string(""));
 		json_object_set_new(r, "files", json_array());
 		goto done;

@@ -145,6 +145,53 @@ void oid_hex(const git_oid *id, char out[GIT_OID_HEXSZ + 1])
 	git_oid_tostr(out, GIT_OID_HEXSZ + 1, id);
 }
 
+/* ID abbreviated as git does with core.abbrev "auto" (object-name.c,
+ * repo_find_unique_abbrev_r): at least ceil((msb(N) + 1) / 2) digits for
+ * N packed objects, never fewer than 7, and longer while another object
+ * in the store starts with the same digits. */
+void oid_abbrev(struct g *g, const git_oid *id, char out[GIT_OID_HEXSZ + 1])
+{
+	git_odb *odb = NULL;
+	int len;
+
+	if (!g->abbrev) {
+		unsigned long n = packed_object_count(g);
+		int msb = 0;
+		while (n >>= 1)
+			msb++;
+		g->abbrev = (msb + 1 + 1) / 2;
+		if (g->abbrev < 7)
+			g->abbrev = 7;
+	}
+	oid_hex(id, out);
+	len = g->abbrev;
+	if (!git_repository_odb(&odb, g->repo)) {
+		for (; len < GIT_OID_HEXSZ; len++) {
+			git_oid pfx, found;
+			int e;
+			if (git_oid_fromstrn(&pfx, out, len))
+				break;
+			e = git_odb_exists_prefix(&found, odb, &pfx, len);
+			/* unique: no object has it, or ID alone has it */
+			if (e == GIT_ENOTFOUND || (!e && git_oid_equal(&found, id)))
+				break;
+			if (e && e != GIT_EAMBIGUOUS)
+				break;
+		}
+		git_odb_free(odb);
+	}
+	git_error_clear();
+	out[len] = 0;
+}
+
+json_t *oid_abbrev_json(struct g *g, const git_oid *id)
+{
+	char h[GIT_OID_HEXSZ + 1];
+
+	oid_abbrev(g, id, h);
+	return json_string(h);
+}
+
 json_t *oid_json(const git_oid *id)
 {
 	char h[GIT_OID_HEXSZ + 1];

@@ -56,6 +56,58 @@ static void conflict_xy(git_index *idx, const char *path, char xy[3])
 	else if (!anc && ours && theirs) memcpy(xy, "AA", 3);
 }
 
+/* The staged renames, paired as git pairs them (find_renames: git's
+ * score and base-name rule; libgit2's status would use its own estimate):
+ * FROM[i] was renamed to TO[i]. */
+static int staged_renames(struct g *g, struct strv *from, struct strv *to)
+{
+	git_commit *head = NULL;
+	git_tree *t = NULL;
+	git_diff *d = NULL;
+	git_diff_options o;
+	int e = 0, rc = -1;
+
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	if (head_commit(g, &head))
+		return -1;
+	if (head && ((e = git_commit_tree(&t, head)) || (e = git_diff_tree_to_index(&d, g->repo, t, NULL, &o)))) {
+		lg(g, e, "cannot read the staged changes");
+		goto out;
+	}
+	if (d && find_renames(g, d))
+		goto out;
+	for (size_t i = 0, n = d ? git_diff_num_deltas(d) : 0; i < n; i++) {
+		const git_diff_delta *dd = git_diff_get_delta(d, i);
+		if (dd->status == GIT_DELTA_RENAMED &&
+		    (strv_add(from, strdup(dd->old_file.path)) || strv_add(to, strdup(dd->new_file.path)))) {
+			out_of_memory(g);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	git_diff_free(d);
+	git_tree_free(t);
+	git_commit_free(head);
+	return rc;
+}
+
+static const char *renamed_from(const struct strv *from, const struct strv *to, const char *path)
+{
+	for (size_t i = 0; i < to->n; i++)
+		if (!strcmp(to->v[i], path))
+			return from->v[i];
+	return NULL;
+}
+
+static bool renamed_away(const struct strv *from, const char *path)
+{
+	for (size_t i = 0; i < from->n; i++)
+		if (!strcmp(from->v[i], path))
+			return true;
+	return false;
+}
+
 static json_t *change(const char *path, const char *orig, const char *status, bool staged)
 {
 	json_t *o = json_pack("{s:s, s:s, s:b}", "path", path, "status", status, "staged", staged);
@@ -70,7 +122,8 @@ int op_status(struct g *g, json_t **res)
 	git_status_list *sl = NULL;
 	git_index *idx = NULL;
 	git_reference *head = NULL, *up = NULL;
-	json_t *r, *changes, *staged, *unstaged, *untracked, *conflicted, *files;
+	struct strv rfrom = { 0 }, rto = { 0 };
+	json_t *r, *changes, *staged, *unstaged, *untracked, *conflicted, *files, *files_u;
 	char *branch;
 	bool detached;
 	int e;
@@ -79,11 +132,18 @@ int op_status(struct g *g, json_t **res)
 		return -1;
 	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
 	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
-	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RENAMES_HEAD_TO_INDEX |
-		   GIT_STATUS_OPT_SORT_CASE_SENSITIVELY;
+	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_SORT_CASE_SENSITIVELY;
+	if (staged_renames(g, &rfrom, &rto)) {
+		strv_free(&rfrom);
+		strv_free(&rto);
+		return -1;
+	}
 	e = git_status_list_new(&sl, g->repo, &so);
-	if (e)
+	if (e) {
+		strv_free(&rfrom);
+		strv_free(&rto);
 		return lg(g, e, "cannot read the status");
+	}
 	if ((e = git_repository_index(&idx, g->repo))) {
 		git_status_list_free(sl);
 		return lg(g, e, "cannot read the index");
@@ -122,6 +182,7 @@ int op_status(struct g *g, json_t **res)
 	untracked = json_array();
 	conflicted = json_array();
 	files = json_array();
+	files_u = json_array();	/* git lists untracked paths after the rest */
 	for (size_t i = 0, n = git_status_list_entrycount(sl); i < n; i++) {
 		const git_status_entry *se = git_status_byindex(sl, i);
 		const git_diff_delta *hi = se->head_to_index, *iw = se->index_to_workdir;
@@ -147,16 +208,34 @@ int op_status(struct g *g, json_t **res)
 						    GIT_STATUS_INDEX_TYPECHANGE))) {
 			json_array_append_new(untracked, json_string(path));
 			json_array_append_new(changes, change(path, NULL, "untracked", false));
-			json_array_append_new(files, json_pack("{s:s, s:s}", "path", path, "xy", "??"));
+			json_array_append_new(files_u, json_pack("{s:s, s:s}", "path", path, "xy", "??"));
 			continue;
+		}
+		if ((s & GIT_STATUS_INDEX_DELETED) && renamed_away(&rfrom, path)) {
+			/* the source of a staged rename: shown with its
+			 * destination (or as untracked, if still there) */
+			s &= ~GIT_STATUS_INDEX_DELETED;
+			if (s & GIT_STATUS_WT_NEW) {
+				json_array_append_new(untracked, json_string(path));
+				json_array_append_new(changes, change(path, NULL, "untracked", false));
+				json_array_append_new(files_u, json_pack("{s:s, s:s}", "path", path, "xy", "??"));
+			}
+			continue;
+		}
+		if ((s & GIT_STATUS_WT_NEW) && (s & GIT_STATUS_INDEX_DELETED)) {
+			/* deleted from the index, still in the work tree (rm
+			 * --cached): git shows both a staged deletion and an
+			 * untracked path */
+			json_array_append_new(untracked, json_string(path));
+			json_array_append_new(changes, change(path, NULL, "untracked", false));
+			json_array_append_new(files_u, json_pack("{s:s, s:s}", "path", path, "xy", "??"));
+			s &= ~GIT_STATUS_WT_NEW;
 		}
 		xy[0] = xy_index(s);
 		xy[1] = xy_wt(s);
 		xy[2] = 0;
-		if (hi && (s & GIT_STATUS_INDEX_RENAMED)) {
-			orig = hi->old_file.path;
-			path = iw ? iw->new_file.path : hi->new_file.path;
-		}
+		if ((s & GIT_STATUS_INDEX_NEW) && (orig = renamed_from(&rfrom, &rto, path)))
+			xy[0] = 'R';
 		if (xy[0] != '.') {
 			json_array_append_new(staged, change(path, xy[0] == 'R' ? orig : NULL, xy_word(xy[0]), true));
 			json_array_append_new(changes, change(path, xy[0] == 'R' ? orig : NULL, xy_word(xy[0]), true));
@@ -170,6 +249,8 @@ int op_status(struct g *g, json_t **res)
 			json_object_set_new(f, "origPath", json_string(orig));
 		json_array_append_new(files, f);
 	}
+	json_array_extend(files, files_u);
+	json_decref(files_u);
 	json_object_set_new(r, "clean", json_boolean(json_array_size(files) == 0));
 	json_object_set_new(r, "changes", changes);
 	json_object_set_new(r, "staged", staged);
@@ -181,6 +262,8 @@ int op_status(struct g *g, json_t **res)
 	git_reference_free(head);
 	git_index_free(idx);
 	git_status_list_free(sl);
+	strv_free(&rfrom);
+	strv_free(&rto);
 	*res = r;
 	return 0;
 }

@@ -1,0 +1,149 @@
+# git-ident: wap git's text output byte for byte against the git CLI's on
+# the same repositories: hunk headers, quoted paths, status order, the
+# abbreviation length, the detached HEAD and remote HEAD lines of branch.
+. tests/lib.sh
+
+export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 TZ=UTC
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan-libgit2.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+unset WAP_GIT_TOKEN WAP_GIT_AUTHOR_NAME WAP_GIT_AUTHOR_EMAIL GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_DIR GIT_WORK_TREE COLUMNS
+mkdir -p "$HOME"
+git config --global user.name "Test User"
+git config --global user.email test@example.com
+git config --global init.defaultBranch main
+G() { git -C "$W" "$@"; }
+
+# bytes DESC "GITARGS" "WAPARGS" [DIR]: git GITARGS and wap git WAPARGS print the same
+bytes() {
+	d=$1 ga=$2 wa=$3 dir=${4:-$W}
+	(cd "$dir" && git $ga) > "$T/g.out" 2>&1
+	(cd "$dir" && wap git --root "$dir" $wa) > "$T/w.out" 2>&1
+	if cmp -s "$T/g.out" "$T/w.out" && [ -s "$T/g.out" ]; then ok "$d"
+	else fail "$d: $(diff "$T/g.out" "$T/w.out" | head -8 | tr '\n' '|')"; fi
+}
+
+# ---- hunk headers: a function line cut at 80 bytes ends in no space ----
+L=$(printf 'f%.0s' $(seq 1 79))
+printf '%s     xyz\n1\n2\n3\n4\n5\n6\n7\n' "$L" > "$W/cut.txt"
+printf 'tail   \n1\n2\n3\n4\n5\n6\n7\n' > "$W/tail.txt"
+printf 'a\nb\nc\n' > "$W/plain.txt"
+G init -q && G add -A && G commit -qm base
+sed -i 's/6/SIX/' "$W/cut.txt" "$W/tail.txt"
+sed -i 's/b/B/' "$W/plain.txt"
+bytes "diff: hunk headers as git's (no trailing space)" "diff" "diff"
+bytes "diff -U1: hunk headers" "diff -U1" "diff -U1"
+G commit -qam second
+
+# ---- status: quoted paths, order, rm --cached, a directory become a file ----
+echo x > "$W/é.txt" && echo y > "$W/a\"q.txt" && echo z > "$W/tab	name.txt"
+echo s > "$W/sp ace.txt"
+mkdir -p "$W/dir" && echo 1 > "$W/dir/one" && echo 2 > "$W/dir/two"
+echo k > "$W/keep.txt" && echo r > "$W/zz.txt"
+G add -A && G commit -qm names
+echo x2 >> "$W/é.txt"						# unstaged, quoted
+G rm -q --cached keep.txt					# staged deletion + untracked
+rm -r "$W/dir" && echo file > "$W/dir"				# a directory become a file
+echo new > "$W/ñ new.txt"					# untracked, quoted
+echo a > "$W/0first.txt"					# untracked, sorts before tracked
+G mv zz.txt "zz é.txt"						# a rename with a quoted side
+echo m >> "$W/plain.txt" && G add plain.txt
+bytes "status: quoting, order, rm --cached, dir become file" "status -sb" "status"
+bytes "diff --name-only: quoted names" "diff --name-only" "diff --name-only"
+G add -A && G commit -qm more
+
+# ---- branch: the detached HEAD line, sorted names, -a with origin/HEAD ----
+G branch zeta && G branch alpha
+bytes "branch: sorted" "branch" "branch"
+G checkout -q --detach HEAD~1
+bytes "branch: (HEAD detached at …) first" "branch" "branch"
+bytes "status: detached" "status -sb" "status"
+G checkout -q main
+G tag v1 HEAD~1 && G checkout -q v1
+bytes "branch: (HEAD detached at v1)" "branch" "branch"
+echo moved > "$W/moved.txt" && G add moved.txt && G commit -qm "on a detached head"
+bytes "branch: (HEAD detached from v1)" "branch" "branch"
+G checkout -q main
+expect "wap checkout of a tag" 0 wap git checkout v1
+bytes "branch after wap's checkout: (HEAD detached at v1)" "branch" "branch"
+G checkout -q main
+git clone -q "$W" "$T/clone"
+git -C "$T/clone" branch -q local
+bytes "branch -a: remotes/origin/HEAD -> origin/main" "branch -a" "branch -a" "$T/clone"
+
+# ---- abbreviations scale with the packed object count, as git's ----
+bytes "show: a small repository abbreviates to 7" "show HEAD" "show HEAD"
+B=$T/big
+git init -q "$B"
+python3 - <<'EOF' | git -C "$B" fast-import --quiet
+import sys
+out = sys.stdout.buffer
+n = 20000
+for i in range(n):
+    d = b"blob %d\n" % i
+    out.write(b"blob\nmark :%d\ndata %d\n%s\n" % (i + 1, len(d), d))
+out.write(b"commit refs/heads/main\nmark :%d\ncommitter T <t@e> 1700000000 +0000\ndata 5\nbase\n" % (n + 1))
+for i in range(n):
+    out.write(b"M 100644 :%d f%05d\n" % (i + 1, i))
+out.write(b"\ncommit refs/heads/main\ncommitter T <t@e> 1700000100 +0000\ndata 5\nnext\nfrom :%d\n" % (n + 1))
+out.write(b"M 100644 inline f00001\ndata 4\nnew\nM 100644 inline f00002\ndata 4\nnew\n\n")
+EOF
+git -C "$B" reset -q --hard
+echo changed > "$B/f00003"
+bytes "show in a repository of 20000 packed objects: 8-digit ids" "show HEAD" "show HEAD" "$B"
+bytes "diff: 8-digit index line" "diff" "diff" "$B"
+expect "log --json: shortHash as long as git's %h" 0 wap git --root "$B" log -n 1 --json
+jcheck "shortHash is git's %h" "$OUT" "j['entries'][0]['shortHash'] == '$(git -C "$B" log -1 --format=%h)'"
+expect "commit: the summary line's id as git's" 0 wap git --root "$B" commit -m c3 f00003
+has "commit summary id" "$OUT" "[main $(git -C "$B" log -1 --format=%h)] c3"
+
+# ---- log filters: --author, --grep ----
+logs_same() { # DESC "WAPARGS" GITARGS...
+	d=$1 wa=$2; shift 2
+	got=$(cd "$W" && wap git log --json $wa | python3 -c 'import json,sys; print(" ".join(e["hash"] for e in json.load(sys.stdin)["entries"]))')
+	want=$(git -C "$W" log --format=%H "$@" | tr '\n' ' ' | sed 's/ $//')
+	same "log $d" "$got" "$want"
+}
+echo o > "$W/other.txt" && G add other.txt
+G -c user.name="Other Person" -c user.email=other@example.org commit -qm "fix: other's bug"
+echo p >> "$W/other.txt" && G commit -qam "Feature: More"
+logs_same "--author name" "--author Other" --author=Other
+logs_same "--author email" "--author example.org" --author=example.org
+logs_same "--author regex" "--author ^Test" --author=^Test
+logs_same "--grep" "--grep fix" --grep=fix
+logs_same "--grep is case-sensitive" "--grep feature" --grep=feature
+logs_same "--grep regex" "--grep ^Feat.*More$" "--grep=^Feat.*More\$"
+logs_same "--author and --grep" "--author Test --grep names" --author=Test --grep=names
+expect "log: a bad --grep regex: exit 2" 2 wap git log --grep '\('
+has "bad regex message" "$ERR" "Invalid regex for --grep"
+check "git refuses it too" sh -c "! git -C '$W' log --grep '\(' >/dev/null 2>&1"
+logs_same "--grep: ( is literal in a basic regex" "--grep (" "--grep=("
+logs_same "--author: no match" "--author Nobody" --author=Nobody
+
+# ---- rename pairing: git's similarity score decides, not libgit2's ----
+P=$T/pairs
+git init -q "$P" && cd "$P"
+seq 1 30 > s1; seq 1 30 | sed 's/1/one/' > s2; seq 200 230 > s3; cp s3 s4
+python3 -c 'import random; random.seed(3); print("\n".join("row %d" % random.randint(0, 10**6) for _ in range(40)))' > s5
+git add . && git commit -qm base
+git rm -q s1 s2 s3 s4 s5
+seq 1 30 | sed 's/2/two/' > d1; seq 1 30 | sed 's/3/three/' > d2; seq 1 30 > d3
+seq 200 230 > d4; seq 200 230 > d5; seq 200 229 > d6
+git show HEAD:s5 | sed '1,19d' > d7		# 21 of 40 lines: a rename to git
+git show HEAD:s5 | sed '1,21d' > d8		# 19 of 40: not one
+git add -A
+cd - >/dev/null
+bytes "rename pairs as git's (--stat)" "diff --cached --stat" "diff --staged --stat" "$P"
+bytes "rename pairs as git's (patch)" "diff --cached" "diff --staged" "$P"
+echo tail >> "$P/d7"
+bytes "rename pairs with a work tree side (diff HEAD)" "diff HEAD --stat" "diff HEAD --stat" "$P"
+# a moved file keeps its base name: git pairs it first when 75% alike
+for k in 20 26; do
+	N=$T/base$k
+	mkdir -p "$N/a" "$N/b" && git init -q "$N" && seq 1 100 > "$N/a/foo.c"
+	git -C "$N" add . && git -C "$N" commit -qm base && git -C "$N" rm -q a/foo.c
+	seq 1 100 | sed "1,${k}s/\$/x/" > "$N/b/foo.c"
+	seq 1 100 | sed '1,2s/$/x/' > "$N/b/bar.c"
+	git -C "$N" add -A
+	bytes "rename pairs: the same base name, $((100 - k))% alike" "diff --cached --stat" "diff --staged --stat" "$N"
+done
+bytes "status: staged renames paired as git's" "status -sb" "status" "$P"
+bytes "status: base-name pairs" "status -sb" "status" "$T/base20"
