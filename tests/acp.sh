@@ -239,3 +239,14 @@ PID=$!
 for _ in $(seq 50); do grep -q 'on ws://' "$T/named.log" && break; sleep 0.1; done
 has "--ws localhost: a host name is resolved" "$(cat "$T/named.log")" "on ws://127.0.0.1:"
 kill $PID; wait $PID
+
+# --- the document's own examples, replayed (tests/ws/doc-replay.js): a
+# fixture workspace named like the document's, with the data its examples read ---
+D="$T/doc/my-project"
+mkdir -p "$D/src/lib"
+printf 'export const app = 1;\n' > "$D/src/app.ts"
+git -C "$D" init -q -b main && git -C "$D" config user.email t@example.com && git -C "$D" config user.name T
+git -C "$D" add -A && git -C "$D" commit -qm fixture
+start_ws doc --token-file "$T/doc.token" --root "$D"
+node "$WSDIR/doc-replay.js" "$PORT" "$(cat "$T/doc.token")" "$D" | sed 's/^\(not \)\{0,1\}ok [0-9]* - /&document: /'
+kill $PID; wait $PID

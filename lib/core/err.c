@@ -28,6 +28,8 @@ static const struct {
 	[WAP_E_DISABLED]	= { "FEATURE_DISABLED", -32009, 15 },
 	[WAP_E_TIMEOUT]		= { "TIMEOUT", -32603, 124 },
 	[WAP_E_FAILED]		= { "EXECUTION_FAILED", -32603, 125 },
+	/* a terminal is not a file: the Agent Control Protocol's TerminalNotFound */
+	[WAP_E_TERM_NOT_FOUND]	= { "TERMINAL_NOT_FOUND", -32004, 16 },
 };
 
 int wap_err_set(struct wap_err *e, enum wap_errkind kind, const char *fmt, ...)

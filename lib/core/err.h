@@ -30,6 +30,7 @@ enum wap_errkind {
 	WAP_E_DISABLED,		/* FEATURE_DISABLED */
 	WAP_E_TIMEOUT,		/* TIMEOUT */
 	WAP_E_FAILED,		/* EXECUTION_FAILED */
+	WAP_E_TERM_NOT_FOUND,	/* TERMINAL_NOT_FOUND: no terminal by that id */
 	WAP_E_COUNT
 };
 

@@ -372,7 +372,7 @@ static struct term *find(struct wap_terms *ts, const char *id, struct wap_err *e
 	for (struct term *t = ts->list; t; t = t->next)
 		if (id && !strcmp(t->id, id))
 			return t;
-	wap_err_set(err, WAP_E_NOT_FOUND, "Terminal not found: %s", id ? id : "(none)");
+	wap_err_set(err, WAP_E_TERM_NOT_FOUND, "Terminal not found: %s", id ? id : "(none)");
 	if (err && id)
 		wap_err_details(err, json_pack("{s:s}", "terminalId", id));
 	return NULL;

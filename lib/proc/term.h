@@ -74,7 +74,7 @@ void wap_terms_free(struct wap_terms *ts);
 int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 		    char id[WAP_TERM_ID_LEN], struct wap_err *err);
 
-/* Write DATA to the terminal's input.  NOT_FOUND for an unknown id (the
+/* Write DATA to the terminal's input.  TERM_NOT_FOUND for an unknown id (the
  * protocols map it to TerminalNotFound); FAILED when it has exited. */
 int wap_term_send(struct wap_terms *ts, const char *id, const char *data, size_t len,
 		  struct wap_err *err);
@@ -115,7 +115,7 @@ size_t wap_term_count(struct wap_terms *ts);
  * profile.  terminal/create runs COMMAND with ARGS on pipes (stdout and
  * stderr together), env [{name,value}], cwd absolute inside the root,
  * outputByteLimit (default 1 MiB).  Policy: allowTerminalAccess and the
- * command allow/deny lists.  Unknown terminal ids are NOT_FOUND with
+ *  command allow/deny lists.  Unknown terminal ids are TERM_NOT_FOUND with
  * details {"terminalId"}.  wait_for_exit blocks (CANCELLED is polled). */
 int wap_term_acp(struct wap_terms *ts, const char *method, const json_t *params,
 		 volatile sig_atomic_t *cancelled, json_t **res, struct wap_err *err);

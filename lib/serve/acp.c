@@ -1071,7 +1071,7 @@ static int m_state_getWorkspace(struct ctx *c, json_t **res, struct wap_err *err
 
 	(void)err;
 	base = base && base[1] ? base + 1 : root;
-	*res = json_pack("{s:[s], s:s, s:s}", "folders", root, "name", base, "rootPath", root);
+	*res = json_pack("{s:[s], s:s}", "folders", root, "name", base);	/* the document's two fields */
 	return 0;
 }
 
@@ -1382,10 +1382,8 @@ static int m_terminal_list(struct ctx *c, json_t **res, struct wap_err *err)
 static int m_terminal_getActive(struct ctx *c, json_t **res, struct wap_err *err)
 {
 	*res = wap_term_active(terms(c));
-	if (!*res) {
-		c->code = RPC_TERM_NF;
-		return wap_err_set(err, WAP_E_NOT_FOUND, "No active terminal");
-	}
+	if (!*res)
+		return wap_err_set(err, WAP_E_TERM_NOT_FOUND, "No active terminal");
 	return 0;
 }
 
@@ -1553,8 +1551,6 @@ static json_t *err_reply(const json_t *id, struct ctx *c, struct wap_err *err)
 	int code = c->code ? c->code : wap_err_rpc(err->kind);
 	json_t *data = json_object();
 
-	if (code == RPC_NOT_FOUND && !strncmp(c->method, "terminal.", 9))
-		code = RPC_TERM_NF;
 	if (code == RPC_NOT_FOUND && !strncmp(c->method, "fs.unwatchFiles", 15))
 		code = RPC_PARAMS;
 	json_object_set_new(data, "code", json_string(wap_err_code(err->kind)));

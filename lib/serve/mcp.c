@@ -960,11 +960,10 @@ static json_t *acp_terminal(struct wap_mcp_session *s, const struct wap_rpc_msg 
 	}
 	if (rc < 0 && c->cancelled)
 		out = NULL;
-	else if (rc < 0 && err.kind == WAP_E_NOT_FOUND &&
-		 !strncmp(err.msg, "Terminal not found", 18))
-		/* ACP's "resource not found", without wap's FILE_NOT_FOUND:
-		 * a terminal is not a file */
-		out = wap_rpc_error(m->id, wap_err_rpc(err.kind), err.msg,
+	else if (rc < 0 && err.kind == WAP_E_TERM_NOT_FOUND)
+		/* ACP's "resource not found" (-32002), without wap's code:
+		 * the Agent Client Protocol has no terminal-not-found code */
+		out = wap_rpc_error(m->id, -32002, err.msg,
 				    err.details ? json_incref(err.details) : NULL);
 	else if (rc < 0)
 		out = wap_rpc_error_wap(m->id, &err);

@@ -173,7 +173,7 @@ static void test_acp(void **state)
 	assert_int_equal(wap_term_acp(ts, "terminal/release", p, NULL, &res, &err), 0);
 	json_decref(res);
 	assert_int_equal(wap_term_acp(ts, "terminal/output", p, NULL, &res, &err), -1);
-	assert_int_equal(err.kind, WAP_E_NOT_FOUND);
+	assert_int_equal(err.kind, WAP_E_TERM_NOT_FOUND);
 	assert_string_equal(err.msg, "Terminal not found: term-1");
 	wap_err_release(&err);
 	json_decref(p);
