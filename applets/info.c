@@ -10,7 +10,9 @@
  * {maxFileSize, maxDirectoryEntries, maxSearchResults, maxOutputSize,
  * maxExecutionTime, maxLineLength: the ones in force}, policy {readOnly,
  * allowFileSystemAccess, allowTerminalAccess, allowCommandExecution,
- * sandbox, restrictedPaths, restrictedCommands, allowedCommands}.
+ * sandbox, restrictedPaths, restrictedCommands, allowedCommands},
+ * execSupervisor (what keeps exec's process tree: pid-namespace,
+ * subreaper, session-sweep or none).
  *
  * examples:
  *   wap info
