@@ -662,7 +662,7 @@ unsigned long packed_object_count(struct g *g)
 	while ((de = readdir(d))) {
 		size_t n = strlen(de->d_name);
 		unsigned char h[8 + 256 * 4];
-		char pack[NAME_MAX + 1];
+		char pack[NAME_MAX + 2];	/* "x.idx" -> "x.pack": one byte more */
 		const unsigned char *last;
 		struct stat st;
 		int ifd;
@@ -670,7 +670,7 @@ unsigned long packed_object_count(struct g *g)
 		if (n < 5 || n > NAME_MAX || strcmp(de->d_name + n - 4, ".idx"))
 			continue;
 		memcpy(pack, de->d_name, n - 4);
-		strcpy(pack + n - 4, ".pack");
+		memcpy(pack + n - 4, ".pack", sizeof(".pack"));
 		if (fstatat(dirfd(d), pack, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
 		ifd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
