@@ -362,12 +362,66 @@ static int hunk_header(struct wap_span l, long *a, long *b, long *c, long *d)
 	return 0;
 }
 
+/* Is the timestamp after the tab of a ---/+++ line the Unix epoch?  `diff
+ * -N` dates the absent side of an added or deleted file so (in local
+ * time: "1970-01-01 00:00:00.000000000 +0000", "1969-12-31 19:00:00 -0500"),
+ * and GNU patch takes such a side, when empty, for no file. */
+static bool epoch_stamp(struct wap_span s)
+{
+	const char *tab = memchr(s.p, '\t', s.len), *p, *end = s.p + s.len;
+	long f[6], off;
+	int sign;
+	long long days, secs;
+
+	if (!tab)
+		return false;
+	p = tab + 1;
+	for (int i = 0; i < 6; i++) {
+		if (i && p < end && (*p == '-' || *p == ' ' || *p == ':'))
+			p++;
+		if ((f[i] = num(&p, end)) < 0)
+			return false;
+	}
+	if (p < end && *p == '.') {
+		p++;
+		if (num(&p, end) < 0)
+			return false;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	if (p >= end || (*p != '+' && *p != '-'))
+		return false;
+	sign = *p++ == '-' ? -1 : 1;
+	if ((off = num(&p, end)) < 0)
+		return false;
+	/* days from the civil date 1970-01-01 (Howard Hinnant's algorithm) */
+	{
+		long y = f[0] - (f[1] <= 2), era = (y >= 0 ? y : y - 399) / 400;
+		long yoe = y - era * 400, mp = (f[1] + 9) % 12;
+		long doy = (153 * mp + 2) / 5 + f[2] - 1, doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+		days = era * 146097LL + doe - 719468;
+	}
+	secs = days * 86400 + f[3] * 3600 + f[4] * 60 + f[5] - sign * ((off / 100) * 3600 + (off % 100) * 60);
+	return secs == 0;
+}
+
+/* Has F no line on the old side (SIDE '-') or the new one ('+')? */
+static bool side_empty(const struct wap_pfile *f, char side)
+{
+	for (size_t j = 0; j < f->nh; j++)
+		for (size_t k = 0; k < f->h[j].n; k++)
+			if (f->h[j].v[k].op != (side == '-' ? '+' : '-'))
+				return false;
+	return f->nh > 0;
+}
+
 struct ufile {
 	struct wap_pfile *f;
 	char *oldp, *newp;		/* from ---/+++ */
 	char *gita, *gitb;		/* from diff --git */
 	char *ren_from, *ren_to;
 	bool git, added, deleted;
+	bool old_epoch, new_epoch;	/* ---/+++ dated the Unix epoch */
 };
 
 static void ufile_release(struct ufile *u)
@@ -427,10 +481,10 @@ static int ufile_finish(struct ufile *u, struct wap_err *err)
 			goto out;
 		}
 	}
-	if (!strcmp(o, "/dev/null") || u->added) {
+	if (!strcmp(o, "/dev/null") || u->added || (u->old_epoch && side_empty(f, '-'))) {
 		f->kind = WAP_P_ADD;
 		f->path = strdup(nw);
-	} else if (!strcmp(nw, "/dev/null") || u->deleted) {
+	} else if (!strcmp(nw, "/dev/null") || u->deleted || (u->new_epoch && side_empty(f, '+'))) {
 		f->kind = WAP_P_DELETE;
 		f->path = strdup(o);
 	} else {
@@ -531,6 +585,8 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 			}
 			u.oldp = diff_path((struct wap_span){ l.p + 4, l.len - 4 });
 			u.newp = diff_path((struct wap_span){ L[i + 1].p + 4, L[i + 1].len - 4 });
+			u.old_epoch = epoch_stamp((struct wap_span){ l.p + 4, l.len - 4 });
+			u.new_epoch = epoch_stamp((struct wap_span){ L[i + 1].p + 4, L[i + 1].len - 4 });
 			if (!u.oldp || !u.newp) {
 				oom(err);
 				goto out;

@@ -292,3 +292,35 @@ P
 has "the failing part named" "$ERR" "File not found: absent.txt"
 same "nothing written: no added file, no update" "$(snap)" "$before"
 check "no directory made" test ! -e "$W/made"
+
+# GNU `diff -ruN old new`: an added or deleted file is a diff against an
+# empty side dated the Unix epoch (in local time), taken as no file, as
+# GNU patch does; a file really emptied or made from empty stays one
+for tz in UTC/1970-01-01 EST5EDT/1969-12-31; do
+	day=${tz#*/} tz=${tz%/*}
+	rm -rf "$T/gnu" "$W" && mkdir -p "$T/gnu/old/d" "$T/gnu/new/d" "$W"
+	printf 'gone\nline 2\n' > "$T/gnu/old/d/gone.txt"
+	printf 'keep\n' > "$T/gnu/old/keep.txt"
+	printf 'empty me\n' > "$T/gnu/old/emptied.txt"
+	: > "$T/gnu/old/filled.txt"
+	printf 'keep\nmore\n' > "$T/gnu/new/keep.txt"
+	printf 'new file\nno newline' > "$T/gnu/new/d/added.txt"
+	: > "$T/gnu/new/emptied.txt"
+	printf 'now filled\n' > "$T/gnu/new/filled.txt"
+	cp -a "$T/gnu/old/." "$W/"
+	(cd "$T/gnu" && TZ=$tz diff -ruN old new > "$T/gnu.patch")
+	has "diff -ruN ($tz): the epoch-dated side" "$(cat "$T/gnu.patch")" "$day"
+	expect "diff -ruN ($tz): applies" 0 wap edit --patch - < "$T/gnu.patch"
+	if diff -r "$W" "$T/gnu/new" > "$T/diff" 2>&1; then ok "diff -ruN ($tz): added and deleted files as diff made them"
+	else fail "diff -ruN ($tz): tree differs: $(head -c 400 "$T/diff")"; fi
+done
+# an epoch date on a side that has lines is no absent file
+rm -rf "$W" && mkdir -p "$W" && printf 'a\n' > "$W/x.txt"
+expect "an epoch-dated side with lines is an update" 0 wap edit --patch - <<'P'
+--- old/x.txt	1970-01-01 00:00:00.000000000 +0000
++++ new/x.txt	1970-01-01 00:00:00.000000000 +0000
+@@ -1 +1 @@
+-a
++b
+P
+same "updated in place" "$(cat "$W/x.txt")" "b"
