@@ -2,6 +2,8 @@
  * nothing (see patch.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -596,12 +598,21 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 		}
 		if (u.f && !u.f->nh) {
 			if (starts(l, "new file mode ")) {
+				long m = strtol(l.p + 14, NULL, 8);
 				u.added = true;
-				u.f->mode = (mode_t)strtol(l.p + 14, NULL, 8) & 07777;
+				u.f->link = (m & 0170000) == 0120000;
+				u.f->mode = u.f->link ? 0 : (mode_t)m & 07777;
 				continue;
 			}
 			if (starts(l, "new mode ")) {
-				u.f->chmod = (mode_t)strtol(l.p + 9, NULL, 8) & 07777;
+				long m = strtol(l.p + 9, NULL, 8);
+				u.f->link = (m & 0170000) == 0120000;
+				u.f->chmod = u.f->link ? 0 : (mode_t)m & 07777;
+				continue;
+			}
+			/* "index A..B 120000": a symlink's target changes */
+			if (starts(l, "index ") && l.len > 7 && !memcmp(l.p + l.len - 7, " 120000", 7)) {
+				u.f->link = true;
 				continue;
 			}
 			if (starts(l, "deleted file mode ")) {
@@ -952,6 +963,8 @@ struct ent {
 	char ver[WAP_VERSION_LEN + 1];
 	mode_t mode;		/* of the original, or for a new file (0: default) */
 	mode_t want_mode;	/* a mode change asked for an existing file, or 0 */
+	bool olink, clink;	/* the original, the current one is a symlink
+				 * (orig, cur: its target) */
 	size_t keep_dirs;	/* length of the longest existing parent of rel */
 	char newver[WAP_VERSION_LEN + 1];
 };
@@ -998,6 +1011,28 @@ static char *memdup0(const char *s, size_t n)
 	return d;
 }
 
+/* REL's target into *OUT (malloc'd) when REL is a symlink: 0; else -1 */
+static int read_link(const struct wap_ws *ws, const char *rel, char **out, size_t *len)
+{
+	struct wap_err tmp = { 0 };
+	const char *name;
+	char target[PATH_MAX];
+	int dfd = wap_ws_open_parent(ws, rel, false, &name, &tmp);
+	ssize_t n = -1;
+	struct stat st;
+
+	wap_err_release(&tmp);
+	if (dfd < 0)
+		return -1;
+	if (!fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
+		n = readlinkat(dfd, name, target, sizeof(target));
+	close(dfd);
+	if (n < 0 || n >= (ssize_t)sizeof(target) || !(*out = memdup0(target, n)))
+		return -1;
+	*len = n;
+	return 0;
+}
+
 static struct ent *get_ent(const struct wap_ws *ws, struct plan *pl, const char *path,
 			   struct wap_err *err)
 {
@@ -1029,7 +1064,15 @@ static struct ent *get_ent(const struct wap_ws *ws, struct plan *pl, const char 
 	}
 	pl->e = ne;
 	e->rel = rel;
-	if (wap_read_file(ws, rel, ws->lim.max_file_size, &e->orig, &e->olen, &st, &tmp) == 0) {
+	if (read_link(ws, rel, &e->orig, &e->olen) == 0) {
+		e->orig_exists = e->olink = true;
+		if (wap_blob_id(e->orig, e->olen, e->ver, err)) {
+			free(e->orig);
+			free(rel);
+			free(e);
+			return NULL;
+		}
+	} else if (wap_read_file(ws, rel, ws->lim.max_file_size, &e->orig, &e->olen, &st, &tmp) == 0) {
 		e->orig_exists = true;
 		e->mode = st.st_mode & 07777;
 		if (wap_blob_id(e->orig, e->olen, e->ver, err)) {
@@ -1052,6 +1095,7 @@ static struct ent *get_ent(const struct wap_ws *ws, struct plan *pl, const char 
 		return NULL;
 	}
 	e->cur_exists = e->orig_exists;
+	e->clink = e->olink;
 	if (e->orig_exists && !(e->cur = memdup0(e->orig, e->olen))) {
 		free(e->orig);
 		free(rel);
@@ -1114,12 +1158,21 @@ static void set_cur(struct ent *e, char *buf, size_t len)
 	e->cur = buf;
 	e->clen = len;
 	e->cur_exists = buf != NULL;
+	if (!buf)
+		e->clink = false;
+}
+
+/* a symlink target is a path: not empty, no NUL, shorter than PATH_MAX */
+static bool link_target_bad(const char *t, size_t n)
+{
+	return !n || n >= PATH_MAX || memchr(t, 0, n);
 }
 
 static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_pfile *f,
 		     struct wap_err *err)
 {
 	struct ent *e = get_ent(ws, pl, f->path, err), *d;
+	bool link;
 	char *nw = NULL;
 	size_t nl = 0;
 
@@ -1135,6 +1188,8 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 		if (e->cur_exists && f->unified)
 			return wap_err_set(err, WAP_E_EXISTS, "File already exists: %s (the patch adds it)",
 					   e->rel);
+		if (f->link && link_target_bad(f->content, f->clen))
+			return wap_err_set(err, WAP_E_INVALID, "%s: not a symlink target", e->rel);
 		if (!(nw = memdup0(f->content, f->clen)))
 			return oom(err);
 		if (e->cur_exists) {
@@ -1143,10 +1198,12 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 				return -1;
 			}
 			set_cur(e, nw, f->clen);
+			e->clink = f->link;
 			return 0;
 		}
 		set_cur(e, nw, f->clen);
-		if (!e->orig_exists)
+		e->clink = f->link;
+		if (!e->orig_exists || e->olink)
 			e->mode = f->mode;
 		return add_op(pl, 'A', e, NULL, NULL, 0, e->cur, e->clen, err);
 	case WAP_P_DELETE:
@@ -1168,8 +1225,18 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 	case WAP_P_UPDATE:
 		if (!e->cur_exists)
 			return wap_err_set(err, WAP_E_NOT_FOUND, "File not found: %s", e->rel);
+		/* a symlink's target changes only by a diff that says it is
+		 * one (mode 120000); a file is no symlink's target */
+		if (e->clink != f->link && (f->nh || f->link))
+			return wap_err_set(err, WAP_E_INVALID, e->clink ? "%s is a symlink: the patch "
+					   "changes it as a file" : "%s is not a symlink: the patch changes "
+					   "it as one", e->rel);
 		if (wap_patch_apply_file(f, e->cur, e->clen, &nw, &nl, err))
 			return -1;
+		if (f->link && link_target_bad(nw, nl)) {
+			free(nw);
+			return wap_err_set(err, WAP_E_INVALID, "%s: not a symlink target", e->rel);
+		}
 		if (!f->move_to) {
 			if (f->chmod)
 				e->want_mode = f->chmod;
@@ -1197,12 +1264,14 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 		}
 		if (f->chmod)
 			d->want_mode = f->chmod;
+		link = e->clink;	/* before set_cur(e, NULL) forgets it */
 		if (d != e) {
 			if (!d->orig_exists)
 				d->mode = f->chmod ? f->chmod : e->mode;
 			set_cur(e, NULL, 0);
 		}
 		set_cur(d, nw, nl);
+		d->clink = link;
 		return 0;
 	}
 	return 0;
@@ -1224,7 +1293,22 @@ static int delete_file(const struct wap_ws *ws, const char *rel, const char *exp
 		wap_err_errno(err, errno, rel);
 		goto out;
 	}
-	if (expected && S_ISREG(st.st_mode)) {
+	if (expected && S_ISLNK(st.st_mode)) {
+		char cur[WAP_VERSION_LEN + 1], target[PATH_MAX];
+		ssize_t n = readlinkat(dfd, name, target, sizeof(target));
+		if (n < 0) {
+			wap_err_errno(err, errno, rel);
+			goto out;
+		}
+		if (wap_blob_id(target, n, cur, err))
+			goto out;
+		if (strcmp(cur, expected)) {
+			wap_err_set(err, WAP_E_CONFLICT,
+				    "Conflict: %s changed since version %s (now %s); read it again",
+				    rel, expected, cur);
+			goto out;
+		}
+	} else if (expected && S_ISREG(st.st_mode)) {
 		char cur[WAP_VERSION_LEN + 1];
 		int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0) {
@@ -1286,14 +1370,14 @@ enum step_kind { ST_OVERWRITE, ST_CREATE, ST_DELETE, ST_CHMOD };
 
 static bool content_changed(const struct ent *e)
 {
-	if (e->orig_exists != e->cur_exists)
+	if (e->orig_exists != e->cur_exists || e->olink != e->clink)
 		return true;
 	return e->cur_exists && (e->olen != e->clen || memcmp(e->orig, e->cur, e->clen));
 }
 
 static bool mode_changed(const struct ent *e)
 {
-	return e->orig_exists && e->cur_exists && e->want_mode && e->want_mode != e->mode;
+	return e->orig_exists && e->cur_exists && !e->clink && e->want_mode && e->want_mode != e->mode;
 }
 
 static int set_mode(const struct wap_ws *ws, const char *rel, mode_t mode, struct wap_err *err)
@@ -1306,6 +1390,55 @@ static int set_mode(const struct wap_ws *ws, const char *rel, mode_t mode, struc
 	if (fchmod(fd, mode))
 		rc = wap_err_errno(err, errno, rel);
 	close(fd);
+	return rc;
+}
+
+/* Write REL as a symlink to DATA (LINK) or as a file, where a symlink or a
+ * file of version EXPECTED (NULL: none) is: a symlink is made under a
+ * temporary name and renamed over; a symlink that becomes a file is
+ * removed, then the file made.  The link is never followed, here or later
+ * (every open is confined beneath the root), as `wap cp` copies one. */
+static int put_entry(const struct wap_ws *ws, const char *rel, bool link, const char *data,
+		     size_t len, mode_t mode, const char *expected, bool force, char *newver,
+		     struct wap_err *err)
+{
+	struct wap_wopts o = { .mode = WAP_W_CREATE, .mkparents = true, .newmode = mode,
+			       .force = force };
+	struct wap_wres r;
+	static unsigned seq;
+	const char *name;
+	char tmp[64], *target;
+	int dfd, rc = -1;
+
+	if (expected && delete_file(ws, rel, expected, err))
+		return -1;
+	if (!link) {
+		if (wap_write_file(ws, rel, data, len, &o, &r, err))
+			return -1;
+		memcpy(newver, r.version, WAP_VERSION_LEN + 1);
+		return 0;
+	}
+	if (!(target = memdup0(data, len)))
+		return oom(err);
+	dfd = wap_ws_open_parent(ws, rel, true, &name, err);
+	if (dfd >= 0) {
+		int tries = 0;
+		do
+			snprintf(tmp, sizeof(tmp), ".wap-link.%d.%u", (int)getpid(),
+				 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+		while (symlinkat(target, dfd, tmp) && errno == EEXIST && ++tries < 100);
+		if (tries >= 100 || (errno = 0, faccessat(dfd, tmp, F_OK, AT_SYMLINK_NOFOLLOW)))
+			wap_err_errno(err, errno ? errno : EEXIST, rel);
+		else if (renameat(dfd, tmp, dfd, name)) {
+			wap_err_errno(err, errno, rel);
+			unlinkat(dfd, tmp, 0);
+		} else {
+			fsync(dfd);
+			rc = wap_blob_id(target, len, newver, err);
+		}
+		close(dfd);
+	}
+	free(target);
 	return rc;
 }
 
@@ -1325,6 +1458,10 @@ static int do_step(const struct wap_ws *ws, struct ent *e, enum step_kind k, int
 		prune_dirs(ws, e->rel, 0);
 		return 0;
 	}
+	/* a symlink made, changed or made a file: removed and made anew */
+	if (e->clink || (k == ST_OVERWRITE && e->olink))
+		return put_entry(ws, e->rel, e->clink, e->cur, e->clen, e->mode,
+				 k == ST_OVERWRITE ? e->ver : NULL, force, e->newver, err);
 	o.mode = k == ST_CREATE ? WAP_W_CREATE : WAP_W_OVERWRITE;
 	o.mkparents = k == ST_CREATE;
 	o.expected_version = k == ST_OVERWRITE ? e->ver : NULL;
@@ -1341,7 +1478,11 @@ static int undo_step(const struct wap_ws *ws, struct ent *e, enum step_kind k,
 		     struct wap_err *err)
 {
 	struct wap_wopts o = { .force = true };	/* putting back is always allowed */
+	char ver[WAP_VERSION_LEN + 1];
 
+	if ((k == ST_OVERWRITE && (e->olink || e->clink)) || (k == ST_DELETE && e->olink))
+		return put_entry(ws, e->rel, e->olink, e->orig, e->olen, e->mode,
+				 k == ST_OVERWRITE ? e->newver : NULL, true, ver, err);
 	switch (k) {
 	case ST_CHMOD:
 		return set_mode(ws, e->rel, e->mode, err);
