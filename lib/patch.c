@@ -729,9 +729,15 @@ int wap_patch_parse(const char *text, size_t len, const char *dflt_path,
 		wap_patch_release(p);
 		return oom(err);
 	}
-	for (long i = 0; i < n && begin < 0; i++)
+	/* a Codex patch begins before any unified file header: a diff whose
+	 * context or added lines hold "*** Begin Patch" stays a diff */
+	for (long i = 0; i < n && begin < 0; i++) {
+		if (starts(L[i], "diff --git ") ||
+		    (starts(L[i], "--- ") && i + 1 < n && starts(L[i + 1], "+++ ")))
+			break;
 		if (is_dir(L[i], "*** Begin Patch"))
 			begin = i;
+	}
 	if (begin >= 0)
 		n = codex_end(L, n, begin);
 	rc = begin >= 0 ? parse_codex(p, L, n, begin, err) : parse_unified(p, L, n, dflt_path, err);

@@ -378,3 +378,17 @@ expect "a plain update of a symlink: refused" 2 wap edit --patch - <<'P'
 P
 has "it says why" "$ERR" "is a symlink"
 same "the link untouched" "$(readlink "$W/l")" "target"
+
+# a unified diff of a file that holds a Codex patch is a unified diff
+rm -rf "$W" && mkdir -p "$W" && printf 'intro\n*** Begin Patch\n*** End Patch\n' > "$W/doc.md"
+expect "a diff whose context holds '*** Begin Patch' applies as a diff" 0 wap edit --patch - <<'P'
+diff --git a/doc.md b/doc.md
+--- a/doc.md
++++ b/doc.md
+@@ -1,3 +1,4 @@
+ intro
++more
+ *** Begin Patch
+ *** End Patch
+P
+same "the diff applied" "$(cat "$W/doc.md")" "$(printf 'intro\nmore\n*** Begin Patch\n*** End Patch')"

@@ -87,8 +87,10 @@ for c in $commits; do
 	done
 done
 
-name=$(basename "$(cd "$G/.." && pwd)")
-[ "$(basename "$G")" = .git ] || name=$(basename "$G")
+# the repository's name: its directory's (a bare one's parent's when it
+# is called .git or repo, as `fetch` mirrors are)
+name=$(basename "$G")
+case $name in .git|repo) name=$(basename "$(dirname "$G")");; esac
 echo "# history replay of $name: $(echo "$commits" | wc -l) commits (--no-merges, newest first)"
 printf '# %-14s %10s %10s %8s %8s\n' form applicable rebuilt failed n/a
 for form in git gnu; do
