@@ -9,7 +9,8 @@
 #
 # REPLAY_REPO (or the first argument) names the repository (its work tree
 # or git directory), REPLAY_N (or the second argument) how many commits
-# (default 300).  Without a repository this prints a skip line.  Prints a
+# (default 300), REPLAY_REV the newest (default HEAD).  Run from the top of wap's tree:
+#   WAP=$PWD/wap bash tests/peers/replay.sh /path/to/repo 300  Without a repository this prints a skip line.  Prints a
 # table as TAP comments and one ok/not ok line per patch form.
 . tests/lib.sh
 R=${1:-${REPLAY_REPO:-}}
@@ -21,6 +22,11 @@ fi
 G=$(git -C "$R" rev-parse --absolute-git-dir)
 export GIT_DIR=$G
 unset WAP_ROOT
+# a commit's patch may be larger than wap's 1 MiB default limit (a diff -ruN
+# of renamed files holds them whole): the replay measures the patching, so
+# the limit is REPLAY_MAX_FILE_SIZE (default 256 MiB)
+mkdir -p "$XDG_CONFIG_HOME/wap"
+printf '{"limits": {"maxFileSize": %d}}\n' "${REPLAY_MAX_FILE_SIZE:-268435456}" > "$XDG_CONFIG_HOME/wap/config.json"
 
 # tree REV DIR: REV's files into DIR, through a scratch index (the
 # repository's own index and work tree are not touched)
@@ -73,7 +79,7 @@ replay() {
 	fi
 }
 
-commits=$(git rev-list --no-merges --max-count="$N" HEAD)
+commits=$(git rev-list --no-merges --max-count="$N" "${REPLAY_REV:-HEAD}")
 : > "$T/res.git"
 : > "$T/res.gnu"
 for c in $commits; do
