@@ -1184,7 +1184,8 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 
 	if (!e)
 		return -1;
-	if (e->cur_exists && f->kind != WAP_P_ADD && wap_text_is_binary(e->cur, e->clen))
+	/* hunks are text: a binary file is only renamed, chmodded or deleted */
+	if (e->cur_exists && f->kind != WAP_P_ADD && f->nh && wap_text_is_binary(e->cur, e->clen))
 		return wap_err_set(err, WAP_E_INVALID, "%s is a binary file: patch refused", e->rel);
 	switch (f->kind) {
 	case WAP_P_ADD:

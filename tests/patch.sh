@@ -392,3 +392,14 @@ diff --git a/doc.md b/doc.md
  *** End Patch
 P
 same "the diff applied" "$(cat "$W/doc.md")" "$(printf 'intro\nmore\n*** Begin Patch\n*** End Patch')"
+
+# a binary file renamed (git: "similarity index 100%", no hunk) is moved
+rm -rf "$W" && mkdir -p "$W/src" && printf 'bin\0ary' > "$W/src/blob.bin"
+expect "a pure rename of a binary file applies" 0 wap edit --patch - <<'P'
+diff --git a/src/blob.bin b/vendor/blob.bin
+similarity index 100%
+rename from src/blob.bin
+rename to vendor/blob.bin
+P
+same "the binary file moved, bytes intact" "$(od -c < "$W/vendor/blob.bin" | head -1)" "$(printf 'bin\0ary' | od -c | head -1)"
+check "nothing left at the old path" test ! -e "$W/src/blob.bin"
