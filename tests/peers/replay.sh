@@ -56,7 +56,7 @@ replay() {
 	form=$1 c=$2
 	if [ "$form" = git ]; then
 		git diff --binary --no-ext-diff --no-color --no-textconv "$c^" "$c" > "$T/patch"
-		grep -q '^Subproject commit\|^[a-z ]*mode 160000\|^index [0-9a-f]*\.\.[0-9a-f]* 160000' "$T/patch" &&
+		git diff --raw "$c^" "$c" | grep -qE '^:160000 |^:[0-7]{6} 160000 ' &&
 			{ echo "na submodule"; return; }
 	else
 		(cd "$T" && LC_ALL=C diff -ruN --no-dereference old new > patch)
