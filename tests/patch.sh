@@ -292,3 +292,114 @@ P
 has "the failing part named" "$ERR" "File not found: absent.txt"
 same "nothing written: no added file, no update" "$(snap)" "$before"
 check "no directory made" test ! -e "$W/made"
+
+# GNU `diff -ruN old new`: an added or deleted file is a diff against an
+# empty side dated the Unix epoch (in local time), taken as no file, as
+# GNU patch does; a file really emptied or made from empty stays one
+for tz in UTC/1970-01-01 EST5EDT/1969-12-31; do
+	day=${tz#*/} tz=${tz%/*}
+	rm -rf "$T/gnu" "$W" && mkdir -p "$T/gnu/old/d" "$T/gnu/new/d" "$W"
+	printf 'gone\nline 2\n' > "$T/gnu/old/d/gone.txt"
+	printf 'keep\n' > "$T/gnu/old/keep.txt"
+	printf 'empty me\n' > "$T/gnu/old/emptied.txt"
+	: > "$T/gnu/old/filled.txt"
+	printf 'keep\nmore\n' > "$T/gnu/new/keep.txt"
+	printf 'new file\nno newline' > "$T/gnu/new/d/added.txt"
+	: > "$T/gnu/new/emptied.txt"
+	printf 'now filled\n' > "$T/gnu/new/filled.txt"
+	cp -a "$T/gnu/old/." "$W/"
+	(cd "$T/gnu" && TZ=$tz diff -ruN old new > "$T/gnu.patch")
+	has "diff -ruN ($tz): the epoch-dated side" "$(cat "$T/gnu.patch")" "$day"
+	expect "diff -ruN ($tz): applies" 0 wap edit --patch - < "$T/gnu.patch"
+	if diff -r "$W" "$T/gnu/new" > "$T/diff" 2>&1; then ok "diff -ruN ($tz): added and deleted files as diff made them"
+	else fail "diff -ruN ($tz): tree differs: $(head -c 400 "$T/diff")"; fi
+done
+# an epoch date on a side that has lines is no absent file
+rm -rf "$W" && mkdir -p "$W" && printf 'a\n' > "$W/x.txt"
+expect "an epoch-dated side with lines is an update" 0 wap edit --patch - <<'P'
+--- old/x.txt	1970-01-01 00:00:00.000000000 +0000
++++ new/x.txt	1970-01-01 00:00:00.000000000 +0000
+@@ -1 +1 @@
+-a
++b
+P
+same "updated in place" "$(cat "$W/x.txt")" "b"
+
+# symlinks in a git diff (mode 120000: the content is the target): a
+# link made, its target changed, a file made a link and a link a file,
+# a link deleted; each patch from git itself, the tree compared after
+# (links never followed: `diff -r --no-dereference`)
+G=$T/lrepo
+rm -rf "$G" && mkdir -p "$G" && git -C "$G" init -q
+printf 'one\n' > "$G/one.txt"; printf 'two\n' > "$G/two.txt"; printf 'file\n' > "$G/becomes-link"
+ln -s one.txt "$G/retarget"; ln -s two.txt "$G/becomes-file"; ln -s one.txt "$G/gone-link"
+git -C "$G" add -A && git -C "$G" -c user.name=t -c user.email=t@t commit -qm base
+rm -rf "$W" && mkdir -p "$W" && git -C "$G" archive HEAD | tar -x -C "$W"
+ln -sfn two.txt "$G/retarget"
+ln -s sub/../two.txt "$G/new-link"
+rm "$G/becomes-link" && ln -s one.txt "$G/becomes-link"
+rm "$G/becomes-file" && printf 'now a file\n' > "$G/becomes-file"
+rm "$G/gone-link"
+git -C "$G" add -A
+git -C "$G" diff --cached --binary > "$T/links.patch"
+has "git's patch has symlink modes" "$(cat "$T/links.patch")" "new file mode 120000"
+before=$(cd "$W" && find . -printf '%y %p %l\n' | sort)
+expect "symlinks: applies" 0 wap edit --patch - < "$T/links.patch"
+git -C "$G" -c user.name=t -c user.email=t@t commit -qm links
+rm -rf "$T/want" && mkdir -p "$T/want" && git -C "$G" archive HEAD | tar -x -C "$T/want"
+if diff -r --no-dereference "$W" "$T/want" > "$T/diff" 2>&1; then ok "symlinks: the tree git made"
+else fail "symlinks: tree differs: $(head -c 400 "$T/diff")"; fi
+same "a retargeted link is a link" "$(readlink "$W/retarget")" "two.txt"
+same "a file made a link is a link" "$(readlink "$W/becomes-link")" "one.txt"
+check "a link made a file is a file" test -f "$W/becomes-file" -a ! -L "$W/becomes-file"
+check "a deleted link is gone" test ! -e "$W/gone-link" -a ! -L "$W/gone-link"
+# and back: the reverse patch restores the first tree
+git -C "$G" diff --binary HEAD HEAD~1 > "$T/links-back.patch"
+expect "symlinks: the reverse patch applies" 0 wap edit --patch - < "$T/links-back.patch"
+same "symlinks: the first tree back" "$(cd "$W" && find . -printf '%y %p %l\n' | sort)" "$before"
+# a failing later part puts the links back as they were
+git -C "$G" diff --binary HEAD~1 HEAD > "$T/links.patch"
+printf -- '--- a/absent.txt\n+++ b/absent.txt\n@@ -1 +1 @@\n-x\n+y\n' >> "$T/links.patch"
+expect "symlinks with a failing part: refused" 3 wap edit --patch - < "$T/links.patch"
+same "symlinks with a failing part: nothing changed" "$(cd "$W" && find . -printf '%y %p %l\n' | sort)" "$before"
+git -C "$G" diff --binary HEAD~1 HEAD > "$T/links.patch"
+# steps: the four writes, then the deletion (the fifth, failing)
+expect "symlinks, the last step failing: refused" 125 env WAP_TEST_PATCH_FAIL_AT=4 wap edit --patch - < "$T/links.patch"
+has "symlinks, the last step failing: restored" "$ERR" "files already written were restored"
+same "symlinks, a write failing midway: all put back" "$(cd "$W" && find . -printf '%y %p %l\n' | sort)" "$before"
+# a symlink is changed only by a patch that says it is one
+rm -rf "$W" && mkdir -p "$W" && ln -s target "$W/l"
+expect "a plain update of a symlink: refused" 2 wap edit --patch - <<'P'
+--- a/l
++++ b/l
+@@ -1 +1 @@
+-target
++other
+P
+has "it says why" "$ERR" "is a symlink"
+same "the link untouched" "$(readlink "$W/l")" "target"
+
+# a unified diff of a file that holds a Codex patch is a unified diff
+rm -rf "$W" && mkdir -p "$W" && printf 'intro\n*** Begin Patch\n*** End Patch\n' > "$W/doc.md"
+expect "a diff whose context holds '*** Begin Patch' applies as a diff" 0 wap edit --patch - <<'P'
+diff --git a/doc.md b/doc.md
+--- a/doc.md
++++ b/doc.md
+@@ -1,3 +1,4 @@
+ intro
++more
+ *** Begin Patch
+ *** End Patch
+P
+same "the diff applied" "$(cat "$W/doc.md")" "$(printf 'intro\nmore\n*** Begin Patch\n*** End Patch')"
+
+# a binary file renamed (git: "similarity index 100%", no hunk) is moved
+rm -rf "$W" && mkdir -p "$W/src" && printf 'bin\0ary' > "$W/src/blob.bin"
+expect "a pure rename of a binary file applies" 0 wap edit --patch - <<'P'
+diff --git a/src/blob.bin b/vendor/blob.bin
+similarity index 100%
+rename from src/blob.bin
+rename to vendor/blob.bin
+P
+same "the binary file moved, bytes intact" "$(od -c < "$W/vendor/blob.bin" | head -1)" "$(printf 'bin\0ary' | od -c | head -1)"
+check "nothing left at the old path" test ! -e "$W/src/blob.bin"

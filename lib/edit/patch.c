@@ -2,6 +2,8 @@
  * nothing (see patch.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -362,12 +364,66 @@ static int hunk_header(struct wap_span l, long *a, long *b, long *c, long *d)
 	return 0;
 }
 
+/* Is the timestamp after the tab of a ---/+++ line the Unix epoch?  `diff
+ * -N` dates the absent side of an added or deleted file so (in local
+ * time: "1970-01-01 00:00:00.000000000 +0000", "1969-12-31 19:00:00 -0500"),
+ * and GNU patch takes such a side, when empty, for no file. */
+static bool epoch_stamp(struct wap_span s)
+{
+	const char *tab = memchr(s.p, '\t', s.len), *p, *end = s.p + s.len;
+	long f[6], off;
+	int sign;
+	long long days, secs;
+
+	if (!tab)
+		return false;
+	p = tab + 1;
+	for (int i = 0; i < 6; i++) {
+		if (i && p < end && (*p == '-' || *p == ' ' || *p == ':'))
+			p++;
+		if ((f[i] = num(&p, end)) < 0)
+			return false;
+	}
+	if (p < end && *p == '.') {
+		p++;
+		if (num(&p, end) < 0)
+			return false;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	if (p >= end || (*p != '+' && *p != '-'))
+		return false;
+	sign = *p++ == '-' ? -1 : 1;
+	if ((off = num(&p, end)) < 0)
+		return false;
+	/* days from the civil date 1970-01-01 (Howard Hinnant's algorithm) */
+	{
+		long y = f[0] - (f[1] <= 2), era = (y >= 0 ? y : y - 399) / 400;
+		long yoe = y - era * 400, mp = (f[1] + 9) % 12;
+		long doy = (153 * mp + 2) / 5 + f[2] - 1, doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+		days = era * 146097LL + doe - 719468;
+	}
+	secs = days * 86400 + f[3] * 3600 + f[4] * 60 + f[5] - sign * ((off / 100) * 3600 + (off % 100) * 60);
+	return secs == 0;
+}
+
+/* Has F no line on the old side (SIDE '-') or the new one ('+')? */
+static bool side_empty(const struct wap_pfile *f, char side)
+{
+	for (size_t j = 0; j < f->nh; j++)
+		for (size_t k = 0; k < f->h[j].n; k++)
+			if (f->h[j].v[k].op != (side == '-' ? '+' : '-'))
+				return false;
+	return f->nh > 0;
+}
+
 struct ufile {
 	struct wap_pfile *f;
 	char *oldp, *newp;		/* from ---/+++ */
 	char *gita, *gitb;		/* from diff --git */
 	char *ren_from, *ren_to;
 	bool git, added, deleted;
+	bool old_epoch, new_epoch;	/* ---/+++ dated the Unix epoch */
 };
 
 static void ufile_release(struct ufile *u)
@@ -427,10 +483,10 @@ static int ufile_finish(struct ufile *u, struct wap_err *err)
 			goto out;
 		}
 	}
-	if (!strcmp(o, "/dev/null") || u->added) {
+	if (!strcmp(o, "/dev/null") || u->added || (u->old_epoch && side_empty(f, '-'))) {
 		f->kind = WAP_P_ADD;
 		f->path = strdup(nw);
-	} else if (!strcmp(nw, "/dev/null") || u->deleted) {
+	} else if (!strcmp(nw, "/dev/null") || u->deleted || (u->new_epoch && side_empty(f, '+'))) {
 		f->kind = WAP_P_DELETE;
 		f->path = strdup(o);
 	} else {
@@ -531,6 +587,8 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 			}
 			u.oldp = diff_path((struct wap_span){ l.p + 4, l.len - 4 });
 			u.newp = diff_path((struct wap_span){ L[i + 1].p + 4, L[i + 1].len - 4 });
+			u.old_epoch = epoch_stamp((struct wap_span){ l.p + 4, l.len - 4 });
+			u.new_epoch = epoch_stamp((struct wap_span){ L[i + 1].p + 4, L[i + 1].len - 4 });
 			if (!u.oldp || !u.newp) {
 				oom(err);
 				goto out;
@@ -540,12 +598,21 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 		}
 		if (u.f && !u.f->nh) {
 			if (starts(l, "new file mode ")) {
+				long m = strtol(l.p + 14, NULL, 8);
 				u.added = true;
-				u.f->mode = (mode_t)strtol(l.p + 14, NULL, 8) & 07777;
+				u.f->link = (m & 0170000) == 0120000;
+				u.f->mode = u.f->link ? 0 : (mode_t)m & 07777;
 				continue;
 			}
 			if (starts(l, "new mode ")) {
-				u.f->chmod = (mode_t)strtol(l.p + 9, NULL, 8) & 07777;
+				long m = strtol(l.p + 9, NULL, 8);
+				u.f->link = (m & 0170000) == 0120000;
+				u.f->chmod = u.f->link ? 0 : (mode_t)m & 07777;
+				continue;
+			}
+			/* "index A..B 120000": a symlink's target changes */
+			if (starts(l, "index ") && l.len > 7 && !memcmp(l.p + l.len - 7, " 120000", 7)) {
+				u.f->link = true;
 				continue;
 			}
 			if (starts(l, "deleted file mode ")) {
@@ -662,9 +729,15 @@ int wap_patch_parse(const char *text, size_t len, const char *dflt_path,
 		wap_patch_release(p);
 		return oom(err);
 	}
-	for (long i = 0; i < n && begin < 0; i++)
+	/* a Codex patch begins before any unified file header: a diff whose
+	 * context or added lines hold "*** Begin Patch" stays a diff */
+	for (long i = 0; i < n && begin < 0; i++) {
+		if (starts(L[i], "diff --git ") ||
+		    (starts(L[i], "--- ") && i + 1 < n && starts(L[i + 1], "+++ ")))
+			break;
 		if (is_dir(L[i], "*** Begin Patch"))
 			begin = i;
+	}
 	if (begin >= 0)
 		n = codex_end(L, n, begin);
 	rc = begin >= 0 ? parse_codex(p, L, n, begin, err) : parse_unified(p, L, n, dflt_path, err);
@@ -896,6 +969,8 @@ struct ent {
 	char ver[WAP_VERSION_LEN + 1];
 	mode_t mode;		/* of the original, or for a new file (0: default) */
 	mode_t want_mode;	/* a mode change asked for an existing file, or 0 */
+	bool olink, clink;	/* the original, the current one is a symlink
+				 * (orig, cur: its target) */
 	size_t keep_dirs;	/* length of the longest existing parent of rel */
 	char newver[WAP_VERSION_LEN + 1];
 };
@@ -942,6 +1017,28 @@ static char *memdup0(const char *s, size_t n)
 	return d;
 }
 
+/* REL's target into *OUT (malloc'd) when REL is a symlink: 0; else -1 */
+static int read_link(const struct wap_ws *ws, const char *rel, char **out, size_t *len)
+{
+	struct wap_err tmp = { 0 };
+	const char *name;
+	char target[PATH_MAX];
+	int dfd = wap_ws_open_parent(ws, rel, false, &name, &tmp);
+	ssize_t n = -1;
+	struct stat st;
+
+	wap_err_release(&tmp);
+	if (dfd < 0)
+		return -1;
+	if (!fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
+		n = readlinkat(dfd, name, target, sizeof(target));
+	close(dfd);
+	if (n < 0 || n >= (ssize_t)sizeof(target) || !(*out = memdup0(target, n)))
+		return -1;
+	*len = n;
+	return 0;
+}
+
 static struct ent *get_ent(const struct wap_ws *ws, struct plan *pl, const char *path,
 			   struct wap_err *err)
 {
@@ -973,7 +1070,15 @@ static struct ent *get_ent(const struct wap_ws *ws, struct plan *pl, const char 
 	}
 	pl->e = ne;
 	e->rel = rel;
-	if (wap_read_file(ws, rel, ws->lim.max_file_size, &e->orig, &e->olen, &st, &tmp) == 0) {
+	if (read_link(ws, rel, &e->orig, &e->olen) == 0) {
+		e->orig_exists = e->olink = true;
+		if (wap_blob_id(e->orig, e->olen, e->ver, err)) {
+			free(e->orig);
+			free(rel);
+			free(e);
+			return NULL;
+		}
+	} else if (wap_read_file(ws, rel, ws->lim.max_file_size, &e->orig, &e->olen, &st, &tmp) == 0) {
 		e->orig_exists = true;
 		e->mode = st.st_mode & 07777;
 		if (wap_blob_id(e->orig, e->olen, e->ver, err)) {
@@ -996,6 +1101,7 @@ static struct ent *get_ent(const struct wap_ws *ws, struct plan *pl, const char 
 		return NULL;
 	}
 	e->cur_exists = e->orig_exists;
+	e->clink = e->olink;
 	if (e->orig_exists && !(e->cur = memdup0(e->orig, e->olen))) {
 		free(e->orig);
 		free(rel);
@@ -1058,18 +1164,28 @@ static void set_cur(struct ent *e, char *buf, size_t len)
 	e->cur = buf;
 	e->clen = len;
 	e->cur_exists = buf != NULL;
+	if (!buf)
+		e->clink = false;
+}
+
+/* a symlink target is a path: not empty, no NUL, shorter than PATH_MAX */
+static bool link_target_bad(const char *t, size_t n)
+{
+	return !n || n >= PATH_MAX || memchr(t, 0, n);
 }
 
 static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_pfile *f,
 		     struct wap_err *err)
 {
 	struct ent *e = get_ent(ws, pl, f->path, err), *d;
+	bool link;
 	char *nw = NULL;
 	size_t nl = 0;
 
 	if (!e)
 		return -1;
-	if (e->cur_exists && f->kind != WAP_P_ADD && wap_text_is_binary(e->cur, e->clen))
+	/* hunks are text: a binary file is only renamed, chmodded or deleted */
+	if (e->cur_exists && f->kind != WAP_P_ADD && f->nh && wap_text_is_binary(e->cur, e->clen))
 		return wap_err_set(err, WAP_E_INVALID, "%s is a binary file: patch refused", e->rel);
 	switch (f->kind) {
 	case WAP_P_ADD:
@@ -1079,6 +1195,8 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 		if (e->cur_exists && f->unified)
 			return wap_err_set(err, WAP_E_EXISTS, "File already exists: %s (the patch adds it)",
 					   e->rel);
+		if (f->link && link_target_bad(f->content, f->clen))
+			return wap_err_set(err, WAP_E_INVALID, "%s: not a symlink target", e->rel);
 		if (!(nw = memdup0(f->content, f->clen)))
 			return oom(err);
 		if (e->cur_exists) {
@@ -1087,10 +1205,12 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 				return -1;
 			}
 			set_cur(e, nw, f->clen);
+			e->clink = f->link;
 			return 0;
 		}
 		set_cur(e, nw, f->clen);
-		if (!e->orig_exists)
+		e->clink = f->link;
+		if (!e->orig_exists || e->olink)
 			e->mode = f->mode;
 		return add_op(pl, 'A', e, NULL, NULL, 0, e->cur, e->clen, err);
 	case WAP_P_DELETE:
@@ -1112,8 +1232,18 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 	case WAP_P_UPDATE:
 		if (!e->cur_exists)
 			return wap_err_set(err, WAP_E_NOT_FOUND, "File not found: %s", e->rel);
+		/* a symlink's target changes only by a diff that says it is
+		 * one (mode 120000); a file is no symlink's target */
+		if (e->clink != f->link && (f->nh || f->link))
+			return wap_err_set(err, WAP_E_INVALID, e->clink ? "%s is a symlink: the patch "
+					   "changes it as a file" : "%s is not a symlink: the patch changes "
+					   "it as one", e->rel);
 		if (wap_patch_apply_file(f, e->cur, e->clen, &nw, &nl, err))
 			return -1;
+		if (f->link && link_target_bad(nw, nl)) {
+			free(nw);
+			return wap_err_set(err, WAP_E_INVALID, "%s: not a symlink target", e->rel);
+		}
 		if (!f->move_to) {
 			if (f->chmod)
 				e->want_mode = f->chmod;
@@ -1141,12 +1271,14 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 		}
 		if (f->chmod)
 			d->want_mode = f->chmod;
+		link = e->clink;	/* before set_cur(e, NULL) forgets it */
 		if (d != e) {
 			if (!d->orig_exists)
 				d->mode = f->chmod ? f->chmod : e->mode;
 			set_cur(e, NULL, 0);
 		}
 		set_cur(d, nw, nl);
+		d->clink = link;
 		return 0;
 	}
 	return 0;
@@ -1168,7 +1300,22 @@ static int delete_file(const struct wap_ws *ws, const char *rel, const char *exp
 		wap_err_errno(err, errno, rel);
 		goto out;
 	}
-	if (expected && S_ISREG(st.st_mode)) {
+	if (expected && S_ISLNK(st.st_mode)) {
+		char cur[WAP_VERSION_LEN + 1], target[PATH_MAX];
+		ssize_t n = readlinkat(dfd, name, target, sizeof(target));
+		if (n < 0) {
+			wap_err_errno(err, errno, rel);
+			goto out;
+		}
+		if (wap_blob_id(target, n, cur, err))
+			goto out;
+		if (strcmp(cur, expected)) {
+			wap_err_set(err, WAP_E_CONFLICT,
+				    "Conflict: %s changed since version %s (now %s); read it again",
+				    rel, expected, cur);
+			goto out;
+		}
+	} else if (expected && S_ISREG(st.st_mode)) {
 		char cur[WAP_VERSION_LEN + 1];
 		int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0) {
@@ -1230,14 +1377,14 @@ enum step_kind { ST_OVERWRITE, ST_CREATE, ST_DELETE, ST_CHMOD };
 
 static bool content_changed(const struct ent *e)
 {
-	if (e->orig_exists != e->cur_exists)
+	if (e->orig_exists != e->cur_exists || e->olink != e->clink)
 		return true;
 	return e->cur_exists && (e->olen != e->clen || memcmp(e->orig, e->cur, e->clen));
 }
 
 static bool mode_changed(const struct ent *e)
 {
-	return e->orig_exists && e->cur_exists && e->want_mode && e->want_mode != e->mode;
+	return e->orig_exists && e->cur_exists && !e->clink && e->want_mode && e->want_mode != e->mode;
 }
 
 static int set_mode(const struct wap_ws *ws, const char *rel, mode_t mode, struct wap_err *err)
@@ -1250,6 +1397,55 @@ static int set_mode(const struct wap_ws *ws, const char *rel, mode_t mode, struc
 	if (fchmod(fd, mode))
 		rc = wap_err_errno(err, errno, rel);
 	close(fd);
+	return rc;
+}
+
+/* Write REL as a symlink to DATA (LINK) or as a file, where a symlink or a
+ * file of version EXPECTED (NULL: none) is: a symlink is made under a
+ * temporary name and renamed over; a symlink that becomes a file is
+ * removed, then the file made.  The link is never followed, here or later
+ * (every open is confined beneath the root), as `wap cp` copies one. */
+static int put_entry(const struct wap_ws *ws, const char *rel, bool link, const char *data,
+		     size_t len, mode_t mode, const char *expected, bool force, char *newver,
+		     struct wap_err *err)
+{
+	struct wap_wopts o = { .mode = WAP_W_CREATE, .mkparents = true, .newmode = mode,
+			       .force = force };
+	struct wap_wres r;
+	static unsigned seq;
+	const char *name;
+	char tmp[64], *target;
+	int dfd, rc = -1;
+
+	if (expected && delete_file(ws, rel, expected, err))
+		return -1;
+	if (!link) {
+		if (wap_write_file(ws, rel, data, len, &o, &r, err))
+			return -1;
+		memcpy(newver, r.version, WAP_VERSION_LEN + 1);
+		return 0;
+	}
+	if (!(target = memdup0(data, len)))
+		return oom(err);
+	dfd = wap_ws_open_parent(ws, rel, true, &name, err);
+	if (dfd >= 0) {
+		int tries = 0;
+		do
+			snprintf(tmp, sizeof(tmp), ".wap-link.%d.%u", (int)getpid(),
+				 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+		while (symlinkat(target, dfd, tmp) && errno == EEXIST && ++tries < 100);
+		if (tries >= 100 || (errno = 0, faccessat(dfd, tmp, F_OK, AT_SYMLINK_NOFOLLOW)))
+			wap_err_errno(err, errno ? errno : EEXIST, rel);
+		else if (renameat(dfd, tmp, dfd, name)) {
+			wap_err_errno(err, errno, rel);
+			unlinkat(dfd, tmp, 0);
+		} else {
+			fsync(dfd);
+			rc = wap_blob_id(target, len, newver, err);
+		}
+		close(dfd);
+	}
+	free(target);
 	return rc;
 }
 
@@ -1269,6 +1465,10 @@ static int do_step(const struct wap_ws *ws, struct ent *e, enum step_kind k, int
 		prune_dirs(ws, e->rel, 0);
 		return 0;
 	}
+	/* a symlink made, changed or made a file: removed and made anew */
+	if (e->clink || (k == ST_OVERWRITE && e->olink))
+		return put_entry(ws, e->rel, e->clink, e->cur, e->clen, e->mode,
+				 k == ST_OVERWRITE ? e->ver : NULL, force, e->newver, err);
 	o.mode = k == ST_CREATE ? WAP_W_CREATE : WAP_W_OVERWRITE;
 	o.mkparents = k == ST_CREATE;
 	o.expected_version = k == ST_OVERWRITE ? e->ver : NULL;
@@ -1285,7 +1485,11 @@ static int undo_step(const struct wap_ws *ws, struct ent *e, enum step_kind k,
 		     struct wap_err *err)
 {
 	struct wap_wopts o = { .force = true };	/* putting back is always allowed */
+	char ver[WAP_VERSION_LEN + 1];
 
+	if ((k == ST_OVERWRITE && (e->olink || e->clink)) || (k == ST_DELETE && e->olink))
+		return put_entry(ws, e->rel, e->olink, e->orig, e->olen, e->mode,
+				 k == ST_OVERWRITE ? e->newver : NULL, true, ver, err);
 	switch (k) {
 	case ST_CHMOD:
 		return set_mode(ws, e->rel, e->mode, err);

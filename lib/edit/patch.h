@@ -47,6 +47,8 @@ struct wap_pfile {
 	bool unified;
 	mode_t mode;			/* "new file mode" permission bits, or 0 */
 	mode_t chmod;			/* UPDATE: "new mode" bits, or 0 */
+	bool link;			/* the new side is a symlink (mode 120000): its
+					 * content the target */
 	struct wap_phunk *h;
 	size_t nh;
 	char *content;			/* ADD: the new file's bytes */

@@ -209,7 +209,7 @@ static void search_buf(struct gctx *g, struct wk *w, const char *path, const cha
 	json_t *recs = NULL;
 	struct frec f = { 0 };
 	struct emit em = { .g = g, .w = w, .path = path, .buf = buf, .len = len, .f = &f,
-			   .pathlen = strlen(path) };
+			   .pathlen = strlen(path), .binoff = w->binoff };
 
 /* the first entry asks whether the file can still be shown */
 #define WANT() (need && nrec < cap && (asked || (asked = true, need = want_entries(g, path))))
@@ -305,6 +305,9 @@ static void search_buf(struct gctx *g, struct wk *w, const char *path, const cha
 	f.recs = recs;
 	f.jl_lines = em.nlines;
 	f.jl_subs = em.nsub;
+	f.jl_printed = em.printed;
+	/* ripgrep counts a named binary file searched up to its first NUL */
+	f.jl_searched = em.binoff >= 0 ? (size_t)em.binoff : len;
 	if (g->sort == SORT_MTIME && fd >= 0) {
 		struct stat st;
 		if (!fstat(fd, &st))
@@ -344,6 +347,17 @@ static void search_one(struct gctx *g, struct wk *w, const char *path, const cha
 
 	buf += bom;
 	len -= bom;
+	/* ripgrep's --json searches a binary file named on the command line
+	 * whole and says where its first NUL is */
+	if (w->named && !g->text) {
+		const char *nul = memchr(buf, 0, len);
+		if (nul) {
+			w->binoff = nul - buf;
+			search_buf(g, w, path, buf, len, fd);
+			w->binoff = -1;
+			return;
+		}
+	}
 	if (!g->text && wap_text_is_binary(buf, len)) {
 		w->binary++;
 		return;
@@ -512,6 +526,7 @@ static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 	}
 	if (fd < 0)
 		return 0;
+	w->named = g->mode == WAP_SEARCH_JSONL && e->depth == 0;
 	n = read_all(fd, w);
 	if (n == -2) {
 		struct stat st;
@@ -869,6 +884,7 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 		goto out;
 	}
 	for (int i = 0; i < g.nw; i++) {
+		g.wks[i].binoff = -1;
 		g.wks[i].st = wap_mstate_new(g.m);
 		if (!g.wks[i].st) {
 			wap_err_set(err, WAP_E_FAILED, "out of memory");
@@ -921,13 +937,8 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 	}
 
 	if (mode != WAP_SEARCH_JSON) {
-		size_t searched = 0, bytes = 0;
-		for (int i = 0; i < g.nw; i++) {
-			searched += g.wks[i].searched;
-			bytes += g.wks[i].bytes;
-		}
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		*status = srch_print_direct(&g, out, searched, bytes,
+		*status = srch_print_direct(&g, out,
 			(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
 		rc = 0;
 		goto out;

@@ -27,7 +27,10 @@ struct frec {
 	struct wap_sb out;	/* WAP_SEARCH_TEXT, WAP_SEARCH_JSONL: the file's output */
 	size_t *eoff;		/* where each entry starts in OUT */
 	size_t neoff;
-	size_t jl_lines, jl_subs;	/* WAP_SEARCH_JSONL: matched lines, submatches */
+	/* WAP_SEARCH_JSONL: matched lines, submatches, bytes of the file's
+	 * messages before its end message, bytes searched (as ripgrep's
+	 * stats count them) */
+	size_t jl_lines, jl_subs, jl_printed, jl_searched;
 };
 
 struct wk {
@@ -39,6 +42,8 @@ struct wk {
 	size_t searched, binary, bytes;
 	struct wap_err merr;	/* a regex limit or a cancel stopped this worker */
 	bool has_merr;
+	bool named;		/* JSONL: the file was named, not found by walking */
+	long long binoff;	/* JSONL: where a named binary file's first NUL is; -1 */
 };
 
 struct gctx {
@@ -79,6 +84,8 @@ struct emit {
 	long long after_until;
 	size_t nsub;		/* JSONL: submatches written */
 	size_t nlines;		/* JSONL: matched lines written */
+	size_t printed;		/* JSONL: bytes of messages before the end message */
+	long long binoff;	/* JSONL: the binary_offset of the end message; -1 */
 };
 
 static inline size_t srch_line_end(const char *buf, size_t len, size_t at)
@@ -98,6 +105,6 @@ void srch_add_entry(struct emit *em, json_t **recs, size_t lno, size_t ls, size_
 		    size_t ms, size_t me);
 void srch_file_end(struct emit *em);
 json_t *srch_build_result(struct gctx *g, size_t total_files, size_t total_matches);
-int srch_print_direct(struct gctx *g, FILE *out, size_t searched, size_t bytes, long long ns);
+int srch_print_direct(struct gctx *g, FILE *out, long long ns);
 
 #endif

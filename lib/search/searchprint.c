@@ -271,6 +271,31 @@ static void rg_head(struct emit *em, const char *type)
 	wap_sb_adds(sb, ",\"lines\":");
 }
 
+/* ripgrep's submatches of the line(s) at [LS, LE): every match, an empty
+ * one too, but for an empty match past the line's end (its terminator
+ * included); how many */
+static size_t put_subs(struct emit *em, size_t ls, size_t le)
+{
+	struct wap_sb *sb = &em->f->out;
+	size_t off = 0, s, e, n = 0, all = le - ls + (le < em->len);
+
+	wap_sb_adds(sb, ",\"submatches\":[");
+	while (wap_match_sub(em->g->m, em->w->st, em->buf + ls, le - ls, off, &s, &e)) {
+		if (e > s || s < all) {
+			if (n++)
+				wap_sb_addc(sb, ',');
+			wap_sb_adds(sb, "{\"match\":");
+			jdata(sb, em->buf + ls + s, e - s);
+			wap_sb_addf(sb, ",\"start\":%zu,\"end\":%zu}", s, e);
+		}
+		off = e > s ? e : s + 1;
+		if (off > le - ls)
+			break;
+	}
+	wap_sb_adds(sb, "]}}\n");
+	return n;
+}
+
 /* one context line */
 static void put_context(struct emit *em, long long lno, size_t s, size_t e)
 {
@@ -279,8 +304,13 @@ static void put_context(struct emit *em, long long lno, size_t s, size_t e)
 	if (em->g->mode == WAP_SEARCH_JSONL) {
 		rg_head(em, "context");
 		jdata(sb, em->buf + s, e - s + (e < em->len));
-		wap_sb_addf(sb, ",\"line_number\":%lld,\"absolute_offset\":%zu,\"submatches\":[]}}\n",
-			    lno, s);
+		wap_sb_addf(sb, ",\"line_number\":%lld,\"absolute_offset\":%zu", lno, s);
+		/* with -v a context line is a matching one: ripgrep shows
+		 * its matches */
+		if (em->g->invert)
+			put_subs(em, s, e);
+		else
+			wap_sb_adds(sb, ",\"submatches\":[]}}\n");
 	} else {
 		put_prefix(em, sb, '-', lno);
 		add_text(em, sb, em->buf + s, e - s);
@@ -347,26 +377,17 @@ static void emit_entry(struct emit *em, long long lno, size_t ls, size_t le, siz
 			put_context(em, lno - 1 - i, starts[i], srch_line_end(em->buf, em->len, starts[i]));
 	}
 	if (g->mode == WAP_SEARCH_JSONL) {
-		size_t off = 0, s, e, n = 0;
 		rg_head(em, "match");
 		jdata(sb, em->buf + ls, le - ls + (le < em->len));
-		wap_sb_addf(sb, ",\"line_number\":%lld,\"absolute_offset\":%zu,\"submatches\":[", lno, ls);
-		while (!g->invert && wap_match_sub(g->m, em->w->st, em->buf + ls, le - ls, off, &s, &e)) {
-			if (e > s) {
-				if (n++)
-					wap_sb_addc(sb, ',');
-				wap_sb_adds(sb, "{\"match\":");
-				jdata(sb, em->buf + ls + s, e - s);
-				wap_sb_addf(sb, ",\"start\":%zu,\"end\":%zu}", s, e);
-			}
-			off = e > s ? e : s + 1;
-			if (off > le - ls)
-				break;
-		}
-		wap_sb_adds(sb, "]}}\n");
-		em->nsub += n;
-		em->nlines++;
-		em->lastp = lno;
+		wap_sb_addf(sb, ",\"line_number\":%lld,\"absolute_offset\":%zu", lno, ls);
+		/* an inverted line has no match (ripgrep looks, finds none) */
+		if (g->invert)
+			wap_sb_adds(sb, ",\"submatches\":[]}}\n");
+		else
+			em->nsub += put_subs(em, ls, le);
+		/* a multiline match is as many matched lines as it spans */
+		em->nlines += 1 + wap_count_nl(em->buf + ls, le - ls);
+		em->lastp = lno + (long long)wap_count_nl(em->buf + ls, le - ls);
 	} else if (g->only) {
 		put_prefix(em, sb, ':', lno);
 		if (g->replace) {
@@ -441,12 +462,22 @@ void srch_file_end(struct emit *em)
 
 	flush_after(em, LLONG_MAX);
 	if (em->g->mode == WAP_SEARCH_JSONL) {
+		/* ripgrep's per-file stats: bytes_printed counts the file's
+		 * messages before this one; a named binary file is searched up
+		 * to its first NUL */
+		em->printed = sb->len;
 		wap_sb_adds(sb, "{\"type\":\"end\",\"data\":{\"path\":");
 		jdata(sb, em->path, strlen(em->path));
-		wap_sb_addf(sb, ",\"binary_offset\":null,\"stats\":{\"elapsed\":{\"secs\":0,"
+		if (em->binoff >= 0)
+			wap_sb_addf(sb, ",\"binary_offset\":%lld", em->binoff);
+		else
+			wap_sb_adds(sb, ",\"binary_offset\":null");
+		wap_sb_addf(sb, ",\"stats\":{\"elapsed\":{\"secs\":0,"
 			    "\"nanos\":0,\"human\":\"0.000000s\"},\"searches\":1,"
-			    "\"searches_with_match\":1,\"bytes_searched\":%zu,\"bytes_printed\":0,"
-			    "\"matched_lines\":%zu,\"matches\":%zu}}}\n", em->len, em->nlines, em->nsub);
+			    "\"searches_with_match\":1,\"bytes_searched\":%zu,\"bytes_printed\":%zu,"
+			    "\"matched_lines\":%zu,\"matches\":%zu}}}\n",
+			    em->binoff >= 0 ? (size_t)em->binoff : em->len, em->printed,
+			    em->nlines, em->nsub);
 	}
 }
 
@@ -518,14 +549,15 @@ json_t *srch_build_result(struct gctx *g, size_t total_files, size_t total_match
 
 static void put_elapsed(FILE *out, long long ns)
 {
-	fprintf(out, "{\"secs\":%lld,\"nanos\":%lld,\"human\":\"%.6fs\"}",
-		ns / 1000000000, ns % 1000000000, ns / 1e9);
+	/* the summary's keys in ripgrep's order */
+	fprintf(out, "{\"human\":\"%.6fs\",\"nanos\":%lld,\"secs\":%lld}",
+		ns / 1e9, ns % 1000000000, ns / 1000000000);
 }
 
 /* The CLI output from the per-file outputs, in order, cut at MAX. */
-int srch_print_direct(struct gctx *g, FILE *out, size_t searched, size_t bytes, long long ns)
+int srch_print_direct(struct gctx *g, FILE *out, long long ns)
 {
-	size_t total = 0, shown = 0, lines = 0, subs = 0, withm = 0;
+	size_t total = 0, shown = 0, lines = 0, subs = 0, withm = 0, printed = 0, sbytes = 0;
 	bool trunc = false, any = false;
 
 	for (size_t i = 0; i < g->nfr; i++)
@@ -563,17 +595,22 @@ int srch_print_direct(struct gctx *g, FILE *out, size_t searched, size_t bytes, 
 		any = any || n;
 		lines += f->jl_lines;
 		subs += f->jl_subs;
+		printed += f->jl_printed;
+		sbytes += f->jl_searched;
 		withm++;
 	}
 	if (g->mode == WAP_SEARCH_TEXT && !g->files && !g->count && g->max && shown < total)
 		trunc = true;
 	if (g->mode == WAP_SEARCH_JSONL) {
+		/* ripgrep's summary adds up the stats of the end messages:
+		 * a file without one (no match, binary, empty) is no search */
 		fprintf(out, "{\"data\":{\"elapsed_total\":");
 		put_elapsed(out, ns);
-		fprintf(out, ",\"stats\":{\"bytes_printed\":0,\"bytes_searched\":%zu,\"elapsed\":", bytes);
-		put_elapsed(out, ns);
+		fprintf(out, ",\"stats\":{\"bytes_printed\":%zu,\"bytes_searched\":%zu,\"elapsed\":",
+			printed, sbytes);
+		put_elapsed(out, 0);
 		fprintf(out, ",\"matched_lines\":%zu,\"matches\":%zu,\"searches\":%zu,"
-			"\"searches_with_match\":%zu}},\"type\":\"summary\"}\n", lines, subs, searched, withm);
+			"\"searches_with_match\":%zu}},\"type\":\"summary\"}\n", lines, subs, withm, withm);
 	} else if (trunc) {
 		fprintf(out, "[... %zu of %zu %s shown; use --max-results 0 for all]\n", shown,
 			(g->files || g->count) ? g->nfr : total,
