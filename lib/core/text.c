@@ -364,3 +364,13 @@ int wap_json_set_name(json_t *obj, const char *key, const char *s)
 	wap_sb_release(&sb);
 	return rc;
 }
+
+bool wap_text_pure_crlf(const char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (const char *p = buf; (p = memchr(p, '\n', buf + len - p)); p++, n++)
+		if (p == buf || p[-1] != '\r')
+			return false;
+	return n > 0;
+}

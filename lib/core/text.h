@@ -34,6 +34,10 @@ size_t wap_text_count_lines(const char *buf, size_t len);
 /* Does BUF use CRLF line endings (first line ending is "\r\n")? */
 bool wap_text_is_crlf(const char *buf, size_t len);
 
+/* Does every line of BUF end in "\r\n" (and is there at least one)?  What
+ * edit and patch keep: a file of CRLF lines only stays CRLF. */
+bool wap_text_pure_crlf(const char *buf, size_t len);
+
 /* UTF-16 text, as ripgrep finds it: a byte order mark.  0: none, else the
  * BOM's length (2), with *be true for big-endian. */
 size_t wap_text_utf16_bom(const char *buf, size_t len, bool *be);

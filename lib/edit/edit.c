@@ -1646,15 +1646,6 @@ bool wap_edit_may_create(const struct wap_edit_spec *s)
 
 /* ---- line endings ---- */
 
-static bool pure_crlf(const char *b, size_t len)
-{
-	size_t n = 0;
-	for (const char *p = b; (p = memchr(p, '\n', b + len - p)); p++, n++)
-		if (p == b || p[-1] != '\r')
-			return false;
-	return n > 0;
-}
-
 static bool has_crlf(const char *b, size_t len)
 {
 	return len > 1 && memmem(b, len, "\r\n", 2) != NULL;
@@ -2249,7 +2240,7 @@ int wap_edit_apply(const struct wap_edit_spec *s, const char *buf, size_t len,
 					   s->path ? s->path : "");
 		return do_positions(s, buf, len, out, outlen, info, err);
 	}
-	crlf = pure_crlf(buf, len);
+	crlf = wap_text_pure_crlf(buf, len);
 	mixed = !crlf && has_crlf(buf, len);
 	if (crlf)
 		text = to_lf(buf, len, &tlen);

@@ -749,15 +749,6 @@ int wap_patch_parse(const char *text, size_t len, const char *dflt_path,
 
 /* ---- applying to one file ---- */
 
-static bool pure_crlf(const char *b, size_t len)
-{
-	size_t n = 0;
-	for (const char *q = b; (q = memchr(q, '\n', b + len - q)); q++, n++)
-		if (q == b || q[-1] != '\r')
-			return false;
-	return n > 0;
-}
-
 static long split(const char *t, size_t len, bool crlf, struct wap_span **out)
 {
 	size_t n = 0, cap = 64;
@@ -833,7 +824,7 @@ static void not_found(const struct wap_pfile *f, size_t hno, const struct wap_sp
 int wap_patch_apply_file(const struct wap_pfile *f, const char *old, size_t oldlen,
 			 char **out, size_t *outlen, struct wap_err *err)
 {
-	bool crlf = pure_crlf(old, oldlen);
+	bool crlf = wap_text_pure_crlf(old, oldlen);
 	bool final_nl = !oldlen || old[oldlen - 1] == '\n';
 	struct wap_span *L = NULL, *pat = NULL;
 	struct lvec R = { 0 };
