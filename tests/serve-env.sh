@@ -54,14 +54,17 @@ if [ "$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start 2>/dev/null || echo 10
 elif ! command -v setpriv >/dev/null; then
 	ok "non-root on port 80 # SKIP no setpriv to drop root"
 else
+	# a copy nobody can run: the checkout may sit in a directory only root may enter
 	chmod 755 "$T" "$T/bin"
+	NRWAP=$T/wap-nonroot
+	cp "$WAP" "$NRWAP" && chmod 755 "$NRWAP"
 	expect "non-root on 0.0.0.0:80: exit 125" 125 timeout 10 \
-		setpriv --reuid 65534 --regid 65534 --clear-groups "$WAP" serve --http 0.0.0.0:80 --root /
+		setpriv --reuid 65534 --regid 65534 --clear-groups "$NRWAP" serve --http 0.0.0.0:80 --root /
 	has "non-root on port 80: says why" "$ERR" "a port below 1024 needs root or CAP_NET_BIND_SERVICE"
 	mkdir -p "$T/nr/root" && chmod -R 777 "$T/nr"
 	expect "non-root on ws://0.0.0.0:80: exit non-zero, not a silent start" 125 timeout 10 \
 		setpriv --reuid 65534 --regid 65534 --clear-groups env XDG_CONFIG_HOME="$T/nr" \
-		"$WAP" serve --ws 0.0.0.0:80 --token-file "$T/nr/tok" --root "$T/nr/root"
+		"$NRWAP" serve --ws 0.0.0.0:80 --token-file "$T/nr/tok" --root "$T/nr/root"
 	has "ws: says it cannot listen" "$ERR" "Cannot listen on ws://0.0.0.0:80"
 	lacks "ws: no 'Agent Control Protocol on' line" "$ERR" "Agent Control Protocol on"
 fi
