@@ -56,7 +56,8 @@ elif ! command -v setpriv >/dev/null; then
 else
 	# a copy nobody can run: the checkout may sit in a directory only root may enter
 	chmod 755 "$T" "$T/bin"
-	NRWAP=$T/wap-nonroot
+	mkdir -p "$T/nr-bin" && chmod 755 "$T/nr-bin"
+	NRWAP=$T/nr-bin/wap
 	cp "$WAP" "$NRWAP" && chmod 755 "$NRWAP"
 	expect "non-root on 0.0.0.0:80: exit 125" 125 timeout 10 \
 		setpriv --reuid 65534 --regid 65534 --clear-groups "$NRWAP" serve --http 0.0.0.0:80 --root /
