@@ -59,6 +59,9 @@ else
 	mkdir -p "$T/nr-bin" && chmod 755 "$T/nr-bin"
 	NRWAP=$T/nr-bin/wap
 	cp "$WAP" "$NRWAP" && chmod 755 "$NRWAP"
+	# and the leak suppressions where that user can read them (ASan builds)
+	cp tests/lsan-lws.supp "$T/nr-bin/" && chmod 644 "$T/nr-bin/lsan-lws.supp"
+	LSAN_OPTIONS=$(printf %s "$LSAN_OPTIONS" | sed "s|$PWD/tests/lsan-lws.supp|$T/nr-bin/lsan-lws.supp|")
 	expect "non-root on 0.0.0.0:80: exit 125" 125 timeout 10 \
 		setpriv --reuid 65534 --regid 65534 --clear-groups "$NRWAP" serve --http 0.0.0.0:80 --root /
 	has "non-root on port 80: says why" "$ERR" "a port below 1024 needs root or CAP_NET_BIND_SERVICE"

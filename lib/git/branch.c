@@ -276,7 +276,8 @@ int op_branch(struct g *g, json_t **res)
 		git_branch_iterator_free(it);
 		git_error_clear();
 		/* git lists them by ref name: refs/heads/ then refs/remotes/ */
-		qsort(v, nv, sizeof(*v), listed_cmp);
+		if (nv)	/* qsort wants a non-NULL base even for none */
+			qsort(v, nv, sizeof(*v), listed_cmp);
 		for (size_t i = 0; i < nv; i++) {
 			json_array_append_new(list, v[i].b);
 			free(v[i].refname);
