@@ -62,7 +62,7 @@ static int glob_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		return -1;
 	*res = wap_found_json(&fo);
 	wap_found_release(&fo);
-	return *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+	return *res ? 0 : wap_err_oom(err);
 }
 
 static int glob_render(const json_t *res, const json_t *req, FILE *out)

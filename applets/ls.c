@@ -70,6 +70,7 @@ struct walk {
 	struct wap_globset excl;
 	json_t *files;
 	size_t found, max;
+	bool oom;			/* an entry could not be kept: the op fails */
 };
 
 static const char *type_of(mode_t m)
@@ -86,10 +87,10 @@ static void add_entry(struct walk *w, const char *rel, const char *shown, const 
 	if (json_array_size(w->files) < w->max) {
 		/* names need not be UTF-8: never dropped (see wap_json_name) */
 		json_t *o = json_object();
-		wap_json_set_name(o, "path", rel);
-		wap_json_set_name(o, "name", shown);
-		json_object_set_new(o, "isDirectory", json_boolean(isdir));
-		json_object_set_new(o, "type", json_string(type_of(st->st_mode)));
+		if (!o || wap_json_set_name(o, "path", rel) || wap_json_set_name(o, "name", shown) ||
+		    json_object_set_new(o, "isDirectory", json_boolean(isdir)) ||
+		    json_object_set_new(o, "type", json_string(type_of(st->st_mode))))
+			w->oom = true;
 		if (w->meta) {
 			char *abs = wap_ws_abs(w->call->ws, rel), when[32];
 			json_t *m = json_object();
@@ -99,10 +100,12 @@ static void add_entry(struct walk *w, const char *rel, const char *shown, const 
 			json_object_set_new(m, "size", json_integer(st->st_size));
 			json_object_set_new(m, "isDirectory", json_boolean(isdir));
 			json_object_set_new(m, "lastModified", json_string(when));
-			json_object_set_new(o, "metadata", m);
+			if (!abs || !m || json_object_set_new(o, "metadata", m))
+				w->oom = true;
 			free(abs);
 		}
-		json_array_append_new(w->files, o);
+		if (json_array_append_new(w->files, o))
+			w->oom = true;
 	}
 }
 
@@ -230,6 +233,10 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 		goto out;
 	}
 	w.files = json_array();
+	if (!w.files) {
+		wap_err_oom(err);
+		goto out;
+	}
 	/* keep more than shown, so the entries shown are the first in order */
 	w.max = ws->lim.max_dir_entries > KEEP ? ws->lim.max_dir_entries : KEEP;
 	if (w.recursive) {
@@ -251,7 +258,7 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 	}
 	/* sort what is kept */
 	n = json_array_size(w.files);
-	arr = malloc((n + 1) * sizeof(*arr));
+	arr = w.oom ? NULL : malloc((n + 1) * sizeof(*arr));
 	if (!arr) {
 		json_decref(w.files);
 		wap_err_oom(err);
@@ -272,6 +279,10 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 			 "totalFound", (json_int_t)w.found);
 	rc = *res && !wap_json_set_name(*res, "path", rel) ? 0 :
 	     wap_err_oom(err);
+	if (rc) {
+		json_decref(*res);
+		*res = NULL;
+	}
 out:
 	wap_globset_release(&w.excl);
 	free(rel);

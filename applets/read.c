@@ -216,7 +216,7 @@ static int lw_feed_fd(struct lw *w, int fd, const struct wap_call *call, const c
 	char *buf = malloc(CHUNK);
 
 	if (!buf)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	for (;;) {
 		ssize_t r = read(fd, buf, CHUNK);
 		if (r < 0 && errno == EINTR)
@@ -542,7 +542,7 @@ static int ar_feed(struct archive *a, struct lw *w, char *sniff, size_t *sniffn,
 	ssize_t r;
 
 	if (!buf)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	while (have < SNIFF && (r = archive_read_data(a, buf + have, SNIFF - have)) > 0)
 		have += r;
 	if (sniff) {
@@ -737,6 +737,10 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 		goto out;
 	}
 	*res = json_object();
+	if (!*res) {
+		wap_err_oom(err);
+		goto out;
+	}
 	if (S_ISDIR(st.st_mode)) {
 		if (member) {
 			wap_err_set(err, WAP_E_INVALID, "Not an archive: %s is a directory", rel);

@@ -152,7 +152,7 @@ char *wap_glob_to_regex(const char *glob, unsigned flags, struct wap_err *err)
 	wap_sb_adds(&sb, "$");
 	if (sb.oom) {
 		wap_sb_release(&sb);
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		return NULL;
 	}
 	return wap_sb_detach(&sb);
@@ -170,7 +170,7 @@ struct wap_glob *wap_glob_new(const char *glob, unsigned flags, struct wap_err *
 	g = calloc(1, sizeof(*g));
 	if (!g) {
 		free(rx);
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		return NULL;
 	}
 	g->re = pcre2_compile((PCRE2_SPTR)rx, PCRE2_ZERO_TERMINATED,
@@ -264,7 +264,7 @@ int wap_globset_add(struct wap_globset *s, const char *glob, unsigned flags, str
 	n = realloc(s->g, (s->n + 1) * sizeof(*n));
 	if (!n) {
 		wap_glob_free(g);
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	}
 	s->g = n;
 	s->g[s->n++] = g;

@@ -674,7 +674,7 @@ struct wap_matcher *wap_matcher_new(const struct wap_match_opts *o, struct wap_e
 		return wap_err_set(err, WAP_E_INVALID, "missing PATTERN"), NULL;
 	m = calloc(1, sizeof(*m));
 	if (!m) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		return NULL;
 	}
 	m->multiline = o->multiline;
@@ -708,7 +708,7 @@ struct wap_matcher *wap_matcher_new(const struct wap_match_opts *o, struct wap_e
 	if (o->line)
 		wap_sb_adds(&rx, ")$");
 	if (rx.oom) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto fail;
 	}
 	m->re = pcre2_compile((PCRE2_SPTR)rx.buf, rx.len, cflags(o), &ec, &off, NULL);
@@ -776,7 +776,7 @@ struct wap_matcher *wap_matcher_new(const struct wap_match_opts *o, struct wap_e
 	if (all.valid && ls_score(&all, o->icase) > 0) {
 		for (size_t i = 0; i < all.n; i++) {
 			if (lit_init(&m->lits[i], (unsigned char *)all.s[i].buf, all.s[i].len, o->icase)) {
-				wap_err_set(err, WAP_E_FAILED, "out of memory");
+				wap_err_oom(err);
 				m->nlits = i + 1;
 				ls_release(&all);
 				goto fail;

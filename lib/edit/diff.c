@@ -37,7 +37,7 @@ int wap_diff_make(const char *old, size_t oldlen, const char *new, size_t newlen
 	}
 	d->text = malloc(b.size + 1);
 	if (!d->text) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto out;
 	}
 	if (b.size)

@@ -39,11 +39,6 @@ const char *wap_strategy_name(enum wap_strategy s)
 	return s < WAP_S_COUNT ? strategy_names[s] : "exact";
 }
 
-static int oom(struct wap_err *err)
-{
-	return wap_err_set(err, WAP_E_FAILED, "out of memory");
-}
-
 /* ---- lines ---- */
 
 /* Split TEXT into lines (terminator '\n' not included; a final line
@@ -673,7 +668,7 @@ int wap_edit_replace(const char *text, size_t len, const char *old, size_t oldle
 			break;
 		}
 		if (r) {
-			oom(err);
+			wap_err_oom(err);
 			goto out;
 		}
 		if (mv.n)
@@ -723,7 +718,7 @@ int wap_edit_replace(const char *text, size_t len, const char *old, size_t oldle
 	}
 	wap_sb_add(&sb, text + last, len - last);
 	if (sb.oom || !wap_sb_grow(&sb, 1)) {
-		oom(err);
+		wap_err_oom(err);
 		goto out;
 	}
 	sb.buf[sb.len] = 0;
@@ -1312,7 +1307,7 @@ int wap_edit_replace_opencode(const char *text, size_t len, const char *old, siz
 		return wap_err_set(err, WAP_E_INVALID, "oldString must not be empty");
 	if ((nl = oc_lines(text, len, &c.L)) < 0 || (nf = oc_lines(old, oldlen, &c.F)) < 0) {
 		free(c.L);
-		return oom(err);
+		return wap_err_oom(err);
 	}
 	c.nl = (size_t)nl;
 	c.nf = (size_t)nf;
@@ -1337,7 +1332,7 @@ int wap_edit_replace_opencode(const char *text, size_t len, const char *old, siz
 	free(c.F);
 	if (r < 0) {
 		mclear(&c.mv);
-		return oom(err);
+		return wap_err_oom(err);
 	}
 	if (!r) {
 		if (c.found)
@@ -1717,7 +1712,7 @@ static int do_replace(const struct wap_edit_spec *s, bool exists, const char *te
 	int rc = -1;
 
 	if (norm_str(s->old, s->oldlen, mixed, &o) || norm_str(s->new, s->newlen, mixed, &n)) {
-		oom(err);
+		wap_err_oom(err);
 		goto out;
 	}
 	if (!o.len) {
@@ -1755,7 +1750,7 @@ static int do_multi(const struct wap_edit_spec *s, const char *text, size_t len,
 	json_t *e;
 
 	if (!cur)
-		return oom(err);
+		return wap_err_oom(err);
 	memcpy(cur, text, len);
 	cur[len] = 0;
 	info->strategies = json_array();
@@ -1771,7 +1766,7 @@ static int do_multi(const struct wap_edit_spec *s, const char *text, size_t len,
 			free(so.p);
 			free(sn.p);
 			free(cur);
-			return oom(err);
+			return wap_err_oom(err);
 		}
 		if (!so.len) {
 			if (curlen) {
@@ -2001,7 +1996,7 @@ static int do_ops(const struct wap_edit_spec *s, const char *text, size_t len, b
 	int rc = -1;
 
 	if (n < 0 || !lv) {
-		oom(err);
+		wap_err_oom(err);
 		goto out;
 	}
 	json_array_foreach(s->list, i, e) {
@@ -2033,7 +2028,7 @@ static int do_ops(const struct wap_edit_spec *s, const char *text, size_t len, b
 		if (l->type != 'd') {
 			json_t *c = json_object_get(e, "newContent");
 			if (norm_str(json_string_value(c), json_string_length(c), mixed, &l->content)) {
-				oom(err);
+				wap_err_oom(err);
 				goto out;
 			}
 		}
@@ -2090,7 +2085,7 @@ static int do_ops(const struct wap_edit_spec *s, const char *text, size_t len, b
 		info->replacements = nl;
 	}
 	if (sb.oom || !wap_sb_grow(&sb, 1)) {
-		oom(err);
+		wap_err_oom(err);
 		goto out;
 	}
 	sb.buf[sb.len] = 0;
@@ -2151,7 +2146,7 @@ static int do_positions(const struct wap_edit_spec *s, const char *buf, size_t l
 	int rc = -1;
 
 	if (!tv)
-		return oom(err);
+		return wap_err_oom(err);
 	json_array_foreach(s->list, i, e) {
 		long r[4];
 		struct wap_err tmp = { 0 };
@@ -2189,7 +2184,7 @@ static int do_positions(const struct wap_edit_spec *s, const char *buf, size_t l
 			size_t cl;
 			char *c = to_crlf(tv[i].text, tv[i].tlen, &cl);
 			if (!c) {
-				oom(err);
+				wap_err_oom(err);
 				goto out;
 			}
 			wap_sb_add(&sb, c, cl);
@@ -2201,7 +2196,7 @@ static int do_positions(const struct wap_edit_spec *s, const char *buf, size_t l
 	}
 	wap_sb_add(&sb, buf + last, len - last);
 	if (sb.oom || !wap_sb_grow(&sb, 1)) {
-		oom(err);
+		wap_err_oom(err);
 		goto out;
 	}
 	sb.buf[sb.len] = 0;
@@ -2250,7 +2245,7 @@ int wap_edit_apply(const struct wap_edit_spec *s, const char *buf, size_t len,
 		tlen = len;
 	}
 	if (!text)
-		return oom(err);
+		return wap_err_oom(err);
 	switch (s->mode) {
 	case WAP_EDIT_REPLACE:
 		rc = do_replace(s, exists, text, tlen, mixed, &res, &rlen, info, err);
@@ -2274,7 +2269,7 @@ int wap_edit_apply(const struct wap_edit_spec *s, const char *buf, size_t len,
 			char *nr = realloc(res, rlen + 2);
 			if (!nr) {
 				free(res);
-				return oom(err);
+				return wap_err_oom(err);
 			}
 			res = nr;
 			res[rlen++] = '\n';
@@ -2288,7 +2283,7 @@ int wap_edit_apply(const struct wap_edit_spec *s, const char *buf, size_t len,
 		char *c = to_crlf(res, rlen, &cl);
 		free(res);
 		if (!c)
-			return oom(err);
+			return wap_err_oom(err);
 		res = c;
 		rlen = cl;
 	}

@@ -19,11 +19,6 @@
 
 int wap_patch_fail_at = -1;
 
-static int oom(struct wap_err *err)
-{
-	return wap_err_set(err, WAP_E_FAILED, "out of memory");
-}
-
 static bool starts(struct wap_span l, const char *pfx)
 {
 	size_t n = strlen(pfx);
@@ -185,7 +180,7 @@ static int parse_codex(struct wap_patch *p, struct wap_span *L, long n, long beg
 			struct wap_sb sb = WAP_SB_INIT;
 			struct wap_span path = { t.p + 13, t.len - 13 };
 			if (!(f = add_file(p, WAP_P_ADD)) || !(f->path = span_dup(sp_trim(path))))
-				return oom(err);
+				return wap_err_oom(err);
 			for (i++; i < n && !starts(L[i], "*** "); i++) {
 				if (!L[i].len || L[i].p[0] != '+') {
 					wap_sb_release(&sb);
@@ -198,7 +193,7 @@ static int parse_codex(struct wap_patch *p, struct wap_span *L, long n, long beg
 			}
 			if (sb.oom || !wap_sb_grow(&sb, 1)) {
 				wap_sb_release(&sb);
-				return oom(err);
+				return wap_err_oom(err);
 			}
 			sb.buf[sb.len] = 0;
 			f->clen = sb.len;
@@ -208,7 +203,7 @@ static int parse_codex(struct wap_patch *p, struct wap_span *L, long n, long beg
 		if (starts(t, "*** Delete File:")) {
 			struct wap_span path = { t.p + 16, t.len - 16 };
 			if (!(f = add_file(p, WAP_P_DELETE)) || !(f->path = span_dup(sp_trim(path))))
-				return oom(err);
+				return wap_err_oom(err);
 			i++;
 			continue;
 		}
@@ -216,13 +211,13 @@ static int parse_codex(struct wap_patch *p, struct wap_span *L, long n, long beg
 			struct wap_span path = { t.p + 16, t.len - 16 };
 			struct wap_phunk *h = NULL;
 			if (!(f = add_file(p, WAP_P_UPDATE)) || !(f->path = span_dup(sp_trim(path))))
-				return oom(err);
+				return wap_err_oom(err);
 			i++;
 			if (i < n && starts(sp_trim(L[i]), "*** Move to:")) {
 				struct wap_span m = sp_trim(L[i]);
 				m.p += 12, m.len -= 12;
 				if (!(f->move_to = span_dup(sp_trim(m))))
-					return oom(err);
+					return wap_err_oom(err);
 				i++;
 			}
 			for (; i < n; i++) {
@@ -239,7 +234,7 @@ static int parse_codex(struct wap_patch *p, struct wap_span *L, long n, long beg
 				if (starts(x, "@@")) {
 					struct wap_span c = { x.p + 2, x.len - 2 };
 					if (!(h = add_hunk(f)))
-						return oom(err);
+						return wap_err_oom(err);
 					c = sp_trim(c);
 					/* "@@ -1,2 +1,2 @@" in a Codex patch: not a context line */
 					if (c.len >= 2 && c.p[0] == '-' && c.len >= 2 &&
@@ -252,13 +247,13 @@ static int parse_codex(struct wap_patch *p, struct wap_span *L, long n, long beg
 					continue;
 				}
 				if (!h && !(h = add_hunk(f)))
-					return oom(err);
+					return wap_err_oom(err);
 				if (!x.len) {
 					if (add_line(h, ' ', x.p, 0))
-						return oom(err);
+						return wap_err_oom(err);
 				} else if (x.p[0] == ' ' || x.p[0] == '+' || x.p[0] == '-') {
 					if (add_line(h, x.p[0], x.p + 1, x.len - 1))
-						return oom(err);
+						return wap_err_oom(err);
 				} else {
 					return wap_err_set(err, WAP_E_INVALID,
 							   "patch line %ld: unexpected line in *** Update File: %s "
@@ -456,7 +451,7 @@ static int ufile_finish(struct ufile *u, struct wap_err *err)
 	o = strdup(u->oldp ? u->oldp : u->gita ? u->gita : "");
 	nw = strdup(u->newp ? u->newp : u->gitb ? u->gitb : "");
 	if (!o || !nw) {
-		oom(err);
+		wap_err_oom(err);
 		goto out;
 	}
 	strip = u->git || ((!strncmp(o, "a/", 2) || !strcmp(o, "/dev/null")) &&
@@ -469,7 +464,7 @@ static int ufile_finish(struct ufile *u, struct wap_err *err)
 		free(nw);
 		o = a, nw = b;
 		if (!o || !nw) {
-			oom(err);
+			wap_err_oom(err);
 			goto out;
 		}
 	}
@@ -479,7 +474,7 @@ static int ufile_finish(struct ufile *u, struct wap_err *err)
 		free(nw);
 		o = a, nw = b;
 		if (!o || !nw) {
-			oom(err);
+			wap_err_oom(err);
 			goto out;
 		}
 	}
@@ -526,7 +521,7 @@ static int ufile_finish(struct ufile *u, struct wap_err *err)
 			sb.len--;
 		if (sb.oom || !wap_sb_grow(&sb, 1)) {
 			wap_sb_release(&sb);
-			oom(err);
+			wap_err_oom(err);
 			goto out;
 		}
 		sb.buf[sb.len] = 0;
@@ -560,7 +555,7 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 			if (ufile_finish(&u, err))
 				goto out;
 			if (!(u.f = add_file(p, WAP_P_UPDATE))) {
-				oom(err);
+				wap_err_oom(err);
 				goto out;
 			}
 			u.f->unified = true;
@@ -580,7 +575,7 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 				if (ufile_finish(&u, err))
 					goto out;
 				if (!(u.f = add_file(p, WAP_P_UPDATE))) {
-					oom(err);
+					wap_err_oom(err);
 					goto out;
 				}
 				u.f->unified = true;
@@ -590,7 +585,7 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 			u.old_epoch = epoch_stamp((struct wap_span){ l.p + 4, l.len - 4 });
 			u.new_epoch = epoch_stamp((struct wap_span){ L[i + 1].p + 4, L[i + 1].len - 4 });
 			if (!u.oldp || !u.newp) {
-				oom(err);
+				wap_err_oom(err);
 				goto out;
 			}
 			i++;
@@ -652,13 +647,13 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 				}
 				if (!(u.f = add_file(p, WAP_P_UPDATE)) || !(u.newp = strdup(dflt)) ||
 				    !(u.oldp = strdup(dflt))) {
-					oom(err);
+					wap_err_oom(err);
 					goto out;
 				}
 				u.f->unified = true;
 			}
 			if (!(h = add_hunk(u.f))) {
-				oom(err);
+				wap_err_oom(err);
 				goto out;
 			}
 			counted = hunk_header(l, &a, &b, &c, &d) == 0;
@@ -687,7 +682,7 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 				if (op != ' ' && op != '+' && op != '-')
 					break;
 				if (add_line(h, op, x.len ? x.p + 1 : x.p, x.len ? x.len - 1 : 0)) {
-					oom(err);
+					wap_err_oom(err);
 					goto out;
 				}
 				prev = op;
@@ -722,12 +717,12 @@ int wap_patch_parse(const char *text, size_t len, const char *dflt_path,
 
 	memset(p, 0, sizeof(*p));
 	if (!(p->buf = malloc(len + 1)))
-		return oom(err);
+		return wap_err_oom(err);
 	memcpy(p->buf, text, len);
 	p->buf[len] = 0;
 	if ((n = patch_lines(p->buf, len, &L)) < 0) {
 		wap_patch_release(p);
-		return oom(err);
+		return wap_err_oom(err);
 	}
 	/* a Codex patch begins before any unified file header: a diff whose
 	 * context or added lines hold "*** Begin Patch" stays a diff */
@@ -835,7 +830,7 @@ int wap_patch_apply_file(const struct wap_pfile *f, const char *old, size_t oldl
 
 	*out = NULL;
 	if (n < 0)
-		return oom(err);
+		return wap_err_oom(err);
 	for (size_t hi = 0; hi < f->nh; hi++) {
 		const struct wap_phunk *h = &f->h[hi];
 		size_t k = 0, start = pos, take;
@@ -845,7 +840,7 @@ int wap_patch_apply_file(const struct wap_pfile *f, const char *old, size_t oldl
 		free(pat);
 		pat = malloc((h->n ? h->n : 1) * sizeof(*pat));
 		if (!pat) {
-			oom(err);
+			wap_err_oom(err);
 			goto out;
 		}
 		for (size_t j = 0; j < h->n; j++)
@@ -941,7 +936,7 @@ int wap_patch_apply_file(const struct wap_pfile *f, const char *old, size_t oldl
 	rc = 0;
 	goto out;
 nomem:
-	oom(err);
+	wap_err_oom(err);
 out:
 	wap_sb_release(&sb);
 	free(R.v);
@@ -1056,7 +1051,7 @@ static struct ent *get_ent(const struct wap_ws *ws, struct plan *pl, const char 
 		free(rel);
 		if (ne)
 			pl->e = ne;
-		oom(err);
+		wap_err_oom(err);
 		return NULL;
 	}
 	pl->e = ne;
@@ -1097,7 +1092,7 @@ static struct ent *get_ent(const struct wap_ws *ws, struct plan *pl, const char 
 		free(e->orig);
 		free(rel);
 		free(e);
-		oom(err);
+		wap_err_oom(err);
 		return NULL;
 	}
 	e->clen = e->olen;
@@ -1130,7 +1125,7 @@ static int add_op(struct plan *pl, char status, struct ent *e, struct ent *from,
 	struct pop *no = realloc(pl->op, (pl->nop + 1) * sizeof(*no)), *o;
 
 	if (!no)
-		return oom(err);
+		return wap_err_oom(err);
 	pl->op = no;
 	o = &no[pl->nop];
 	memset(o, 0, sizeof(*o));
@@ -1138,11 +1133,11 @@ static int add_op(struct plan *pl, char status, struct ent *e, struct ent *from,
 	o->e = e;
 	o->from = from;
 	if (before && !(o->before = memdup0(before, blen)))
-		return oom(err);
+		return wap_err_oom(err);
 	o->blen = blen;
 	if (after && !(o->after = memdup0(after, alen))) {
 		free(o->before);
-		return oom(err);
+		return wap_err_oom(err);
 	}
 	o->alen = alen;
 	pl->nop++;
@@ -1189,7 +1184,7 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 		if (f->link && link_target_bad(f->content, f->clen))
 			return wap_err_set(err, WAP_E_INVALID, "%s: not a symlink target", e->rel);
 		if (!(nw = memdup0(f->content, f->clen)))
-			return oom(err);
+			return wap_err_oom(err);
 		if (e->cur_exists) {
 			if (add_op(pl, 'M', e, NULL, e->cur, e->clen, nw, f->clen, err)) {
 				free(nw);
@@ -1417,7 +1412,7 @@ static int put_entry(const struct wap_ws *ws, const char *rel, bool link, const 
 		return 0;
 	}
 	if (!(target = memdup0(data, len)))
-		return oom(err);
+		return wap_err_oom(err);
 	dfd = wap_ws_open_parent(ws, rel, true, &name, err);
 	if (dfd >= 0) {
 		int tries = 0;
@@ -1538,7 +1533,7 @@ static int commit(const struct wap_ws *ws, struct plan *pl, struct wap_err *err)
 	size_t nd = 0;
 
 	if (!done)
-		return oom(err);
+		return wap_err_oom(err);
 	/* writes first, then mode changes, deletions last */
 	for (int pass = 0; pass < 3; pass++)
 		for (size_t i = 0; i < pl->ne; i++) {
@@ -1616,7 +1611,7 @@ int wap_patch_run(const struct wap_ws *ws, const struct wap_patch *p,
 			      "additions", (json_int_t)d.additions, "deletions", (json_int_t)d.deletions);
 		wap_diff_release(&d);
 		if (!j) {
-			oom(err);
+			wap_err_oom(err);
 			goto out;
 		}
 		if (o->from)

@@ -32,7 +32,7 @@ static struct archive *ar_new(struct wap_err *err)
 		return NULL;
 	a = archive_read_new();
 	if (!a) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		return NULL;
 	}
 	archive_read_support_filter_all(a);

@@ -127,7 +127,7 @@ int wap_read_fd(int fd, size_t max, char **buf, size_t *len, struct wap_err *err
 		cap = max + 1;
 	b = malloc(cap + 1);
 	if (!b)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	for (;;) {
 		ssize_t r;
 		if (n == cap) {
@@ -140,7 +140,7 @@ int wap_read_fd(int fd, size_t max, char **buf, size_t *len, struct wap_err *err
 			nb = realloc(b, cap + 1);
 			if (!nb) {
 				free(b);
-				return wap_err_set(err, WAP_E_FAILED, "out of memory");
+				return wap_err_oom(err);
 			}
 			b = nb;
 		}
@@ -342,7 +342,7 @@ static int target_open(const struct wap_ws *ws, const char *rel, bool mkparents,
 	if (!t->rel)
 		t->rel = strdup(rel);
 	if (!t->rel)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	t->dirfd = wap_ws_open_parent(ws, t->rel, mkparents, &t->name, err);
 	if (t->dirfd < 0) {
 		target_release(t);
@@ -596,7 +596,7 @@ int wap_write_file(const struct wap_ws *ws, const char *rel, const void *buf, si
 			goto out;
 		nb = realloc(old, oldlen + len + 1);
 		if (!nb) {
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 			goto out;
 		}
 		old = nb;

@@ -205,14 +205,14 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 		size_t nc = hs->cap ? hs->cap * 2 : 256;
 		struct wap_hit *n = realloc(hs->h, nc * sizeof(*n));
 		if (!n)
-			return wap_err_set(err, WAP_E_FAILED, "out of memory");
+			return wap_err_oom(err);
 		hs->h = n;
 		hs->cap = nc;
 	}
 	h = &hs->h[hs->n];
 	h->path = arena_dup(hs, e->path, e->pathlen);
 	if (!h->path)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	h->dir = dir;
 	h->mtime = st.st_mtim;
 	hs->n++;
@@ -382,7 +382,7 @@ int wap_find(const struct wap_call *call, const json_t *req, bool mtime,
 		wap_path_addn(&sb, base, pattern, pre);
 		start = wap_sb_detach(&sb);
 		if (!start) {
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 			goto out;
 		}
 		/* PATH must exist and be a directory; a missing prefix is no match */
@@ -418,7 +418,7 @@ int wap_find(const struct wap_call *call, const json_t *req, bool mtime,
 	nw = wap_walk_threads(&wo);
 	g.per = calloc(nw, sizeof(*g.per));
 	if (!g.per) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto out;
 	}
 	if (start && wap_walk(ws, start, &wo, on_ent, &g, err))
@@ -427,7 +427,7 @@ int wap_find(const struct wap_call *call, const json_t *req, bool mtime,
 		total += g.per[i].n;
 	all = gather(g.per, nw, total, sortby == SORT_NONE ? 0 : max, sortby);
 	if (!all) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto out;
 	}
 	fo->all = all;

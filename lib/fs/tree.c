@@ -48,7 +48,7 @@ static int check_rec(const struct wap_ws *ws, int parent, const char *name, cons
 			continue;
 		sub = wap_path_join(rel, de->d_name);
 		if (!sub)
-			rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
+			rc = wap_err_oom(err);
 		else
 			rc = check_rec(ws, dirfd(d), de->d_name, sub, access, depth + 1, err);
 		free(sub);
@@ -100,7 +100,7 @@ static int remove_rec(int parent, const char *name, const char *rel, size_t *cou
 			continue;
 		sub = wap_path_join(rel, de->d_name);
 		if (!sub)
-			rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
+			rc = wap_err_oom(err);
 		else
 			rc = remove_rec(dirfd(d), de->d_name, sub, count, depth + 1, err);
 		free(sub);
@@ -396,7 +396,7 @@ static int copy_dir(int sfd, const struct stat *st, int dparent, const char *dna
 		s = wap_path_join(srel, de->d_name);
 		t = wap_path_join(drel, de->d_name);
 		if (!s || !t)
-			rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
+			rc = wap_err_oom(err);
 		else
 			rc = copy_rec(dirfd(d), de->d_name, dfd, de->d_name, force, s, t, cs,
 				      depth + 1, err);
@@ -490,7 +490,7 @@ int wap_tree_dest(const struct wap_ws *ws, const char *srel, const char *drel, c
 		if (tmp.kind == WAP_E_NOT_FOUND || tmp.kind == WAP_E_NOT_DIR) {
 			wap_err_release(&tmp);
 			*out = strdup(drel);
-			return *out ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+			return *out ? 0 : wap_err_oom(err);
 		}
 		if (err)
 			*err = tmp;
@@ -504,7 +504,7 @@ int wap_tree_dest(const struct wap_ws *ws, const char *srel, const char *drel, c
 	wap_path_add(&sb, drel, base);
 	if (sb.oom || !sb.buf) {
 		wap_sb_release(&sb);
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	}
 	rc = wap_ws_rel(ws, sb.buf, sb.len, out, err);
 	wap_sb_release(&sb);

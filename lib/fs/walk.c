@@ -729,7 +729,7 @@ int wap_walk(const struct wap_ws *ws, const char *rel, const struct wap_walk_opt
 		wap_ign_unref(ign);
 		if (!j) {
 			close(fd);
-			rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
+			rc = wap_err_oom(err);
 			goto out;
 		}
 		if (o->follow && !is_loop(j, fd, &di) && (j->anc = malloc(sizeof(*j->anc)))) {
@@ -743,7 +743,7 @@ int wap_walk(const struct wap_ws *ws, const char *rel, const struct wap_walk_opt
 	wks = calloc(nt, sizeof(*wks));
 	tids = calloc(nt, sizeof(*tids));
 	if (!wks || !tids) {
-		rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
+		rc = wap_err_oom(err);
 		goto out;
 	}
 	for (int i = 0; i < nt; i++) {

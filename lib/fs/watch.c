@@ -388,7 +388,7 @@ struct wap_watch *wap_watch_new(const struct wap_ws *ws, wap_watch_fn cb, void *
 	struct wap_watch *w = calloc(1, sizeof(*w));
 
 	if (!w) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		return NULL;
 	}
 	w->ws = ws;
@@ -452,7 +452,7 @@ int wap_watch_add(struct wap_watch *w, const char *pattern, char id[WAP_WATCH_ID
 		pat += 2;
 	p = calloc(1, sizeof(*p));
 	if (!p)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	p->g = wap_glob_new(pat, strchr(pat, '/') ? 0 : WAP_GLOB_BASENAME, err);
 	if (!p->g) {
 		free(p);

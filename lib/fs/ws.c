@@ -192,7 +192,7 @@ int wap_ws_init(struct wap_ws *ws, const char *root, const char *config_path,
 		if (cfg && protect_config(ws, config_path) < 0) {
 			json_decref(cfg);
 			cfg = NULL;
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 		}
 	} else {
 		/* the invoker's, never the workspace's: ROOT/.wap/config.json
@@ -208,10 +208,10 @@ int wap_ws_init(struct wap_ws *ws, const char *root, const char *config_path,
 		if (cfg && sb.buf && protect_config(ws, sb.buf) < 0) {
 			json_decref(cfg);
 			cfg = NULL;
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 		}
 		if (!cfg && sb.oom)
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 		wap_sb_release(&sb);
 	}
 	if (!cfg)
@@ -321,7 +321,7 @@ int wap_ws_rel(const struct wap_ws *ws, const char *path, size_t len, char **rel
 		wap_sb_adds(&sb, ".");
 	*rel = wap_sb_detach(&sb);
 	if (!*rel)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	return 0;
 }
 
@@ -423,7 +423,7 @@ int wap_ws_check(const struct wap_ws *ws, const char *rel, int access,
 				   "Path restricted: %s (the workspace is read-only)", rel);
 	full = anchored(ws, rel, strlen(rel), &sb, &n);
 	if (!full)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	if (access == WAP_ACC_WRITE && (what = protected_component(full, n)))
 		rc = wap_err_set(err, WAP_E_RESTRICTED, !strcmp(what, ".git") ?
 			"Path restricted: %s is in a .git repository, which only `wap git` writes" :
@@ -707,7 +707,7 @@ int wap_ws_open_parent(const struct wap_ws *ws, const char *rel, bool mkparents,
 		return wap_ws_open(ws, ".", O_RDONLY | O_DIRECTORY, 0, WAP_ACC_WRITE, err);
 	dir = strndup(rel, slash - rel);
 	if (!dir)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	fd = kernel_open(ws, dir, O_RDONLY | O_DIRECTORY, 0);
 	if (fd < 0 && errno == ENOENT && mkparents) {
 		/* create each missing component relative to its parent's fd */
@@ -761,7 +761,7 @@ int wap_ws_open_parent(const struct wap_ws *ws, const char *rel, bool mkparents,
 		if (real) {
 			struct wap_sb sb = WAP_SB_INIT;
 			wap_sb_addf(&sb, "%s/%s", real, *name);
-			bad = !sb.buf ? wap_err_set(err, WAP_E_FAILED, "out of memory")
+			bad = !sb.buf ? wap_err_oom(err)
 				      : wap_ws_check(ws, strcmp(real, ".") ? sb.buf : *name,
 						     WAP_ACC_WRITE, err);
 			wap_sb_release(&sb);

@@ -22,7 +22,7 @@ static int delete_branch(struct g *g, git_reference *ref, const char *name)
 	int e;
 
 	if (!refname)
-		return out_of_memory(g);
+		return wap_err_oom(g->err);
 	if ((e = git_reference_delete(ref))) {
 		free(refname);
 		return lg(g, e, "cannot delete branch '%s'", name);
@@ -349,7 +349,7 @@ static int checkout_path_ok(struct g *g, git_index *idx, const char *rp, char **
 
 		if (!rel) {
 			free(pre);
-			return out_of_memory(g);
+			return wap_err_oom(g->err);
 		}
 		fd = wap_ws_open(g->ws, rel, O_PATH | O_NOFOLLOW, 0, WAP_ACC_READ, &e2);
 		if (fd >= 0) {
@@ -635,7 +635,7 @@ int op_checkout(struct g *g, json_t **res)
 		wap_sb_addf(&sum, " (tracking %s/%s)", remote, name);
 done:
 	if (sum.oom) {
-		out_of_memory(g);
+		wap_err_oom(g->err);
 		goto out;
 	}
 	*res = json_pack("{s:b, s:s, s:b, s:b, s:s, s:s}", "success", 1, "branch", name,

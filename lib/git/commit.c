@@ -44,7 +44,7 @@ static int stage_paths(struct g *g, git_index *idx, struct strv *paths, bool for
 			continue;
 		rel = ws_path(g, rp);
 		if (!rel)
-			return out_of_memory(g);
+			return wap_err_oom(g->err);
 		fd = wap_ws_open(g->ws, rel, O_PATH | O_NOFOLLOW, 0, WAP_ACC_WRITE, &e2);
 		if (fd < 0 && e2.kind != WAP_E_NOT_FOUND) {
 			*g->err = e2;

@@ -127,7 +127,7 @@ static int link_dir(struct g *g, const char *base, const char *what, const char 
 	else
 		wap_sb_addf(&sb, "%s/%s", base, target);
 	if (sb.oom)
-		return out_of_memory(g);
+		return wap_err_oom(g->err);
 	rc = confirm_dir(g, sb.buf, out);
 	if (rc && g->err->kind == WAP_E_ACCESS)
 		wap_err_set(g->err, WAP_E_ACCESS,
@@ -165,7 +165,7 @@ static int links_stay_inside(struct g *g, const char *dir)
 			continue;
 		wap_sb_addf(&sb, "%s/%s", dir, de->d_name);
 		if (sb.oom) {
-			rc = out_of_memory(g);
+			rc = wap_err_oom(g->err);
 			break;
 		}
 		t = open_plumbing(g, sb.buf, O_PATH, g->err);
@@ -206,7 +206,7 @@ static int check_objects(struct g *g, const char *obj, int depth)
 		goto out;
 	wap_sb_addf(&sb, "%s/pack", real);
 	if (sb.oom) {
-		out_of_memory(g);
+		wap_err_oom(g->err);
 		goto out;
 	}
 	r = read_small(g, sb.buf, tiny, sizeof(tiny));
@@ -216,7 +216,7 @@ static int check_objects(struct g *g, const char *obj, int depth)
 	wap_sb_addf(&sb, "%s/info/alternates", real);
 	buf = malloc(65536);
 	if (sb.oom || !buf) {
-		out_of_memory(g);
+		wap_err_oom(g->err);
 		goto out;
 	}
 	r = read_small(g, sb.buf, buf, 65536);
@@ -276,7 +276,7 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 	else
 		wap_sb_adds(&sb, ".git");
 	if (sb.oom)
-		return out_of_memory(g);
+		return wap_err_oom(g->err);
 	r = read_small(g, sb.buf, buf, sizeof(buf));
 	if (r < 0)
 		goto out;
@@ -291,13 +291,13 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 		gd = strdup(r == 2 ? sb.buf : real);
 	}
 	if (!gd) {
-		out_of_memory(g);
+		wap_err_oom(g->err);
 		goto out;
 	}
 	sb.len = 0;
 	wap_sb_addf(&sb, "%s/commondir", gd);
 	if (sb.oom) {
-		out_of_memory(g);
+		wap_err_oom(g->err);
 		goto out;
 	}
 	r = read_small(g, sb.buf, buf, sizeof(buf));
@@ -306,7 +306,7 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 	sb.len = 0;
 	wap_sb_addf(&sb, "%s/objects", cd ? cd : gd);
 	if (sb.oom) {
-		out_of_memory(g);
+		wap_err_oom(g->err);
 		goto out;
 	}
 	rc = check_objects(g, sb.buf, 0);
@@ -448,7 +448,7 @@ int open_repo(struct g *g, bool write)
 		free(abs);
 		abs = wap_ws_abs(g->ws, real);
 		if (!abs) {
-			out_of_memory(g);
+			wap_err_oom(g->err);
 			goto out;
 		}
 		if (check_links(g, real))
@@ -544,7 +544,7 @@ int repo_path(struct g *g, const char *p, int access, char **out)
 		return -1;
 	}
 	free(rel);
-	return *out ? 0 : out_of_memory(g);
+	return *out ? 0 : wap_err_oom(g->err);
 }
 
 /* The root-relative form of a repository path. */
@@ -609,7 +609,7 @@ int confine_local(struct g *g, const char *url, const char *base, bool push, cha
 	else
 		wap_sb_addf(&sb, "%s/%s", base, path);
 	if (sb.oom) {
-		out_of_memory(g);
+		wap_err_oom(g->err);
 		goto out;
 	}
 	if (wap_ws_rel(g->ws, sb.buf, sb.len, &rel, g->err) ||
@@ -621,7 +621,7 @@ int confine_local(struct g *g, const char *url, const char *base, bool push, cha
 	    check_gitdir_writes(g, gd ? gd : real) || (cd && check_gitdir_writes(g, cd)))
 		goto out;
 	*abs = wap_ws_abs(g->ws, real);
-	rc = *abs ? 0 : out_of_memory(g);
+	rc = *abs ? 0 : wap_err_oom(g->err);
 out:
 	wap_sb_release(&sb);
 	free(gd);

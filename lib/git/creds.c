@@ -33,10 +33,10 @@ int load_token(struct g *g)
 		free(buf);
 		if (!n)
 			return wap_err_set(g->err, WAP_E_INVALID, "The token file %s is empty", tf);
-		return g->token ? 0 : out_of_memory(g);
+		return g->token ? 0 : wap_err_oom(g->err);
 	}
 	if (env && *env && !(g->token = strdup(env)))
-		return out_of_memory(g);
+		return wap_err_oom(g->err);
 	return 0;
 }
 

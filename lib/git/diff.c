@@ -667,7 +667,7 @@ int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
 	rc = 0;
 out:
 	if (rc && !g->err->kind)
-		out_of_memory(g);
+		wap_err_oom(g->err);
 	for (size_t i = 0; fs && i < n; i++)
 		free(fs[i].name);
 	free(fs);
@@ -748,7 +748,7 @@ int find_renames(struct g *g, git_diff *d)
 				continue;
 			if (!(nv = reallocarray(rc.v, rc.n + 1, sizeof(*nv)))) {
 				free(rc.v);
-				return out_of_memory(g);
+				return wap_err_oom(g->err);
 			}
 			rc.v = nv;
 			rc.v[rc.n++] = (struct bpair){ src->old_file.path, dst->new_file.path };
@@ -807,7 +807,7 @@ int split_revs_paths(struct g *g, struct strv *revs, struct strv *paths, int acc
 		char *rp = NULL;
 		if (is_rev(g, a) || (strstr(a, "..") && a[0] != '.' && a[0] != '/' && !strstr(a, "/.."))) {
 			if (strv_add(revs, strdup(a)))
-				return out_of_memory(g);
+				return wap_err_oom(g->err);
 			continue;
 		}
 		if (g->wd_rel && a[0] != '-') {
@@ -825,7 +825,7 @@ int split_revs_paths(struct g *g, struct strv *revs, struct strv *paths, int acc
 			if (fd >= 0) {
 				close(fd);
 				if (repo_path(g, a, access, &rp) || strv_add(paths, rp))
-					return g->err->kind ? -1 : out_of_memory(g);
+					return g->err->kind ? -1 : wap_err_oom(g->err);
 				continue;
 			}
 		}
@@ -867,7 +867,7 @@ static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool s
 		b = strdup(dots + (three ? 3 : 2));
 		if (!a || !b) {
 			free(a), free(b);
-			return out_of_memory(g);
+			return wap_err_oom(g->err);
 		}
 		if (three) {
 			git_commit *ca = NULL, *cb = NULL;
@@ -936,7 +936,7 @@ int op_diff(struct g *g, json_t **res)
 	if (split_revs_paths(g, &revs, &paths, WAP_ACC_READ))
 		goto out;
 	if (str_key(g, "rev") && strv_add(&revs, strdup(str_key(g, "rev")))) {
-		out_of_memory(g);
+		wap_err_oom(g->err);
 		goto out;
 	}
 	if (build_diff(g, &revs, &paths, bool_key(g, "staged"), &d))

@@ -79,7 +79,7 @@ int wap_git(struct wap_call *call, const json_t *req, json_t **res, struct wap_e
 		return wap_err_set(err, WAP_E_INVALID, "argument 'args' must be an array of strings");
 	g.args = calloc(json_array_size(args) + 1, sizeof(*g.args));
 	if (!g.args)
-		return out_of_memory(&g);
+		return wap_err_oom(g.err);
 	json_array_foreach(args, i, v) {
 		if (!json_is_string(v)) {
 			wap_err_set(err, WAP_E_INVALID, "argument 'args' must be an array of strings");

@@ -61,7 +61,6 @@ const char *str_key(const struct g *g, const char *key);
 bool bool_key(const struct g *g, const char *key);
 int lg(struct g *g, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-int out_of_memory(struct g *g);
 void clear_err(struct g *g);
 void redact_urls(char *s);
 void scrub_token(char *s, const char *tok);

@@ -342,7 +342,7 @@ int op_log(struct g *g, json_t **res)
 	if (split_revs_paths(g, &revs, &paths, WAP_ACC_READ))
 		goto out;
 	if ((s = str_key(g, "rev")) && strv_add(&revs, strdup(s))) {
-		out_of_memory(g);
+		wap_err_oom(g->err);
 		goto out;
 	}
 	filter = paths.n && !strv_has_root(&paths);
@@ -446,7 +446,7 @@ done:
 	rc = 0;
 	goto out;
 nomem:
-	out_of_memory(g);
+	wap_err_oom(g->err);
 out:
 	git_commit_free(c);
 	while ((c = cq_pop(&q)))

@@ -179,7 +179,7 @@ int op_fetch(struct g *g, json_t **res)
 		return wap_err_set(g->err, WAP_E_INVALID, "fetch takes one remote");
 	if (!name || do_fetch(g, name)) {
 		free(dflt);
-		return name ? -1 : out_of_memory(g);
+		return name ? -1 : wap_err_oom(g->err);
 	}
 	wap_sb_addf(&sum, "Fetched from %s: %zu refs updated", name, json_array_size(g->updates));
 	*res = json_pack("{s:b, s:s, s:o, s:s}", "success", 1, "remote", name, "updated", updates(g),
@@ -219,7 +219,7 @@ int op_push(struct g *g, json_t **res)
 	if (!rname)
 		rname = dflt_r = default_remote(g);
 	if (!rname) {
-		out_of_memory(g);
+		wap_err_oom(g->err);
 		goto out;
 	}
 	if (git_branch_lookup(&ref, g->repo, bname, GIT_BRANCH_LOCAL)) {
@@ -243,7 +243,7 @@ int op_push(struct g *g, json_t **res)
 	}
 	wap_sb_addf(&spec, "%s%s:%s", force ? "+" : "", git_reference_name(ref), dst ? dst : "");
 	if (!dst || spec.oom) {
-		out_of_memory(g);
+		wap_err_oom(g->err);
 		goto out;
 	}
 	if (check_cancelled(g) || open_remote(g, rname, true, &r) || load_token(g))
@@ -316,7 +316,7 @@ int op_pull(struct g *g, json_t **res)
 		goto out;
 	wap_sb_addf(&bref, "refs/heads/%s", branch);
 	if (!bref.buf) {
-		out_of_memory(g);
+		wap_err_oom(g->err);
 		goto out;
 	}
 	if (upstream_of(g, branch, &u) && u.tracking) {

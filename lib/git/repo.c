@@ -53,11 +53,6 @@ int lg(struct g *g, int code, const char *fmt, ...)
 			   e && e->message ? e->message : "unknown error");
 }
 
-int out_of_memory(struct g *g)
-{
-	return wap_err_set(g->err, WAP_E_FAILED, "out of memory");
-}
-
 /* Forget an error that was expected (a missing optional file). */
 void clear_err(struct g *g)
 {
@@ -215,7 +210,7 @@ int collect_paths(struct g *g, const char **args, size_t nargs, int access,
 			if (!json_is_string(v))
 				return wap_err_set(g->err, WAP_E_INVALID, "argument '%s' must be an array of strings", keys[k]);
 			if (repo_path(g, json_string_value(v), access, &rp) || strv_add(out, rp))
-				return g->err->kind ? -1 : out_of_memory(g);
+				return g->err->kind ? -1 : wap_err_oom(g->err);
 		}
 	}
 	bool sep = args == g->args;	/* the whole list: "--" is a separator */
@@ -227,7 +222,7 @@ int collect_paths(struct g *g, const char **args, size_t nargs, int access,
 			continue;
 		}
 		if (repo_path(g, args[i], access, &rp) || strv_add(out, rp))
-			return g->err->kind ? -1 : out_of_memory(g);
+			return g->err->kind ? -1 : wap_err_oom(g->err);
 	}
 	return 0;
 }

@@ -80,7 +80,7 @@ static int staged_renames(struct g *g, struct strv *from, struct strv *to)
 		const git_diff_delta *dd = git_diff_get_delta(d, i);
 		if (dd->status == GIT_DELTA_RENAMED &&
 		    (strv_add(from, strdup(dd->old_file.path)) || strv_add(to, strdup(dd->new_file.path)))) {
-			out_of_memory(g);
+			wap_err_oom(g->err);
 			goto out;
 		}
 	}

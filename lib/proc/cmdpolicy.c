@@ -536,7 +536,7 @@ int wap_cmd_split(const char *line, struct wap_cmdlist *out, struct wap_err *err
 		if (!strcmp(out->v[i].words[0], "[") || !strcmp(out->v[i].words[0], "[["))
 			out->v[i].flags[0] &= ~WAP_CMDW_DYN;
 	if (p.oom)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	if (p.deep)
 		return wap_err_set(err, WAP_E_INVALID, "command line nested too deeply");
 	return 0;

@@ -429,7 +429,7 @@ static int exec_rules(int rs, struct xrules *x, const char *const *sysdirs, stru
 		return errno == E2BIG ?
 			wap_err_set(err, WAP_E_INVALID, "Sandbox: too many PATH directories (over %d)",
 				    MAX_HOLES) :
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 	for (int i = 0; sysdirs[i]; i++) {
 		bool inside = false;
 		if (!(rp = realpath(sysdirs[i], NULL)))
@@ -437,7 +437,7 @@ static int exec_rules(int rs, struct xrules *x, const char *const *sysdirs, stru
 		for (int j = 0; x->sys && x->sys[j]; j++)
 			inside |= at_or_beneath(rp, x->sys[j]);
 		if (!inside && wap_strv_push(&x->sys, rp))
-			rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
+			rc = wap_err_oom(err);
 		free(rp);
 		if (rc)
 			return -1;
@@ -522,7 +522,7 @@ static int find_protected(struct wap_sandbox *sb, const struct wap_ws *ws, struc
 
 #define PROTECT(p) do { \
 		if (!stat(p, &st) && n++ < 64 && wap_strv_push(&sb->ro, p)) \
-			return wap_err_set(err, WAP_E_FAILED, "out of memory"); \
+			return wap_err_oom(err); \
 	} while (0)
 	snprintf(path, sizeof(path), "%s/.git", ws->root);
 	PROTECT(path);
@@ -551,7 +551,7 @@ static int find_protected(struct wap_sandbox *sb, const struct wap_ws *ws, struc
 			if (!stat(path, &st) && n++ < 64 && wap_strv_push(&sb->ro, path)) {
 				closedir(d2);
 				closedir(d1);
-				return wap_err_set(err, WAP_E_FAILED, "out of memory");
+				return wap_err_oom(err);
 			}
 		}
 		closedir(d2);
@@ -652,7 +652,7 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 		sb->tmpenv = NULL;
 		if (!sb->tmpdir)
 			rmdir(tmpl);
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto fail;
 	}
 	/* an empty ROOT/.wap, so that the command cannot make one holding a
@@ -666,7 +666,7 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 	if (!o->read_only_root && find_protected(sb, ws, err))
 		goto fail;
 	if (lists && (wap_strv_push(&sb->noexec, ws->root) || wap_strv_push(&sb->noexec, sb->tmpdir))) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto fail;
 	}
 	sb->no_memfd = lists;
@@ -678,7 +678,7 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 		sb->gid = getegid();
 		if (asprintf(&sb->cwd, "%s/%s", ws->root, o->cwd && *o->cwd ? o->cwd : ".") < 0) {
 			sb->cwd = NULL;
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 			goto fail;
 		}
 	}
@@ -691,7 +691,7 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 		x.all = all;
 		x.rd = rd;
 		if (wap_strv_push(&x.keep_out, ws->root) || wap_strv_push(&x.keep_out, sb->tmpdir)) {
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 			goto fail;
 		}
 		if (exec_rules(rs, &x, sysdirs, err))

@@ -784,7 +784,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 				   "namespace, subreaper or /proc to hold the command's processes");
 	cap = calloc(2, sizeof(*cap));
 	if (!cap)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	for (int i = 0; i < 2; i++) {
 		size_t m = o->max_output;
 		cap[i].hmax = m / 2;
@@ -953,7 +953,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	}
 	if (oom || cap_finish(&cap[0], &res->out[0]) || cap_finish(&cap[1], &res->out[1])) {
 		wap_proc_result_release(res);
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto out;
 	}
 	res->timed_out = done.timed_out;

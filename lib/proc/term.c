@@ -553,7 +553,7 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 	envp = build_env(extra, pty);
 	if (!t || !envp) {
 oom:
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto out;
 	}
 	t->set = ts;
@@ -751,7 +751,7 @@ int wap_term_output(struct wap_terms *ts, const char *id, size_t max_lines, char
 		*st = t->st;
 	pthread_mutex_unlock(&ts->mu);
 	if (!*out)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	return 0;
 }
 
@@ -992,7 +992,7 @@ static int acp_create(struct wap_terms *ts, const json_t *params, json_t **res, 
 	rc = 0;
 	goto out;
 oom:
-	wap_err_set(err, WAP_E_FAILED, "out of memory");
+	wap_err_oom(err);
 out:
 	wap_strv_free(argv);
 	wap_strv_free(env);

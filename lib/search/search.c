@@ -619,7 +619,7 @@ static int rewrite_utf16(struct rewrite *rw, const char *old, size_t oldlen, boo
 	char *u = wap_text_utf16_to_utf8(old + 2, oldlen - 2, be, &n, &lossy), *e;
 
 	if (!u)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	if (lossy) {
 		free(u);
 		return wap_err_set(err, WAP_E_INVALID, "not valid UTF-16: not rewritten");
@@ -632,12 +632,12 @@ static int rewrite_utf16(struct rewrite *rw, const char *old, size_t oldlen, boo
 	free(u);
 	if (sb.oom) {
 		wap_sb_release(&sb);
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	}
 	e = wap_text_utf8_to_utf16(sb.buf ? sb.buf : "", sb.len, be, &n, &lossy);
 	wap_sb_release(&sb);
 	if (!e)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	if (lossy) {
 		free(e);
 		return wap_err_set(err, WAP_E_INVALID, "the replacement is not valid UTF-8: not rewritten");
@@ -645,7 +645,7 @@ static int rewrite_utf16(struct rewrite *rw, const char *old, size_t oldlen, boo
 	*out = malloc(n + 2);
 	if (!*out) {
 		free(e);
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	}
 	memcpy(*out, old, 2);
 	memcpy(*out + 2, e, n);
@@ -672,11 +672,11 @@ static int rewrite_fn(void *arg, const char *old, size_t oldlen, char **out, siz
 	}
 	if (sb.oom) {
 		wap_sb_release(&sb);
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	}
 	*outlen = sb.len;
 	*out = sb.len ? wap_sb_detach(&sb) : strdup("");
-	return *out ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+	return *out ? 0 : wap_err_oom(err);
 }
 
 /* ---- the operation ---- */
@@ -854,7 +854,7 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 	}
 	pats = calloc(npat, sizeof(*pats));
 	if (!pats) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto out;
 	}
 	npat = 0;
@@ -880,14 +880,14 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 	g.nw = wap_walk_threads(&wo);
 	g.wks = calloc(g.nw, sizeof(*g.wks));
 	if (!g.wks) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto out;
 	}
 	for (int i = 0; i < g.nw; i++) {
 		g.wks[i].binoff = -1;
 		g.wks[i].st = wap_mstate_new(g.m);
 		if (!g.wks[i].st) {
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 			goto out;
 		}
 		wap_mstate_set_cancel(g.wks[i].st, call->cancelled);
@@ -912,7 +912,7 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 			qsort_r(g.fr, g.nfr, sizeof(*g.fr), srch_frcmp_q, &(int){ SORT_PATH });
 		if (!rw.st) {
 			json_decref(files);
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 			goto out;
 		}
 		wap_mstate_set_cancel(rw.st, call->cancelled);
@@ -932,7 +932,7 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 		}
 		wap_mstate_free(rw.st);
 		*res = json_pack("{s:I, s:o}", "count", (json_int_t)rw.count, "files", files);
-		rc = *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+		rc = *res ? 0 : wap_err_oom(err);
 		goto out;
 	}
 
@@ -946,6 +946,10 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 	for (size_t i = 0; i < g.nfr; i++)
 		total += g.fr[i].count;
 	*res = srch_build_result(&g, g.nfr, total);
+	if (!*res) {
+		rc = wap_err_oom(err);
+		goto out;
+	}
 	{
 		size_t searched = 0, binary = 0, bytes = 0;
 		for (int i = 0; i < g.nw; i++) {

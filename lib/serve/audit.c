@@ -115,7 +115,7 @@ struct wap_audit *wap_audit_open(const char *file, struct wap_err *err)
 	struct wap_audit *a = calloc(1, sizeof(*a));
 
 	if (!a) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		return NULL;
 	}
 	if (!strcmp(file, "-")) {

@@ -680,7 +680,7 @@ static void post_mcp(struct httpd *h, struct txn *t)
 		json_decref(msg);
 		t->sse = false;
 		wap_sb_release(&t->out);	/* a roots/list event already in */
-		reply_rpc_error(t, 500, WAP_RPC_INTERNAL, "Internal error: out of memory");
+		reply_rpc_error(t, 500, WAP_RPC_INTERNAL, WAP_RPC_OOM_MSG);
 	}
 }
 
@@ -1117,7 +1117,7 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 	pthread_mutex_init(&h.mu, NULL);
 	h.workers = wap_workers_new(o->workers > 0 ? o->workers : 4);
 	if (!h.wbuf || !h.workers) {
-		rc = wap_err_set(err, WAP_E_FAILED, "out of memory");
+		rc = wap_err_oom(err);
 		goto out;
 	}
 	log_fn = o->log;

@@ -157,6 +157,11 @@ json_t *wap_rpc_error(const json_t *id, int code, const char *message, json_t *d
 	return o;
 }
 
+json_t *wap_rpc_oom(const json_t *id)
+{
+	return wap_rpc_error(id, WAP_RPC_INTERNAL, WAP_RPC_OOM_MSG, NULL);
+}
+
 json_t *wap_rpc_error_wap(const json_t *id, const struct wap_err *e)
 {
 	return wap_rpc_error(id, wap_err_rpc(e->kind), e->msg, wap_err_json(e));

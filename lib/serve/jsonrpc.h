@@ -74,6 +74,10 @@ json_t *wap_rpc_error(const json_t *id, int code, const char *message,
 /* The error response for a WAP error: code from the error table
  * (wap_err_rpc), message the error's text, data the WAP error object. */
 json_t *wap_rpc_error_wap(const json_t *id, const struct wap_err *e);
+/* The door's own allocation failed before an op could say so: -32603
+ * with the one out-of-memory message (wap_err_oom is the op's). */
+#define WAP_RPC_OOM_MSG "Internal error: out of memory"
+json_t *wap_rpc_oom(const json_t *id);
 /* Outgoing messages. */
 json_t *wap_rpc_notification(const char *method, json_t *params /* stolen; may be NULL */);
 json_t *wap_rpc_request(const json_t *id, const char *method, json_t *params /* stolen */);

@@ -416,7 +416,7 @@ static int narrow_ws(const struct wap_ws *base, const char *path, struct wap_ws 
 		if (!ws->anchor) {
 			free(real);
 			wap_ws_release(ws);
-			return wap_err_set(err, WAP_E_FAILED, "out of memory");
+			return wap_err_oom(err);
 		}
 	}
 	free(real);
@@ -442,7 +442,7 @@ static int narrow_ws(const struct wap_ws *base, const char *path, struct wap_ws 
 	ws->config = base->config ? json_incref(base->config) : json_object();
 	if (!ws->root) {
 		wap_ws_release(ws);
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	}
 	return 0;
 }
@@ -894,7 +894,7 @@ static json_t *tools_call(struct wap_mcp_session *s, const struct wap_rpc_msg *m
 	struct inflight *c = start_call(s, m->id);	/* takes over an expected entry */
 
 	if (!c)
-		return wap_rpc_error(m->id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
+		return wap_rpc_oom(m->id);
 	if (!json_is_object(m->params) || !json_is_string(name))
 		out = invalid_params(m, "Invalid params: tools/call needs \"name\" (a string)%s", NULL);
 	else if (!(t = wap_profile_tool(s->srv->profile, json_string_value(name))) || s->srv->profile->methods)
@@ -932,7 +932,7 @@ static json_t *acp_terminal(struct wap_mcp_session *s, const struct wap_rpc_msg 
 	int rc;
 
 	if (!c)
-		return wap_rpc_error(m->id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
+		return wap_rpc_oom(m->id);
 	const struct wap_ws *ws = current_ws(s);	/* takes s->mu itself */
 	params = m->params ? m->params : (empty = json_object());
 	call.ws = ws;
@@ -953,7 +953,7 @@ static json_t *acp_terminal(struct wap_mcp_session *s, const struct wap_rpc_msg 
 		 * road's gate (policy, approval, audit) under its method's name */
 		rc = wap_run_begin(&run, m->method, params, &start, &err);
 	if (!rc && !ts)
-		rc = wap_err_set(&err, WAP_E_FAILED, "out of memory");
+		rc = wap_err_oom(&err);
 	if (!rc) {
 		rc = wap_term_acp(ts, m->method, params, &c->cancelled, &res, &err);
 		wap_run_done(&run, m->method, params, start, rc, &err);
@@ -1028,7 +1028,7 @@ json_t *wap_mcp_handle(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 		if (!t)
 			return wap_rpc_error(m->id, WAP_RPC_METHOD_NOT_FOUND, "Method not found", NULL);
 		if (!(c = start_call(s, m->id)))
-			return wap_rpc_error(m->id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
+			return wap_rpc_oom(m->id);
 		if (m->params && !json_is_object(m->params)) {
 			end_call(s, c);
 			return invalid_params(m, "Invalid params: params must be an object%s", NULL);

@@ -191,7 +191,7 @@ static json_t *res_wti_read(json_t *res, const json_t *req, struct wap_err *err)
 	if (sb.oom) {
 		wap_sb_release(&sb);
 		json_decref(res);
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		return NULL;
 	}
 	json_object_set_new(res, "content", json_stringn(sb.buf ? sb.buf : "", sb.len));
@@ -1272,7 +1272,7 @@ static json_t *map_args(const struct wap_ptool *t, const json_t *args, struct wa
 			if (m->conv ? m->conv(m, v, args, req, err) < 0
 				    : json_object_set(req, m->to, v) < 0) {
 				if (err->kind == WAP_OK)
-					wap_err_set(err, WAP_E_FAILED, "out of memory");
+					wap_err_oom(err);
 				json_decref(req);
 				return NULL;
 			}
