@@ -1052,8 +1052,8 @@ static int oc_block_anchor(struct oc *c)
 	return 0;
 }
 
-/* text.replace(/\s+/g, " ").trim() into SB */
-static void oc_collapse(struct wap_span s, struct wap_sb *sb)
+/* text.replace(/\s+/g, " ").trim() into SB; -1 out of memory */
+static int oc_collapse(struct wap_span s, struct wap_sb *sb)
 {
 	const char *p = s.p, *end = s.p + s.len;
 	bool gap = false;
@@ -1071,6 +1071,7 @@ static void oc_collapse(struct wap_span s, struct wap_sb *sb)
 		gap = false;
 		wap_sb_addc(sb, *p++);
 	}
+	return sb->oom ? -1 : 0;
 }
 
 static bool oc_sbeq(const struct wap_sb *a, const struct wap_sb *b)
@@ -1113,6 +1114,26 @@ static bool oc_words(struct wap_span line, struct wap_span words, struct wap_spa
 	return false;
 }
 
+/* The scan the normalizing strategies share: each block of K lines
+ * whose FORM (collapsed, dedented, unescaped) equals WANT is tried as
+ * strategy ST.  1 done, 0 none, -1 out of memory. */
+static int oc_scan_blocks(struct oc *c, size_t k, int (*form)(struct wap_span, struct wap_sb *),
+			  const struct wap_sb *want, enum wap_strategy st)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i + k <= c->nl; i++) {
+		struct wap_span b = oc_block(c, i, i + k - 1);
+		if (form(b, &sb))
+			rc = -1;
+		else if (oc_sbeq(&sb, want))
+			rc = oc_try(c, b, st);
+	}
+	wap_sb_release(&sb);
+	return rc;
+}
+
 static int oc_ws_normalized(struct oc *c)
 {
 	struct wap_sb nf = WAP_SB_INIT, nl = WAP_SB_INIT;
@@ -1130,14 +1151,8 @@ static int oc_ws_normalized(struct oc *c)
 			 oc_words(c->L[i], tf, &m))
 			rc = oc_try(c, m, WAP_S_OC_WS_NORMALIZED);
 	}
-	for (size_t i = 0; !rc && c->nf > 1 && i + c->nf <= c->nl; i++) {
-		struct wap_span b = oc_block(c, i, i + c->nf - 1);
-		oc_collapse(b, &nl);
-		if (nl.oom)
-			rc = -1;
-		else if (oc_sbeq(&nl, &nf))
-			rc = oc_try(c, b, WAP_S_OC_WS_NORMALIZED);
-	}
+	if (!rc && c->nf > 1)
+		rc = oc_scan_blocks(c, c->nf, oc_collapse, &nf, WAP_S_OC_WS_NORMALIZED);
 	wap_sb_release(&nf);
 	wap_sb_release(&nl);
 	return rc;
@@ -1183,24 +1198,18 @@ static int oc_dedent(struct wap_span s, struct wap_sb *sb)
 
 static int oc_indent_flexible(struct oc *c)
 {
-	struct wap_sb nf = WAP_SB_INIT, nb = WAP_SB_INIT;
+	struct wap_sb nf = WAP_SB_INIT;
 	int rc = oc_dedent((struct wap_span){ c->find, c->findlen }, &nf);
 
-	for (size_t i = 0; !rc && i + c->nf <= c->nl; i++) {
-		struct wap_span b = oc_block(c, i, i + c->nf - 1);
-		if (oc_dedent(b, &nb))
-			rc = -1;
-		else if (oc_sbeq(&nb, &nf))
-			rc = oc_try(c, b, WAP_S_OC_INDENT_FLEXIBLE);
-	}
+	if (!rc)
+		rc = oc_scan_blocks(c, c->nf, oc_dedent, &nf, WAP_S_OC_INDENT_FLEXIBLE);
 	wap_sb_release(&nf);
-	wap_sb_release(&nb);
 	return rc;
 }
 
 /* OpenCode's unescapeString: \n \t \r \' \" \` \\ \$ and a backslash
- * before a newline */
-static void oc_unescape(struct wap_span s, struct wap_sb *sb)
+ * before a newline; -1 out of memory */
+static int oc_unescape(struct wap_span s, struct wap_sb *sb)
 {
 	static const char from[] = "ntr'\"`\\\n$", to[] = "\n\t\r'\"`\\\n$";
 
@@ -1214,11 +1223,12 @@ static void oc_unescape(struct wap_span s, struct wap_sb *sb)
 			wap_sb_addc(sb, s.p[i]);
 		}
 	}
+	return sb->oom ? -1 : 0;
 }
 
 static int oc_escape_normalized(struct oc *c)
 {
-	struct wap_sb uf = WAP_SB_INIT, ub = WAP_SB_INIT;
+	struct wap_sb uf = WAP_SB_INIT;
 	size_t k = 1;
 	int rc = 0;
 
@@ -1231,16 +1241,9 @@ static int oc_escape_normalized(struct oc *c)
 		rc = oc_try(c, (struct wap_span){ uf.buf, uf.len }, WAP_S_OC_ESCAPE_NORMALIZED);
 	for (size_t i = 0; i < uf.len; i++)
 		k += uf.buf[i] == '\n';
-	for (size_t i = 0; !rc && i + k <= c->nl; i++) {
-		struct wap_span b = oc_block(c, i, i + k - 1);
-		oc_unescape(b, &ub);
-		if (ub.oom)
-			rc = -1;
-		else if (oc_sbeq(&ub, &uf))
-			rc = oc_try(c, b, WAP_S_OC_ESCAPE_NORMALIZED);
-	}
+	if (!rc)
+		rc = oc_scan_blocks(c, k, oc_unescape, &uf, WAP_S_OC_ESCAPE_NORMALIZED);
 	wap_sb_release(&uf);
-	wap_sb_release(&ub);
 	return rc;
 }
 

@@ -20,13 +20,57 @@ static int too_deep(struct wap_err *err, const char *rel)
 			   WAP_TREE_MAX_DEPTH, rel);
 }
 
+/* Call FN for each entry of the directory open as FD (consumed) at REL,
+ * with the entry's name and its path REL/NAME, until one fails: the walk
+ * that checking, removing and copying a tree share. */
+typedef int (*child_fn)(int dfd, const char *name, const char *sub, void *arg,
+			struct wap_err *err);
+
+static int each_child(int fd, const char *rel, child_fn fn, void *arg, struct wap_err *err)
+{
+	struct dirent *de;
+	DIR *d = fdopendir(fd);
+	int rc = 0;
+
+	if (!d) {
+		int e = errno;
+		close(fd);
+		return wap_err_errno(err, e, rel);
+	}
+	while (!rc && (de = readdir(d))) {
+		char *sub;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		sub = wap_path_join(rel, de->d_name);
+		rc = sub ? fn(dirfd(d), de->d_name, sub, arg, err) : wap_err_oom(err);
+		free(sub);
+	}
+	closedir(d);
+	return rc;
+}
+
+struct check_ctx {
+	const struct wap_ws *ws;
+	int access, depth;
+};
+
+static int check_rec(const struct wap_ws *ws, int parent, const char *name, const char *rel,
+		     int access, int depth, struct wap_err *err);
+
+static int check_child(int dfd, const char *name, const char *sub, void *arg,
+		       struct wap_err *err)
+{
+	const struct check_ctx *x = arg;
+
+	return check_rec(x->ws, dfd, name, sub, x->access, x->depth + 1, err);
+}
+
 static int check_rec(const struct wap_ws *ws, int parent, const char *name, const char *rel,
 		     int access, int depth, struct wap_err *err)
 {
+	struct check_ctx x = { ws, access, depth };
 	struct stat st;
-	struct dirent *de;
-	DIR *d;
-	int fd, rc = 0;
+	int fd;
 
 	if (wap_ws_check(ws, rel, access, err))
 		return -1;
@@ -37,24 +81,7 @@ static int check_rec(const struct wap_ws *ws, int parent, const char *name, cons
 	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return wap_err_errno(err, errno, rel);
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return wap_err_errno(err, errno, rel);
-	}
-	while (!rc && (de = readdir(d))) {
-		char *sub;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		sub = wap_path_join(rel, de->d_name);
-		if (!sub)
-			rc = wap_err_oom(err);
-		else
-			rc = check_rec(ws, dirfd(d), de->d_name, sub, access, depth + 1, err);
-		free(sub);
-	}
-	closedir(d);
-	return rc;
+	return each_child(fd, rel, check_child, &x, err);
 }
 
 int wap_tree_check(const struct wap_ws *ws, int parent, const char *name, const char *rel,
@@ -70,12 +97,27 @@ int wap_tree_check_fd(const struct wap_ws *ws, int dirfd, const char *rel, int a
 	return check_rec(ws, dirfd, ".", rel, access, 0, err);
 }
 
+struct remove_ctx {
+	size_t *count;
+	int depth;
+};
+
+static int remove_rec(int parent, const char *name, const char *rel, size_t *count, int depth,
+		      struct wap_err *err);
+
+static int remove_child(int dfd, const char *name, const char *sub, void *arg,
+			struct wap_err *err)
+{
+	const struct remove_ctx *x = arg;
+
+	return remove_rec(dfd, name, sub, x->count, x->depth + 1, err);
+}
+
 static int remove_rec(int parent, const char *name, const char *rel, size_t *count, int depth,
 		      struct wap_err *err)
 {
-	struct dirent *de;
-	DIR *d;
-	int fd, rc = 0;
+	struct remove_ctx x = { count, depth };
+	int fd, rc;
 
 	if (unlinkat(parent, name, 0) == 0) {
 		(*count)++;
@@ -89,23 +131,7 @@ static int remove_rec(int parent, const char *name, const char *rel, size_t *cou
 	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return wap_err_errno(err, errno == ENOTDIR ? EPERM : errno, rel);
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return wap_err_errno(err, errno, rel);
-	}
-	while (!rc && (de = readdir(d))) {
-		char *sub;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		sub = wap_path_join(rel, de->d_name);
-		if (!sub)
-			rc = wap_err_oom(err);
-		else
-			rc = remove_rec(dirfd(d), de->d_name, sub, count, depth + 1, err);
-		free(sub);
-	}
-	closedir(d);
+	rc = each_child(fd, rel, remove_child, &x, err);
 	if (rc)
 		return rc;
 	if (unlinkat(parent, name, AT_REMOVEDIR))
@@ -350,14 +376,33 @@ static int copy_rec(int sparent, const char *sname, int dparent, const char *dna
 		    const char *srel, const char *drel, struct wap_copy_stats *cs, int depth,
 		    struct wap_err *err);
 
+struct copy_ctx {
+	int dfd;
+	bool force;
+	const char *drel;
+	struct wap_copy_stats *cs;
+	int depth;
+};
+
+static int copy_child(int sdfd, const char *name, const char *sub, void *arg,
+		      struct wap_err *err)
+{
+	const struct copy_ctx *x = arg;
+	char *t = wap_path_join(x->drel, name);
+	int rc = t ? copy_rec(sdfd, name, x->dfd, name, x->force, sub, t, x->cs, x->depth + 1, err)
+		   : wap_err_oom(err);
+
+	free(t);
+	return rc;
+}
+
 /* Copy the directory open as SFD (consumed) to DNAME in DPARENT. */
 static int copy_dir(int sfd, const struct stat *st, int dparent, const char *dname, bool force,
 		    const char *srel, const char *drel, struct wap_copy_stats *cs, int depth,
 		    struct wap_err *err)
 {
+	struct copy_ctx x = { -1, force, drel, cs, depth };
 	struct stat dst;
-	struct dirent *de;
-	DIR *d;
 	int dfd, rc = 0;
 
 	if (depth >= WAP_TREE_MAX_DEPTH) {
@@ -382,28 +427,9 @@ static int copy_dir(int sfd, const struct stat *st, int dparent, const char *dna
 		close(sfd);
 		return wap_err_errno(err, errno, drel);
 	}
-	d = fdopendir(sfd);
-	if (!d) {
-		close(sfd);
-		close(dfd);
-		return wap_err_errno(err, errno, srel);
-	}
 	cs->dirs++;
-	while (!rc && (de = readdir(d))) {
-		char *s, *t;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		s = wap_path_join(srel, de->d_name);
-		t = wap_path_join(drel, de->d_name);
-		if (!s || !t)
-			rc = wap_err_oom(err);
-		else
-			rc = copy_rec(dirfd(d), de->d_name, dfd, de->d_name, force, s, t, cs,
-				      depth + 1, err);
-		free(s);
-		free(t);
-	}
-	closedir(d);
+	x.dfd = dfd;
+	rc = each_child(sfd, srel, copy_child, &x, err);
 	/* the mode last, so a read-only directory could be filled */
 	if (!rc && fchmod(dfd, st->st_mode & 07777))
 		rc = wap_err_errno(err, errno, drel);

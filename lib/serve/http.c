@@ -14,9 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <sys/socket.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +22,7 @@
 #include "lazy.h"
 #include "http.h"
 #include "strbuf.h"
+#include "token.h"
 #include "version.h"
 #include "workers.h"
 
@@ -263,17 +262,14 @@ static void sess_sweep(struct httpd *h, time_t now)
 
 static struct sess *sess_new(struct httpd *h)
 {
-	unsigned char r[16];
 	struct sess *x = calloc(1, sizeof(*x));
 	int max = h->o->max_sessions > 0 ? h->o->max_sessions : 1000;
 	time_t now = time(NULL);
 
-	if (!x || getrandom(r, sizeof(r), 0) != sizeof(r)) {
+	if (!x || wap_random_hex(x->id, 16, NULL)) {
 		free(x);
 		return NULL;
 	}
-	for (int i = 0; i < 16; i++)
-		snprintf(x->id + 2 * i, 3, "%02x", r[i]);
 	x->s = wap_mcp_session_new(h->srv, x->id);
 	if (!x->s) {
 		free(x);

@@ -872,13 +872,7 @@ static const struct wap_argmap wti_edit[] = {
 	{ "file_path", "path", NULL }, { "old_string", "old", NULL }, { "new_string", "new", NULL },
 	{ "replace_all", "replace_all", NULL }, { NULL }
 };
-static const struct wap_argmap wti_glob[] = {
-	{ "pattern", "pattern", NULL }, { "path", "path", NULL }, { NULL }
-};
-static const struct wap_argmap wti_grep[] = {
-	{ "pattern", "pattern", NULL }, { "path", "paths", conv_array },
-	{ "include", "include", conv_array }, { NULL }
-};
+/* glob and grep: spelled as OpenCode's (oc_glob, oc_grep) */
 static const struct wap_argmap wti_git[] = {
 	{ "action", "action", conv_git_action }, { "message", "message", NULL },
 	{ "files", "files", NULL }, { "branch", "branch", NULL }, { NULL }
@@ -925,7 +919,7 @@ static const struct wap_ptool wti_tools[] = {
 	  "{\"type\":\"object\",\"properties\":{\"pattern\":{\"type\":\"string\",\"description\":\"The glob pattern\"},"
 	  "\"path\":{\"type\":\"string\",\"description\":\"The directory to search (default: the workspace root)\"}},"
 	  "\"required\":[\"pattern\"],\"additionalProperties\":false}",
-	  NULL, wti_glob, NULL, NULL, NULL, 0 },
+	  NULL, oc_glob, NULL, NULL, NULL, 0 },
 	{ "grep", "grep", "Search file contents",
 	  "Searches file contents for a regular expression; each match has its path and line number.  "
 	  "include keeps only files matching a glob (\"*.ts\").",
@@ -933,7 +927,7 @@ static const struct wap_ptool wti_tools[] = {
 	  "\"path\":{\"type\":\"string\",\"description\":\"The directory to search (default: the workspace root)\"},"
 	  "\"include\":{\"type\":\"string\",\"description\":\"Only files matching this glob\"}},"
 	  "\"required\":[\"pattern\"],\"additionalProperties\":false}",
-	  NULL, wti_grep, NULL, NULL, NULL, 0 },
+	  NULL, oc_grep, NULL, NULL, NULL, 0 },
 	{ "git", "git", "Git",
 	  "Git without credentials in the agent's hands: action status, diff, commit (message, files: "
 	  "stage them, then commit), push, checkout (branch: created if missing), and the other "

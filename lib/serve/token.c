@@ -11,22 +11,52 @@
 #include "strbuf.h"
 #include "token.h"
 
-int wap_token_random(char out[65], struct wap_err *err)
+static int random_bytes(unsigned char *b, size_t nbytes, struct wap_err *err)
 {
-	unsigned char b[32];
 	size_t got = 0;
 
-	while (got < sizeof(b)) {
-		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+	while (got < nbytes) {
+		ssize_t n = getrandom(b + got, nbytes - got, 0);
 		if (n > 0)
 			got += (size_t)n;
 		else if (errno != EINTR)
 			return wap_err_set(err, WAP_E_FAILED, "Cannot make a token: getrandom: %s", strerror(errno));
 	}
-	for (size_t i = 0; i < sizeof(b); i++)
+	return 0;
+}
+
+int wap_random_hex(char *out, size_t nbytes, struct wap_err *err)
+{
+	unsigned char b[64];
+
+	if (nbytes > sizeof(b))
+		return wap_err_set(err, WAP_E_INVALID, "at most %zu random bytes", sizeof(b));
+	if (random_bytes(b, nbytes, err))
+		return -1;
+	for (size_t i = 0; i < nbytes; i++)
 		snprintf(out + 2 * i, 3, "%02x", b[i]);
+	out[2 * nbytes] = 0;
 	explicit_bzero(b, sizeof(b));
 	return 0;
+}
+
+int wap_random_uuid(char out[37], struct wap_err *err)
+{
+	unsigned char b[16];
+
+	if (random_bytes(b, sizeof(b), err))
+		return -1;
+	b[6] = (b[6] & 0x0f) | 0x40;	/* version 4 */
+	b[8] = (b[8] & 0x3f) | 0x80;	/* the RFC 4122 variant */
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+		 b[12], b[13], b[14], b[15]);
+	return 0;
+}
+
+int wap_token_random(char out[65], struct wap_err *err)
+{
+	return wap_random_hex(out, 32, err);
 }
 
 /* Is the directory PATH would be created in the root or beneath it?

@@ -11,6 +11,13 @@
  * Returns 0, or -1 with err (no randomness: never a guessable token). */
 int wap_token_random(char out[65], struct wap_err *err);
 
+/* The randomness every door's ids come from (tokens, HTTP session ids,
+ * nonces, Agent Control session ids): NBYTES from getrandom(2) as 2 *
+ * NBYTES hex digits and a NUL in OUT; a version 4 UUID (36 characters
+ * and a NUL).  0, or -1 with err: no id is ever made of what was in OUT. */
+int wap_random_hex(char *out, size_t nbytes, struct wap_err *err);
+int wap_random_uuid(char out[37], struct wap_err *err);
+
 /* Write TOKEN and a newline to PATH, mode 0600, never through a symlink
  * planted at the name.  Refuses a PATH inside WS's root (the agent could
  * read it there) unless the root is / (then nothing is outside).
