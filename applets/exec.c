@@ -430,7 +430,7 @@ static int exec_run(struct wap_call *call, const json_t *req, struct run *run, j
 	po.timeout_ms = timeout;
 	po.kill_after_ms = kill_after;
 	po.max_output = max_output;
-	po.cancelled = call->cancelled;
+	po.cancel = call->cancel;
 	po.output = call->output;
 	po.output_arg = call->arg;
 	po.sandbox = sb.ruleset_fd >= 0 || sb.netns || mem || procs || fsize ? &sb : NULL;
@@ -536,11 +536,11 @@ static int exec_render(const json_t *res, const json_t *req, FILE *out)
 
 /* ---- the command line: signals passed on, --stdin FILE, --stream ---- */
 
-static volatile sig_atomic_t got_signal;
+static struct wap_cancel got_signal = WAP_CANCEL_INIT;
 
 static void on_signal(int sig)
 {
-	got_signal = sig;
+	wap_cancel_set(&got_signal, sig);
 }
 
 static void print_json_line(json_t *j)
@@ -586,7 +586,7 @@ static int fail(struct wap_err *err, bool json)
 
 static int exec_cli(struct wap_ws *ws, json_t *req, bool json)
 {
-	struct wap_call call = { .ws = ws, .cancelled = &got_signal };
+	struct wap_call call = { .ws = ws, .cancel = &got_signal };
 	struct wap_err err = { 0 };
 	struct run run = { .stdin_fd = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -634,8 +634,8 @@ static int exec_cli(struct wap_ws *ws, json_t *req, bool json)
 	if (!json && json_is_true(json_object_get(res, "timed_out")))
 		fprintf(stderr, "wap exec: timed out after %lld ms\n",
 			(long long)json_integer_value(json_object_get(res, "timeout_ms")));
-	if (got_signal && !json)
-		status = 128 + got_signal;
+	if (wap_cancel_is_set(&got_signal) && !json)
+		status = 128 + wap_cancel_why(&got_signal);
 	wap_proc_result_release(&run.pr);
 	json_decref(res);
 	if (fflush(stdout) && errno != EPIPE)

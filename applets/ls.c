@@ -243,7 +243,7 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 		struct wap_walk_opts o = {
 			.max_depth = (int)(w.max_depth > 1000000 ? 1000000 : w.max_depth),
 			.no_ignore = noign, .no_default_excludes = nodef,
-			.dirs = true, .links = true, .cancelled = call->cancelled,
+			.dirs = true, .links = true, .cancel = call->cancel,
 		};
 		close(fd);
 		w.top = !strcmp(rel, ".");

@@ -230,7 +230,7 @@ static int lw_feed_fd(struct lw *w, int fd, const struct wap_call *call, const c
 			break;
 		if (wap_call_cancelled(call)) {
 			free(buf);
-			return wap_err_set(err, WAP_E_FAILED, "cancelled");
+			return wap_cancel_err(err);
 		}
 	}
 	free(buf);

@@ -42,7 +42,7 @@ struct wap_mstate {
 	size_t next[MAXLIT];	/* cached next position of each literal */
 	size_t from[MAXLIT];	/* the position the cache was computed from */
 	bool bylines;		/* the whole buffer hit a PCRE2 limit: go line by line */
-	volatile sig_atomic_t *cancelled;
+	const struct wap_cancel *cancel;
 	long t0;		/* when the buffer was begun (ms) */
 	unsigned ticks;		/* the clock is read every few calls */
 	int error;		/* why matching stopped: a PCRE2 error or WAP_MATCH_* */
@@ -841,9 +841,9 @@ struct wap_mstate *wap_mstate_new(const struct wap_matcher *m)
 	return s;
 }
 
-void wap_mstate_set_cancel(struct wap_mstate *s, volatile sig_atomic_t *cancelled)
+void wap_mstate_set_cancel(struct wap_mstate *s, const struct wap_cancel *cancel)
 {
-	s->cancelled = cancelled;
+	s->cancel = cancel;
 }
 
 void wap_match_limits(void *mctx)
@@ -882,7 +882,7 @@ int wap_match_err(int code, const char *path, size_t line, struct wap_err *err)
 	const char *what;
 
 	if (code == WAP_MATCH_CANCELLED)
-		return wap_err_set(err, WAP_E_TIMEOUT, "Search cancelled");
+		return wap_cancel_err(err);
 	switch (code) {
 	case PCRE2_ERROR_MATCHLIMIT: what = "match limit"; break;
 	case PCRE2_ERROR_DEPTHLIMIT: what = "depth limit"; break;
@@ -947,7 +947,7 @@ static bool stop(const struct wap_matcher *m, struct wap_mstate *s, const char *
 {
 	if (s->error)
 		return true;
-	if (s->cancelled && *s->cancelled) {
+	if (wap_cancel_is_set(s->cancel)) {
 		s->error = WAP_MATCH_CANCELLED;
 		s->err_p = at;
 		return true;

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cancel.h"
 #include "err.h"
 
 struct wap_match_opts {
@@ -49,8 +50,8 @@ void wap_matcher_free(struct wap_matcher *m);
 struct wap_mstate *wap_mstate_new(const struct wap_matcher *m);
 void wap_mstate_free(struct wap_mstate *s);
 
-/* Poll *CANCELLED (may be NULL) while matching. */
-void wap_mstate_set_cancel(struct wap_mstate *s, volatile sig_atomic_t *cancelled);
+/* Poll the token CANCEL (may be NULL) while matching. */
+void wap_mstate_set_cancel(struct wap_mstate *s, const struct wap_cancel *cancel);
 
 /* Apply the same match, depth and heap limits to a pcre2_match_context
  * (for pcre2_substitute and other direct users). */
@@ -69,7 +70,7 @@ void *wap_match_context(void);
 int wap_match_error(const struct wap_mstate *s, const char **where);
 
 /* Set ERR for CODE at PATH:LINE: TOO_LARGE "regex match limit hit in
- * src/a.c:12; simplify the pattern", TIMEOUT "Search cancelled".  -1. */
+ * src/a.c:12; simplify the pattern", a cancel wap_cancel_err().  -1. */
 int wap_match_err(int code, const char *path, size_t line, struct wap_err *err);
 
 /* Start on a new buffer (resets cached literal positions, the error and

@@ -15,16 +15,20 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cancel.h"
 #include "err.h"
 #include "ws.h"
 
 /* One call of an operation.  Progress and streamed output are optional
- * callbacks (NULL when nobody listens); CANCELLED is set by the server when
- * the caller gives up (MCP notifications/cancelled) and ops that run long
- * poll it. */
+ * callbacks (NULL when nobody listens); CANCEL is the call's token
+ * (lib/core/cancel.h): the door sets it when the caller gives up and ops
+ * that run long poll it.  CANCELLED is a door's own flag from before the
+ * token (lib/serve/acp.c): wap_run_op() makes the call a token that
+ * follows it; ops never read it. */
 struct wap_call {
 	const struct wap_ws *ws;
-	volatile sig_atomic_t *cancelled;	/* may be NULL */
+	struct wap_cancel *cancel;		/* may be NULL */
+	volatile sig_atomic_t *cancelled;	/* may be NULL; see above */
 	void (*progress)(void *arg, double done, double total, const char *msg);
 	void (*output)(void *arg, const char *stream, const char *data, size_t len);
 	void *arg;
@@ -33,7 +37,7 @@ struct wap_call {
 
 static inline bool wap_call_cancelled(const struct wap_call *c)
 {
-	return c && c->cancelled && *c->cancelled;
+	return c && wap_cancel_is_set(c->cancel);
 }
 
 /* An operation: REQ is borrowed; on success *RES is a new object the caller

@@ -362,7 +362,7 @@ int wap_find(const struct wap_call *call, const json_t *req, bool mtime,
 	g.sortby = sortby;
 	wo.dirs = true;
 	wo.links = true;
-	wo.cancelled = call->cancelled;
+	wo.cancel = call->cancel;
 	wo.done = on_done;
 
 	if (!strncmp(pattern, "./", 2))

@@ -301,8 +301,8 @@ static void do_dir(struct worker *wk, struct job *j)
 
 		/* a cancel is seen inside a big directory too, not only
 		 * between directories */
-		if (o->cancelled && *o->cancelled) {
-			wap_err_set(&cerr, WAP_E_TIMEOUT, "Search cancelled");
+		if (wap_cancel_is_set(o->cancel)) {
+			wap_cancel_err(&cerr);
 			fail_with(w, &cerr);
 			break;
 		}
@@ -435,9 +435,9 @@ static void *work(void *arg)
 	struct job *j;
 
 	while ((j = pop(w))) {
-		if (w->o->cancelled && *w->o->cancelled) {
+		if (wap_cancel_is_set(w->o->cancel)) {
 			struct wap_err e = { 0 };
-			wap_err_set(&e, WAP_E_TIMEOUT, "Search cancelled");
+			wap_cancel_err(&e);
 			set_err(w, &e);
 		} else {
 			do_dir(wk, j);

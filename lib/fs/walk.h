@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cancel.h"
 #include "err.h"
 #include "glob.h"
 #include "ws.h"
@@ -57,7 +58,7 @@ struct wap_walk_opts {
 	bool dirs;		/* call back for directories (not the start) too */
 	bool links;		/* without follow: call back for symlinks too */
 	const struct wap_globset *exclude;	/* root-relative globs to prune */
-	volatile sig_atomic_t *cancelled;	/* may be NULL */
+	const struct wap_cancel *cancel;	/* may be NULL */
 	/* called by each worker that ran, in its thread, once the whole walk
 	 * is over: where per-worker results can be sorted in parallel */
 	void (*done)(void *arg, int worker);

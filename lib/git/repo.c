@@ -48,7 +48,7 @@ int lg(struct g *g, int code, const char *fmt, ...)
 	case GIT_EOWNER: kind = WAP_E_PERMISSION; break;
 	}
 	if (g->cancelled)
-		return wap_err_set(g->err, WAP_E_FAILED, "%s: cancelled", what);
+		return wap_cancel_err(g->err);
 	return wap_err_set(g->err, kind, "%s: %s", what,
 			   e && e->message ? e->message : "unknown error");
 }
@@ -394,7 +394,7 @@ bool call_stopped(struct g *g)
 int check_cancelled(struct g *g)
 {
 	if (call_stopped(g))
-		return wap_err_set(g->err, WAP_E_FAILED, "cancelled");
+		return wap_cancel_err(g->err);
 	return 0;
 }
 

@@ -864,12 +864,12 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 					drain(o, &cap[i], i, i ? errp[0] : outp[0], &oom);
 			break;
 		}
-		if (!sent_term && o->cancelled && *o->cancelled) {
-			kill(pid, *o->cancelled == SIGINT ? SIGINT : SIGTERM);
+		if (!sent_term && wap_cancel_is_set(o->cancel)) {
+			kill(pid, wap_cancel_why(o->cancel) == SIGINT ? SIGINT : SIGTERM);
 			sent_term = true;
 			res->cancelled = true;
 		}
-		if (poll(pf, n, o->cancelled ? 50 : -1) < 0) {
+		if (poll(pf, n, o->cancel ? 50 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;

@@ -22,8 +22,8 @@
  *
  * Timeout and cancellation: SIGTERM to the command's group and to every
  * other descendant, KILL_AFTER_MS of grace, then SIGKILL.  The same happens
- * when *CANCELLED becomes non-zero (checked at least every 50 ms; a signal
- * that interrupts the poll is noticed at once; a value of SIGINT sends
+ * when the token CANCEL is set (checked at least every 50 ms; a signal
+ * that interrupts the poll is noticed at once; set by SIGINT it sends
  * SIGINT instead of SIGTERM, so a CLI passes Ctrl-C on as it is), and to
  * leftovers after the command itself has exited.
  *
@@ -43,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cancel.h"
 #include "err.h"
 
 struct wap_sandbox;
@@ -58,7 +59,7 @@ struct wap_proc_opts {
 	long kill_after_ms;		/* grace between SIGTERM and SIGKILL */
 	size_t max_output;		/* bytes kept per stream (head + tail) */
 	int save_fd[2];			/* -1 or an fd receiving all of stdout/stderr */
-	volatile sig_atomic_t *cancelled;	/* may be NULL */
+	const struct wap_cancel *cancel;	/* may be NULL */
 	void (*output)(void *arg, const char *stream, const char *data, size_t len);
 	void *output_arg;
 	const struct wap_sandbox *sandbox;	/* applied in the command; may be NULL */

@@ -756,7 +756,7 @@ int wap_term_output(struct wap_terms *ts, const char *id, size_t max_lines, char
 }
 
 int wap_term_wait(struct wap_terms *ts, const char *id, long timeout_ms,
-		  volatile sig_atomic_t *cancelled, struct wap_term_status *st,
+		  const struct wap_cancel *cancel, struct wap_term_status *st,
 		  struct wap_err *err)
 {
 	struct term *t;
@@ -778,8 +778,8 @@ int wap_term_wait(struct wap_terms *ts, const char *id, long timeout_ms,
 				*st = t->st;
 			break;
 		}
-		if (cancelled && *cancelled) {
-			rc = wap_err_set(err, WAP_E_TIMEOUT, "Cancelled while waiting for terminal %s", id);
+		if (wap_cancel_is_set(cancel)) {
+			rc = wap_cancel_err(err);
 			break;
 		}
 		if (timeout_ms >= 0 && ms_since(&start) >= timeout_ms) {
@@ -1000,7 +1000,7 @@ out:
 }
 
 int wap_term_acp(struct wap_terms *ts, const char *method, const json_t *params,
-		 volatile sig_atomic_t *cancelled, json_t **res, struct wap_err *err)
+		 const struct wap_cancel *cancel, json_t **res, struct wap_err *err)
 {
 	const char *id = NULL;
 	struct wap_term_status st;
@@ -1028,7 +1028,7 @@ int wap_term_acp(struct wap_terms *ts, const char *method, const json_t *params,
 		return 0;
 	}
 	if (!strcmp(method, "terminal/wait_for_exit")) {
-		if (wap_term_wait(ts, id, -1, cancelled, &st, err) < 0)
+		if (wap_term_wait(ts, id, -1, cancel, &st, err) < 0)
 			return -1;
 		*res = acp_status(&st);
 		return 0;

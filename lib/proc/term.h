@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cancel.h"
 #include "err.h"
 #include "ws.h"
 
@@ -86,10 +87,10 @@ int wap_term_output(struct wap_terms *ts, const char *id, size_t max_lines, char
 		    struct wap_err *err);
 
 /* Wait for the process to exit and its output to be drained.  TIMEOUT_MS
- * < 0 waits for ever; on timeout TIMEOUT.  CANCELLED (may be NULL) is
- * polled. */
+ * < 0 waits for ever; on timeout TIMEOUT.  The token CANCEL (may be NULL)
+ * is polled: then wap_cancel_err(). */
 int wap_term_wait(struct wap_terms *ts, const char *id, long timeout_ms,
-		  volatile sig_atomic_t *cancelled, struct wap_term_status *st,
+		  const struct wap_cancel *cancel, struct wap_term_status *st,
 		  struct wap_err *err);
 
 /* Kill the process (its process group); the id stays valid. */
@@ -116,9 +117,9 @@ size_t wap_term_count(struct wap_terms *ts);
  * stderr together), env [{name,value}], cwd absolute inside the root,
  * outputByteLimit (default 1 MiB).  Policy: allowTerminalAccess and the
  *  command allow/deny lists.  Unknown terminal ids are TERM_NOT_FOUND with
- * details {"terminalId"}.  wait_for_exit blocks (CANCELLED is polled). */
+ * details {"terminalId"}.  wait_for_exit blocks (CANCEL is polled). */
 int wap_term_acp(struct wap_terms *ts, const char *method, const json_t *params,
-		 volatile sig_atomic_t *cancelled, json_t **res, struct wap_err *err);
+		 const struct wap_cancel *cancel, json_t **res, struct wap_err *err);
 
 /* BUF with every invalid UTF-8 byte replaced by U+FFFD (a malloc'd,
  * NUL-terminated string fit for JSON; NULL when out of memory). */

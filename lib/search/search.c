@@ -506,8 +506,8 @@ static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 	ssize_t n;
 	int fd;
 
-	if (g->cancelled && *g->cancelled)
-		return wap_err_set(err, WAP_E_TIMEOUT, "Search cancelled");
+	if (wap_cancel_is_set(g->cancel))
+		return wap_cancel_err(err);
 	if (e->depth > 0) {
 		if (g->include.n && !wap_globset_match(&g->include, e->path, e->pathlen))
 			return 0;
@@ -773,7 +773,7 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	g.mode = mode;
 	g.ws = call->ws;
-	g.cancelled = call->cancelled;
+	g.cancel = call->cancel;
 	g.call = call;	/* last_progress 0: the first report comes at once */
 	g.maxline = call->ws->lim.max_line_len;
 	pthread_mutex_init(&g.mu, NULL);
@@ -875,7 +875,7 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 	if (add_types(&g, tv, err))
 		goto out;
 	wo.exclude = &excl;
-	wo.cancelled = call->cancelled;
+	wo.cancel = call->cancel;
 
 	g.nw = wap_walk_threads(&wo);
 	g.wks = calloc(g.nw, sizeof(*g.wks));
@@ -890,7 +890,7 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 			wap_err_oom(err);
 			goto out;
 		}
-		wap_mstate_set_cancel(g.wks[i].st, call->cancelled);
+		wap_mstate_set_cancel(g.wks[i].st, call->cancel);
 	}
 	/* every PATH, or the root */
 	for (size_t i = 0; i < (strs_len(paths) ? strs_len(paths) : 1); i++) {
@@ -915,7 +915,7 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 			wap_err_oom(err);
 			goto out;
 		}
-		wap_mstate_set_cancel(rw.st, call->cancelled);
+		wap_mstate_set_cancel(rw.st, call->cancel);
 		for (size_t i = 0; i < g.nfr; i++) {
 			struct wap_wres wr;
 			size_t before = rw.count;

@@ -57,7 +57,7 @@ struct gctx {
 	size_t maxline;
 	int sort;
 	struct wap_globset include, types;
-	volatile sig_atomic_t *cancelled;
+	const struct wap_cancel *cancel;
 	const struct wap_call *call;	/* progress reports */
 	struct timespec last_progress;
 	struct wk *wks;

@@ -32,7 +32,7 @@ bool wap_mcp_version_ok(const char *v)
 
 struct inflight {
 	json_t *id;
-	volatile sig_atomic_t cancelled;
+	struct wap_cancel cancel;	/* the call's token */
 	bool running;
 	struct inflight *next;
 };
@@ -172,7 +172,7 @@ void wap_mcp_session_cancel_all(struct wap_mcp_session *s)
 {
 	pthread_mutex_lock(&s->mu);
 	for (struct inflight *c = s->calls; c; c = c->next)
-		c->cancelled = 1;
+		wap_cancel_set(&c->cancel, 1);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -240,7 +240,7 @@ static void cancel_call(struct wap_mcp_session *s, const json_t *id)
 	pthread_mutex_lock(&s->mu);
 	for (struct inflight *c = s->calls; c; c = c->next)
 		if (json_equal(c->id, (json_t *)id))
-			c->cancelled = 1;
+			wap_cancel_set(&c->cancel, 1);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -657,11 +657,8 @@ static void uri_add(struct wap_sb *sb, const char *p)
 
 static void run_ctx(struct wap_mcp_session *s, struct wap_call *call, struct wap_run *run)
 {
-	static volatile sig_atomic_t never;
-
 	memset(call, 0, sizeof(*call));
 	call->ws = current_ws(s);
-	call->cancelled = &never;
 	call->session = s->id;
 	run->call = call;
 	run->audit = s->srv->audit;
@@ -825,12 +822,12 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 	bool hb_on = false;
 	int rc;
 
-	if (c->cancelled) {
+	if (wap_cancel_is_set(&c->cancel)) {
 		end_call(s, c);
 		return NULL;
 	}
 	call.ws = current_ws(s);
-	call.cancelled = &c->cancelled;
+	call.cancel = &c->cancel;
 	call.session = s->id;
 	if (send && as_tool && progress_token(m)) {
 		prog.send = send;
@@ -851,7 +848,7 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 		pthread_mutex_unlock(&prog.mu);
 		pthread_join(hb, NULL);
 	}
-	if (c->cancelled) {
+	if (wap_cancel_is_set(&c->cancel)) {
 		out = NULL;
 	} else if (!as_tool) {
 		out = rc ? wap_rpc_error_wap(m->id, &err) : wap_rpc_result(m->id, json_incref(res));
@@ -937,7 +934,7 @@ static json_t *acp_terminal(struct wap_mcp_session *s, const struct wap_rpc_msg 
 	params = m->params ? m->params : (empty = json_object());
 	call.ws = ws;
 	call.session = s->id;
-	call.cancelled = &c->cancelled;
+	call.cancel = &c->cancel;
 
 	pthread_mutex_lock(&s->mu);
 	if (!s->terms)
@@ -955,10 +952,10 @@ static json_t *acp_terminal(struct wap_mcp_session *s, const struct wap_rpc_msg 
 	if (!rc && !ts)
 		rc = wap_err_oom(&err);
 	if (!rc) {
-		rc = wap_term_acp(ts, m->method, params, &c->cancelled, &res, &err);
+		rc = wap_term_acp(ts, m->method, params, &c->cancel, &res, &err);
 		wap_run_done(&run, m->method, params, start, rc, &err);
 	}
-	if (rc < 0 && c->cancelled)
+	if (rc < 0 && wap_cancel_is_set(&c->cancel))
 		out = NULL;
 	else if (rc < 0 && err.kind == WAP_E_TERM_NOT_FOUND)
 		/* ACP's "resource not found" (-32002), without wap's code:

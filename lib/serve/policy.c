@@ -165,7 +165,7 @@ static void write_nosig(int fd, const char *s, size_t n)
 }
 
 static int approve(const struct wap_approver *ap, const char *method, const char *what,
-		   const json_t *params, volatile sig_atomic_t *cancelled, struct wap_err *err)
+		   const json_t *params, const struct wap_cancel *cancel, struct wap_err *err)
 {
 	char *js = json_dumps(params ? params : json_null(), JSON_COMPACT | JSON_ENCODE_ANY);
 	char *argv[7], envm[256], **envp = NULL;
@@ -226,13 +226,15 @@ static int approve(const struct wap_approver *ap, const char *method, const char
 	wap_strv_free(envp);
 	if (pid < 0)
 		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: cannot run the approver: %s", strerror(r));
-	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && waited < limit && !(cancelled && *cancelled)) {
+	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && waited < limit && !wap_cancel_is_set(cancel)) {
 		poll(NULL, 0, 20);
 		waited += 20;
 	}
 	if (r == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
+		if (wap_cancel_is_set(cancel))
+			return wap_cancel_err(err);
 		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: no approval for %s within %ld ms",
 				   method, limit);
 	}
@@ -242,7 +244,7 @@ static int approve(const struct wap_approver *ap, const char *method, const char
 }
 
 int wap_policy_allow(const struct wap_ws *ws, const char *name, const json_t *req,
-		     const struct wap_approver *ap, volatile sig_atomic_t *cancelled,
+		     const struct wap_approver *ap, const struct wap_cancel *cancel,
 		     struct wap_err *err)
 {
 	unsigned f = wap_op_flags(name, req);
@@ -258,7 +260,7 @@ int wap_policy_allow(const struct wap_ws *ws, const char *name, const json_t *re
 			    name);
 		return WAP_POLICY_UNAPPROVED;
 	}
-	if (approve(ap, name, subject(name, req), req, cancelled, err) < 0)
+	if (approve(ap, name, subject(name, req), req, cancel, err) < 0)
 		return WAP_POLICY_UNAPPROVED;
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdbool.h>
 
+#include "cancel.h"
 #include "err.h"
 #include "ws.h"
 
@@ -60,9 +61,9 @@ struct wap_approver {
  * EXECUTION_FAILED, message "Operation cancelled: ..."; the Agent Control
  * Protocol answers -32006).  The approver gets NAME as $1, the op's
  * subject (path, query, name...) as $2, and {"method","params": REQ} on
- * stdin; CANCELLED (may be NULL) stops the wait. */
+ * stdin; the token CANCEL (may be NULL) stops the wait. */
 int wap_policy_allow(const struct wap_ws *ws, const char *name, const json_t *req,
-		     const struct wap_approver *ap, volatile sig_atomic_t *cancelled,
+		     const struct wap_approver *ap, const struct wap_cancel *cancel,
 		     struct wap_err *err);
 
 #endif

@@ -22,24 +22,38 @@ static int allow(struct wap_run *run, const char *name, const json_t *req, struc
 {
 	if (!run->call->ws)
 		return 0;
-	return wap_policy_allow(run->call->ws, name, req, run->approver, run->call->cancelled, err);
+	return wap_policy_allow(run->call->ws, name, req, run->approver, run->call->cancel, err);
 }
 
 int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_t **res,
 	       struct wap_err *err)
 {
 	const struct wap_applet *a = wap_applet_find(applet);
+	struct wap_call *call = run->call;
+	struct wap_cancel own = { .also = call->cancelled };
 	double t0 = wap_run_now_ms();
 	int rc;
 
 	*res = NULL;
 	if (!a || (a->flags & WAP_APPLET_NOTOOL) || !a->op)
 		return wap_err_set(err, WAP_E_DISABLED, "%s is not available in this build", applet);
+	/* the call's token: the door's, or one made here that follows the
+	 * door's own flag */
+	if (!call->cancel)
+		call->cancel = &own;
 	rc = wap_args_check(a, req, err);
 	if (!rc)
 		rc = allow(run, applet, req, err);
 	if (!rc)
-		rc = a->op(run->call, req, res, err) ? -1 : 0;
+		rc = a->op(call, req, res, err) ? -1 : 0;
+	/* a cancelled call fails the one way, whatever the op made of it (a
+	 * search's stop, exec's "cancelled" result, a killed git); an op
+	 * that finished first keeps its result */
+	if (wap_cancel_is_set(call->cancel) &&
+	    (rc || json_is_true(json_object_get(*res, "cancelled"))))
+		rc = wap_cancel_err(err);
+	if (call->cancel == &own)
+		call->cancel = NULL;
 	if (rc && *res) {
 		json_decref(*res);
 		*res = NULL;

@@ -6,8 +6,9 @@
  * wap_run_op() makes, in this order and for every door alike: the
  * applet's argument check (its option table), the policy of the one table
  * of ops (wap_policy_allow: read-only mode, requireApproval with the
- * door's approver), the op itself with the caller's cancellation flag and
- * the workspace's limits, and one audit line.  What the door then does
+ * door's approver), the op itself with the call's cancellation token
+ * (lib/core/cancel.h; a cancelled call fails with wap_cancel_err() for
+ * every op alike) and the workspace's limits, and one audit line.  What the door then does
  * with the result object is only its shape.
  *
  * A call that is no one-shot op (a terminal session, a file watcher, a

@@ -117,3 +117,26 @@ for how in ("notifications/cancelled", "stdin EOF"):
         for pid in pids(f"^sleep {marker}$"):
             os.kill(int(pid), 9)
     stop(p)
+
+# ---- a cancelled grep and a cancelled exec end the same way: the one
+# error of a cancel (lib/core/cancel.h), as the audit log records it ----
+import tempfile
+fd, audit = tempfile.mkstemp(suffix=".jsonl")
+os.close(fd)
+p = subprocess.Popen([wap, "serve", "--root", root, "--workers", "2", "--audit", audit],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+send(p, call(1, "grep", {"pattern": r"(\w+\s)+\d+x", "paths": ["big.txt"]}))
+send(p, call(2, "exec", {"command": "sleep 96.5"}))
+wait_pids("^sleep 96.5$", True, 5)
+time.sleep(0.5)
+for i in (1, 2):
+    send(p, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": i}})
+send(p, {"jsonrpc": "2.0", "id": 3, "method": "ping"})
+reply(p, 3, 30)
+time.sleep(0.5)
+stop(p)
+lines = [json.loads(l) for l in open(audit) if l.strip()]
+os.unlink(audit)
+ends = {l["op"]: (l.get("outcome"), l.get("error")) for l in lines if l.get("op") in ("grep", "exec")}
+ok(len(ends) == 2 and ends.get("grep") == ends.get("exec") == ("error", "EXECUTION_FAILED"),
+   f"a cancelled grep and a cancelled exec end alike: {ends}")

@@ -97,7 +97,7 @@ static void test_cancelled(void **state)
 {
 	struct wap_ws ws;
 	struct wap_err err = { 0 };
-	volatile sig_atomic_t stop = 1;
+	struct wap_cancel stop = { .why = 1 };
 	struct wap_call call = { 0 };
 	json_t *res = NULL;
 	struct stat st;
@@ -106,7 +106,7 @@ static void test_cancelled(void **state)
 	(void)state;
 	assert_int_equal(wap_ws_init(&ws, root, NULL, &err), 0);
 	call.ws = &ws;
-	call.cancelled = &stop;
+	call.cancel = &stop;
 	assert_int_equal(run(&call, json_pack("{s:s, s:s, s:s}", "action", "clone", "url", "src",
 					      "dir", "dst2"), &res, &err), -1);
 	assert_null(res);

@@ -181,14 +181,16 @@ static void test_progress(void **state)
 	assert_true(lastdone >= 256);
 	json_decref(res);
 
-	/* MCP notifications/cancelled: the search stops with TIMEOUT */
+	/* MCP notifications/cancelled: the search stops with the one error */
 	{
-		volatile sig_atomic_t cancel = 1;
-		call.cancelled = &cancel;
+		struct wap_cancel cancel = WAP_CANCEL_INIT;
+		wap_cancel_set(&cancel, 1);
+		call.cancel = &cancel;
 		res = NULL;
 		assert_int_equal(a->op(&call, req, &res, &err), -1);
 		assert_null(res);
-		assert_int_equal(err.kind, WAP_E_TIMEOUT);
+		assert_int_equal(err.kind, WAP_E_FAILED);
+		assert_string_equal(err.msg, "Operation cancelled");
 		wap_err_release(&err);
 	}
 	json_decref(req);

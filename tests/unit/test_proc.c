@@ -102,13 +102,13 @@ static void test_output_callback(void **state)
 	wap_proc_result_release(&r);
 }
 
-static volatile sig_atomic_t cancel_flag;
+static struct wap_cancel cancel_flag;
 
 static void *canceller(void *arg)
 {
 	(void)arg;
 	usleep(200 * 1000);
-	cancel_flag = 1;
+	wap_cancel_set(&cancel_flag, 1);
 	return NULL;
 }
 
@@ -121,8 +121,8 @@ static void test_cancel(void **state)
 	pthread_t t;
 
 	(void)state;
-	cancel_flag = 0;
-	o.cancelled = &cancel_flag;
+	cancel_flag = (struct wap_cancel)WAP_CANCEL_INIT;
+	o.cancel = &cancel_flag;
 	o.kill_after_ms = 200;
 	pthread_create(&t, NULL, canceller, NULL);
 	assert_int_equal(wap_proc_run(&o, &r, &err), 0);

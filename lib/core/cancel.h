@@ -1,0 +1,42 @@
+/* core/cancel.h - the one cancellation token.  A door makes one per call
+ * (MCP notifications/cancelled, stdin EOF, an HTTP session's end, a
+ * closed WebSocket, SIGINT to the CLI all set it); every op that runs
+ * long polls it (the walk, the matcher, exec's wait, the approver's wait,
+ * terminals, git, archive reads); a cancelled op fails with the one error
+ * of wap_cancel_err(), so every kind of call stops the same way.
+ *
+ * Setting it is async-signal-safe (a flag store), so a signal handler may
+ * cancel.  A door whose own flag predates the token hands it over as
+ * ALSO: the token reads as set when either is. */
+#ifndef WAP_CANCEL_H
+#define WAP_CANCEL_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "err.h"
+
+struct wap_cancel {
+	volatile sig_atomic_t why;		/* 0; else why: 1, or the signal */
+	const volatile sig_atomic_t *also;	/* another flag that cancels; may be NULL */
+};
+
+#define WAP_CANCEL_INIT { 0, NULL }
+
+/* Cancel C (NULL: nothing).  WHY is non-zero: 1 (the caller gave up) or
+ * the signal that asked (exec passes SIGINT on as SIGINT). */
+void wap_cancel_set(struct wap_cancel *c, int why);
+
+/* 0 while the call may go on; else why it was cancelled.  C may be NULL. */
+int wap_cancel_why(const struct wap_cancel *c);
+
+static inline bool wap_cancel_is_set(const struct wap_cancel *c)
+{
+	return wap_cancel_why(c) != 0;
+}
+
+/* The one error of a cancelled call: EXECUTION_FAILED "Operation
+ * cancelled"; returns -1. */
+int wap_cancel_err(struct wap_err *e);
+
+#endif
