@@ -625,6 +625,23 @@ binary_or_err:
 
 /* --- regular files --- */
 
+/* Feed the window W from FD; WHOLE: the file must fit (MAX bytes).  On
+ * failure W's text is released. */
+static int feed_window(struct lw *w, int fd, const struct wap_call *call, const char *rel,
+		       bool whole, size_t max, struct wap_err *err)
+{
+	w->strict = whole;
+	if (lw_feed_fd(w, fd, call, rel, err)) {
+		wap_sb_release(&w->out);
+		return -1;
+	}
+	if (whole && w->capped) {
+		wap_sb_release(&w->out);
+		return wap_err_too_large(err, rel, -1, max);
+	}
+	return 0;
+}
+
 static int read_file(const struct wap_call *call, int fd, const char *rel, const struct stat *st,
 		     const struct range *r, json_t *res, struct wap_err *err)
 {
@@ -654,16 +671,9 @@ static int read_file(const struct wap_call *call, int fd, const char *rel, const
 		if (from < 0 || lseek(fd, from, SEEK_SET) < 0)
 			return wap_err_errno(err, errno, rel);
 		lw_init(&w, 1, r->tail, tailbytes, maxline);
-		w.strict = r->whole;
 		w.countcap = 0;
-		if (lw_feed_fd(&w, fd, call, rel, err)) {
-			wap_sb_release(&w.out);
+		if (feed_window(&w, fd, call, rel, r->whole, lim->max_file_size, err))
 			return -1;
-		}
-		if (r->whole && w.capped) {
-			wap_sb_release(&w.out);
-			return wap_err_too_large(err, rel, -1, lim->max_file_size);
-		}
 		set_window(res, &w, -(long long)w.returned);
 		/* numbered from the end; what comes before is not counted */
 		json_object_set_new(res, "fromEnd", json_true());
@@ -686,15 +696,8 @@ static int read_file(const struct wap_call *call, int fd, const char *rel, const
 	} else {
 		lw_init(&w, r->offset, r->limit, lim->max_file_size, maxline);
 	}
-	w.strict = r->whole;
-	if (lw_feed_fd(&w, fd, call, rel, err)) {
-		wap_sb_release(&w.out);
+	if (feed_window(&w, fd, call, rel, r->whole, lim->max_file_size, err))
 		return -1;
-	}
-	if (r->whole && w.capped) {
-		wap_sb_release(&w.out);
-		return wap_err_too_large(err, rel, -1, lim->max_file_size);
-	}
 	set_window(res, &w, first);
 	wap_sb_release(&w.out);
 	return 0;

@@ -41,34 +41,34 @@ const char *wap_strategy_name(enum wap_strategy s)
 
 /* ---- lines ---- */
 
-/* Split TEXT into lines (terminator '\n' not included; a final line
- * without '\n' counts; "" has no lines).  Returns the count, or -1. */
-static long split_lines(const char *t, size_t len, struct wap_span **out)
+long wap_lines(const char *t, size_t len, unsigned flags, struct wap_span **out)
 {
-	size_t n = 0, cap = 16;
-	struct wap_span *v = malloc(cap * sizeof(*v));
 	const char *p = t, *end = t + len;
+	size_t n = 1, i = 0;
+	struct wap_span *v;
 
-	if (!v)
+	/* counted first: one allocation */
+	for (const char *q = t; (q = memchr(q, '\n', end - q)); q++)
+		n++;
+	if (!(v = malloc(n * sizeof(*v))))
 		return -1;
 	while (p < end) {
-		const char *nl = memchr(p, '\n', end - p);
-		const char *e = nl ? nl : end;
-		if (n == cap) {
-			struct wap_span *nv = realloc(v, (cap *= 2) * sizeof(*v));
-			if (!nv) {
-				free(v);
-				return -1;
-			}
-			v = nv;
-		}
-		v[n].p = p;
-		v[n].len = e - p;
-		n++;
+		const char *nl = memchr(p, '\n', end - p), *e = nl ? nl : end;
+		if (e > p && e[-1] == '\r' && (nl ? flags & WAP_LINES_CR : flags & WAP_LINES_CR_END))
+			e--;
+		v[i].p = p;
+		v[i++].len = e - p;
 		p = nl ? nl + 1 : end;
 	}
+	if ((flags & WAP_LINES_JS) && (!len || end[-1] == '\n'))
+		v[i++] = (struct wap_span){ end, 0 };
 	*out = v;
-	return (long)n;
+	return (long)i;
+}
+
+static long split_lines(const char *t, size_t len, struct wap_span **out)
+{
+	return wap_lines(t, len, 0, out);
 }
 
 static bool is_ws(char c)
@@ -819,23 +819,7 @@ static bool oc_teq(struct wap_span a, struct wap_span b)
 /* split("\n"): N newlines give N + 1 lines */
 static long oc_lines(const char *t, size_t len, struct wap_span **out)
 {
-	size_t n = 1, i = 0;
-	struct wap_span *v;
-
-	for (const char *q = t; (q = memchr(q, '\n', t + len - q)); q++)
-		n++;
-	if (!(v = malloc(n * sizeof(*v))))
-		return -1;
-	for (const char *q = t, *end = t + len;; ) {
-		const char *nl = memchr(q, '\n', end - q);
-		v[i].p = q;
-		v[i++].len = (nl ? nl : end) - q;
-		if (!nl)
-			break;
-		q = nl + 1;
-	}
-	*out = v;
-	return (long)n;
+	return wap_lines(t, len, WAP_LINES_JS, out);
 }
 
 /* lines I..J (inclusive) of the text as one span */

@@ -101,6 +101,17 @@ struct wap_span {
 	size_t len;
 };
 
+/* Split TEXT into lines, the one splitter of edit and patch: the '\n' is
+ * not part of a line, a final line without one counts, "" has no lines.
+ * FLAGS: WAP_LINES_CR, nor is a '\r' before a '\n'; WAP_LINES_CR_END, nor
+ * one ending the text; WAP_LINES_JS, JavaScript's split("\n") (N
+ * newlines give N + 1 lines, the last maybe empty).  *OUT is malloc'd;
+ * returns the count, or -1 when out of memory. */
+#define WAP_LINES_CR		1u
+#define WAP_LINES_CR_END	2u
+#define WAP_LINES_JS		4u
+long wap_lines(const char *t, size_t len, unsigned flags, struct wap_span **out);
+
 /* Find the K lines PAT in the N lines LINES, comparing exactly, then
  * ignoring trailing whitespace, then all surrounding whitespace, then with
  * Unicode punctuation normalised.  HINT < 0: the first place at or after

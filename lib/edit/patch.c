@@ -107,36 +107,10 @@ void wap_patch_release(struct wap_patch *p)
 /* the patch text as lines; a patch saved with CRLF is read as LF */
 static long patch_lines(char *buf, size_t len, struct wap_span **out)
 {
-	size_t n = 0, cap = 64;
-	struct wap_span *v = malloc(cap * sizeof(*v));
-	char *p = buf, *end = buf + len;
-	bool crlf;
+	char *nl = memchr(buf, '\n', len);
+	bool crlf = nl && nl > buf && nl[-1] == '\r';
 
-	if (!v)
-		return -1;
-	{
-		char *nl = memchr(buf, '\n', len);
-		crlf = nl && nl > buf && nl[-1] == '\r';
-	}
-	while (p < end) {
-		char *nl = memchr(p, '\n', end - p), *e = nl ? nl : end;
-		if (n == cap) {
-			struct wap_span *nv = realloc(v, (cap *= 2) * sizeof(*v));
-			if (!nv) {
-				free(v);
-				return -1;
-			}
-			v = nv;
-		}
-		v[n].p = p;
-		v[n].len = e - p;
-		if (crlf && v[n].len && p[v[n].len - 1] == '\r')
-			v[n].len--;
-		n++;
-		p = nl ? nl + 1 : end;
-	}
-	*out = v;
-	return (long)n;
+	return wap_lines(buf, len, crlf ? WAP_LINES_CR | WAP_LINES_CR_END : 0, out);
 }
 
 /* ---- Codex format ---- */
@@ -746,31 +720,7 @@ int wap_patch_parse(const char *text, size_t len, const char *dflt_path,
 
 static long split(const char *t, size_t len, bool crlf, struct wap_span **out)
 {
-	size_t n = 0, cap = 64;
-	struct wap_span *v = malloc(cap * sizeof(*v));
-	const char *q = t, *end = t + len;
-
-	if (!v)
-		return -1;
-	while (q < end) {
-		const char *nl = memchr(q, '\n', end - q), *e = nl ? nl : end;
-		if (n == cap) {
-			struct wap_span *nv = realloc(v, (cap *= 2) * sizeof(*v));
-			if (!nv) {
-				free(v);
-				return -1;
-			}
-			v = nv;
-		}
-		v[n].p = q;
-		v[n].len = e - q;
-		if (crlf && nl && v[n].len && q[v[n].len - 1] == '\r')
-			v[n].len--;
-		n++;
-		q = nl ? nl + 1 : end;
-	}
-	*out = v;
-	return (long)n;
+	return wap_lines(t, len, crlf ? WAP_LINES_CR : 0, out);
 }
 
 struct lvec {

@@ -667,25 +667,36 @@ static void run_ctx(struct wap_mcp_session *s, struct wap_call *call, struct wap
 
 /* resources/list: the files under the root in path order (default
  * exclusions and ignore files honoured), a page at a time */
+/* The cursor of a paged list: the decimal index the previous page ended
+ * at (absent or null: 0).  -1 when it is no index up to MAX. */
+static int list_cursor(const struct wap_rpc_msg *m, unsigned long long max, size_t *start)
+{
+	json_t *cursor = json_object_get(m->params, "cursor");
+	const char *c = json_string_value(cursor);
+	unsigned long long v;
+	char *end;
+
+	*start = 0;
+	if (!cursor || json_is_null(cursor))
+		return 0;
+	errno = 0;
+	v = c ? strtoull(c, &end, 10) : 0;
+	if (!c || !*c || *end || errno || c[0] == '-' || v > max)
+		return -1;
+	*start = v;
+	return 0;
+}
+
 static json_t *resources_list(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
 {
 	size_t start = 0, page = s->srv->page_size ? s->srv->page_size : 100, i;
-	json_t *cursor = json_object_get(m->params, "cursor"), *req, *res = NULL, *list, *f, *out;
+	json_t *req, *res = NULL, *list, *f, *out;
 	struct wap_call call;
 	struct wap_run run;
 	struct wap_err err = { 0 };
 
-	if (cursor && !json_is_null(cursor)) {
-		const char *c = json_string_value(cursor);
-		char *end;
-		unsigned long long v;
-
-		errno = 0;
-		v = c ? strtoull(c, &end, 10) : 0;
-		if (!c || !*c || *end || errno || c[0] == '-' || v > 10000000)
-			return invalid_params(m, "Invalid params: unknown cursor%s", NULL);
-		start = v;
-	}
+	if (list_cursor(m, 10000000, &start))
+		return invalid_params(m, "Invalid params: unknown cursor%s", NULL);
 	run_ctx(s, &call, &run);
 	req = json_pack("{s:s, s:s, s:s, s:I}", "pattern", "**/*", "type", "f", "sort", "path",
 			"max_results", (json_int_t)(start + page + 1));
@@ -777,20 +788,11 @@ static json_t *tools_list(struct wap_mcp_session *s, const struct wap_rpc_msg *m
 {
 	size_t n, start = 0, page = s->srv->page_size ? s->srv->page_size : 100;
 	const struct wap_ptool **tools = wap_profile_tools(s->srv->profile, &n);
-	json_t *cursor = json_object_get(m->params, "cursor"), *list, *res;
+	json_t *list, *res;
 
-	if (cursor && !json_is_null(cursor)) {
-		const char *c = json_string_value(cursor);
-		char *end;
-		unsigned long long v;
-
-		errno = 0;
-		v = c ? strtoull(c, &end, 10) : 0;
-		if (!c || !*c || *end || errno || v > n || c[0] == '-') {
-			free(tools);
-			return invalid_params(m, "Invalid params: unknown cursor%s", NULL);
-		}
-		start = v;
+	if (list_cursor(m, n, &start)) {
+		free(tools);
+		return invalid_params(m, "Invalid params: unknown cursor%s", NULL);
 	}
 	list = json_array();
 	for (size_t i = start; i < n && i < start + page; i++)
