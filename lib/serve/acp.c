@@ -238,25 +238,6 @@ int acp_stat_op(struct acp_ctx *c, const char *rel, json_t **st, struct wap_err 
 	return acp_run_op(c, "stat", json_pack("{s:s}", "path", rel), st, err);
 }
 
-/* A whole file's bytes, as fs.readFile and the editor.* reads give them
- * (no line window, no cut lines, base64 possible): the read op has no such
- * mode, so this is the read op's gate (policy, its audit line as "read")
- * around the beneath-root reader. */
-int acp_read_raw(struct acp_ctx *c, const char *rel, char **buf, size_t *len, struct stat *st,
-		    struct wap_err *err)
-{
-	json_t *req = json_pack("{s:s}", "path", rel);
-	double t0;
-	int r = wap_run_begin(&c->run, "read", req, &t0, err);
-
-	if (r == 0) {
-		r = wap_read_file(ACP_WS(c), rel, ACP_WS(c)->lim.max_file_size, buf, len, st, err);
-		wap_run_done(&c->run, "read", req, t0, r, err);
-	}
-	json_decref(req);
-	return r ? -1 : 0;
-}
-
 /* ---------- the method table ---------- */
 
 typedef int (*method_fn)(struct acp_ctx *c, json_t **res, struct wap_err *err);

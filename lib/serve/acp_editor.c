@@ -41,13 +41,17 @@ static const char *language_id(const char *path)
 int acp_editor_getContent(struct acp_ctx *c, json_t **res, struct wap_err *err)
 {
 	char *rel;
+	json_t *r2;
 	int r;
 
 	if (acp_rel_path(c, "path", &rel, err) < 0)
 		return -1;
-	r = acp_read_text(c, rel, false, res, err);
-	if (r == 0)
-		json_object_set_new(*res, "languageId", json_string(language_id(rel)));
+	r = acp_read_whole(c, rel, "utf-8", &r2, err);
+	if (r == 0) {
+		*res = json_pack("{s:O, s:s}", "content", json_object_get(r2, "content"),
+				 "languageId", language_id(rel));
+		json_decref(r2);
+	}
 	free(rel);
 	return r;
 }
@@ -169,17 +173,22 @@ int acp_editor_applyEdits(struct acp_ctx *c, json_t **res, struct wap_err *err)
 
 int acp_editor_getDocumentInfo(struct acp_ctx *c, json_t **res, struct wap_err *err)
 {
-	char *rel, *buf, *abs, ver[WAP_VERSION_LEN + 1];
-	size_t len;
-	struct stat st;
+	char *rel, *abs;
+	json_t *r2, *md, *ver;
+	json_int_t size, lines;
 	struct wap_sb uri = WAP_SB_INIT;
 
 	if (acp_rel_path(c, "path", &rel, err) < 0)
 		return -1;
-	if (acp_read_raw(c, rel, &buf, &len, &st, err) < 0) {
+	/* base64: a document need not be UTF-8 to be described */
+	if (acp_read_whole(c, rel, "base64", &r2, err) < 0) {
 		free(rel);
 		return -1;
 	}
+	md = json_object_get(r2, "metadata");
+	size = json_integer_value(json_object_get(md, "size"));
+	lines = json_integer_value(json_object_get(r2, "totalLines"));
+	ver = json_object_get(r2, "version");
 	abs = wap_ws_abs(ACP_WS(c), rel);
 	wap_sb_adds(&uri, "file://");
 	for (const char *p = abs ? abs : rel; *p; p++) {
@@ -190,18 +199,16 @@ int acp_editor_getDocumentInfo(struct acp_ctx *c, json_t **res, struct wap_err *
 		else
 			wap_sb_addf(&uri, "%%%02X", ch);
 	}
-	if (wap_blob_id(buf, len, ver, err) < 0)
-		ver[0] = 0;
 	/* No editor buffers: version is the file's mtime in ms (it grows
 	 * with every write), contentVersion its git blob id. */
 	*res = json_pack("{s:s, s:s, s:I, s:I, s:b, s:s, s:I}", "uri", uri.buf ? uri.buf : "",
 		"languageId", language_id(rel),
-		"version", (json_int_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000,
-		"lineCount", (json_int_t)(len ? wap_text_count_lines(buf, len) : 1), "isDirty", 0,
-		"contentVersion", ver, "size", (json_int_t)len);
+		"version", (json_int_t)acp_iso_to_ms(json_string_value(json_object_get(md, "lastModified"))),
+		"lineCount", size ? lines : (json_int_t)1, "isDirty", 0,
+		"contentVersion", json_is_string(ver) ? json_string_value(ver) : "", "size", size);
 	wap_sb_release(&uri);
 	free(abs);
-	free(buf);
+	json_decref(r2);
 	free(rel);
 	return 0;
 }

@@ -10,24 +10,6 @@
 #include "text.h"
 #include "watch.h"
 
-static char *base64(const unsigned char *p, size_t n)
-{
-	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *o = malloc((n + 2) / 3 * 4 + 1), *q = o;
-
-	if (!o)
-		return NULL;
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = p[i] << 16 | (i + 1 < n ? p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
-		*q++ = t[v >> 18 & 63];
-		*q++ = t[v >> 12 & 63];
-		*q++ = i + 1 < n ? t[v >> 6 & 63] : '=';
-		*q++ = i + 2 < n ? t[v & 63] : '=';
-	}
-	*q = 0;
-	return o;
-}
-
 static void on_file_change(void *arg, const char *path, const char *type)
 {
 	struct wap_acp_session *s = arg;
@@ -35,48 +17,27 @@ static void on_file_change(void *arg, const char *path, const char *type)
 	s->notify(s->arg, notification("file.changed", json_pack("{s:s, s:s}", "path", path, "type", type)));
 }
 
-int acp_read_text(struct acp_ctx *c, const char *rel, bool b64, json_t **res, struct wap_err *err)
+int acp_read_whole(struct acp_ctx *c, const char *rel, const char *enc, json_t **res, struct wap_err *err)
 {
-	char *buf;
-	size_t len, bad;
-	struct stat st;
-
-	if (acp_read_raw(c, rel, &buf, &len, &st, err) < 0)
-		return -1;
-	if (b64) {
-		char *e = base64((unsigned char *)buf, len);
-		free(buf);
-		if (!e)
-			return wap_err_set(err, WAP_E_FAILED, "out of memory");
-		*res = json_pack("{s:s}", "content", e);
-		free(e);
-		return 0;
-	}
-	if (!wap_text_utf8_valid(buf, len, &bad)) {
-		free(buf);
-		return wap_err_set(err, WAP_E_INVALID, "Not UTF-8 text: %s (invalid byte at offset %zu; use encoding \"base64\")",
-				   rel, bad);
-	}
-	*res = json_pack("{s:s%}", "content", buf, len);
-	free(buf);
-	return *res ? 0 : wap_err_set(err, WAP_E_FAILED, "out of memory");
+	return acp_run_op(c, "read", json_pack("{s:s, s:s}", "path", rel, "encoding", enc), res, err);
 }
 
 int acp_fs_readFile(struct acp_ctx *c, json_t **res, struct wap_err *err)
 {
 	const char *enc = "utf-8";
 	char *rel;
+	json_t *r2;
 	int r;
 
 	if (wap_req_str(c->params, "encoding", &enc, err) < 0 || acp_rel_path(c, "path", &rel, err) < 0)
 		return -1;
-	if (strcasecmp(enc, "utf-8") && strcasecmp(enc, "utf8") && strcasecmp(enc, "base64")) {
-		free(rel);
-		return wap_err_set(err, WAP_E_INVALID, "Unsupported encoding: %s (utf-8 or base64)", enc);
-	}
-	r = acp_read_text(c, rel, !strcasecmp(enc, "base64"), res, err);
+	r = acp_read_whole(c, rel, enc, &r2, err);
 	free(rel);
-	return r;
+	if (r < 0)
+		return -1;
+	*res = json_pack("{s:O}", "content", json_object_get(r2, "content"));
+	json_decref(r2);
+	return 0;
 }
 
 int acp_write_common(struct acp_ctx *c, bool append, json_t **res, struct wap_err *err)
@@ -199,7 +160,7 @@ int acp_fs_createDirectory(struct acp_ctx *c, json_t **res, struct wap_err *err)
 	return 0;
 }
 
-static long long iso_to_ms(const char *s)
+long long acp_iso_to_ms(const char *s)
 {
 	struct tm tm = { 0 };
 	const char *p;
@@ -243,7 +204,7 @@ int acp_fs_listDirectory(struct acp_ctx *c, json_t **res, struct wap_err *err)
 		if (json_is_integer(json_object_get(md, "size")))
 			json_object_set(e, "size", json_object_get(md, "size"));
 		if (json_is_string(json_object_get(md, "lastModified")))
-			json_object_set_new(e, "mtime", json_integer(iso_to_ms(json_string_value(json_object_get(md, "lastModified")))));
+			json_object_set_new(e, "mtime", json_integer(acp_iso_to_ms(json_string_value(json_object_get(md, "lastModified")))));
 		json_array_append_new(entries, e);
 	}
 	*res = json_pack("{s:o}", "entries", entries);

@@ -128,12 +128,11 @@ int acp_run_op(struct acp_ctx *c, const char *name, json_t *req, json_t **res, s
 json_t *acp_success(void);
 /* The stat op on REL (a symbolic link is described, not followed). */
 int acp_stat_op(struct acp_ctx *c, const char *rel, json_t **st, struct wap_err *err);
-/* A whole file's bytes, behind the read op's gate. */
-int acp_read_raw(struct acp_ctx *c, const char *rel, char **buf, size_t *len, struct stat *st,
-		 struct wap_err *err);
-
-/* A whole file as {"content"}: UTF-8 text, or base64 when B64 (acp_fs.c). */
-int acp_read_text(struct acp_ctx *c, const char *rel, bool b64, json_t **res, struct wap_err *err);
+/* The read op on REL, whole: its exact bytes as UTF-8 text (ENC
+ * "utf-8"), or in base64; *RES is the op's result (acp_fs.c). */
+int acp_read_whole(struct acp_ctx *c, const char *rel, const char *enc, json_t **res, struct wap_err *err);
+/* An ISO 8601 time (the ops' lastModified) in ms since the epoch. */
+long long acp_iso_to_ms(const char *s);
 /* fs.writeFile / appendFile's body: {"success", "version"} (acp_fs.c). */
 int acp_write_common(struct acp_ctx *c, bool append, json_t **res, struct wap_err *err);
 
