@@ -190,6 +190,7 @@ void wap_acp_session_free(struct wap_acp_session *s)
 		return;
 	wap_watch_free(s->watch);
 	wap_terms_free(s->terms);
+	acp_editor_free(s->editor);
 	free(s);
 }
 
@@ -248,24 +249,22 @@ struct method {
 	const char *disabled;	/* why, for methods needing a real editor */
 };
 
-#define NO_UI "needs an editor user interface (tabs, views, selections); wap serves files, not an editor"
 #define NO_LSP "needs a language server, which wap does not run; use search.findInFiles or `wap grep`"
-#define NO_CMD "runs VS Code commands, which exist only inside VS Code, not in wap; use terminal.* to run programs"
 #define NO_DBG "needs a debugger (Debug Adapter Protocol), which wap does not provide"
 
 static const struct method methods[] = {
-	{ "editor.openFile", NULL, NO_UI },
-	{ "editor.closeFile", NULL, NO_UI },
+	{ "editor.openFile", acp_editor_openFile, NULL },
+	{ "editor.closeFile", acp_editor_closeFile, NULL },
 	{ "editor.getContent", acp_editor_getContent, NULL },
 	{ "editor.setContent", acp_editor_setContent, NULL },
 	{ "editor.insertText", acp_editor_insertText, NULL },
 	{ "editor.replaceRange", acp_editor_replaceRange, NULL },
 	{ "editor.deleteRange", acp_editor_deleteRange, NULL },
-	{ "editor.setSelection", NULL, NO_UI },
-	{ "editor.revealLine", NULL, NO_UI },
-	{ "editor.getSelection", NULL, NO_UI },
-	{ "editor.getActiveFile", NULL, NO_UI },
-	{ "editor.getOpenFiles", NULL, NO_UI },
+	{ "editor.setSelection", acp_editor_setSelection, NULL },
+	{ "editor.revealLine", acp_editor_revealLine, NULL },
+	{ "editor.getSelection", acp_editor_getSelection, NULL },
+	{ "editor.getActiveFile", acp_editor_getActiveFile, NULL },
+	{ "editor.getOpenFiles", acp_editor_getOpenFiles, NULL },
 	{ "editor.getDocumentInfo", acp_editor_getDocumentInfo, NULL },
 	{ "editor.applyEdits", acp_editor_applyEdits, NULL },
 	{ "editor.save", acp_editor_save, NULL },
@@ -292,8 +291,8 @@ static const struct method methods[] = {
 	{ "terminal.list", acp_terminal_list, NULL },
 	{ "terminal.getActive", acp_terminal_getActive, NULL },
 	{ "terminal.getOutput", acp_terminal_getOutput, NULL },
-	{ "command.execute", NULL, NO_CMD },
-	{ "command.list", NULL, NO_CMD },
+	{ "command.execute", acp_command_execute, NULL },
+	{ "command.list", acp_command_list, NULL },
 	{ "state.getWorkspace", acp_state_getWorkspace, NULL },
 	{ "state.getDiagnostics", NULL, NO_LSP },
 	{ "state.getSymbols", NULL, NO_LSP },
@@ -301,8 +300,8 @@ static const struct method methods[] = {
 	{ "state.goToDefinition", NULL, NO_LSP },
 	{ "state.getHover", NULL, NO_LSP },
 	{ "state.getCodeActions", NULL, NO_LSP },
-	{ "state.getOpenDocuments", NULL, "needs an editor: wap keeps no open documents (every file is on disk)" },
-	{ "state.getVisibleEditors", NULL, "needs an editor: wap has no visible editors" },
+	{ "state.getOpenDocuments", acp_state_getOpenDocuments, NULL },
+	{ "state.getVisibleEditors", acp_state_getVisibleEditors, NULL },
 	{ "search.findInFiles", acp_search_findInFiles, NULL },
 	{ "search.findAndReplace", acp_search_findAndReplace, NULL },
 	{ "debug.startSession", NULL, NO_DBG },
@@ -323,7 +322,7 @@ static const struct method methods[] = {
 };
 
 /* Is the method's category turned off by policy?  Returns the reason. */
-static const char *category_off(const struct wap_ws *ws, const char *method, char *buf, size_t n)
+const char *acp_category_off(const struct wap_ws *ws, const char *method, char *buf, size_t n)
 {
 	const char *dot = strchr(method, '.');
 	size_t cl = dot ? (size_t)(dot - method) : strlen(method);
@@ -360,7 +359,10 @@ static const char *category_off(const struct wap_ws *ws, const char *method, cha
 static bool session_method(const char *method)
 {
 	static const char *const names[] = {
-		"fs.watchFiles", "fs.unwatchFiles", "state.getWorkspace", "editor.saveAll", NULL
+		"fs.watchFiles", "fs.unwatchFiles", "state.getWorkspace", "editor.saveAll",
+		"editor.closeFile", "editor.getOpenFiles", "editor.getActiveFile", "editor.getSelection",
+		"editor.setSelection", "editor.revealLine", "state.getOpenDocuments",
+		"state.getVisibleEditors", "command.list", NULL
 	};
 
 	if (!strncmp(method, "terminal.", 9))
@@ -476,7 +478,7 @@ static json_t *handle_call(struct wap_acp_session *s, const char *method, const 
 		;
 	if (!m->name)
 		return id ? acp_rpc_error(id, RPC_NO_METHOD, "Method not found", json_pack("{s:s}", "method", method)) : NULL;
-	if (category_off(a->ws, method, why, sizeof(why)))
+	if (acp_category_off(a->ws, method, why, sizeof(why)))
 		return id ? acp_rpc_error(id, RPC_DISABLED, why, json_pack("{s:s}", "method", method)) : NULL;
 	if (m->disabled) {
 		char msg[300];

@@ -89,6 +89,7 @@ struct wap_acp_session {
 	long rate_count;
 	struct wap_terms *terms;
 	struct wap_watch *watch;
+	struct acp_editor *editor;	/* the headless editor (acp_editor.c) */
 	volatile sig_atomic_t cancelled;	/* the client went away */
 };
 
@@ -118,6 +119,8 @@ struct acp_ctx {
 
 static inline const struct wap_ws *ACP_WS(struct acp_ctx *c) { return c->s->a->ws; }
 
+/* Is METHOD's category ("fs." ...) turned off by policy?  The reason, in BUF. */
+const char *acp_category_off(const struct wap_ws *ws, const char *method, char *buf, size_t n);
 /* A required string parameter. */
 int acp_need_str(struct acp_ctx *c, const char *key, const char **out, struct wap_err *err);
 /* A required path parameter, root-relative (malloc'd). */
@@ -169,6 +172,8 @@ int acp_git_branches(struct acp_ctx *c, json_t **res, struct wap_err *err);
 
 /* state.* (acp_state.c) */
 int acp_state_getWorkspace(struct acp_ctx *c, json_t **res, struct wap_err *err);
+int acp_state_getOpenDocuments(struct acp_ctx *c, json_t **res, struct wap_err *err);	/* acp_editor.c */
+int acp_state_getVisibleEditors(struct acp_ctx *c, json_t **res, struct wap_err *err);	/* acp_editor.c */
 
 /* editor.* (acp_editor.c) */
 int acp_editor_getContent(struct acp_ctx *c, json_t **res, struct wap_err *err);
@@ -180,6 +185,20 @@ int acp_editor_applyEdits(struct acp_ctx *c, json_t **res, struct wap_err *err);
 int acp_editor_getDocumentInfo(struct acp_ctx *c, json_t **res, struct wap_err *err);
 int acp_editor_save(struct acp_ctx *c, json_t **res, struct wap_err *err);
 int acp_editor_saveAll(struct acp_ctx *c, json_t **res, struct wap_err *err);
+int acp_editor_openFile(struct acp_ctx *c, json_t **res, struct wap_err *err);
+int acp_editor_closeFile(struct acp_ctx *c, json_t **res, struct wap_err *err);
+int acp_editor_setSelection(struct acp_ctx *c, json_t **res, struct wap_err *err);
+int acp_editor_revealLine(struct acp_ctx *c, json_t **res, struct wap_err *err);
+int acp_editor_getSelection(struct acp_ctx *c, json_t **res, struct wap_err *err);
+int acp_editor_getActiveFile(struct acp_ctx *c, json_t **res, struct wap_err *err);
+int acp_editor_getOpenFiles(struct acp_ctx *c, json_t **res, struct wap_err *err);
+/* the per-connection editor state, freed with the session */
+struct acp_editor;
+void acp_editor_free(struct acp_editor *e);
+
+/* command.* (acp_editor.c): wap's applets as commands */
+int acp_command_list(struct acp_ctx *c, json_t **res, struct wap_err *err);
+int acp_command_execute(struct acp_ctx *c, json_t **res, struct wap_err *err);
 
 /* terminal.* (acp_terminal.c) */
 int acp_terminal_create(struct acp_ctx *c, json_t **res, struct wap_err *err);
