@@ -31,10 +31,16 @@
  *   --whole        no 2000-line window and no line cut: the whole file (or
  *                  the whole range asked for); more than maxFileSize bytes
  *                  is refused (SIZE_LIMIT_EXCEEDED), never cut
+ *   --encoding ENC utf-8 or base64: the file's exact bytes, whole and
+ *                  unnumbered, as content (base64-encoded with base64; with
+ *                  utf-8 a file that is not valid UTF-8 is an error, never
+ *                  U+FFFD); a regular file only (an archive's own bytes, no
+ *                  listing); no line options; over maxFileSize is refused
  *
  * JSON result: content, metadata {path,size,isDirectory,lastModified},
  * isTruncated, totalLines, returnedLines, startLine, nextOffset, version;
- * binary files: binary, mimeType; directories and archives: entries.
+ * binary files: binary, mimeType; directories and archives: entries;
+ * with --encoding: encoding, and totalLines of the whole file.
  *
  * examples:
  *   wap read src/main.c
@@ -49,6 +55,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,6 +81,7 @@ static const struct wap_opt read_opts[] = {
 	{ "tail", 0, WAP_OPT_INT, 0, NULL },
 	{ "member", 0, WAP_OPT_STR, 0, NULL },
 	{ "whole", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "encoding", 0, WAP_OPT_STR, 0, NULL },
 	{ NULL }
 };
 
@@ -703,6 +711,68 @@ static int read_file(const struct wap_call *call, int fd, const char *rel, const
 	return 0;
 }
 
+/* --encoding: the file's exact bytes, whole (no window, no cut, no
+ * U+FFFD): as UTF-8 text, which they must be, or in base64.  The version
+ * is the blob id of the very bytes given. */
+static int read_bytes(const struct wap_call *call, int fd, const char *rel, bool b64, json_t *res,
+		      struct wap_err *err)
+{
+	size_t max = call->ws->lim.max_file_size, len, bad;
+	char *buf, version[WAP_VERSION_LEN + 1];
+	struct wap_sb sb = WAP_SB_INIT;
+
+	if (wap_read_fd(fd, max, &buf, &len, err)) {
+		if (err && err->kind == WAP_E_TOO_LARGE)
+			wap_err_too_large(err, rel, -1, max);
+		return -1;
+	}
+	if (!b64 && !wap_text_utf8_valid(buf, len, &bad)) {
+		free(buf);
+		return wap_err_set(err, WAP_E_INVALID,
+				   "Not UTF-8 text: %s (invalid byte at offset %zu; use encoding \"base64\")", rel, bad);
+	}
+	if (wap_blob_id(buf, len, version, err)) {
+		free(buf);
+		return -1;
+	}
+	if (b64) {
+		wap_text_base64(&sb, buf, len);
+		json_object_set_new(res, "content", json_stringn(sb.buf ? sb.buf : "", sb.len));
+		wap_sb_release(&sb);
+	} else {
+		json_object_set_new(res, "content", json_stringn(buf, len));
+	}
+	json_object_set_new(res, "encoding", json_string(b64 ? "base64" : "utf-8"));
+	json_object_set_new(res, "version", json_string(version));
+	json_object_set_new(res, "totalLines", json_integer((json_int_t)wap_text_count_lines(buf, len)));
+	json_object_set_new(res, "isTruncated", json_false());
+	free(buf);
+	return json_is_string(json_object_get(res, "content")) ? 0 : wap_err_oom(err);
+}
+
+/* ENC of --encoding: 0 none, 1 utf-8, 2 base64; -1 with err when it is
+ * unknown or comes with what it excludes. */
+static int get_encoding(const json_t *req, const struct range *r, const char *member, struct wap_err *err)
+{
+	const char *enc = NULL;
+	int e;
+
+	if (wap_req_str(req, "encoding", &enc, err) < 0)
+		return -1;
+	if (!enc)
+		return 0;
+	if (!strcasecmp(enc, "utf-8") || !strcasecmp(enc, "utf8"))
+		e = 1;
+	else if (!strcasecmp(enc, "base64"))
+		e = 2;
+	else
+		return wap_err_set(err, WAP_E_INVALID, "Unsupported encoding: %s (utf-8 or base64)", enc);
+	if (r->has_offset || r->has_limit || r->has_head || r->has_tail || member)
+		return wap_err_set(err, WAP_E_INVALID,
+				   "encoding reads a whole file: no offset, limit, head, tail or member");
+	return e;
+}
+
 /* NESTED: REQ's path and member were split from an ARCHIVE//MEMBER path;
  * 1 (nothing set) when the path before "//" is no archive file. */
 static int read_path(struct wap_call *call, const json_t *req, json_t **res, bool nested,
@@ -715,10 +785,11 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 	ssize_t sniffn;
 	struct range r;
 	struct stat st;
-	int fd = -1, rc = -1;
+	int fd = -1, rc = -1, enc;
 
 	*res = NULL;
 	if (get_range(req, &r, err) || wap_req_str(req, "member", &member, err) < 0 ||
+	    (enc = get_encoding(req, &r, member, err)) < 0 ||
 	    wap_req_path(call, req, "path", NULL, &rel, err))
 		goto out;
 	if (!rel) {
@@ -739,6 +810,11 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 		rc = 1;
 		goto out;
 	}
+	if (enc && !S_ISREG(st.st_mode)) {
+		wap_err_set(err, WAP_E_NOT_FILE, "Not a file: %s is %s", rel,
+			    S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+		goto out;
+	}
 	*res = json_object();
 	if (!*res) {
 		wap_err_oom(err);
@@ -757,6 +833,10 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 		goto out;
 	}
 	json_object_set_new(*res, "metadata", metadata(ws, rel, &st));
+	if (enc) {
+		rc = read_bytes(call, fd, rel, enc == 2, *res, err);
+		goto out;
+	}
 	sniffn = pread_full(fd, sniff, sizeof(sniff), 0);
 	if (sniffn < 0) {
 		wap_err_errno(err, errno, rel);
@@ -811,7 +891,7 @@ static int read_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	/* ARCHIVE//MEMBER, as grep -z names a member: read it as --member,
 	 * when the part before "//" is an archive file */
 	if (wap_req_str(req, "path", &path, err) > 0 && !json_object_get(req, "member") &&
-	    wap_archive_split(path, &alen, &member)) {
+	    !json_object_get(req, "encoding") && wap_archive_split(path, &alen, &member)) {
 		json_t *nreq = json_copy((json_t *)req);
 		struct wap_err nerr = { 0 };
 		int rc = -1;
@@ -852,6 +932,13 @@ static int read_render(const json_t *res, const json_t *req, FILE *out)
 			json_object_get(res, "member") ? json_string_value(json_object_get(res, "member")) : "",
 			(long long)json_integer_value(msize ? msize : json_object_get(meta, "size")),
 			json_string_value(json_object_get(res, "mimeType")));
+		return 0;
+	}
+	if (json_object_get(res, "encoding")) {	/* the bytes as they are */
+		fwrite(content ? content : "", 1, len, out);
+		if (json_is_string(json_object_get(res, "encoding")) &&
+		    !strcmp(json_string_value(json_object_get(res, "encoding")), "base64"))
+			fputc('\n', out);
 		return 0;
 	}
 	p = content ? content : "";

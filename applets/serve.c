@@ -65,11 +65,13 @@
  * With --ws, the Agent Control Protocol (JSON-RPC 2.0 over WebSocket,
  * `category.method` names): the server sends auth.challenge {nonce}, the
  * client answers auth.authenticate {token, nonce}; then fs.*, search.*,
- * git.*, state.getWorkspace, editor.* text operations on files and
- * terminal.* (shells on PTYs), with file.changed and terminal.output
- * notifications.  A client must authenticate within 30 s (messages before
- * that are at most 64 KiB).  Methods that need a real editor, language server or
- * debugger answer -32009 FeatureDisabled.  The approver gets the method
+ * git.*, state.*, editor.* (a headless editor per connection: open
+ * documents, selections, unsaved buffers until editor.save), command.*
+ * (wap's applets as wap.NAME) and terminal.* (shells on PTYs), with
+ * file.changed and terminal.output notifications.  A client must
+ * authenticate within 30 s (messages before that are at most 64 KiB).
+ * Methods that need a language server or a debugger it does not have
+ * answer -32009 FeatureDisabled.  The approver gets the method
  * as $1 and the path (or name) as $2, and {"method","params"} on stdin.
  * The config's agentControl.logging.level (debug, info, warn, error) picks
  * the log lines; logging.logToFile appends them to logging.file, else to

@@ -26,7 +26,7 @@ _wap() {
 	ls) opts="--exclude --max-depth --metadata --no-default-excludes --no-ignore --recursive -l -r" ;;
 	mkdir) opts="" ;;
 	mv) opts="--force -f" ;;
-	read) opts="--head --limit --member --offset --tail --whole -n" ;;
+	read) opts="--encoding --head --limit --member --offset --tail --whole -n" ;;
 	rm) opts="--force --recursive -f -r" ;;
 	serve) opts="--allowed-hosts --allowed-origins --approver --audit --drain --http --max-connections --max-message --no-auth --no-sandbox --profile --roots-from-client --session-ttl --token --token-file --workers --ws" ;;
 	stat) opts="--exists" ;;

@@ -240,6 +240,13 @@ for _ in $(seq 50); do grep -q 'on ws://' "$T/named.log" && break; sleep 0.1; do
 has "--ws localhost: a host name is resolved" "$(cat "$T/named.log")" "on ws://127.0.0.1:"
 kill $PID; wait $PID
 
+# --- command.* and the editor under policy: categories, read-only ---
+mkdir -p "$T/cmdp/ws"
+echo '{"security": {"allowedMethodCategories": ["command", "editor"], "readOnly": true}}' > "$T/cmdp/config.json"
+start_ws cmdp --config "$T/cmdp/config.json" --token-file "$T/cmdp/token" --root "$T/cmdp/ws"
+tap cmdpolicy "$PORT" "$(cat "$T/cmdp/token")" "$T/cmdp/ws"
+kill $PID; wait $PID
+
 # --- the document's own examples, replayed (tests/ws/doc-replay.js): a
 # fixture workspace named like the document's, with the data its examples read ---
 D="$T/doc/my-project"

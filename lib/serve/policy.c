@@ -60,6 +60,15 @@ static const struct wap_opdesc ops[] = {
 	 * editor.*, search.*, git.*) are mappings onto the ops above and are
 	 * judged as those ops (lib/serve/run.h). */
 	{ "editor.saveAll", "editor", 0 },
+	{ "editor.closeFile", "editor", 0 },	/* the headless editor's state */
+	{ "editor.getOpenFiles", "editor", 0 },
+	{ "editor.getActiveFile", "editor", 0 },
+	{ "editor.getSelection", "editor", 0 },
+	{ "editor.setSelection", "editor", 0 },
+	{ "editor.revealLine", "editor", 0 },
+	{ "state.getOpenDocuments", "state", 0 },
+	{ "state.getVisibleEditors", "state", 0 },
+	{ "command.list", "command", 0 },
 	{ "fs.watchFiles", "fs", 0 },
 	{ "fs.unwatchFiles", "fs", 0 },
 	{ "state.getWorkspace", "state", 0 },

@@ -34,6 +34,7 @@ def make_ws(d):
     open(d + "/a.txt", "w").write("hello\nworld\n")
     open(d + "/sub/b.c", "w").write("int hello;\n")
     open(d + "/secret.key", "w").write("k\n")
+    open(d + "/bin.dat", "wb").write(b"\x00\xff\xfe bytes\n")
 
 
 def tree(d):
@@ -60,6 +61,8 @@ RANGE_WORLD = {"start": {"line": 1, "character": 0}, "end": {"line": 1, "charact
 
 
 def cli_argv(op, a):
+    if op == "read" and "encoding" in a:
+        return [a["path"], "--encoding", a["encoding"]]
     if op == "read" or op == "stat" or op == "ls":
         return [a["path"]]
     if op == "grep":
@@ -74,7 +77,7 @@ def cli_argv(op, a):
 
 def ws_call(op, a):
     return {
-        "read": lambda: ["fs.readFile", {"path": a["path"]}],
+        "read": lambda: ["fs.readFile", dict(a)],
         "stat": lambda: ["fs.stat", {"path": a["path"]}],
         "ls": lambda: ["fs.listDirectory", {"path": a["path"]}],
         "grep": lambda: ["search.findInFiles", {"query": a["pattern"]}],
@@ -213,12 +216,12 @@ def door_http(root, cfg, audit, ops):
     return res
 
 
-def door_ws(root, cfg, audit, ops):
+def door_ws(root, cfg, audit, ops, more=()):
     tokf = tmp + "/ws.token"
     p, port = start([wap, "serve", "--ws", "127.0.0.1:0", "--token-file", tokf] + serve_args(root, cfg, audit),
                     tmp + "/ws.log", r"ws://127\.0\.0\.1:(\d+)")
     try:
-        calls = [ws_call(op, a) for op, a in ops]
+        calls = [ws_call(op, a) for op, a in ops] + list(more)
         out = subprocess.run(["node", wsdir + "/doors-client.js", port, open(tokf).read().strip(), json.dumps(calls)],
                              stdout=subprocess.PIPE).stdout
         res = json.loads(out)
@@ -283,6 +286,62 @@ def content_of(d, r):
 
 reads = {d: content_of(d, R[d][0][0]) for d in DOORS}
 ok(len(set(reads.values())) == 1 and reads["cli"] == "hello\nworld\n", "read: the same content through all five", reads)
+
+# ---- whole-file reads: fs.readFile, editor.getContent and
+# editor.getDocumentInfo are the read op (--encoding), not a reader of
+# their own: the same content, bytes, version, errors and audit lines ----
+WHOLE = [
+    ("read", {"path": "a.txt", "encoding": "utf-8"}),
+    ("read", {"path": "bin.dat", "encoding": "base64"}),
+    ("read", {"path": "bin.dat", "encoding": "utf-8"}),
+    ("read", {"path": "sub", "encoding": "utf-8"}),
+]
+WS_MORE = [["editor.getContent", {"path": "a.txt"}], ["editor.getDocumentInfo", {"path": "a.txt"}]]
+W = {}
+for d in ("cli", "stdio", "http", "ws"):
+    root = f"{tmp}/whole-{d}"
+    audit = f"{tmp}/whole-{d}.audit"
+    make_ws(root)
+    if d == "cli":
+        W[d] = (door_cli(root, None, WHOLE), [])
+    elif d == "stdio":
+        W[d] = (door_stdio(root, None, audit, WHOLE), open(audit).read().splitlines())
+    elif d == "http":
+        W[d] = (door_http(root, None, audit, WHOLE), open(audit).read().splitlines())
+    else:
+        W[d] = (door_ws(root, None, audit, WHOLE, WS_MORE), open(audit).read().splitlines())
+
+
+def result_of(d, r):
+    if d == "cli":
+        return r
+    if d in ("stdio", "http"):
+        return (r.get("result") or {}).get("structuredContent") or {}
+    return r.get("result") or {}
+
+
+import base64
+for i, (what, want) in enumerate([("a.txt as utf-8", "hello\nworld\n"),
+                                  ("bin.dat as base64", base64.b64encode(b"\x00\xff\xfe bytes\n").decode())]):
+    got = {d: result_of(d, W[d][0][i]).get("content") for d in W}
+    ok(all(v == want for v in got.values()), f"whole read of {what}: the same content through CLI, MCP stdio, HTTP and fs.readFile", got)
+for i, what in ((2, "bin.dat (not UTF-8) as utf-8"), (3, "a directory")):
+    codes = {d: wap_code(W[d][0][i]) for d in W}
+    ok(len(set(codes.values())) == 1 and None not in codes.values(), f"whole read of {what}: the same error code through every door", codes)
+cli_a = W["cli"][0][0]
+gc = result_of("ws", W["ws"][0][4])
+ok(gc.get("content") == cli_a.get("content") and gc.get("languageId") == "plaintext",
+   "editor.getContent: the read op's content", [gc, cli_a])
+di = result_of("ws", W["ws"][0][5])
+ok(di.get("contentVersion") == cli_a.get("version") and di.get("size") == cli_a["metadata"]["size"]
+   and di.get("lineCount") == cli_a.get("totalLines") == 2,
+   "editor.getDocumentInfo: version, size and lines of the read op", [di, cli_a])
+lines = {d: [[j.get(k) for k in ("op", "mutating", "outcome", "error", "request")]
+             for j in map(json.loads, W[d][1])] for d in ("stdio", "http", "ws")}
+ok(lines["ws"][:4] == lines["stdio"] == lines["http"] and [l[2] for l in lines["stdio"]] == ["ok", "ok", "error", "error"],
+   "whole reads: the same audit lines (op, outcome, error, request) from every server door", lines)
+ok([l[0] for l in lines["ws"]] == ["read"] * 6 and lines["ws"][4][4]["path"] == lines["ws"][5][4]["path"] == "a.txt",
+   "editor.getContent and editor.getDocumentInfo: one read op each, audited as read", W["ws"][1])
 
 # ---- hostile: one policy refuses the same op identically on all five ----
 WRITE = [("write", {"path": "new.txt", "content": "evil\n"})]

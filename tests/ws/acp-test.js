@@ -143,12 +143,130 @@ async function editorMethods(c) {
   ok(errOf(r).code === -32005, 'editor.save without a path is -32005 EditorNotActive', r);
   r = await c.call('editor.saveAll');
   ok(r.result && r.result.success, 'editor.saveAll', r);
-  for (const m of ['editor.openFile', 'editor.getSelection', 'editor.getCompletions', 'state.getDiagnostics',
-    'command.execute', 'debug.startSession']) {
+  for (const m of ['debug.startSession', 'debug.listSessions']) {
     r = await c.call(m, { path: 'doc.py' });
     ok(errOf(r).code === -32009 && errOf(r).data.errorType === 'FeatureDisabled' && /wap/.test(errOf(r).message),
       `${m} is -32009 FeatureDisabled with a reason`, r);
   }
+}
+
+// The headless editor: per connection, what is open, the active file,
+// selections, and unsaved buffers of open files until editor.save.
+async function editorState(c) {
+  const real = fs.realpathSync(ws);
+  const abs = (p) => path.join(real, p);
+  const disk = (p) => fs.readFileSync(path.join(ws, p), 'utf8');
+  fs.writeFileSync(path.join(ws, 'st.py'), 'a = 1\nb = 2\n');
+  fs.writeFileSync(path.join(ws, 'st2.c'), 'int x;\n');
+  let r = await c.call('editor.getActiveFile');
+  ok(errOf(r).code === -32005, 'editor.getActiveFile with nothing open is -32005 EditorNotActive', r);
+  r = await c.call('editor.openFile', { path: abs('st.py') });
+  ok(r.result && r.result.documentUri === 'file://' + abs('st.py'), 'editor.openFile gives the document URI', r);
+  r = await c.call('editor.openFile', { path: 'no-such.py' });
+  ok(errOf(r).code === -32002, 'editor.openFile of a missing file is -32002', r);
+  r = await c.call('editor.openFile', { path: '../outside.py' });
+  ok(errOf(r).code && errOf(r).code !== -32009 && !r.result, 'editor.openFile outside the root is refused', r);
+  r = await c.call('editor.openFile', { path: 'st2.c', viewColumn: 2 });
+  ok(r.result && r.result.documentUri === 'file://' + abs('st2.c'), 'a second file opens', r);
+  r = await c.call('editor.getOpenFiles');
+  ok(r.result && JSON.stringify(r.result.files) === JSON.stringify([abs('st.py'), abs('st2.c')]), 'editor.getOpenFiles in order', r);
+  r = await c.call('editor.getActiveFile');
+  ok(r.result && r.result.path === abs('st2.c') && r.result.languageId === 'c', 'the last opened file is active', r);
+
+  // unsaved buffers
+  r = await c.call('editor.setContent', { path: 'st.py', content: 'a = 10\nb = 20\n' });
+  ok(r.result && r.result.success && disk('st.py') === 'a = 1\nb = 2\n', 'setContent on an open file changes its buffer, not the disk', r);
+  r = await c.call('editor.insertText', { path: 'st.py', position: { line: 2, character: 0 }, text: 'c = 30\n' });
+  ok(r.result && r.result.success, 'insertText into the buffer', r);
+  r = await c.call('editor.getContent', { path: 'st.py' });
+  ok(r.result && r.result.content === 'a = 10\nb = 20\nc = 30\n', 'getContent gives the unsaved buffer', r);
+  r = await c.call('fs.readFile', { path: 'st.py' });
+  ok(r.result && r.result.content === 'a = 1\nb = 2\n', 'fs.readFile still gives the disk', r);
+  r = await c.call('editor.getDocumentInfo', { path: 'st.py' });
+  ok(r.result && r.result.isDirty === true && r.result.lineCount === 3 && r.result.version >= 2, 'getDocumentInfo: dirty, the buffer\'s lines and version', r);
+  r = await c.call('state.getOpenDocuments');
+  const docs = r.result && r.result.documents;
+  ok(docs && docs.length === 2 && docs[0].uri === 'file://' + abs('st.py') && docs[0].isDirty === true &&
+    docs[0].languageId === 'python' && docs[1].isDirty === false && typeof docs[1].version === 'number',
+    'state.getOpenDocuments', r);
+
+  // selections
+  const sel = { start: { line: 1, character: 0 }, end: { line: 1, character: 6 } };
+  r = await c.call('editor.setSelection', { path: 'st.py', range: sel });
+  ok(r.result && r.result.success, 'editor.setSelection', r);
+  r = await c.call('editor.getSelection');
+  ok(r.result && JSON.stringify(r.result.range) === JSON.stringify(sel) && r.result.text === 'b = 20',
+    'editor.getSelection: the active file\'s range and its text (from the buffer)', r);
+  r = await c.call('editor.getActiveFile');
+  ok(r.result && r.result.path === abs('st.py'), 'setSelection makes the file active', r);
+  r = await c.call('editor.setSelection', { path: 'st.py', range: { start: { line: 0 }, end: {} } });
+  ok(errOf(r).code === -32602, 'a malformed range is -32602', r);
+  r = await c.call('editor.revealLine', { path: 'st.py', line: 2, at: 'top' });
+  ok(r.result && r.result.success, 'editor.revealLine', r);
+  r = await c.call('editor.revealLine', { path: 'st.py', line: 99 });
+  ok(errOf(r).code === -32602, 'revealLine past the end is -32602', r);
+  r = await c.call('editor.revealLine', { path: 'st.py', line: 1, at: 'sideways' });
+  ok(errOf(r).code === -32602, 'revealLine with a bad "at" is -32602', r);
+  r = await c.call('state.getVisibleEditors');
+  const eds = r.result && r.result.editors;
+  ok(eds && eds.length === 2 && eds[0].documentUri === 'file://' + abs('st.py') && eds[0].viewColumn === 1 &&
+    JSON.stringify(eds[0].selections) === JSON.stringify([sel]) && eds[1].viewColumn === 2, 'state.getVisibleEditors', r);
+
+  // another connection has its own editor
+  const other = await auth();
+  r = await other.call('editor.getOpenFiles');
+  ok(r.result && r.result.files.length === 0, 'another connection has no open files', r);
+  r = await other.call('editor.getContent', { path: 'st.py' });
+  ok(r.result && r.result.content === 'a = 1\nb = 2\n', 'and reads the disk, not this connection\'s buffer', r);
+  await other.close();
+
+  // save: the buffer goes to disk through the write op; a file changed on
+  // disk under an unsaved buffer is a conflict, nothing lost
+  r = await c.call('editor.save', { path: 'st.py' });
+  ok(r.result && r.result.success && disk('st.py') === 'a = 10\nb = 20\nc = 30\n', 'editor.save writes the buffer', r);
+  r = await c.call('editor.getDocumentInfo', { path: 'st.py' });
+  ok(r.result && r.result.isDirty === false, 'and the document is clean', r);
+  r = await c.call('editor.setContent', { path: 'st.py', content: 'mine\n' });
+  fs.writeFileSync(path.join(ws, 'st.py'), 'theirs\n');
+  r = await c.call('editor.save', { path: 'st.py' });
+  ok(errOf(r).code && disk('st.py') === 'theirs\n', 'saving over a file changed on disk is refused (conflict)', r);
+  r = await c.call('editor.getContent', { path: 'st.py' });
+  ok(r.result && r.result.content === 'mine\n', 'and the buffer is kept', r);
+  await c.call('editor.openFile', { path: 'st2.c' });
+  r = await c.call('editor.setContent', { path: 'st2.c', content: 'int y;\n' });
+  r = await c.call('editor.save', {});
+  ok(r.result && r.result.success && disk('st2.c') === 'int y;\n', 'editor.save without a path saves the active file', r);
+  r = await c.call('editor.closeFile', { path: abs('st.py') });
+  ok(r.result && r.result.success === true && disk('st.py') === 'theirs\n', 'closeFile drops the unsaved buffer', r);
+  r = await c.call('editor.closeFile', { path: 'st.py' });
+  ok(r.result && r.result.success === false, 'closing a file that is not open: success false', r);
+  r = await c.call('editor.setContent', { path: 'st2.c', content: 'int z;\n' });
+  r = await c.call('editor.saveAll');
+  ok(r.result && r.result.success && disk('st2.c') === 'int z;\n', 'editor.saveAll writes every dirty buffer', r);
+  r = await c.call('editor.closeFile', { path: 'st2.c' });
+  r = await c.call('editor.getOpenFiles');
+  ok(r.result && r.result.files.length === 0, 'nothing open after closing both', r);
+}
+
+// command.*: wap's own applets as commands, on the same road
+async function commands(c) {
+  let r = await c.call('command.list');
+  const all = r.result && r.result.commands;
+  ok(all && all.includes('wap.read') && all.includes('wap.grep') && !all.includes('wap.serve'),
+    'command.list names the applets as wap.NAME (serve is no command)', r);
+  r = await c.call('command.list', { filter: 'wap.gr' });
+  ok(r.result && r.result.commands.length >= 1 && r.result.commands.every((x) => x.startsWith('wap.gr')), 'command.list filter is a prefix', r);
+  fs.writeFileSync(path.join(ws, 'cmd.txt'), 'one\ntwo\n');
+  r = await c.call('command.execute', { command: 'wap.read', args: [{ path: 'cmd.txt' }] });
+  ok(r.result && r.result.result && r.result.result.content === 'one\ntwo\n', 'command.execute wap.read runs the read op', r);
+  r = await c.call('command.execute', { command: 'wap.read', args: [{ path: '../etc/passwd' }] });
+  ok(errOf(r).code && !r.result, 'command.execute keeps the root', r);
+  r = await c.call('command.execute', { command: 'wap.read', args: [{ nope: 1 }] });
+  ok(errOf(r).code === -32602, 'unknown arguments are -32602', r);
+  r = await c.call('command.execute', { command: 'editor.action.formatDocument' });
+  ok(errOf(r).code === -32602 && /command\.list/.test(errOf(r).message), 'an unknown command is -32602 and names command.list', r);
+  r = await c.call('command.execute', { command: 'wap.serve' });
+  ok(errOf(r).code === -32602, 'wap.serve is no command', r);
 }
 
 async function searchMethods(c) {
@@ -389,6 +507,8 @@ async function main() {
   await protocol(c);
   await fsMethods(c);
   await editorMethods(c);
+  await editorState(c);
+  await commands(c);
   await searchMethods(c);
   await gitMethods(c);
   await terminalMethods(c);
@@ -555,6 +675,23 @@ async function anyorigin() {
   if (c instanceof Client) await c.close();
 }
 
-const scenarios = { main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout };
+// cmdpolicy: allowedMethodCategories [command, editor], security.readOnly
+async function cmdpolicy() {
+  const c = await auth();
+  fs.writeFileSync(path.join(ws, 'ro.txt'), 'x\n');
+  let r = await c.call('command.execute', { command: 'wap.read', args: [{ path: 'ro.txt' }] });
+  ok(errOf(r).code === -32009 && /fs/.test(errOf(r).message), 'command.execute opens no category policy closed (wap.read is fs)', r);
+  r = await c.call('command.list');
+  ok(r.result && r.result.commands.includes('wap.read'), 'command.list still lists', r);
+  r = await c.call('editor.openFile', { path: 'ro.txt' });
+  ok(r.result && r.result.documentUri, 'read-only: a file opens', r);
+  r = await c.call('editor.setContent', { path: 'ro.txt', content: 'y\n' });
+  ok(errOf(r).code && /read-only/.test(errOf(r).message), 'read-only: an open document\'s buffer is not changed either', r);
+  r = await c.call('editor.getDocumentInfo', { path: 'ro.txt' });
+  ok(r.result && r.result.isDirty === false, 'and stays clean', r);
+  await c.close();
+}
+
+const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout };
 scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
   .then(() => process.exit(0));
