@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,43 +31,6 @@
 
 /* ---------- small helpers ---------- */
 
-static void random_hex(char *out, size_t nbytes)
-{
-	unsigned char b[64];
-	size_t got = 0;
-
-	if (nbytes > sizeof(b))
-		nbytes = sizeof(b);
-	while (got < nbytes) {
-		ssize_t n = getrandom(b + got, nbytes - got, 0);
-		if (n > 0)
-			got += (size_t)n;
-		else if (errno != EINTR)
-			break;
-	}
-	for (size_t i = 0; i < nbytes; i++)
-		snprintf(out + 2 * i, 3, "%02x", b[i]);
-}
-
-static void make_uuid(char out[37])
-{
-	unsigned char b[16];
-	size_t got = 0;
-
-	while (got < sizeof(b)) {
-		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
-		if (n > 0)
-			got += (size_t)n;
-		else if (errno != EINTR)
-			break;
-	}
-	b[6] = (b[6] & 0x0f) | 0x40;
-	b[8] = (b[8] & 0x3f) | 0x80;
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
-		 b[12], b[13], b[14], b[15]);
-}
-
 /* Constant time in the length of the given string: no early exit. */
 static bool token_equal(const char *want, const char *got)
 {
@@ -79,6 +41,7 @@ static bool token_equal(const char *want, const char *got)
 		d |= (unsigned char)(got[i] ^ want[lw ? i % lw : 0]);
 	return lw && !d;
 }
+
 /* ---------- JSON-RPC messages ---------- */
 
 static const char *error_type(int code)
@@ -166,7 +129,14 @@ json_t *acp_rpc_result(const json_t *id, json_t *res)
 
 static void send_challenge(struct wap_acp_session *s)
 {
-	random_hex(s->nonce, 16);
+	struct wap_err err = { 0 };
+
+	/* no randomness, no nonce: nobody can authenticate (fail closed) */
+	if (wap_random_hex(s->nonce, 16, &err) < 0) {
+		s->nonce[0] = 0;
+		acp_log(s->a, LOG_ERROR, "ws: client %lu: no nonce: %s", s->num, err.msg);
+		wap_err_release(&err);
+	}
 	s->notify(s->arg, notification("auth.challenge", json_pack("{s:s}", "nonce", s->nonce)));
 }
 
@@ -431,11 +401,18 @@ static json_t *authenticate(struct wap_acp_session *s, const json_t *id, const j
 		}
 		return acp_rpc_result(id, res);
 	}
+	s->nonce[0] = 0;	/* a nonce is good for one authentication */
+	{
+		struct wap_err err = { 0 };
+		if (wap_random_uuid(s->session_id, &err) < 0) {
+			json_t *r = acp_rpc_error(id, RPC_INTERNAL, err.msg, NULL);
+			wap_err_release(&err);
+			return r;
+		}
+	}
 	__atomic_store_n(&s->authed, true, __ATOMIC_SEQ_CST);
 	s->failures = 0;
-	s->nonce[0] = 0;	/* a nonce is good for one authentication */
 	s->auth_at = time(NULL);
-	make_uuid(s->session_id);
 	acp_log(s->a, LOG_INFO, "ws: client %lu authenticated, session %s", s->num, s->session_id);
 	return acp_rpc_result(id, json_pack("{s:b, s:s}", "authenticated", 1, "sessionId", s->session_id));
 }
@@ -490,7 +467,7 @@ static json_t *handle_call(struct wap_acp_session *s, const char *method, const 
 	c.params = params ? params : (empty = json_object());
 	c.call.ws = a->ws;
 	c.call.session = s->session_id;
-	c.call.cancelled = &s->cancelled;
+	c.call.cancel = &s->cancel;
 	c.run.call = &c.call;
 	c.run.audit = a->o.audit;
 	c.run.approver = &ap;
@@ -657,7 +634,7 @@ static int log_setup(struct wap_acp *a, struct wap_err *err)
 	file = wap_config_str(a->ws->config, "logging.file", NULL);
 	a->log_file = file && *file ? strdup(file) : wap_token_state_file("wap-acp.log");
 	if (!a->log_file)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	a->logfd = open(a->log_file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (a->logfd < 0)
 		return wap_err_set(err, WAP_E_FAILED, "Cannot open the log file %s: %s", a->log_file,
@@ -671,7 +648,7 @@ struct wap_acp *wap_acp_new(const struct wap_ws *ws, const struct wap_acp_opts *
 	const char *tok;
 
 	if (!a) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		return NULL;
 	}
 	a->ws = ws;
@@ -687,7 +664,7 @@ struct wap_acp *wap_acp_new(const struct wap_ws *ws, const struct wap_acp_opts *
 		goto fail;
 	for (size_t i = 0; o->allowed_origins && o->allowed_origins[i]; i++)
 		if (wap_strv_push(&a->origins, o->allowed_origins[i]) < 0) {
-			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			wap_err_oom(err);
 			goto fail;
 		}
 	tok = wap_config_str(ws->config, "token", "");
@@ -705,7 +682,7 @@ struct wap_acp *wap_acp_new(const struct wap_ws *ws, const struct wap_acp_opts *
 	else
 		a->token_file = wap_token_state_file("wap-acp.token");
 	if (!a->token || !a->token_file) {
-		wap_err_set(err, WAP_E_FAILED, "out of memory");
+		wap_err_oom(err);
 		goto fail;
 	}
 	if (log_setup(a, err) < 0)

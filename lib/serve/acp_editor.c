@@ -92,7 +92,7 @@ static struct acp_editor *editor_of(struct acp_ctx *c, struct wap_err *err)
 	if (!c->s->editor) {
 		c->s->editor = calloc(1, sizeof(*c->s->editor));
 		if (!c->s->editor) {
-			wap_err_set(err, WAP_E_FAILED, "Out of memory");
+			wap_err_oom(err);
 			return NULL;
 		}
 		c->s->editor->active = -1;
@@ -182,14 +182,14 @@ static struct acp_doc *doc_open(struct acp_ctx *c, const char *rel, long column,
 		return NULL;
 	nd = realloc(e->docs, (e->n + 1) * sizeof(*nd));
 	if (!nd) {
-		wap_err_set(err, WAP_E_FAILED, "Out of memory");
+		wap_err_oom(err);
 		return NULL;
 	}
 	e->docs = nd;
 	d = &e->docs[e->n];
 	memset(d, 0, sizeof(*d));
 	if (!(d->rel = strdup(rel))) {
-		wap_err_set(err, WAP_E_FAILED, "Out of memory");
+		wap_err_oom(err);
 		return NULL;
 	}
 	d->version = ms;
@@ -258,13 +258,13 @@ static int buffer_change(struct acp_ctx *c, struct acp_doc *d, const json_t *con
 			if (d->buf)
 				memcpy(d->buf, json_string_value(t), d->len + 1);
 			if (!d->buf || !d->base)
-				rc = wap_err_set(err, WAP_E_FAILED, "Out of memory");
+				rc = wap_err_oom(err);
 		}
 		json_decref(disk);
 	} else if (!d->buf) {		/* replaced whole: the version it replaces */
 		rc = acp_read_whole(c, d->rel, "base64", &disk, err);
 		if (!rc && !(d->base = strdup(json_string_value(json_object_get(disk, "version")) ?: "")))
-			rc = wap_err_set(err, WAP_E_FAILED, "Out of memory");
+			rc = wap_err_oom(err);
 		json_decref(disk);
 	}
 	if (!rc && content) {
@@ -272,7 +272,7 @@ static int buffer_change(struct acp_ctx *c, struct acp_doc *d, const json_t *con
 		if ((out = malloc(outlen + 1)))
 			memcpy(out, json_string_value(content), outlen + 1);
 		else
-			rc = wap_err_set(err, WAP_E_FAILED, "Out of memory");
+			rc = wap_err_oom(err);
 	} else if (!rc) {
 		rc = wap_edit_apply(&spec, d->buf, d->len, &out, &outlen, &info, err) ? -1 : 0;
 		wap_edit_info_release(&info);

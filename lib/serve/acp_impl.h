@@ -90,7 +90,7 @@ struct wap_acp_session {
 	struct wap_terms *terms;
 	struct wap_watch *watch;
 	struct acp_editor *editor;	/* the headless editor (acp_editor.c) */
-	volatile sig_atomic_t cancelled;	/* the client went away */
+	struct wap_cancel cancel;	/* the client went away: its calls' token */
 };
 
 /* ---------- the log and messages (acp.c) ---------- */

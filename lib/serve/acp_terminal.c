@@ -162,7 +162,7 @@ int acp_terminal_getOutput(struct acp_ctx *c, json_t **res, struct wap_err *err)
 	clean = wap_term_utf8(out, len, &cl);
 	free(out);
 	if (!clean)
-		return wap_err_set(err, WAP_E_FAILED, "out of memory");
+		return wap_err_oom(err);
 	*res = json_pack("{s:s%, s:b, s:b}", "output", clean, cl, "truncated", trunc, "exited", st.exited);
 	if (st.exited)
 		json_object_set_new(*res, "exitCode", json_integer(st.exit_code));

@@ -166,7 +166,7 @@ static void conn_stop(struct conn *c)
 		pthread_cond_signal(&c->cv);
 		pthread_mutex_unlock(&c->mu);
 		if (c->s)
-			c->s->cancelled = 1;	/* an approval or a long op gives up */
+			wap_cancel_set(&c->s->cancel, 1);	/* an approval or a long op gives up */
 		pthread_join(c->worker, NULL);
 		c->worker_on = false;
 	}
