@@ -508,7 +508,9 @@ async function main() {
   await fsMethods(c);
   await editorMethods(c);
   await editorState(c);
+  await sleep(1100);	// the default rate limit: 100 requests a second
   await commands(c);
+  await sleep(1100);
   await searchMethods(c);
   await gitMethods(c);
   await terminalMethods(c);
