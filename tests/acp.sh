@@ -20,7 +20,7 @@ start_ws() {
 	PIDS="$PIDS $PID"
 	PORT=
 	for _ in $(seq 100); do
-		PORT=$(sed -n 's/.*on ws:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/$n.log")
+		PORT=$(sed -n 's/.*on ws:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/$n.log" 2>/dev/null)
 		[ -n "$PORT" ] && break
 		sleep 0.1
 	done
