@@ -34,7 +34,8 @@
  *                           security.sandbox; for a container that is the sandbox)
  *   --roots-from-client     narrow the root to the client's first root inside it
  *                           (stdio, and HTTP: asked on the SSE reply to a request)
- *   --allowed-hosts HOST    HTTP: also accept this Host (repeatable, or comma-separated)
+ *   --allowed-hosts HOST    HTTP and ws: also accept this Host (repeatable, or
+ *                           comma-separated)
  *   --allowed-origins ORIGIN  HTTP and ws: also accept this Origin (repeatable, or
  *                           comma-separated; * accepts any), as the config's
  *                           allowedOrigins do
