@@ -241,8 +241,8 @@ int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user
 			return -1;
 		/* before authentication only small messages: a client that has
 		 * not shown the token cannot make us hold megabytes */
-		if (c->rx.len + len > (c->s && __atomic_load_n(&c->s->authed, __ATOMIC_SEQ_CST) ?
-				       a->max_message : ACP_MAX_PREAUTH)) {
+		if (c->rx.len + len > (c->s && __atomic_load_n(&c->s->authed, __ATOMIC_SEQ_CST) ? a->max_message :
+				       a->max_message < ACP_MAX_PREAUTH ? a->max_message : ACP_MAX_PREAUTH)) {
 			lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, (unsigned char *)"too large", 9);
 			return -1;
 		}
