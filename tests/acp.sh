@@ -288,6 +288,16 @@ jcheck "one drain: the HTTP call under way got its whole result" "$(cat "$T/one/
 	'j["id"]==7 and j["result"]["structuredContent"]["stdout"]=="drained\n"'
 wait $ONE; st=$?
 same "one drain: the server exits 0" "$st" 0
+# --http and --ws on the same port: one listener serves both
+SP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+wap serve --http "127.0.0.1:$SP" --ws "127.0.0.1:$SP" --token same-token --token-file "$T/same.token" --root "$W" 2>"$T/same.log" &
+SPID=$!
+for _ in $(seq 100); do grep -q 'MCP at' "$T/same.log" && break; sleep 0.1; done
+has "one port for both: the protocol's line names it" "$(cat "$T/same.log")" "on ws://127.0.0.1:$SP "
+same "one port for both: MCP answers there" "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$SP/health")" 200
+tap hello "$SP" same-token "$W" | sed 's/^\(not \)\{0,1\}ok [0-9]* - /&one port for both: /'
+kill -TERM $SPID; wait $SPID; st=$?
+same "one port for both: exit 0 on SIGTERM" "$st" 0
 wap serve --ws localhost:0 --token-file "$T/named.token" --root "$W" 2>"$T/named.log" &
 PID=$!
 for _ in $(seq 50); do grep -q 'on ws://' "$T/named.log" && break; sleep 0.1; done
