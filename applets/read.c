@@ -31,11 +31,11 @@
  *   --whole        no 2000-line window and no line cut: the whole file (or
  *                  the whole range asked for); more than maxFileSize bytes
  *                  is refused (SIZE_LIMIT_EXCEEDED), never cut
- *   --encoding ENC utf-8 or base64: the file's exact bytes, whole and
- *                  unnumbered, as content (base64-encoded with base64; with
- *                  utf-8 a file that is not valid UTF-8 is an error, never
- *                  U+FFFD); a regular file only (an archive's own bytes, no
- *                  listing); no line options; over maxFileSize is refused
+ *   --encoding ENC  utf-8 or base64: the file's exact bytes, whole and
+ *                   unnumbered, as content (base64-encoded with base64; with
+ *                   utf-8 a file that is not valid UTF-8 is an error, never
+ *                   U+FFFD); a regular file only (an archive's own bytes, no
+ *                   listing); no line options; over maxFileSize is refused
  *
  * JSON result: content, metadata {path,size,isDirectory,lastModified},
  * isTruncated, totalLines, returnedLines, startLine, nextOffset, version;

@@ -34,7 +34,8 @@
  *                           security.sandbox; for a container that is the sandbox)
  *   --roots-from-client     narrow the root to the client's first root inside it
  *                           (stdio, and HTTP: asked on the SSE reply to a request)
- *   --allowed-hosts HOST    HTTP: also accept this Host (repeatable, or comma-separated)
+ *   --allowed-hosts HOST    HTTP and ws: also accept this Host (repeatable, or
+ *                           comma-separated)
  *   --allowed-origins ORIGIN  HTTP and ws: also accept this Origin (repeatable, or
  *                           comma-separated; * accepts any), as the config's
  *                           allowedOrigins do
@@ -43,10 +44,12 @@
  *                           and answer them (for printf ... | wap serve); else
  *                           end of input cancels them, as a client's shutdown
  *   --max-message BYTES     largest JSON-RPC message accepted (default 16 MiB); over
- *                           HTTP a larger Content-Length is refused (413) unread
+ *                           HTTP a larger Content-Length is refused (413) unread,
+ *                           a larger WebSocket message closes the connection (1009)
  *   --max-connections N     HTTP: connections at once, more are dropped (default 64)
  *   --ws HOST:PORT          serve the Agent Control Protocol over WebSocket
- *                           (default port 19876; beside --http in the same process)
+ *                           (default port 19876); with --http, one server: the
+ *                           protocol is on the --http port too
  *   --session-ttl SECONDS   ws: sessions expire after SECONDS (-32008; default never)
  *   --approver COMMAND      with security.requireApproval, run COMMAND (sh -c) for
  *                           each call that writes or runs commands (every
@@ -79,13 +82,14 @@
  *
  * HTTP security: Host and Origin (when sent) must be localhost, 127.0.0.1
  * or [::1] (any port) or named by --allowed-hosts / --allowed-origins,
- * else 403 (the WebSocket upgrade checks Origin the same way); a request
+ * else 403 (a WebSocket upgrade is checked the same way, on either port); a request
  * to /mcp without the Bearer token gets 401 (/health stays open).  There
  * is always a token unless --no-auth on loopback: without one configured,
  * a random one is made and only the file holding it is named on stderr.
  * Refusals (403, 401, 413, 411 for chunked bodies) come from the headers,
- * before the body is read.  SIGTERM drains: calls under way finish (10 s
- * at most), new requests and /health get 503, then exit 0.
+ * before the body is read.  SIGTERM drains both doors at once: calls under
+ * way finish (10 s at most), new requests, upgrades and /health get 503 (new
+ * WebSocket requests -32603), then exit 0.
  *
  * environment (for containers; an option wins, lists add to it):
  *   WAP_HTTP=HOST:PORT      as --http
@@ -288,14 +292,6 @@ static int serve_cfg_read(const json_t *req, struct serve_cfg *c)
 	return serve_cfg_env(c);
 }
 
-static volatile sig_atomic_t ws_stop;
-
-static void ws_on_signal(int sig)
-{
-	(void)sig;
-	ws_stop = 1;
-}
-
 /* --ws HOST:PORT, [::1]:PORT, :PORT, HOST or PORT; defaults 127.0.0.1:19876. */
 static int ws_addr(const char *spec, char *host, size_t hn, int *port)
 {
@@ -381,12 +377,6 @@ static void http_log(const char *line)
 	fprintf(stderr, "wap serve: libwebsockets: %s", line);
 }
 
-static void acp_lws_log(int level, const char *line)
-{
-	(void)level;
-	fprintf(stderr, "wap serve: libwebsockets: %s", line);
-}
-
 static void acp_log(const char *line)
 {
 	fprintf(stderr, "wap serve: %s\n", line);
@@ -456,12 +446,12 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		rc = wap_err_exit(err.kind);
 		goto out;
 	}
+	char host[256];
 	if (cfg.ws) {
-		char host[256];
 		struct wap_acp_opts ao = {
 			.token_file = cfg.token_file, .session_ttl = (long)cfg.session_ttl,
 			.approver = cfg.approver, .token = token, .audit = srv.audit,
-			.log = acp_log, .allowed_origins = cfg.allowed_origins,
+			.log = acp_log,
 		};
 		if (ws_addr(cfg.ws, host, sizeof(host), &ao.port) < 0) {
 			fprintf(stderr, "wap serve: --ws wants HOST:PORT, not '%s'\n", cfg.ws);
@@ -469,34 +459,15 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 			goto out;
 		}
 		ao.host = host;
-		if (!wap_lazy_load(WAP_LIB_LWS, &err))
-			lws_set_log_level(LLL_ERR, acp_lws_log);
 		if (!(acp = wap_acp_new(ws, &ao, &err))) {
 			fprintf(stderr, "wap serve: %s\n", err.msg);
 			rc = wap_err_exit(err.kind);
 			goto out;
 		}
-		if (!cfg.http) {
-			/* The WebSocket server alone, in this thread. */
-			struct sigaction sa = { .sa_handler = ws_on_signal };
-			sigaction(SIGINT, &sa, NULL);
-			sigaction(SIGTERM, &sa, NULL);
-			if (wap_acp_run(acp, &ws_stop, &err) < 0) {
-				fprintf(stderr, "wap serve: %s\n", err.msg);
-				rc = wap_err_exit(err.kind);
-			}
-			goto out;
-		}
-		/* Beside --http: its own libwebsockets context in a thread. */
-		if (wap_acp_start(acp, &err) < 0) {
-			fprintf(stderr, "wap serve: %s\n", err.msg);
-			rc = wap_err_exit(err.kind);
-			goto out;
-		}
 	}
-	if (cfg.http) {
-		/* one Origin allow-list for both doors: the config's
-		 * allowedOrigins widen HTTP too */
+	if (cfg.http || cfg.ws) {
+		/* one Origin allow-list for both doors (one server checks
+		 * them): the config's allowedOrigins widen HTTP too */
 		char **cfg_origins = NULL;
 		if (wap_config_strv(ws->config, "allowedOrigins", &cfg_origins, &err) < 0) {
 			fprintf(stderr, "wap serve: %s\n", err.msg);
@@ -507,7 +478,9 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 			wap_strv_push(&cfg.allowed_origins, cfg_origins[i]);
 		wap_strv_free(cfg_origins);
 	}
-	if (cfg.http) {
+	if (cfg.http || cfg.ws) {
+		/* one server for both doors: MCP on --http, the Agent Control
+		 * Protocol on --ws (and on --http's port too) */
 		struct http_token ht = {
 			.ws = ws, .token = cfg.no_auth ? NULL : token, .file = cfg.token_file,
 			/* beside --ws the token file is already written */
@@ -516,6 +489,7 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		};
 		struct wap_http_opts h = {
 			.listen = cfg.http,
+			.acp = acp,
 			.token = ht.token,
 			.no_auth = cfg.no_auth,
 			.max_conns = cfg.max_conns,
@@ -549,7 +523,6 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		}
 	}
 out:
-	wap_acp_stop(acp);
 	wap_acp_free(acp);
 	wap_audit_close(srv.audit);
 	wap_err_release(&err);

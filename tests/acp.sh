@@ -234,6 +234,70 @@ grep -v '^#' "$T/both.tap" | sed 's/^\(not \)\{0,1\}ok [0-9]* - /&with --http: /
 wait $BOTH; st=$?
 same "--http and --ws: SIGTERM stops both, exit 0" "$st" 0
 if [ -n "$shell" ] && ! kill -0 "$shell" 2>/dev/null; then ok "with --http: the terminal's shell was killed"; else fail "with --http: the terminal's shell ($shell) survived"; fi
+# --- one server for both doors: one Host/Origin check, one message
+# limit, one drain (and the protocol on the --http port too) ---
+upgrade() {	# PORT [CURL ARGS]: the HTTP status of a WebSocket upgrade
+	p=$1; shift
+	curl -s -o /dev/null -m 3 -w '%{http_code}' "$@" -H 'Connection: Upgrade' -H 'Upgrade: websocket' \
+		-H 'Sec-WebSocket-Version: 13' -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "http://127.0.0.1:$p/"
+}
+mkdir -p "$T/one/ws"
+cat > "$T/one/config.json" <<'EOF'
+{"agentControl": {"token": "one-token", "security": {"requireApproval": true}}}
+EOF
+cat > "$T/one/approve.sh" <<'EOF'
+#!/bin/sh
+cat > /dev/null
+[ "$2" = slow.txt ] && sleep 1
+exit 0
+EOF
+chmod +x "$T/one/approve.sh"
+HP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+start_ws one --http "127.0.0.1:$HP" --config "$T/one/config.json" --token-file "$T/one/token" \
+	--approver "$T/one/approve.sh \"\$@\"" --max-message 4096 --root "$T/one/ws"
+ONE=$PID
+same "one server: a WebSocket upgrade with a foreign Host is refused (403), as on HTTP" "$(upgrade "$PORT" -H 'Host: evil.example')" 403
+same "one server: and on the --http port" "$(upgrade "$HP" -H 'Host: evil.example')" 403
+same "one server: a foreign Origin is refused (403) on both ports" \
+	"$(upgrade "$PORT" -H 'Origin: http://evil.example') $(upgrade "$HP" -H 'Origin: http://evil.example')" "403 403"
+same "one server: HTTP refuses the foreign Host too" \
+	"$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: evil.example' -H 'authorization: Bearer one-token' -X POST --data-binary '{}' "http://127.0.0.1:$HP/mcp")" 403
+tap hello "$HP" one-token "$T/one/ws" | sed 's/^\(not \)\{0,1\}ok [0-9]* - /&one server: the --http port speaks it too: /'
+tap maxmsg "$PORT" one-token "$T/one/ws" | sed 's/^\(not \)\{0,1\}ok [0-9]* - /&one server: /'
+# SIGTERM drains both doors at once: an HTTP call and a WebSocket call
+# under way are answered, new requests on either are refused
+mcp() {	# BODY [CURL ARGS]
+	b=$1; shift
+	curl -s -X POST "http://127.0.0.1:$HP/mcp" -H 'authorization: Bearer one-token' -H 'content-type: application/json' \
+		-H 'accept: application/json, text/event-stream' --data-binary "$b" "$@"
+}
+SID=$(mcp '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' -D - -o /dev/null | tr -d '\r' | sed -n 's/^mcp-session-id: //Ip')
+mcp '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"exec","arguments":{"command":"sleep 2; echo drained"}}}' \
+	-H "mcp-session-id: $SID" -o "$T/one/http.out" &
+SLOWH=$!
+(tap drain "$PORT" one-token "$T/one/ws" > "$T/one/drain.tap") &
+CL=$!
+for _ in $(seq 100); do grep -q READY "$T/one/drain.tap" 2>/dev/null && break; sleep 0.1; done
+kill -TERM $ONE
+sleep 0.2
+same "one drain: /health is 503 while the calls run" "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HP/health")" 503
+wait $CL
+grep -v '^#' "$T/one/drain.tap" | sed 's/^\(not \)\{0,1\}ok [0-9]* - /&one drain, WebSocket (an HTTP call under way): /'
+wait $SLOWH
+jcheck "one drain: the HTTP call under way got its whole result" "$(cat "$T/one/http.out")" \
+	'j["id"]==7 and j["result"]["structuredContent"]["stdout"]=="drained\n"'
+wait $ONE; st=$?
+same "one drain: the server exits 0" "$st" 0
+# --http and --ws on the same port: one listener serves both
+SP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+wap serve --http "127.0.0.1:$SP" --ws "127.0.0.1:$SP" --token same-token --token-file "$T/same.token" --root "$W" 2>"$T/same.log" &
+SPID=$!
+for _ in $(seq 100); do grep -q 'MCP at' "$T/same.log" && break; sleep 0.1; done
+has "one port for both: the protocol's line names it" "$(cat "$T/same.log")" "on ws://127.0.0.1:$SP "
+same "one port for both: MCP answers there" "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$SP/health")" 200
+tap hello "$SP" same-token "$W" | sed 's/^\(not \)\{0,1\}ok [0-9]* - /&one port for both: /'
+kill -TERM $SPID; wait $SPID; st=$?
+same "one port for both: exit 0 on SIGTERM" "$st" 0
 wap serve --ws localhost:0 --token-file "$T/named.token" --root "$W" 2>"$T/named.log" &
 PID=$!
 for _ in $(seq 50); do grep -q 'on ws://' "$T/named.log" && break; sleep 0.1; done
@@ -257,3 +321,5 @@ git -C "$D" add -A && git -C "$D" commit -qm fixture
 start_ws doc --token-file "$T/doc.token" --root "$D"
 node "$WSDIR/doc-replay.js" "$PORT" "$(cat "$T/doc.token")" "$D" | sed 's/^\(not \)\{0,1\}ok [0-9]* - /&document: /'
 kill $PID; wait $PID
+lacks "no sanitizer report from any server" "$(cat "$T"/*.log)" "Sanitizer"
+lacks "no undefined behaviour reported by any server" "$(cat "$T"/*.log)" "runtime error"

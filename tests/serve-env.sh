@@ -39,11 +39,13 @@ session() { # URL: initialize, then print the Mcp-Session-Id
 }
 
 # ---- a port that cannot be bound ----
-P=$(free_port)
-python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(30)' "$P" &
+# the holder picks the port itself: a port found free and bound a moment
+# later can meanwhile become some connection's local port (busy machine)
+python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(30)' > "$T/held" &
 HOLD=$!
 PIDS="$PIDS $HOLD"
-sleep 0.3
+P=
+for _ in $(seq 100); do P=$(cat "$T/held"); [ -n "$P" ] && break; sleep 0.1; done
 expect "port in use: exit 125" 125 timeout 10 wap serve --http 127.0.0.1:$P
 has "port in use: says so" "$ERR" "cannot listen on 127.0.0.1:$P: Address already in use"
 lacks "port in use: no 'MCP at' line" "$ERR" "MCP at"

@@ -29,19 +29,6 @@
 #include "term.h"
 #include "watch.h"
 
-/* ---------- small helpers ---------- */
-
-/* Constant time in the length of the given string: no early exit. */
-static bool token_equal(const char *want, const char *got)
-{
-	size_t lw = strlen(want), lg = strlen(got);
-	unsigned char d = (unsigned char)(lw != lg);
-
-	for (size_t i = 0; i < lg; i++)
-		d |= (unsigned char)(got[i] ^ want[lw ? i % lw : 0]);
-	return lw && !d;
-}
-
 /* ---------- JSON-RPC messages ---------- */
 
 static const char *error_type(int code)
@@ -388,8 +375,8 @@ static json_t *authenticate(struct wap_acp_session *s, const json_t *id, const j
 	if (!token || !nonce)
 		return acp_rpc_error(id, RPC_PARAMS, "Missing parameter: token and nonce (strings)", NULL);
 	/* Compare both, always, so timing says nothing about which failed. */
-	bool nonce_ok = s->nonce[0] && token_equal(s->nonce, nonce);
-	bool token_ok = token_equal(s->a->token, token);
+	bool nonce_ok = s->nonce[0] && wap_token_equal(s->nonce, nonce, strlen(nonce));
+	bool token_ok = wap_token_equal(s->a->token, token, strlen(token));
 	if (!nonce_ok || !token_ok) {
 		res = json_pack("{s:b, s:s}", "authenticated", 0, "error", !nonce_ok ? "Invalid nonce" : "Invalid token");
 		acp_log(s->a, LOG_WARN, "ws: client %lu: authentication failed (%s)", s->num,
@@ -588,7 +575,7 @@ static void decorate(json_t *reply)
 
 json_t *wap_acp_handle(struct wap_acp_session *s, const char *text, size_t len, bool *close)
 {
-	struct wap_rpc_limits lim = { .max_message = ACP_MAX_MESSAGE, .max_batch = 1000 };
+	struct wap_rpc_limits lim = { .max_message = s->a->max_message, .max_batch = 1000 };
 	struct hargs h = { s, close };
 	json_t *reply;
 
@@ -654,19 +641,11 @@ struct wap_acp *wap_acp_new(const struct wap_ws *ws, const struct wap_acp_opts *
 	a->ws = ws;
 	a->o = *o;
 	a->logfd = -1;
+	a->max_message = ACP_MAX_MESSAGE;
 	if (!a->o.host || !*a->o.host)
 		a->o.host = "127.0.0.1";
-	pthread_mutex_init(&a->startmu, NULL);
-	pthread_cond_init(&a->startcv, NULL);
 	a->rate_on = wap_config_bool(ws->config, "rateLimit.enabled", true);
 	a->rate = (long)wap_config_int(ws->config, "rateLimit.requestsPerSecond", 100);
-	if (wap_config_strv(ws->config, "allowedOrigins", &a->origins, err) < 0)
-		goto fail;
-	for (size_t i = 0; o->allowed_origins && o->allowed_origins[i]; i++)
-		if (wap_strv_push(&a->origins, o->allowed_origins[i]) < 0) {
-			wap_err_oom(err);
-			goto fail;
-		}
 	tok = wap_config_str(ws->config, "token", "");
 	if (!tok || !*tok)
 		tok = o->token;
@@ -707,11 +686,12 @@ void wap_acp_free(struct wap_acp *a)
 	free(a->log_file);
 	if (a->logfd >= 0)
 		close(a->logfd);
-	wap_strv_free(a->origins);
-	wap_err_release(&a->start_err);
-	pthread_mutex_destroy(&a->startmu);
-	pthread_cond_destroy(&a->startcv);
 	free(a);
+}
+
+const struct wap_acp_opts *wap_acp_opts(const struct wap_acp *a)
+{
+	return &a->o;
 }
 
 int wap_acp_port(const struct wap_acp *a)

@@ -6,9 +6,10 @@
  *  - the protocol core (struct wap_acp_session): one client's state and
  *    wap_acp_handle(), a message in, a reply out; transport-free, so tests
  *    and other transports can drive it;
- *  - the WebSocket server (wap_acp_run / wap_acp_start): a libwebsockets
- *    context of its own, in the calling thread or in a thread beside the
- *    MCP HTTP server.
+ *  - its WebSocket connections (acp_ws.c): the one server of
+ *    lib/serve/http.c (one libwebsockets context, one Host/Origin check,
+ *    one message limit, one drain on SIGTERM, the same token) hands it
+ *    every WebSocket event, on the --ws port and on the --http port.
  *
  * Each client's requests are handled in order on a thread of its own (a
  * slow call holds up no other client); terminals and watchers have
@@ -30,6 +31,7 @@
 struct wap_audit;
 
 #define WAP_ACP_PORT 19876
+#define WAP_ACP_MAX_CLIENTS 256	/* connections at once (a thread each) */
 
 struct wap_acp_opts {
 	const char *host;		/* NULL: 127.0.0.1 */
@@ -45,8 +47,6 @@ struct wap_acp_opts {
 	const char *token;		/* used when the config has no "token";
 					 * NULL: a random one */
 	struct wap_audit *audit;	/* one line per method call; may be NULL */
-	char **allowed_origins;		/* beside the config's allowedOrigins and
-					 * loopback ones (NULL-terminated; may be NULL) */
 };
 
 struct wap_acp;
@@ -59,22 +59,39 @@ struct wap_acp *wap_acp_new(const struct wap_ws *ws, const struct wap_acp_opts *
 			    struct wap_err *err);
 void wap_acp_free(struct wap_acp *a);
 
-/* Listen and serve until *STOP becomes non-zero (a signal handler may set
- * it); then send server.shutdown {reason: "..."} to every client, close
- * them and return.  Returns 0, or -1 with err when it cannot listen. */
-int wap_acp_run(struct wap_acp *a, volatile sig_atomic_t *stop, struct wap_err *err);
-
-/* The same in a new thread: returns once listening (or failed). */
-int wap_acp_start(struct wap_acp *a, struct wap_err *err);
-/* Stop the thread started by wap_acp_start (server.shutdown first). */
-void wap_acp_stop(struct wap_acp *a);
-
-/* The port listened on (after run/start). */
+/* Its options (host and port to listen on). */
+const struct wap_acp_opts *wap_acp_opts(const struct wap_acp *a);
+/* The port it is served on (once listening). */
 int wap_acp_port(const struct wap_acp *a);
 /* The token (owned by A; for tests and the token file only, never log it). */
 const char *wap_acp_token(const struct wap_acp *a);
 /* Where the token was written. */
 const char *wap_acp_token_file(const struct wap_acp *a);
+
+/* --- on the one server (lib/serve/http.c, its loop thread) --- */
+
+struct lws;
+struct lws_context;
+
+/* The server listens on CTX; MAX_MESSAGE is its message limit (0: 16 MiB). */
+void wap_acp_attach(struct wap_acp *a, struct lws_context *ctx, size_t max_message);
+/* Say where (the log line scripts read the port from). */
+void wap_acp_listening(struct wap_acp *a, const char *host, int port);
+/* A WebSocket event of an upgraded connection (USER: a pointer's worth of
+ * per-connection storage, NULL at first).  As a libwebsockets callback. */
+int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user, void *in, size_t len);
+/* Log an upgrade the server refused (WHY). */
+void wap_acp_refused(struct wap_acp *a, const char *why);
+/* SIGTERM: every new request is refused from now on. */
+void wap_acp_drain(struct wap_acp *a);
+/* No call under way or waiting? */
+bool wap_acp_idle(struct wap_acp *a);
+/* server.shutdown to every client, each closed once it is written. */
+void wap_acp_shutdown(struct wap_acp *a);
+/* Clients connected. */
+size_t wap_acp_clients(const struct wap_acp *a);
+/* Before the context is destroyed: stop every client's worker. */
+void wap_acp_detach(struct wap_acp *a);
 
 /* --- the protocol core --- */
 

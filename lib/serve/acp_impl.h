@@ -19,13 +19,12 @@
 #include "jsonrpc.h"
 #include "run.h"
 
-#define ACP_MAX_MESSAGE		(16u << 20)
+#define ACP_MAX_MESSAGE		WAP_RPC_MAX_MESSAGE	/* unless the server says */
 #define ACP_MAX_QUEUE		(8u << 20)	/* bytes of notifications queued per client */
 #define ACP_MAX_PREAUTH		(64u << 10)	/* a message before auth.authenticate */
-#define ACP_DRAIN_MS		10000	/* calls under way at a stop get this long */
 #define ACP_AUTH_TIMEOUT_S	30	/* a client must authenticate within */
 #define ACP_MAX_AUTH_FAILURES	5
-#define ACP_MAX_CLIENTS		256	/* connections at once (a thread each) */
+#define ACP_MAX_CLIENTS		WAP_ACP_MAX_CLIENTS
 
 /* the JSON-RPC layer's codes (lib/serve/jsonrpc.h), then the protocol's own */
 #define RPC_PARSE	WAP_RPC_PARSE_ERROR
@@ -47,32 +46,21 @@ struct wap_acp {
 	struct wap_acp_opts o;
 	char *token;
 	char *token_file;
-	char **origins;			/* allowedOrigins and --allowed-origins, beside
-					 * loopback ones; ["*"]: any */
 	bool rate_on;
 	long rate;			/* requests per second */
 	int loglevel;			/* logging.level: LOG_DEBUG .. LOG_ERROR */
 	int logfd;			/* logging.logToFile: the file, else -1 */
 	char *log_file;
 	unsigned long nclients;		/* clients so far, to name them in the log */
-	/* the server */
+	size_t max_message;		/* the server's message limit (--max-message) */
+	/* on the one server (lib/serve/http.c), its loop thread */
 	struct lws_context *ctx;
-	struct lws_vhost *vh;
 	int port;
 	struct conn *conns;
 	size_t nconns;
-	volatile sig_atomic_t *stop;
-	volatile sig_atomic_t own_stop;
-	pthread_t thr;
-	bool thread_started;
-	pthread_mutex_t startmu;
-	pthread_cond_t startcv;
-	int start_state;		/* 0 starting, 1 listening, -1 failed */
-	struct wap_err start_err;
 	lws_sorted_usec_list_t sul;
 	volatile bool closing;		/* the context is being destroyed */
 	bool draining;			/* stopping: calls under way finish, no new ones */
-	char addr[64];			/* the host, resolved */
 };
 
 struct wap_acp_session {

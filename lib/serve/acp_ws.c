@@ -1,13 +1,14 @@
-/* serve/acp_ws.c - the Agent Control Protocol's WebSocket server
- * (libwebsockets): connections, a worker thread each, queues, the drain. */
-#include <netdb.h>
+/* serve/acp_ws.c - the Agent Control Protocol's WebSocket connections on
+ * the one server (lib/serve/http.c): a worker thread each, queues, the
+ * auth timeout, the drain.  The server owns the context, the listening
+ * ports, the Host/Origin check, the message limit and the signal; this
+ * file only handles the WebSocket events it is handed. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "acp_impl.h"
-#include "http.h"
 #include "strbuf.h"
 
 struct qmsg {
@@ -139,23 +140,6 @@ static void *conn_worker(void *arg)
 	return NULL;
 }
 
-/* A browser always sends Origin on a WebSocket upgrade: a page from
- * elsewhere (DNS rebinding, a cross-site page) is refused unless its
- * origin is loopback or listed (the same allow-list as MCP over HTTP);
- * a client that is no browser sends none. */
-static bool origin_ok(struct wap_acp *a, struct lws *wsi)
-{
-	char origin[512];
-	int l = lws_hdr_total_length(wsi, WSI_TOKEN_ORIGIN);
-
-	if (l <= 0)
-		return true;
-	if (l >= (int)sizeof(origin) || lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN) <= 0)
-		return false;
-	return wap_http_origin_ok(origin, a->origins);
-}
-
-
 /* Stop the worker and end the session (terminals killed, watchers
  * stopped): after this no other thread touches C. */
 static void conn_stop(struct conn *c)
@@ -210,35 +194,20 @@ static json_t *refuse_stopping(void *arg, const struct wap_rpc_msg *m)
 	return acp_rpc_error(m->id, RPC_INTERNAL, "Server stopping: no new requests", NULL);
 }
 
-static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user, void *in, size_t len)
 {
-	struct wap_acp *a = lws_context_user(lws_get_context(wsi));
-	struct conn **pc = user, *c = pc ? *pc : NULL;
+	struct conn **pc = (struct conn **)user, *c = pc ? *pc : NULL;
 
 	switch (reason) {
-	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-		if (a->draining) {
-			lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "The server is stopping");
-			return 1;
-		}
-		if (!origin_ok(a, wsi)) {	/* 403, said before the upgrade */
-			acp_log(a, LOG_WARN, "ws: connection refused: Origin not in allowedOrigins");
-			lws_return_http_status(wsi, HTTP_STATUS_FORBIDDEN,
-					       "Origin not allowed (see allowedOrigins / --allowed-origins)");
-			return 1;
-		}
-		break;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-		if (!origin_ok(a, wsi)) {
-			acp_log(a, LOG_WARN, "ws: connection refused: Origin not in allowedOrigins");
-			return 1;
-		}
 		if (a->nconns >= ACP_MAX_CLIENTS) {
 			acp_log(a, LOG_WARN, "ws: connection refused: %d clients already", ACP_MAX_CLIENTS);
 			return 1;
 		}
 		break;
 	case LWS_CALLBACK_ESTABLISHED:
+		if (!pc)
+			return -1;
 		c = calloc(1, sizeof(*c));
 		if (!c)
 			return -1;
@@ -272,8 +241,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			return -1;
 		/* before authentication only small messages: a client that has
 		 * not shown the token cannot make us hold megabytes */
-		if (c->rx.len + len > (c->s && __atomic_load_n(&c->s->authed, __ATOMIC_SEQ_CST) ?
-				       ACP_MAX_MESSAGE : ACP_MAX_PREAUTH)) {
+		if (c->rx.len + len > (c->s && __atomic_load_n(&c->s->authed, __ATOMIC_SEQ_CST) ? a->max_message :
+				       a->max_message < ACP_MAX_PREAUTH ? a->max_message : ACP_MAX_PREAUTH)) {
 			lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, (unsigned char *)"too large", 9);
 			return -1;
 		}
@@ -281,7 +250,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi))
 			break;
 		if (a->draining) {	/* stopping: a new request is refused */
-			struct wap_rpc_limits lim = { .max_message = ACP_MAX_MESSAGE, .max_batch = 1000 };
+			struct wap_rpc_limits lim = { .max_message = a->max_message, .max_batch = 1000 };
 			json_t *v = wap_rpc_process(c->rx.buf ? c->rx.buf : "", c->rx.len, &lim, refuse_stopping, NULL);
 			c->rx.len = 0;
 			if (v)
@@ -373,11 +342,6 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	return 0;
 }
 
-static const struct lws_protocols protocols[] = {
-	{ "acp", callback, sizeof(struct conn *), 65536, 0, NULL, 0 },
-	{ NULL, NULL, 0, 0, 0, NULL, 0 }
-};
-
 /* A client that never authenticates would hold a connection (and its
  * thread) for ever: it is closed after ACP_AUTH_TIMEOUT_S. */
 static void tick(lws_sorted_usec_list_t *sul)
@@ -412,77 +376,50 @@ static void tick(lws_sorted_usec_list_t *sul)
 	lws_sul_schedule(a->ctx, 0, &a->sul, tick, 100 * LWS_US_PER_MS);
 }
 
-static int listen_ctx(struct wap_acp *a, struct wap_err *err)
-{
-	struct lws_context_creation_info info;
-	struct addrinfo hints = { .ai_flags = AI_NUMERICSERV, .ai_socktype = SOCK_STREAM }, *ai = NULL;
-	bool v6;
+/* ---------- what the one server asks of the protocol ---------- */
 
-	/* libwebsockets wants an address (or an interface name): resolve
-	 * a host name such as "localhost" first. */
-	if (getaddrinfo(a->o.host, NULL, &hints, &ai) == 0 && ai) {
-		if (getnameinfo(ai->ai_addr, ai->ai_addrlen, a->addr, sizeof(a->addr), NULL, 0, NI_NUMERICHOST) == 0)
-			a->o.host = a->addr;
-		freeaddrinfo(ai);
-	}
-	v6 = strchr(a->o.host, ':') != NULL;
-	memset(&info, 0, sizeof(info));
-	info.port = a->o.port;
-	info.iface = a->o.host;
-	info.protocols = protocols;
-	info.user = a;
-	info.gid = -1;
-	info.uid = -1;
-	/* FAIL_UPON_UNABLE_TO_BIND: else a port that cannot be bound is only
-	 * logged, and the server would announce itself listening on nothing */
-	info.options = LWS_SERVER_OPTION_DISABLE_IPV6 * !v6 | LWS_SERVER_OPTION_VALIDATE_UTF8 |
-		       LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
-	info.timeout_secs = 30;
-	info.ka_time = 0;
-	if (wap_lazy_load(WAP_LIB_LWS, err))
-		return -1;
-	a->ctx = lws_create_context(&info);
-	if (!a->ctx)
-		return wap_err_set(err, WAP_E_FAILED, "Cannot listen on ws://%s:%d", a->o.host, a->o.port);
-	a->vh = lws_get_vhost_by_name(a->ctx, "default");
-	a->port = a->vh ? lws_get_vhost_listen_port(a->vh) : a->o.port;
-	if (a->port <= 0) {
-		lws_context_destroy(a->ctx);
-		a->ctx = NULL;
-		return wap_err_set(err, WAP_E_FAILED, "Cannot listen on ws://%s:%d", a->o.host, a->o.port);
-	}
+void wap_acp_attach(struct wap_acp *a, struct lws_context *ctx, size_t max_message)
+{
+	a->ctx = ctx;
+	a->max_message = max_message ? max_message : ACP_MAX_MESSAGE;
 	lws_sul_schedule(a->ctx, 0, &a->sul, tick, 100 * LWS_US_PER_MS);
-	acp_log(a, LOG_ALWAYS, "Agent Control Protocol on ws://%s%s%s:%d (token in %s)", v6 ? "[" : "", a->o.host,
-		 v6 ? "]" : "", a->port, a->token_file);
-	return 0;
 }
 
-static void serve_loop(struct wap_acp *a)
+void wap_acp_listening(struct wap_acp *a, const char *host, int port)
 {
-	struct timespec t0, now;
+	bool v6 = strchr(host, ':') != NULL;
 
-	while (!*a->stop)
-		if (lws_service(a->ctx, 0) < 0)
-			break;
-	/* drain: the requests each client sent before the stop are handled
-	 * and answered (ACP_DRAIN_MS at most); new ones are refused */
+	a->port = port;
+	acp_log(a, LOG_ALWAYS, "Agent Control Protocol on ws://%s%s%s:%d (token in %s)", v6 ? "[" : "", host,
+		v6 ? "]" : "", port, a->token_file);
+}
+
+void wap_acp_refused(struct wap_acp *a, const char *why)
+{
+	acp_log(a, LOG_WARN, "ws: connection refused: %s", why);
+}
+
+void wap_acp_drain(struct wap_acp *a)
+{
 	a->draining = true;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		bool idle = true;
-		for (struct conn *c = a->conns; c && idle; c = c->next) {
-			pthread_mutex_lock(&c->mu);
-			idle = !c->busy && !c->in_head;
-			pthread_mutex_unlock(&c->mu);
-		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (idle || (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > ACP_DRAIN_MS)
-			break;
-		if (lws_service(a->ctx, 0) < 0)
-			break;
+}
+
+bool wap_acp_idle(struct wap_acp *a)
+{
+	bool idle = true;
+
+	for (struct conn *c = a->conns; c && idle; c = c->next) {
+		pthread_mutex_lock(&c->mu);
+		idle = !c->busy && !c->in_head;
+		pthread_mutex_unlock(&c->mu);
 	}
-	/* server.shutdown to everyone, then close each connection once it
-	 * is written (a second at most). */
+	return idle;
+}
+
+/* server.shutdown to everyone, then each connection is closed once that
+ * is written. */
+void wap_acp_shutdown(struct wap_acp *a)
+{
 	for (struct conn *c = a->conns; c; c = c->next) {
 		enqueue(c, notification("server.shutdown", json_pack("{s:s}", "reason", "server stopping")), false);
 		pthread_mutex_lock(&c->mu);
@@ -491,75 +428,21 @@ static void serve_loop(struct wap_acp *a)
 		pthread_mutex_unlock(&c->mu);
 		lws_callback_on_writable(c->wsi);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (a->nconns) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > 1000)
-			break;
-		lws_service(a->ctx, 0);
-	}
-	/* No thread may wake the context while it is destroyed. */
+}
+
+size_t wap_acp_clients(const struct wap_acp *a)
+{
+	return a->nconns;
+}
+
+/* No thread may wake the context while it is destroyed: every worker
+ * is stopped first (their sessions end: terminals killed, watchers
+ * stopped). */
+void wap_acp_detach(struct wap_acp *a)
+{
 	for (struct conn *c = a->conns; c; c = c->next)
 		conn_stop(c);
-	lws_sul_cancel(&a->sul);
+	if (a->ctx)
+		lws_sul_cancel(&a->sul);
 	a->closing = true;
-	lws_context_destroy(a->ctx);	/* closes every client: their terminals die */
-	a->ctx = NULL;
-	a->closing = false;
-}
-
-int wap_acp_run(struct wap_acp *a, volatile sig_atomic_t *stop, struct wap_err *err)
-{
-	if (listen_ctx(a, err) < 0)
-		return -1;
-	a->stop = stop;
-	serve_loop(a);
-	return 0;
-}
-
-static void *thread_main(void *arg)
-{
-	struct wap_acp *a = arg;
-	int r = listen_ctx(a, &a->start_err);
-
-	pthread_mutex_lock(&a->startmu);
-	a->start_state = r < 0 ? -1 : 1;
-	pthread_cond_broadcast(&a->startcv);
-	pthread_mutex_unlock(&a->startmu);
-	if (r < 0)
-		return NULL;
-	serve_loop(a);
-	return NULL;
-}
-
-int wap_acp_start(struct wap_acp *a, struct wap_err *err)
-{
-	a->own_stop = 0;
-	a->stop = &a->own_stop;
-	if (pthread_create(&a->thr, NULL, thread_main, a))
-		return wap_err_set(err, WAP_E_FAILED, "Cannot start the WebSocket server thread");
-	a->thread_started = true;
-	pthread_mutex_lock(&a->startmu);
-	while (!a->start_state)
-		pthread_cond_wait(&a->startcv, &a->startmu);
-	pthread_mutex_unlock(&a->startmu);
-	if (a->start_state < 0) {
-		pthread_join(a->thr, NULL);
-		a->thread_started = false;
-		if (err) {
-			*err = a->start_err;
-			a->start_err = (struct wap_err){ 0 };
-		}
-		return -1;
-	}
-	return 0;
-}
-
-void wap_acp_stop(struct wap_acp *a)
-{
-	if (!a || !a->thread_started)
-		return;
-	a->own_stop = 1;
-	pthread_join(a->thr, NULL);
-	a->thread_started = false;
 }

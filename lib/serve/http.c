@@ -15,11 +15,14 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lazy.h"
+#include "acp.h"
 #include "http.h"
 #include "strbuf.h"
 #include "token.h"
@@ -68,7 +71,8 @@ struct txn {
 };
 
 struct pss {
-	struct txn *t;
+	struct txn *t;			/* an HTTP request */
+	void *acp;			/* an upgraded connection: the protocol's */
 };
 
 struct httpd {
@@ -85,6 +89,9 @@ struct httpd {
 	int live;			/* transactions not yet freed (atomic) */
 	bool draining;			/* stopping: calls under way finish, no new ones */
 	lws_sorted_usec_list_t sul;	/* wakes the loop while draining */
+	struct wap_acp *acp;		/* the Agent Control Protocol, or NULL */
+	struct lws_vhost *http_vh;	/* the --http port (NULL: none) */
+	struct lws_vhost *ws_vh;	/* the --ws port when it is another one */
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -217,8 +224,7 @@ bool wap_http_loopback(const char *host)
 
 static bool token_ok(const char *hdr, const char *token)
 {
-	size_t n = strlen(token), m;
-	unsigned char d = 0;
+	size_t m;
 
 	if (!hdr || strncasecmp(hdr, "Bearer ", 7))
 		return false;
@@ -228,11 +234,7 @@ static bool token_ok(const char *hdr, const char *token)
 	m = strlen(hdr);
 	while (m && hdr[m - 1] == ' ')
 		m--;
-	if (m != n)
-		return false;
-	for (size_t i = 0; i < n; i++)	/* constant time */
-		d |= (unsigned char)(hdr[i] ^ token[i]);
-	return d == 0;
+	return wap_token_equal(token, hdr, m);
 }
 
 /* ---- sessions (under h->mu) ---- */
@@ -500,21 +502,35 @@ static bool custom_hdr(struct lws *wsi, const char *name, char *buf, int n)
 	return true;
 }
 
+/* The one Host and Origin check of every request and every WebSocket
+ * upgrade, on every port: NULL when WSI may talk to us, else why not
+ * (*JSON: the body of the 403).  A browser always sends Origin: a page
+ * from elsewhere (DNS rebinding, a cross-site page) is refused unless its
+ * origin is loopback or listed; a client that is no browser sends none. */
+static const char *foreign(struct httpd *h, struct lws *wsi, const char **json)
+{
+	char v[512];
+
+	hdr(wsi, WSI_TOKEN_HOST, v, sizeof(v));
+	if (!wap_http_host_ok(v, h->o->allowed_hosts)) {
+		*json = "{\"error\":\"Forbidden: Host not allowed (see --allowed-hosts)\",\"code\":\"ACCESS_DENIED\"}";
+		return "Host not allowed (see --allowed-hosts)";
+	}
+	if (hdr(wsi, WSI_TOKEN_ORIGIN, v, sizeof(v)) && !wap_http_origin_ok(v, h->o->allowed_origins)) {
+		*json = "{\"error\":\"Forbidden: Origin not allowed (see --allowed-origins)\",\"code\":\"ACCESS_DENIED\"}";
+		return "Origin not allowed (see allowedOrigins / --allowed-origins)";
+	}
+	return NULL;
+}
+
 /* Host, Origin and token; fills the reply and returns false when refused */
 static bool admitted(struct httpd *h, struct txn *t)
 {
 	char v[512];
+	const char *json;
 
-	hdr(t->wsi, WSI_TOKEN_HOST, v, sizeof(v));
-	if (!wap_http_host_ok(v, h->o->allowed_hosts)) {
-		reply(t, 403, "application/json",
-		      "{\"error\":\"Forbidden: Host not allowed (see --allowed-hosts)\",\"code\":\"ACCESS_DENIED\"}");
-		return false;
-	}
-	if (hdr(t->wsi, WSI_TOKEN_ORIGIN, v, sizeof(v)) &&
-	    !wap_http_origin_ok(v, h->o->allowed_origins)) {
-		reply(t, 403, "application/json",
-		      "{\"error\":\"Forbidden: Origin not allowed (see --allowed-origins)\",\"code\":\"ACCESS_DENIED\"}");
+	if (foreign(h, t->wsi, &json)) {
+		reply(t, 403, "application/json", json);
 		return false;
 	}
 	if (!h->o->no_auth) {
@@ -875,6 +891,30 @@ static int body_timeout(const struct httpd *h)
 	return h->o->body_timeout_s > 0 ? h->o->body_timeout_s : 30;
 }
 
+/* A WebSocket upgrade passes the one gate (Host, Origin, the drain)
+ * before the protocol gets it; refused with its status, said before the
+ * upgrade. */
+static bool upgrade_ok(struct httpd *h, struct lws *wsi, const char *what)
+{
+	const char *why, *json;
+
+	if (!h->acp || !what || strcmp(what, "websocket")) {
+		lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND,
+				       "No WebSocket here (serve --ws for the Agent Control Protocol)");
+		return false;
+	}
+	if (h->draining) {
+		lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "The server is stopping");
+		return false;
+	}
+	if ((why = foreign(h, wsi, &json))) {
+		wap_acp_refused(h->acp, why);
+		lws_return_http_status(wsi, HTTP_STATUS_FORBIDDEN, why);
+		return false;
+	}
+	return true;
+}
+
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
 	struct pss *ps = user;
@@ -887,7 +927,9 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	 * limit a new one is closed at accept, before it costs anything */
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-		return h && h->nconns >= (h->o->max_conns > 0 ? h->o->max_conns : 64);
+		/* HTTP's and, beside them, the WebSocket clients' */
+		return h && h->nconns >= (h->o->max_conns > 0 ? h->o->max_conns : 64) +
+					 (h->acp ? WAP_ACP_MAX_CLIENTS : 0);
 	case LWS_CALLBACK_WSI_CREATE:
 		if (h)
 			h->nconns++;
@@ -896,6 +938,22 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		if (h && h->nconns > 0)
 			h->nconns--;
 		return 0;
+	/* a WebSocket: the upgrade passes the one gate, then the connection
+	 * is the protocol's */
+	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+		return h && upgrade_ok(h, wsi, in) ? 0 : 1;
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+	case LWS_CALLBACK_ESTABLISHED:
+	case LWS_CALLBACK_RECEIVE:
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+	case LWS_CALLBACK_CLOSED:
+		if (!h || !h->acp)
+			return -1;
+		return wap_acp_callback(h->acp, wsi, reason, ps ? &ps->acp : NULL, in, len);
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		if (h && h->acp)
+			wap_acp_callback(h->acp, wsi, reason, NULL, in, len);
+		break;
 	default:
 		break;
 	}
@@ -913,6 +971,14 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		t->wsi = wsi;
 		t->t0 = now.tv_sec;
 		snprintf(t->path, sizeof(t->path), "%s", (const char *)in);
+		if (h->ws_vh && lws_get_vhost(wsi) == h->ws_vh) {
+			/* the --ws port: the protocol, no MCP */
+			t->close = true;
+			reply(t, 404, "application/json",
+			      "{\"error\":\"Not Found: this port serves the Agent Control Protocol (WebSocket)\"}");
+			lws_callback_on_writable(wsi);
+			return 0;
+		}
 		if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0)
 			t->method = M_POST;
 		else if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0)
@@ -1010,8 +1076,12 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
 
+/* One callback for both: HTTP requests and, after an upgrade, the
+ * WebSocket's events (a client asking for the "acp" subprotocol by name
+ * gets the same). */
 static const struct lws_protocols protocols[] = {
-	{ "http", callback, sizeof(struct pss), 0, 0, NULL, 0 },
+	{ "http", callback, sizeof(struct pss), 65536, 0, NULL, 0 },
+	{ "acp", callback, sizeof(struct pss), 65536, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
@@ -1090,29 +1160,92 @@ static void lws_log(int level, const char *line)
 		log_fn(line);
 }
 
+/* HOST (a name or an address) as an address: libwebsockets wants one
+ * (or an interface name).  Into BUF, else HOST as it is. */
+static const char *resolve(const char *host, char *buf, size_t n)
+{
+	struct addrinfo hints = { .ai_flags = AI_NUMERICSERV, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	const char *r = host;
+
+	if (getaddrinfo(host, NULL, &hints, &ai) == 0 && ai) {
+		if (getnameinfo(ai->ai_addr, ai->ai_addrlen, buf, n, NULL, 0, NI_NUMERICHOST) == 0)
+			r = buf;
+		freeaddrinfo(ai);
+	}
+	return r;
+}
+
+/* A listening port of the one context: its own vhost. */
+static struct lws_vhost *listen_on(struct httpd *h, const struct lws_context_creation_info *base,
+				   const char *name, const char *host, int port)
+{
+	struct lws_context_creation_info info = *base;
+
+	info.vhost_name = name;
+	info.port = port;
+	info.iface = strcmp(host, "0.0.0.0") && strcmp(host, "::") ? host : NULL;
+	if (!strchr(host, ':'))
+		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	return lws_create_vhost(h->ctx, &info);
+}
+
+/* Wait (serving) until the calls under way of both doors are answered,
+ * for MS at most or until a second signal. */
+static void drain(struct httpd *h, long ms)
+{
+	struct timespec t0, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	lws_sul_schedule(h->ctx, 0, &h->sul, drain_tick, 100 * LWS_US_PER_MS);
+	while ((__atomic_load_n(&h->live, __ATOMIC_SEQ_CST) > 0 || (h->acp && !wap_acp_idle(h->acp))) &&
+	       stop_flag < 2) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > ms)
+			break;
+		if (lws_service(h->ctx, 0) < 0)
+			break;
+	}
+	if (h->acp) {	/* server.shutdown, then each client closed (a second at most) */
+		wap_acp_shutdown(h->acp);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (wap_acp_clients(h->acp)) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > 1000)
+				break;
+			lws_service(h->ctx, 0);
+		}
+	}
+	lws_sul_cancel(&h->sul);
+}
+
 int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, struct wap_err *err)
 {
 	struct lws_context_creation_info info;
 	struct httpd h = { 0 };
 	struct sigaction sa = { 0 }, old_int, old_term;
-	char host[128];
-	int port, rc = 0;
+	char host[128], wsbuf[128];
+	const char *wshost = NULL;
+	int port = 0, rc = 0;
 
-	if (parse_listen(o->listen, host, sizeof(host), &port))
+	if (o->listen && parse_listen(o->listen, host, sizeof(host), &port))
 		return wap_err_set(err, WAP_E_INVALID, "--http wants HOST:PORT (e.g. 127.0.0.1:8765), not '%s'",
 				   o->listen);
+	if (!o->listen && !o->acp)
+		return wap_err_set(err, WAP_E_INVALID, "nothing to serve: no --http and no --ws");
 	/* never an open door: no token only when asked, and only on loopback */
-	if (!o->no_auth && (!o->token || !*o->token))
+	if (o->listen && !o->no_auth && (!o->token || !*o->token))
 		return wap_err_set(err, WAP_E_INVALID, "refusing to serve HTTP without a token");
-	if (o->no_auth && !wap_http_loopback(host))
+	if (o->listen && o->no_auth && !wap_http_loopback(host))
 		return wap_err_set(err, WAP_E_INVALID,
 				   "--no-auth is allowed only on a loopback address (127.0.0.1, ::1), not %s", host);
 	h.srv = srv;
 	h.o = o;
+	h.acp = o->acp;
 	h.wbuf = malloc(LWS_PRE + CHUNK);
 	pthread_mutex_init(&h.mu, NULL);
-	h.workers = wap_workers_new(o->workers > 0 ? o->workers : 4);
-	if (!h.wbuf || !h.workers) {
+	/* MCP calls run on workers; WebSocket clients have a thread each */
+	h.workers = o->listen ? wap_workers_new(o->workers > 0 ? o->workers : 4) : NULL;
+	if (!h.wbuf || (o->listen && !h.workers)) {
 		rc = wap_err_oom(err);
 		goto out;
 	}
@@ -1122,33 +1255,47 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 		goto out;
 	}
 	lws_set_log_level(LLL_ERR, lws_log);
+	/* one context; a vhost for each port (--http's, --ws's when it is
+	 * another one); the same protocols on both */
 	memset(&info, 0, sizeof(info));
-	info.port = port;
-	info.iface = strcmp(host, "0.0.0.0") && strcmp(host, "::") ? host : NULL;
 	info.protocols = protocols;
 	info.user = &h;
-	/* without it a port that cannot be bound is only logged, and wap
-	 * would go on "serving" nothing */
-	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS | LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
-	if (!strchr(host, ':'))
-		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	info.gid = -1;
+	info.uid = -1;
+	/* without FAIL_UPON_UNABLE_TO_BIND a port that cannot be bound is
+	 * only logged, and wap would go on "serving" nothing */
+	info.options = LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS | LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND |
+		       LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
 	info.timeout_secs = 60;
 	info.keepalive_timeout = 30;
 	info.timeout_secs_ah_idle = 10;	/* headers that never finish */
 	h.ctx = lws_create_context(&info);
 	if (!h.ctx) {
-		rc = wap_err_set(err, WAP_E_FAILED, "cannot listen on %s: %s", o->listen,
-				 bind_error(host, port));
+		rc = wap_err_set(err, WAP_E_FAILED, "cannot start the HTTP/WebSocket server");
 		goto out;
 	}
-	if (o->on_listen) {
-		struct lws_vhost *vh = lws_get_vhost_by_name(h.ctx, "default");
-		if (o->on_listen(o->arg, host, vh ? lws_get_vhost_listen_port(vh) : port, srv->profile->name,
-				 err)) {
-			rc = -1;
-			lws_context_destroy(h.ctx);
-			goto out;
+	if (o->listen && !(h.http_vh = listen_on(&h, &info, "http", host, port))) {
+		rc = wap_err_set(err, WAP_E_FAILED, "cannot listen on %s: %s", o->listen, bind_error(host, port));
+		goto destroy;
+	}
+	if (h.acp) {
+		const struct wap_acp_opts *ao = wap_acp_opts(h.acp);
+		int wport = ao->port;
+		wshost = resolve(ao->host, wsbuf, sizeof(wsbuf));
+		wap_acp_attach(h.acp, h.ctx, o->lim.max_message);
+		if (h.http_vh && wport && wport == port && !strcmp(wshost, host)) {
+			h.ws_vh = NULL;	/* the same port: one vhost serves both */
+		} else if (!(h.ws_vh = listen_on(&h, &info, "ws", wshost, wport))) {
+			rc = wap_err_set(err, WAP_E_FAILED, "Cannot listen on ws://%s:%d: %s", wshost, wport,
+					 bind_error(wshost, wport));
+			goto destroy;
 		}
+		wap_acp_listening(h.acp, wshost, lws_get_vhost_listen_port(h.ws_vh ? h.ws_vh : h.http_vh));
+	}
+	if (h.http_vh && o->on_listen &&
+	    o->on_listen(o->arg, host, lws_get_vhost_listen_port(h.http_vh), srv->profile->name, err)) {
+		rc = -1;
+		goto destroy;
 	}
 	stop_flag = 0;
 	stop_ctx = h.ctx;
@@ -1159,23 +1306,13 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 	while (!stop_flag)
 		if (lws_service(h.ctx, 0) < 0)
 			break;
-	/* drain: the calls under way finish and are answered (drain_s at
-	 * most, or until a second signal); new requests and /health get 503 */
+	/* one drain for both doors: the calls under way finish and are
+	 * answered (drain_s at most, or until a second signal); new requests,
+	 * upgrades and /health get 503, new WebSocket requests an error */
 	h.draining = true;
-	{
-		struct timespec t0, now;
-		long ms = (o->drain_s > 0 ? o->drain_s : 10) * 1000L;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		lws_sul_schedule(h.ctx, 0, &h.sul, drain_tick, 100 * LWS_US_PER_MS);
-		while (__atomic_load_n(&h.live, __ATOMIC_SEQ_CST) > 0 && stop_flag < 2) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > ms)
-				break;
-			if (lws_service(h.ctx, 0) < 0)
-				break;
-		}
-		lws_sul_cancel(&h.sul);
-	}
+	if (h.acp)
+		wap_acp_drain(h.acp);
+	drain(&h, (o->drain_s > 0 ? o->drain_s : 10) * 1000L);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	/* cancel what is left, then close every connection */
@@ -1186,7 +1323,10 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 	wap_workers_free(h.workers);
 	h.workers = NULL;
 	stop_ctx = NULL;
-	lws_context_destroy(h.ctx);
+destroy:
+	if (h.acp)
+		wap_acp_detach(h.acp);
+	lws_context_destroy(h.ctx);	/* closes every client: their terminals die */
 out:
 	wap_workers_free(h.workers);
 	while (h.sessions) {

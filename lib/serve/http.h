@@ -26,8 +26,15 @@
 #include "jsonrpc.h"
 #include "mcp.h"
 
+struct wap_acp;
+
 struct wap_http_opts {
-	const char *listen;		/* "HOST:PORT", "[::1]:PORT", ":PORT" */
+	const char *listen;		/* "HOST:PORT", "[::1]:PORT", ":PORT"; NULL:
+					 * no MCP, only the WebSocket (acp) */
+	struct wap_acp *acp;		/* the Agent Control Protocol (--ws), or
+					 * NULL: on its own port (its opts' host
+					 * and port), or on LISTEN's when they are
+					 * the same, and on LISTEN's port too */
 	const char *token;		/* Bearer token; NULL only with no_auth */
 	bool no_auth;			/* serve without a token: refused unless
 					 * listening on a loopback address */
@@ -50,8 +57,13 @@ struct wap_http_opts {
 	void (*log)(const char *line);
 };
 
-/* Serve until SIGINT/SIGTERM, then drain.  Returns 0, or -1 with err
- * (cannot listen; no token and no no_auth, or no_auth off loopback). */
+/* The one HTTP/WebSocket server: one libwebsockets context, a vhost per
+ * port, one Host/Origin check and one message limit (lim.max_message) for
+ * MCP requests and WebSocket upgrades and messages alike, the same token
+ * (Bearer for HTTP, auth.authenticate for the WebSocket), and one drain.
+ * Serve until SIGINT/SIGTERM, then drain both doors at once.  Returns 0,
+ * or -1 with err (cannot listen; no token and no no_auth, or no_auth off
+ * loopback). */
 int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, struct wap_err *err);
 
 /* Exposed for tests: is HOST (a Host header value, port included) allowed? */

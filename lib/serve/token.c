@@ -141,3 +141,13 @@ char *wap_token_state_file(const char *name)
 	}
 	return wap_sb_detach(&sb);
 }
+
+bool wap_token_equal(const char *want, const char *got, size_t len)
+{
+	size_t lw = strlen(want);
+	unsigned char d = (unsigned char)(lw != len);
+
+	for (size_t i = 0; i < len; i++)
+		d |= (unsigned char)(got[i] ^ want[lw ? i % lw : 0]);
+	return lw && !d;
+}

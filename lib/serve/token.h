@@ -4,6 +4,9 @@
 #ifndef WAP_TOKEN_H
 #define WAP_TOKEN_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "err.h"
 #include "ws.h"
 
@@ -23,6 +26,11 @@ int wap_random_uuid(char out[37], struct wap_err *err);
  * read it there) unless the root is / (then nothing is outside).
  * Returns 0 or -1 with err. */
 int wap_token_write(const struct wap_ws *ws, const char *path, const char *token, struct wap_err *err);
+
+/* Is GOT (LEN bytes) the token WANT?  Constant time in LEN, no early
+ * exit; an empty WANT matches nothing.  The one comparison of both doors
+ * (HTTP's Bearer header, the WebSocket's auth.authenticate). */
+bool wap_token_equal(const char *want, const char *got, size_t len);
 
 /* NAME in $XDG_RUNTIME_DIR, else in ~/.cache (made 0700); malloc'd, NULL
  * when out of memory. */

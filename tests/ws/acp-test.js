@@ -694,6 +694,29 @@ async function cmdpolicy() {
   await c.close();
 }
 
-const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout };
+// --max-message 4096: the one server's message limit holds on WebSocket as
+// on HTTP (413 there): a larger message closes the connection (1009)
+async function maxmsg() {
+  const c = await auth();
+  const small = await c.call('fs.writeFile', { path: 'small.txt', content: 'x'.repeat(1000) });
+  ok(small.result && small.result.success === true, 'a message under --max-message is served', small);
+  const code = await new Promise((resolve) => {
+    const t = setTimeout(() => resolve(null), 5000);
+    c.ws.once('close', (n) => { clearTimeout(t); resolve(n); });
+    c.raw(JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'fs.writeFile', params: { path: 'big.txt', content: 'x'.repeat(8000) } }));
+  });
+  ok(code === 1009, 'a message over --max-message closes the connection (1009)', code);
+  ok(!fs.existsSync(path.join(ws, 'big.txt')), 'and is not run');
+}
+
+// connect, authenticate, one call: the protocol on whatever port is given
+async function hello() {
+  const c = await auth();
+  const r = await c.call('fs.exists', { path: '.' });
+  ok(r.result && r.result.exists === true, `served on port ${port}`, r);
+  await c.close();
+}
+
+const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello };
 scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
   .then(() => process.exit(0));
