@@ -172,6 +172,26 @@ same "SIGTERM, agent ignoring session/cancel: killed after the grace period (exi
 sleep 0.5
 ! alive 3002.$$ && ok "SIGTERM: no orphan left" || fail "SIGTERM: the agent's grandchild is still alive"
 
+# a terminal left running with its wait_for_exit pending: the run still ends
+fixture "$W"
+t0=$(date +%s)
+expect "a terminal left running does not hold the run" 0 \
+	wap acp run --grace 1 --prompt p -- $AGENT --leave-terminal 3003.$$
+t1=$(date +%s)
+has "  ... the agent started it" "$OUT" "left term-1"
+[ $((t1 - t0)) -lt 20 ] && ok "  ... and the run ended at once ($((t1 - t0)) s)" || fail "the run took $((t1 - t0)) s"
+sleep 0.5
+! alive 3003.$$ && ok "  ... and the terminal's command is gone" || fail "the terminal's command is still alive"
+
+# MCP servers for the agent
+fixture "$W"
+expect "--mcp-server wap and a JSON one: exit 0" 0 wap acp run --read-only --mcp-server wap \
+	--mcp-server '{"name":"other","command":"/bin/true"}' --prompt p -- $AGENT
+has "session/new carries wap's own MCP server on this root and policy" "$ERR" "\"serve\", \"--root\", \"$W\", \"--read-only\""
+has "  ... and the JSON one, with args and env filled in" "$ERR" '{"name": "other", "command": "/bin/true", "args": [], "env": []}'
+expect "--mcp-server that is neither wap nor a JSON object: usage error" 2 \
+	wap acp run --mcp-server nope --prompt p -- $AGENT
+
 # 8. the official ACP TypeScript SDK's example agent (tests/protocol, npm ci)
 if [ ! -f "$SDK" ]; then
 	ok "ACP SDK example agent # SKIP not installed (scripts/deps --test runs npm ci in tests/protocol)"

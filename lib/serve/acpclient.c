@@ -36,8 +36,9 @@ struct client {
 	long long want_id;		/* the request we wait for */
 	json_t *resp;			/* its response */
 	bool cancel_sent;		/* session/cancel sent: permissions are cancelled */
+	bool closing;			/* the agent is gone: queued requests are dropped */
 	volatile sig_atomic_t kill;	/* to wap_proc_run: kill the tree */
-	struct wap_sb line;		/* stdout not yet a whole line */
+	struct wap_sb line;		/* what the agent wrote that is not yet a whole line */
 	double t0;
 };
 
@@ -264,8 +265,14 @@ static void run_job(void *arg)
 	struct job *j = arg;
 	struct wap_rpc_msg m;
 	json_t *reply;
+	bool closing;
 
-	if (wap_rpc_check(j->msg, &m, NULL) == WAP_RPC_REQUEST) {
+	pthread_mutex_lock(&j->c->mu);
+	closing = j->c->closing;
+	pthread_mutex_unlock(&j->c->mu);
+	/* a request still queued when the agent is gone is not run: a
+	 * terminal/wait_for_exit would wait for a command no one waits for */
+	if (!closing && wap_rpc_check(j->msg, &m, NULL) == WAP_RPC_REQUEST) {
 		reply = answer(j->c, &m);
 		send_msg(j->c, reply);
 		json_decref(reply);
@@ -288,7 +295,7 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		return;
 	v = wap_rpc_parse(line, len, &lim, &reply);
 	if (!v || !json_is_object(v) || wap_rpc_check(v, &m, NULL) == WAP_RPC_INVALID) {
-		set_fail(c, "the agent wrote what is not a JSON-RPC message on stdout: %.80s%s", line,
+		set_fail(c, "the agent wrote what is not a JSON-RPC message: %.80s%s", line,
 			 len > 80 ? "..." : "");
 		json_decref(v);
 		json_decref(reply);
@@ -688,6 +695,9 @@ out:
 	if (started)
 		pthread_join(a.th, NULL);
 	if (c.workers) {
+		pthread_mutex_lock(&c.mu);
+		c.closing = true;
+		pthread_mutex_unlock(&c.mu);
 		if (c.sess)
 			wap_mcp_session_cancel_all(c.sess);
 		wap_workers_free(c.workers);

@@ -7,6 +7,7 @@ the turn with the stop reason it was told (--stop).  What it saw is reported
 back as agent_message_chunk text ("caps: ...", "read: ...", "escape: ...").
 
   agent.py [--stop REASON] [--hang] [--ignore-cancel] [--orphan SECONDS]
+           [--leave-terminal SECONDS]
            [--old-shapes] [--garbage]
 
 --hang: after the first update, wait (for session/cancel); --ignore-cancel:
@@ -119,6 +120,16 @@ def prompt_turn(p):
             while True:
                 time.sleep(1)
         return "cancelled"
+    if opt("--leave-terminal"):
+        # a terminal left running, its wait_for_exit never awaited: the
+        # turn ends anyway, and the client must not wait for either
+        res, err = call("terminal/create", {"sessionId": session[0], "command": "sleep",
+                                            "args": [opt("--leave-terminal")], "cwd": cwd[0]})
+        next_id[0] += 1
+        send({"jsonrpc": "2.0", "id": next_id[0], "method": "terminal/wait_for_exit",
+              "params": {"sessionId": session[0], "terminalId": res["terminalId"]}})
+        say("left %s\n" % res["terminalId"])
+        return STOP
     # a read
     update({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read hello.txt",
             "kind": "read", "status": "pending", "locations": [{"path": path("hello.txt")}]})
