@@ -577,11 +577,12 @@ static void client_release(struct client *c)
 
 static void header(struct client *c)
 {
-	json_t *h, *agent = json_array();
+	json_t *h, *agent;
 	char *s;
 
 	if (!c->o->transcript)
 		return;
+	agent = json_array();
 	for (size_t i = 0; c->o->argv && c->o->argv[i]; i++)
 		json_array_append_new(agent, json_string(c->o->argv[i]));
 	h = json_pack("{s:i, s:s, s:s, s:s, s:o}", "wapAcpTranscript", 1, "wap", WAP_VERSION,
