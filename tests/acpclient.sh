@@ -205,6 +205,16 @@ else
 	expect "SDK example agent: rejected (--approve never)" 0 wap acp run --approve never --prompt "hello" -- node "$SDK"
 	has "SDK agent: rejected" "$OUT" "skip the configuration update"
 	expect "SDK agent's transcript replays clean" 0 wap acp replay "$T/sdk.jsonl"
+	# every message wap sent parses with the SDK's own schemas (zod,
+	# generated from the protocol's JSON Schema): the scripted agent's
+	# session covers every client method
+	for t in "$T/t.jsonl" "$T/sdk.jsonl"; do
+		if node tests/acp/schema-check.mjs "$(dirname "$(dirname "$(dirname "$SDK")")")" "$t" > "$T/schema" 2>&1; then
+			ok "$(basename "$t"): every message wap sent matches the ACP SDK's schema ($(grep -c '^ok' "$T/schema") messages)"
+		else
+			fail "$(basename "$t"): $(grep -v '^ok' "$T/schema" | head -5)"
+		fi
+	done
 	wap acp run --prompt hello -- node "$SDK" > "$T/s1" 2>"$T/s1.err" &
 	pid=$!
 	for _ in $(seq 1 200); do grep -q "Let me start" "$T/s1" 2>/dev/null && break; sleep 0.05; done
