@@ -205,16 +205,28 @@ else
 	expect "SDK example agent: rejected (--approve never)" 0 wap acp run --approve never --prompt "hello" -- node "$SDK"
 	has "SDK agent: rejected" "$OUT" "skip the configuration update"
 	expect "SDK agent's transcript replays clean" 0 wap acp replay "$T/sdk.jsonl"
+	SDKDIR=$(dirname "$(dirname "$(dirname "$SDK")")")
 	# every message wap sent parses with the SDK's own schemas (zod,
 	# generated from the protocol's JSON Schema): the scripted agent's
 	# session covers every client method
 	for t in "$T/t.jsonl" "$T/sdk.jsonl"; do
-		if node tests/acp/schema-check.mjs "$(dirname "$(dirname "$(dirname "$SDK")")")" "$t" > "$T/schema" 2>&1; then
+		if node tests/acp/schema-check.mjs "$SDKDIR" "$t" > "$T/schema" 2>&1; then
 			ok "$(basename "$t"): every message wap sent matches the ACP SDK's schema ($(grep -c '^ok' "$T/schema") messages)"
 		else
 			fail "$(basename "$t"): $(grep -v '^ok' "$T/schema" | head -5)"
 		fi
 	done
+	# an agent built on the SDK (tests/acp/sdk-agent.mjs): the SDK's own
+	# connection frames the fs/ and terminal/ requests and reads wap's answers
+	SDKDIR=$(dirname "$(dirname "$(dirname "$SDK")")")
+	fixture "$W"
+	expect "SDK-built agent: fs reads and writes and a terminal, confined (exit 0)" 0 \
+		wap acp run --approve all --prompt go -- node tests/acp/sdk-agent.mjs "$SDKDIR"
+	has "SDK-built agent: read" "$OUT" "sdk read: hello from the root"
+	has "SDK-built agent: write" "$OUT" "sdk write: ok"
+	same "SDK-built agent: the file written beneath the root" "$(cat "$W/out.txt")" "written through the SDK"
+	has "SDK-built agent: terminal in the root" "$OUT" "sdk terminal: exit=0 out=sdk-term|$W|"
+	has "SDK-built agent: /etc/passwd refused (ACCESS_DENIED)" "$OUT" "sdk escape: refused -32010"
 	wap acp run --prompt hello -- node "$SDK" > "$T/s1" 2>"$T/s1.err" &
 	pid=$!
 	for _ in $(seq 1 200); do grep -q "Let me start" "$T/s1" 2>/dev/null && break; sleep 0.05; done
