@@ -12,7 +12,7 @@
  * session/prompt, and prints what the agent streams: message chunks,
  * thoughts, tool calls with their status, plans, diffs.  The agent's
  * fs/read_text_file, fs/write_text_file and terminal/... requests are
- * answered exactly as `wap serve --profile acp` answers them: beneath the
+ * answered exactly as the acp profile of wap serve answers them: beneath the
  * root, under the policy (--read-only, --restrict, the config), terminals
  * in the sandbox, each one audited.  Its session/request_permission
  * requests are answered by --approve, and every decision is audited.
@@ -82,7 +82,7 @@
  *                          each request that writes or runs commands
  *
  * examples:
- *   wap acp run --approve reads --prompt "fix the failing test" -- my-agent --acp
+ *   wap acp run --approve reads --prompt "fix the failing test" -- my-agent acp
  *   wap acp run --json --transcript t.jsonl --timeout 600 --prompt-file task.md -- node agent.js
  *   wap acp replay t.jsonl
  */
