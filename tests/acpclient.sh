@@ -57,6 +57,19 @@ has "--approve never rejects an edit" "$OUT" "permission edit: no"
 [ ! -e "$W/out.txt" ] && ok "a rejected edit wrote nothing" || fail "out.txt written after a rejection"
 expect "without --approve and no TTY: never" 0 wap acp run --prompt p -- $AGENT </dev/null
 has "no TTY: the read is rejected" "$OUT" "permission read: no"
+if command -v script >/dev/null 2>&1; then
+	# on a TTY the default is to ask there: 1 (allow) for the read, 3
+	# (reject) for the edit
+	fixture "$W"
+	printf '1\n3\n' > "$T/answers"
+	script -qec "wap acp run --prompt p -- $AGENT" /dev/null < "$T/answers" > "$T/tty.out" 2>&1
+	same "on a TTY: asked there, exit 0" "$?" 0
+	has "on a TTY: the question names the tool call" "$(tr -d '\r' < "$T/tty.out")" "the agent asks permission: Read notes (read)"
+	has "on a TTY: option 1 allows the read" "$(tr -d '\r' < "$T/tty.out")" "permission read: yes"
+	has "on a TTY: option 3 rejects the edit" "$(tr -d '\r' < "$T/tty.out")" "permission edit: no"
+else
+	ok "on a TTY: asked # SKIP no script(1) to make a TTY"
+fi
 expect "--approve sometimes is a usage error" 2 wap acp run --approve sometimes --prompt p -- $AGENT
 
 # 3. policy -> capabilities and refusals
@@ -71,6 +84,18 @@ has "--no-terminal: terminal/create refused anyway" "$OUT" "terminal: error -320
 echo '{"security":{"allowCommandExecution":false}}' > "$T/noexec.json"
 expect "no command execution in the config: exit 0" 0 wap acp run --config "$T/noexec.json" --prompt p -- $AGENT
 has "allowCommandExecution false: no terminal advertised" "$OUT" "terminal=False"
+
+# requireApproval: the agent's writes wait for the --approver, as on every door
+echo '{"security":{"requireApproval":true}}' > "$T/approval.json"
+fixture "$W"
+expect "requireApproval, approver says no: exit 0" 0 wap acp run --config "$T/approval.json" \
+	--approver false --approve all --prompt p -- $AGENT
+has "requireApproval: the write is refused by the approver" "$OUT" "write: error"
+[ ! -e "$W/out.txt" ] && ok "requireApproval: nothing written" || fail "requireApproval: written without approval"
+fixture "$W"
+expect "requireApproval, approver says yes: exit 0" 0 wap acp run --config "$T/approval.json" \
+	--approver true --approve all --prompt p -- $AGENT
+has "requireApproval: the write goes through with approval" "$OUT" "write: ok"
 
 # 4. stop reasons -> exit codes; failures
 for sr in "max_tokens 20" "max_turn_requests 21" "refusal 22" "cancelled 23" "made_up 24"; do
@@ -162,6 +187,12 @@ term_run() {	# term_run OUT ARGS...: run in the background, SIGTERM at "hanging"
 term_run "$T/c1"
 same "SIGTERM: session/cancel, the agent ends the turn cancelled (exit 23)" "$?" 23
 has "SIGTERM: the agent got session/cancel" "$(cat "$T/c1.err")" "got session/cancel"
+wap acp run --grace 2 --prompt p -- $AGENT --hang > "$T/c3" 2>"$T/c3.err" &
+pid=$!
+for _ in $(seq 1 200); do grep -q hanging "$T/c3" 2>/dev/null && break; sleep 0.05; done
+kill -INT $pid
+wait $pid
+same "SIGINT: session/cancel too (exit 23)" "$?" 23
 t0=$(date +%s)
 term_run "$T/c2" --ignore-cancel --orphan 3002.$$
 rc=$?
