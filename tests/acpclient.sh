@@ -214,6 +214,25 @@ has "  ... the agent started it" "$OUT" "left term-1"
 sleep 0.5
 ! alive 3003.$$ && ok "  ... and the terminal's command is gone" || fail "the terminal's command is still alive"
 
+# an agent flooding requests: read as there is room, every one answered
+fixture "$W"
+expect "a flood of 2000 requests: exit 0" 0 wap acp run --prompt p -- $AGENT --flood 2000
+has "  ... every one answered" "$OUT" "flood: 2000 answered of 2000"
+
+# an agent that floods and never reads: stalled, but SIGTERM still ends it
+fixture "$W"
+wap acp run --grace 1 --prompt p -- $AGENT --deaf-flood 1 > "$T/deaf" 2>"$T/deaf.err" &
+pid=$!
+for _ in $(seq 1 200); do grep -q hanging "$T/deaf" 2>/dev/null && break; sleep 0.05; done
+sleep 1
+t0=$(date +%s)
+kill -TERM $pid
+wait $pid
+rc=$?
+t1=$(date +%s)
+same "an agent that never reads: SIGTERM kills it (exit 143)" "$rc" 143
+[ $((t1 - t0)) -lt 20 ] && ok "  ... within the grace periods ($((t1 - t0)) s)" || fail "  ... took $((t1 - t0)) s"
+
 # MCP servers for the agent
 fixture "$W"
 expect "--mcp-server wap and a JSON one: exit 0" 0 wap acp run --read-only --mcp-server wap \

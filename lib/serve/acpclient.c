@@ -19,6 +19,9 @@
 #include "workers.h"
 
 #define MAX_LINE (16u << 20)	/* as wap serve's --max-message default */
+/* The agent's requests queued or running at most: past it its output is
+ * not read, so an agent that floods cannot grow the queue (stdio_rpc.c) */
+#define MAX_PENDING 256
 
 struct client {
 	const struct wap_acpc_opts *o;
@@ -37,6 +40,9 @@ struct client {
 	json_t *resp;			/* its response */
 	bool cancel_sent;		/* session/cancel sent: permissions are cancelled */
 	bool closing;			/* the agent is gone: queued requests are dropped */
+	int pending;			/* requests queued or running */
+	double give_up_at;		/* stopping: writes to an agent that does
+					 * not read give up then (0: never) */
 	volatile sig_atomic_t kill;	/* to wap_proc_run: kill the tree */
 	struct wap_sb line;		/* what the agent wrote that is not yet a whole line */
 	double t0;
@@ -139,7 +145,8 @@ static void send_msg(struct client *c, const json_t *msg)
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && errno == EAGAIN && !c->agent_done) {
+		if (n < 0 && errno == EAGAIN && !c->agent_done && !c->kill && !c->closing &&
+		    !(c->give_up_at && wap_run_now_ms() >= c->give_up_at)) {
 			struct pollfd p = { c->in_fd, POLLOUT, 0 };
 			pthread_mutex_unlock(&c->mu);
 			poll(&p, 1, 100);
@@ -277,6 +284,10 @@ static void run_job(void *arg)
 		send_msg(j->c, reply);
 		json_decref(reply);
 	}
+	pthread_mutex_lock(&j->c->mu);
+	j->c->pending--;
+	pthread_cond_broadcast(&j->c->cv);
+	pthread_mutex_unlock(&j->c->mu);
 	json_decref(j->msg);
 	free(j);
 }
@@ -320,6 +331,19 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		/* on a worker: terminal/wait_for_exit blocks, and the
 		 * agent's stdout must keep being read */
 		struct job *j = malloc(sizeof(*j));
+		bool room;
+
+		pthread_mutex_lock(&c->mu);
+		while (c->pending >= MAX_PENDING && !c->kill)
+			pthread_cond_wait(&c->cv, &c->mu);
+		room = !c->kill;	/* being killed: no more work for it */
+		if (room)
+			c->pending++;
+		pthread_mutex_unlock(&c->mu);
+		if (!room) {
+			free(j);
+			break;
+		}
 		if (j) {
 			j->c = c;
 			j->msg = json_incref(v);
@@ -328,6 +352,9 @@ static void handle_line(struct client *c, const char *line, size_t len)
 			json_decref(j->msg);
 			free(j);
 		}
+		pthread_mutex_lock(&c->mu);
+		c->pending--;
+		pthread_mutex_unlock(&c->mu);
 		reply = wap_rpc_error(m.id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
 		send_msg(c, reply);
 		json_decref(reply);
@@ -447,6 +474,7 @@ static enum wait_end wait_for(struct client *c, long long id, const json_t *sid,
 		now = wap_run_now_ms();
 		if (!*stop_at && ((c->o->stop && *c->o->stop) || (deadline && now >= deadline))) {
 			*stop_at = now;
+			c->give_up_at = now + grace;
 			if (c->o->stop && *c->o->stop)
 				r->signal = *c->o->stop;
 			else
@@ -463,6 +491,7 @@ static enum wait_end wait_for(struct client *c, long long id, const json_t *sid,
 		}
 		if (*stop_at && !c->kill && (!sid || now - *stop_at >= grace)) {
 			c->kill = SIGTERM;	/* its whole tree: lib/proc */
+			pthread_cond_broadcast(&c->cv);
 			r->killed = true;
 		}
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -675,6 +704,7 @@ turn_over:
 			struct timespec ts;
 			if (!c.kill && (wap_run_now_ms() >= until || (o->stop && *o->stop && !stop_at))) {
 				c.kill = SIGTERM;
+				pthread_cond_broadcast(&c.cv);
 				r->killed = r->killed || !r->stop_reason;
 			}
 			clock_gettime(CLOCK_REALTIME, &ts);

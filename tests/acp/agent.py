@@ -7,7 +7,7 @@ the turn with the stop reason it was told (--stop).  What it saw is reported
 back as agent_message_chunk text ("caps: ...", "read: ...", "escape: ...").
 
   agent.py [--stop REASON] [--hang] [--ignore-cancel] [--orphan SECONDS]
-           [--leave-terminal SECONDS]
+           [--leave-terminal SECONDS] [--flood N] [--deaf-flood 1]
            [--old-shapes] [--garbage]
 
 --hang: after the first update, wait (for session/cancel); --ignore-cancel:
@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 args = sys.argv[1:]
@@ -34,9 +35,13 @@ def log(*a):
     print("agent:", *a, file=sys.stderr, flush=True)
 
 
+send_lock = threading.Lock()
+
+
 def send(msg):
-    sys.stdout.write(json.dumps(msg) + "\n")
-    sys.stdout.flush()
+    with send_lock:
+        sys.stdout.write(json.dumps(msg) + "\n")
+        sys.stdout.flush()
 
 
 def read():
@@ -120,6 +125,36 @@ def prompt_turn(p):
             while True:
                 time.sleep(1)
         return "cancelled"
+    if opt("--deaf-flood"):
+        # writes requests and never reads its answers: the client's
+        # writes stall (bounded buffers), and only a stop gets it out
+        say("hanging\n")
+        i = 0
+        while True:
+            i += 1
+            send({"jsonrpc": "2.0", "id": 10000 + i, "method": "fs/read_text_file",
+                  "params": {"sessionId": session[0], "path": path("hello.txt")}})
+    if opt("--flood"):
+        # many requests at once, none awaited before the last is sent:
+        # the client reads them as it has room and answers every one
+        # (written from a thread while this one reads, as an agent with
+        # asynchronous I/O does: one that never reads while it writes
+        # stalls any client whose buffers are bounded)
+        n, first = int(opt("--flood")), next_id[0] + 1
+        next_id[0] += n
+
+        def flood():
+            for i in range(first, first + n):
+                send({"jsonrpc": "2.0", "id": i, "method": "fs/read_text_file",
+                      "params": {"sessionId": session[0], "path": path("hello.txt")}})
+        threading.Thread(target=flood, daemon=True).start()
+        got = set()
+        while len(got) < n:
+            m = read()
+            if "id" in m and "method" not in m and m.get("result", {}).get("content"):
+                got.add(m["id"])
+        say("flood: %d answered of %d\n" % (len(got & set(range(first, first + n))), n))
+        return STOP
     if opt("--leave-terminal"):
         # a terminal left running, its wait_for_exit never awaited: the
         # turn ends anyway, and the client must not wait for either
