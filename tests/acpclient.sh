@@ -136,6 +136,12 @@ has "replay says how many were checked" "$OUT" "same"
 mkdir -p "$T/elsewhere"
 fixture "$T/elsewhere/ws"
 expect "replay in another root (paths moved over): exit 0" 0 wap acp replay --root "$T/elsewhere/ws" "$T/t.jsonl"
+# a scenario recorded once and kept (tests/acp/scenario.jsonl, root
+# /tmp/wap-acp-scenario/ws): today's wap must answer it the same way
+fixture "$W"
+expect "the kept scenario replays the same (tests/acp/scenario.jsonl)" 0 \
+	wap acp replay --root "$W" tests/acp/scenario.jsonl
+has "  ... all of its requests" "$OUT" "17 same, 0 differ"
 fixture "$W"
 python3 - "$T/t.jsonl" "$T/bad.jsonl" <<'EOF'
 import json, sys
