@@ -28,7 +28,8 @@ struct client {
 	struct wap_mcp_server srv;	/* the acp profile answers fs/ and terminal/ */
 	struct wap_mcp_session *sess;
 	struct wap_workers *workers;
-	pthread_mutex_t mu;		/* everything below, the transcript, events */
+	pthread_mutex_t wmu;		/* writing to the agent: one message at a time */
+	pthread_mutex_t mu;		/* everything below, the transcript */
 	pthread_cond_t cv;
 	int in_fd;			/* the agent's stdin (our end); -1 closed */
 	bool agent_done;		/* wap_proc_run returned */
@@ -40,6 +41,7 @@ struct client {
 	json_t *resp;			/* its response */
 	bool cancel_sent;		/* session/cancel sent: permissions are cancelled */
 	bool closing;			/* the agent is gone: queued requests are dropped */
+	bool eof;			/* its input is being closed */
 	int pending;			/* requests queued or running */
 	double give_up_at;		/* stopping: writes to an agent that does
 					 * not read give up then (0: never) */
@@ -133,30 +135,54 @@ static void send_msg(struct client *c, const json_t *msg)
 
 	if (!s)
 		return;
+	/* one message at a time, whole, in the order the transcript has */
+	pthread_mutex_lock(&c->wmu);
 	record(c, "client", msg);
-	pthread_mutex_lock(&c->mu);
-	while (c->in_fd >= 0 && off <= len) {
-		/* the line, then its newline: a write that would block
-		 * waits, but never for an agent that is gone */
-		ssize_t n = off < len ? write(c->in_fd, s + off, len - off) : write(c->in_fd, "\n", 1);
+	while (off <= len) {
+		ssize_t n;
+		bool give_up;
+		int fd;
+
+		pthread_mutex_lock(&c->mu);
+		fd = c->in_fd;
+		/* a write that would block waits, but never for an agent
+		 * that is gone, being killed or done with */
+		give_up = c->agent_done || c->kill || c->closing || c->eof ||
+			  (c->give_up_at && wap_run_now_ms() >= c->give_up_at);
+		pthread_mutex_unlock(&c->mu);
+		if (fd < 0)
+			break;
+		n = off < len ? write(fd, s + off, len - off) : write(fd, "\n", 1);
 		if (n > 0) {
 			off += n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && errno == EAGAIN && !c->agent_done && !c->kill && !c->closing &&
-		    !(c->give_up_at && wap_run_now_ms() >= c->give_up_at)) {
-			struct pollfd p = { c->in_fd, POLLOUT, 0 };
-			pthread_mutex_unlock(&c->mu);
+		if (n < 0 && errno == EAGAIN && !give_up) {
+			struct pollfd p = { fd, POLLOUT, 0 };
 			poll(&p, 1, 100);
-			pthread_mutex_lock(&c->mu);
 			continue;
 		}
 		break;	/* EPIPE: the agent went away */
 	}
-	pthread_mutex_unlock(&c->mu);
+	pthread_mutex_unlock(&c->wmu);
 	free(s);
+}
+
+/* End of the agent's input: writers give up, then the pipe is closed. */
+static void close_input(struct client *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->eof = true;
+	pthread_mutex_unlock(&c->mu);
+	pthread_mutex_lock(&c->wmu);
+	pthread_mutex_lock(&c->mu);
+	if (c->in_fd >= 0)
+		close(c->in_fd);
+	c->in_fd = -1;
+	pthread_mutex_unlock(&c->mu);
+	pthread_mutex_unlock(&c->wmu);
 }
 
 /* ---- the agent's requests ---- */
@@ -581,6 +607,7 @@ static int client_init(struct client *c, const struct wap_acpc_opts *o, struct w
 	c->srv.approver = o->approver;
 	c->srv.transport = "stdio";
 	pthread_mutex_init(&c->mu, NULL);
+	pthread_mutex_init(&c->wmu, NULL);
 	pthread_cond_init(&c->cv, NULL);
 	if (!c->srv.profile)
 		return wap_err_set(err, WAP_E_FAILED, "the acp profile is missing from this build");
@@ -601,6 +628,7 @@ static void client_release(struct client *c)
 	wap_err_release(&c->proc_err);
 	wap_sb_release(&c->line);
 	pthread_mutex_destroy(&c->mu);
+	pthread_mutex_destroy(&c->wmu);
 	pthread_cond_destroy(&c->cv);
 }
 
@@ -694,10 +722,8 @@ turn_over:
 		rc = 0;	/* stopped: R says how */
 	/* the turn is over: end of input is the agent's cue to exit; one
 	 * that does not within the grace period is killed with its tree */
+	close_input(&c);
 	pthread_mutex_lock(&c.mu);
-	if (c.in_fd >= 0)
-		close(c.in_fd);
-	c.in_fd = -1;
 	{
 		double until = wap_run_now_ms() + grace;
 		while (!c.agent_done) {
