@@ -615,7 +615,7 @@ static int acp_main(struct wap_ws *ws, json_t *req, bool json)
 		}
 	}
 out:
-	if (fflush(stdout) && !rc)
+	if (fflush(stdout) && errno != EPIPE && !rc)	/* a closed pipe is silent */
 		rc = 125;
 	if (o.transcript)
 		fclose(o.transcript);

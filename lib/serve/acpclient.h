@@ -1,9 +1,10 @@
 /* serve/acpclient.h - the Agent Client Protocol's client side: run an ACP
  * agent headless (the editor's part, without an editor).
  *
- * wap_acpc_run() starts the agent (argv) as a child through lib/proc (its
- * own session and PID namespace: its whole tree goes when it is killed,
- * nothing is orphaned), speaks JSON-RPC to it over its stdin and stdout (one
+ * wap_acpc_run() starts the agent (argv, in the caller's directory) as a
+ * child through lib/proc (its own session and PID namespace: its whole tree
+ * goes when it is killed, nothing is orphaned), speaks JSON-RPC to it over
+ * its stdin and stdout (one
  * message a line; its stderr is handed to LOG), and makes one prompt turn:
  * initialize (advertising exactly the fs/terminal capabilities the
  * workspace's policy allows), session/new (cwd the root, the MCP servers
@@ -28,6 +29,11 @@
  * both ways as {"ms","from":"client"|"agent","msg"}.  wap_acpc_replay()
  * reads one and answers the agent's requests again in order, comparing
  * each answer with the one recorded.
+ *
+ * At most 256 of the agent's requests are queued or running; past that its
+ * output is not read until one is answered.  Messages to it are written
+ * whole, one at a time; a write waits for room, except once a stop began
+ * (an agent that never reads cannot hold wap past the grace period).
  *
  * lib/: nothing here prints or exits.  The caller ignores SIGPIPE (main.c
  * does), so a write to an agent that died is an error, not a death.
