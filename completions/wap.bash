@@ -12,10 +12,11 @@ _wap() {
 		esac
 	   done
 	   if [ -z "$applet" ]; then
-		COMPREPLY=($(compgen -W "cp edit exec git glob grep info ls mkdir mv read rm serve stat write --list --install --root --config --json --read-only --restrict -h --help --version" -- "$cur")); return
+		COMPREPLY=($(compgen -W "acp cp edit exec git glob grep info ls mkdir mv read rm serve stat write --list --install --root --config --json --read-only --restrict -h --help --version" -- "$cur")); return
 	   fi ;;
 	esac
 	case $applet in
+	acp) opts="--approve --approver --audit --grace --mcp-server --no-sandbox --no-terminal --prompt --prompt-file --timeout --transcript" ;;
 	cp) opts="--force --recursive -f -r" ;;
 	edit) opts="--dry-run --edits --exact --expected-version --force --match --new --new-file --old --old-file --ops --patch --replace-all --text-edits" ;;
 	exec) opts="--allow --clear-env --command --cwd --deny --env --kill-after --max-file-size --max-memory --max-output --max-procs --no-network --sandbox --save-output --stdin --stream --timeout -c" ;;
@@ -39,4 +40,4 @@ _wap() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 }
-complete -o filenames -F _wap wap wap-cp wap-edit wap-exec wap-git wap-glob wap-grep wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-serve wap-stat wap-write 
+complete -o filenames -F _wap wap wap-acp wap-cp wap-edit wap-exec wap-git wap-glob wap-grep wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-serve wap-stat wap-write 

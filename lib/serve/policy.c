@@ -86,6 +86,10 @@ static const struct wap_opdesc ops[] = {
 	{ "terminal/wait_for_exit", "terminal", 0 },
 	{ "terminal/kill", "terminal", 0 },
 	{ "terminal/release", "terminal", 0 },
+	/* the Agent Client Protocol's client (wap acp run): a permission
+	 * request of the agent, answered by --approve; it changes nothing
+	 * itself, it is here to be audited */
+	{ "session/request_permission", "session", 0 },
 	{ NULL, NULL, 0 }
 };
 
