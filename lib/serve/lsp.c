@@ -23,6 +23,7 @@
 #define INIT_TIMEOUT_MS		60000	/* initialize: a big project may index first */
 #define STOP_GRACE_MS		2000	/* shutdown + exit, then the tree is killed */
 #define WRITE_TIMEOUT_MS	10000
+#define DIAG_SETTLE_MS		600	/* diagnostics: quiet this long after the last */
 #define MAX_FRAME		(256u << 20)
 
 /* The built-in table (README "Code intelligence"): language, extensions
@@ -30,7 +31,7 @@
 struct row {
 	const char *lang;
 	const char *exts;	/* "ext=languageId ..." */
-	const char *argv[4];
+	const char *argv[6];
 };
 
 static const struct row builtin[] = {
@@ -68,6 +69,7 @@ struct wap_lsp {
 	struct pending *pend;
 	json_t *docs;			/* uri -> {version, hash} */
 	json_t *diags;			/* uri -> [Diagnostic] */
+	json_t *diag_t;			/* uri -> when they came (ms) */
 	json_t *caps;
 	struct wap_sb in;		/* bytes of frames not yet whole */
 	int users;
@@ -494,8 +496,10 @@ static void dispatch(struct wap_lsp *s, json_t *m)
 			const char *uri = json_string_value(json_object_get(p, "uri"));
 			const json_t *d = json_object_get(p, "diagnostics");
 			pthread_mutex_lock(&s->mu);
-			if (uri && json_is_array(d))
+			if (uri && json_is_array(d)) {
 				json_object_set(s->diags, uri, (json_t *)d);
+				json_object_set_new(s->diag_t, uri, json_real(now_ms()));
+			}
 			pthread_cond_broadcast(&s->cv);
 			pthread_mutex_unlock(&s->mu);
 		}
@@ -718,6 +722,7 @@ static void server_free(struct wap_lsp *s)
 	wap_strv_free(s->rdirs);
 	json_decref(s->docs);
 	json_decref(s->diags);
+	json_decref(s->diag_t);
 	json_decref(s->caps);
 	wap_sb_release(&s->in);
 	free(s->lang);
@@ -851,7 +856,11 @@ static int server_start(struct wap_lsp *s, const struct wap_ws *ws, volatile sig
 		" \"symbol\": {}, \"workspaceEdit\": {\"documentChanges\": true}},"
 		"\"general\": {\"positionEncodings\": [\"utf-16\"]}}}", 0, NULL);
 	if (params) {
-		json_object_set_new(params, "processId", json_integer(getpid()));
+		/* null: the server lives in a PID namespace of its own, where
+		 * wap's pid names nothing (typescript-language-server would
+		 * take its parent for dead and exit); its life is held by
+		 * lib/proc instead */
+		json_object_set_new(params, "processId", json_null());
 		json_object_set_new(params, "clientInfo", json_pack("{s:s}", "name", "wap"));
 		json_object_set_new(params, "rootPath", json_string(s->root));
 		json_object_set_new(params, "rootUri", uri ? json_string(uri) : json_null());
@@ -1003,6 +1012,7 @@ int wap_lsp_acquire(const struct wap_ws *ws, const char *rel, volatile sig_atomi
 		s->in_w = s->in_r = -1;
 		s->docs = json_object();
 		s->diags = json_object();
+		s->diag_t = json_object();
 		pthread_mutex_init(&s->mu, NULL);
 		pthread_mutex_init(&s->wmu, NULL);
 		pthread_mutex_init(&s->start_mu, NULL);
@@ -1147,6 +1157,15 @@ json_t *wap_lsp_diagnostics(struct wap_lsp *s, const char *uri, long wait_ms,
 
 	pthread_mutex_lock(&s->mu);
 	while (!json_object_get(s->diags, uri) && !s->dead && now_ms() - t0 < wait_ms &&
+	       !(cancelled && *cancelled)) {
+		struct timespec ts;
+		deadline(&ts, 50);
+		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+	}
+	/* servers publish in steps (typescript-language-server: syntax,
+	 * then types): the last of a burst is the answer */
+	while (json_object_get(s->diags, uri) && !s->dead && now_ms() - t0 < wait_ms &&
+	       now_ms() - json_real_value(json_object_get(s->diag_t, uri)) < DIAG_SETTLE_MS &&
 	       !(cancelled && *cancelled)) {
 		struct timespec ts;
 		deadline(&ts, 50);
