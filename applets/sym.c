@@ -58,6 +58,7 @@
  *   --character N           a position: UTF-16 code units from 0 (LSP's count)
  *   --end-line N            actions: the range's last line (default --line)
  *   --end-column N          actions: the range's end column (default: end of line)
+ *   --end-character N       actions: the range's end in UTF-16 code units from 0
  *   --new-name NAME         rename: the new name
  *   --text TEXT             replace-body, insert-before, insert-after: the text
  *   -d, --depth N           overview: levels of children to keep (default all)
@@ -107,6 +108,7 @@ static const struct wap_opt sym_opts[] = {
 	{ "character", 0, WAP_OPT_INT, 0, NULL },
 	{ "end-line", 0, WAP_OPT_INT, 0, NULL },
 	{ "end-column", 0, WAP_OPT_INT, 0, NULL },
+	{ "end-character", 0, WAP_OPT_INT, 0, NULL },
 	{ "new-name", 0, WAP_OPT_STR, 0, NULL },
 	{ "text", 0, WAP_OPT_STR, 0, NULL },
 	{ "depth", 'd', WAP_OPT_INT, 0, NULL },
@@ -1237,12 +1239,13 @@ static int act_complete(struct sym *y, json_t **res, struct wap_err *err)
 
 static int act_actions(struct sym *y, json_t **res, struct wap_err *err)
 {
-	long long el = 0, ec = 0;
+	long long el = 0, ec = 0, ech = -1;
 	json_t *pos, *r, *out = json_array(), *v, *diags;
 	size_t i;
 
 	if (need_server(y, err) || position(y, &pos, err) || wap_req_int(y->req, "end_line", &el, err) < 0 ||
-	    wap_req_int(y->req, "end_column", &ec, err) < 0) {
+	    wap_req_int(y->req, "end_column", &ec, err) < 0 ||
+	    wap_req_int(y->req, "end_character", &ech, err) < 0) {
 		json_decref(out);
 		return -1;
 	}
@@ -1259,7 +1262,8 @@ static int act_actions(struct sym *y, json_t **res, struct wap_err *err)
 		diags = wap_lsp_diagnostics(y->srv, y->uri, DIAG_WAIT_MS, y->call->cancelled, NULL);
 		if (request(y, "textDocument/codeAction",
 			    json_pack("{s:{s:s}, s:{s:o, s:o}, s:{s:o}}", "textDocument", "uri", y->uri,
-				      "range", "start", pos, "end", lsp_pos(el - 1, wap_lsp_u16(y->text, s, e)),
+				      "range", "start", pos, "end",
+				      lsp_pos(el - 1, ech >= 0 ? ech : wap_lsp_u16(y->text, s, e)),
 				      "context", "diagnostics", diags), &r, err)) {
 			json_decref(out);
 			return -1;

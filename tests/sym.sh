@@ -137,6 +137,26 @@ else
 	if compiles; then ok "50 files compile after the rename"; else fail "50 files compile: $(head -c 300 "$T/cc")"; fi
 	rm -f "$W"/src/m*.c
 	cdb
+	cp "$T/src.before/"* "$W/src/"
+
+	# ---- the Agent Control Protocol's state.* on the same servers ----
+	WSDIR=$(cd "$(dirname "$0")/ws" && pwd)
+	if [ ! -d "$WSDIR/node_modules/ws" ]; then
+		ok "state.* over WebSocket # SKIP no ws package (npm ci in tests/ws)"
+	else
+		wap serve --ws 127.0.0.1:0 --token-file "$T/acp.token" 2>"$T/acp.log" &
+		AP=$!
+		PORT=
+		for _ in $(seq 100); do
+			PORT=$(sed -n 's/.*on ws:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/acp.log")
+			[ -n "$PORT" ] && break
+			sleep 0.1
+		done
+		node "$WSDIR/lsp-test.js" "$PORT" "$(cat "$T/acp.token")" "$W" | sed 's/^\(not \)\{0,1\}ok [0-9]* - /&ws: /'
+		kill $AP
+		wait $AP 2>/dev/null
+		rm -f "$W/src/bad.c" "$W/src/ugly.c"
+	fi
 
 	# ---- no server outlives wap serve ----
 	ours() {	# clangd processes working in this workspace

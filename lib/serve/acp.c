@@ -26,6 +26,7 @@
 
 #include "lazy.h"
 #include "acp.h"
+#include "acp_lsp.h"
 #include "applet.h"
 #include "audit.h"
 #include "config.h"
@@ -1413,6 +1414,17 @@ static int m_terminal_getOutput(struct ctx *c, json_t **res, struct wap_err *err
 	return 0;
 }
 
+/* state.* and editor.formatDocument/getCompletions: language servers
+ * (lib/serve/acp_lsp.c) */
+static int m_lsp(struct ctx *c, json_t **res, struct wap_err *err)
+{
+	int r = wap_acp_lsp(&c->run, c->method, c->params, res, err);
+
+	if (r == WAP_POLICY_UNAPPROVED)
+		c->code = RPC_CANCELLED;
+	return r ? -1 : 0;
+}
+
 /* ---------- the method table ---------- */
 
 typedef int (*method_fn)(struct ctx *c, json_t **res, struct wap_err *err);
@@ -1424,7 +1436,6 @@ struct method {
 };
 
 #define NO_UI "needs an editor user interface (tabs, views, selections); wap serves files, not an editor"
-#define NO_LSP "needs a language server, which wap does not run; use search.findInFiles or `wap grep`"
 #define NO_CMD "runs VS Code commands, which exist only inside VS Code, not in wap; use terminal.* to run programs"
 #define NO_DBG "needs a debugger (Debug Adapter Protocol), which wap does not provide"
 
@@ -1445,8 +1456,8 @@ static const struct method methods[] = {
 	{ "editor.applyEdits", m_editor_applyEdits, NULL },
 	{ "editor.save", m_editor_save, NULL },
 	{ "editor.saveAll", m_editor_saveAll, NULL },
-	{ "editor.formatDocument", NULL, "needs the editor's language formatters, which wap does not have" },
-	{ "editor.getCompletions", NULL, NO_LSP },
+	{ "editor.formatDocument", m_lsp, NULL },
+	{ "editor.getCompletions", m_lsp, NULL },
 	{ "fs.readFile", m_fs_readFile, NULL },
 	{ "fs.writeFile", m_fs_writeFile, NULL },
 	{ "fs.appendFile", m_fs_appendFile, NULL },
@@ -1470,12 +1481,12 @@ static const struct method methods[] = {
 	{ "command.execute", NULL, NO_CMD },
 	{ "command.list", NULL, NO_CMD },
 	{ "state.getWorkspace", m_state_getWorkspace, NULL },
-	{ "state.getDiagnostics", NULL, NO_LSP },
-	{ "state.getSymbols", NULL, NO_LSP },
-	{ "state.findReferences", NULL, NO_LSP },
-	{ "state.goToDefinition", NULL, NO_LSP },
-	{ "state.getHover", NULL, NO_LSP },
-	{ "state.getCodeActions", NULL, NO_LSP },
+	{ "state.getDiagnostics", m_lsp, NULL },
+	{ "state.getSymbols", m_lsp, NULL },
+	{ "state.findReferences", m_lsp, NULL },
+	{ "state.goToDefinition", m_lsp, NULL },
+	{ "state.getHover", m_lsp, NULL },
+	{ "state.getCodeActions", m_lsp, NULL },
 	{ "state.getOpenDocuments", NULL, "needs an editor: wap keeps no open documents (every file is on disk)" },
 	{ "state.getVisibleEditors", NULL, "needs an editor: wap has no visible editors" },
 	{ "search.findInFiles", m_search_findInFiles, NULL },

@@ -794,7 +794,7 @@ static int server_start(struct wap_lsp *s, const struct wap_ws *ws, volatile sig
 
 	if (!found)
 		return wap_err_set(err, WAP_E_DISABLED,
-				   "No language server for %s: %s is not on PATH (install it, or set lsp.servers.%s.command in the config)",
+				   "No language server for %s: wap found no %s on PATH (install it, or set lsp.servers.%s.command in the config)",
 				   s->lang, s->argv[0], s->lang);
 	pre = prefix_of(found);
 	if (pre && wap_strv_push(&s->rdirs, pre)) {
@@ -949,6 +949,22 @@ void wap_lsp_pool_stop(void)
 		server_stop(all);
 		all = n;
 	}
+}
+
+json_t *wap_lsp_pool_diagnostics(const char *root)
+{
+	json_t *all = json_object();
+
+	pthread_mutex_lock(&pool_mu);
+	for (struct wap_lsp *s = pool; s; s = s->next) {
+		if (strcmp(s->root, root) || !s->thr_started)
+			continue;
+		pthread_mutex_lock(&s->mu);
+		json_object_update(all, s->diags);
+		pthread_mutex_unlock(&s->mu);
+	}
+	pthread_mutex_unlock(&pool_mu);
+	return all;
 }
 
 int wap_lsp_pool_count(void)

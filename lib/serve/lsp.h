@@ -89,6 +89,10 @@ int wap_lsp_sync(struct wap_lsp *srv, const struct wap_ws *ws, const char *rel, 
 json_t *wap_lsp_diagnostics(struct wap_lsp *srv, const char *uri, long wait_ms,
 			    volatile sig_atomic_t *cancelled, bool *fresh);
 
+/* Every diagnostic the running servers of ROOT have published: an object
+ * uri -> [Diagnostic] (a new reference). */
+json_t *wap_lsp_pool_diagnostics(const char *root);
+
 /* file:// URI of REL beneath WS's root (malloc'd), and back: the
  * root-relative path of URI (malloc'd), NULL when it is not beneath the
  * root. */

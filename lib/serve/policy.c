@@ -79,6 +79,7 @@ static const struct wap_opdesc ops[] = {
 	{ "fs.watchFiles", "fs", 0 },
 	{ "fs.unwatchFiles", "fs", 0 },
 	{ "state.getWorkspace", "state", 0 },
+	{ "state.getDiagnostics", "state", 0 },	/* without a path (else sym.diag) */
 	{ "terminal.create", "terminal", R },
 	{ "terminal.sendText", "terminal", R },
 	{ "terminal.dispose", "terminal", 0 },
