@@ -63,7 +63,7 @@ struct wap_lsp {
 	bool thr_started, inited, dead;
 	struct wap_err start_err;	/* why it could not start (kind set) */
 	char deadmsg[256];
-	char errtail[512];		/* the end of its stderr, for messages */
+	char errtail[512];		/* the end of what it printed on fd 2 */
 	volatile sig_atomic_t stop;
 	long next_id;
 	struct pending *pend;
