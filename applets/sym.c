@@ -143,6 +143,7 @@ struct sym {
 	struct wap_lsp *srv;
 	char *text, *uri;		/* FILE's bytes and URI once synced */
 	size_t len;
+	struct wap_lsp_lines li;	/* ... and its lines */
 };
 
 /* ---------- positions ---------- */
@@ -170,7 +171,21 @@ static long jint(const json_t *o, const char *k)
 
 /* Fill OBJ with line, column, end_line, end_column of the LSP RANGE in
  * TEXT, and the range itself. */
+static void put_range_li(json_t *obj, const struct wap_lsp_lines *li, const char *text, size_t len,
+			 const json_t *range, const char *pre);
+
 static void put_range(json_t *obj, const char *text, size_t len, const json_t *range, const char *pre)
+{
+	put_range_li(obj, NULL, text, len, range, pre);
+}
+
+static long column_of(const struct wap_lsp_lines *li, const char *text, size_t len, long line, long ch)
+{
+	return li ? wap_lsp_lines_column(li, line, ch) : text ? wap_lsp_column(text, len, line, ch) : ch + 1;
+}
+
+static void put_range_li(json_t *obj, const struct wap_lsp_lines *li, const char *text, size_t len,
+			 const json_t *range, const char *pre)
 {
 	const json_t *s = json_object_get(range, "start"), *e = json_object_get(range, "end");
 	char k[32];
@@ -178,25 +193,23 @@ static void put_range(json_t *obj, const char *text, size_t len, const json_t *r
 	snprintf(k, sizeof(k), "%sline", pre);
 	json_object_set_new(obj, k, json_integer(jint(s, "line") + 1));
 	snprintf(k, sizeof(k), "%scolumn", pre);
-	json_object_set_new(obj, k, json_integer(text ? wap_lsp_column(text, len, jint(s, "line"), jint(s, "character"))
-						    : jint(s, "character") + 1));
+	json_object_set_new(obj, k, json_integer(column_of(li, text, len, jint(s, "line"), jint(s, "character"))));
 	snprintf(k, sizeof(k), "%send_line", pre);
 	json_object_set_new(obj, k, json_integer(jint(e, "line") + 1));
 	snprintf(k, sizeof(k), "%send_column", pre);
-	json_object_set_new(obj, k, json_integer(text ? wap_lsp_column(text, len, jint(e, "line"), jint(e, "character"))
-						    : jint(e, "character") + 1));
+	json_object_set_new(obj, k, json_integer(column_of(li, text, len, jint(e, "line"), jint(e, "character"))));
 	snprintf(k, sizeof(k), "%srange", pre);
 	json_object_set(obj, k, (json_t *)range);
 }
 
-/* The text of RANGE in TEXT (a new string). */
-static json_t *range_text(const char *text, size_t len, const json_t *range)
+/* The text of RANGE in LI's text (a new string). */
+static json_t *range_text(const struct wap_lsp_lines *li, const json_t *range)
 {
 	const json_t *s = json_object_get(range, "start"), *e = json_object_get(range, "end");
-	size_t a = lsp_off(text, len, jint(s, "line"), jint(s, "character"));
-	size_t b = lsp_off(text, len, jint(e, "line"), jint(e, "character"));
+	size_t a = wap_lsp_lines_offset(li, jint(s, "line"), jint(s, "character"));
+	size_t b = wap_lsp_lines_offset(li, jint(e, "line"), jint(e, "character"));
 
-	return json_stringn(text + a, b > a ? b - a : 0);
+	return json_stringn(li->text + a, b > a ? b - a : 0);
 }
 
 /* Line LINE (from 0) of TEXT without its end. */
@@ -217,6 +230,8 @@ static int need_server(struct sym *y, struct wap_err *err)
 		return -1;
 	if (!y->text && wap_lsp_sync(y->srv, y->ws, y->rel, &y->text, &y->len, &y->uri, err))
 		return -1;
+	if (!y->li.start && wap_lsp_lines_init(&y->li, y->text, y->len))
+		return wap_err_oom(err);
 	return 0;
 }
 
@@ -264,12 +279,12 @@ static json_t *norm_symbols(struct sym *y, const json_t *in, const char *parent,
 		wap_sb_adds(&np, name);
 		o = json_pack("{s:s, s:s, s:s}", "name", name, "name_path", np.buf ? np.buf : name,
 			      "kind", kind_name(json_integer_value(json_object_get(v, "kind"))));
-		put_range(o, y->text, y->len, range, "");
+		put_range_li(o, &y->li, y->text, y->len, range, "");
 		json_object_set(o, "selection_range", (json_t *)sel);
 		if (json_is_string(json_object_get(v, "detail")) && *json_string_value(json_object_get(v, "detail")))
 			json_object_set(o, "detail", json_object_get(v, "detail"));
 		if (body)
-			json_object_set_new(o, "body", range_text(y->text, y->len, range));
+			json_object_set_new(o, "body", range_text(&y->li, range));
 		if (json_array_size(json_object_get(v, "children")) && (maxdepth < 0 || depth < maxdepth))
 			json_object_set_new(o, "children", norm_symbols(y, json_object_get(v, "children"),
 									np.buf, depth + 1, maxdepth, body));
@@ -932,11 +947,13 @@ static int act_find(struct sym *y, json_t **res, struct wap_err *err)
 		size_t k;
 		one.rel = (char *)rel;
 		one.text = one.uri = NULL;
+		one.li.start = NULL;
 		one.srv = NULL;
 		if (!wap_lsp_language(y->ws, rel, NULL) || need_server(&one, err)) {
 			json_decref(hits);
 			if (one.srv)
 				wap_lsp_release(one.srv);
+			wap_lsp_lines_release(&one.li);
 			free(one.text);
 			free(one.uri);
 			if (y->rel)
@@ -968,6 +985,7 @@ static int act_find(struct sym *y, json_t **res, struct wap_err *err)
 		}
 		json_decref(hits);
 		wap_lsp_release(one.srv);
+		wap_lsp_lines_release(&one.li);
 		free(one.text);
 		free(one.uri);
 	}
@@ -1079,7 +1097,7 @@ static int act_diag(struct sym *y, json_t **res, struct wap_err *err)
 		json_t *o = json_pack("{s:s, s:s}", "severity", sev[s >= 1 && s <= 4 ? s : 1],
 				      "message", json_string_value(json_object_get(v, "message")) ?
 						 json_string_value(json_object_get(v, "message")) : "");
-		put_range(o, y->text, y->len, json_object_get(v, "range"), "");
+		put_range_li(o, &y->li, y->text, y->len, json_object_get(v, "range"), "");
 		if (json_object_get(v, "code"))
 			json_object_set(o, "code", json_object_get(v, "code"));
 		if (json_object_get(v, "source"))
@@ -1373,6 +1391,7 @@ static int sym_op(struct wap_call *call, const json_t *req, json_t **res, struct
 	}
 	if (y.srv)
 		wap_lsp_release(y.srv);
+	wap_lsp_lines_release(&y.li);
 	free(y.text);
 	free(y.uri);
 	free(y.rel);

@@ -403,6 +403,88 @@ long wap_lsp_column(const char *text, size_t len, long line, long u16)
 	return col;
 }
 
+int wap_lsp_lines_init(struct wap_lsp_lines *li, const char *text, size_t len)
+{
+	size_t cap = 64;
+
+	li->text = text;
+	li->len = len;
+	li->n = 0;
+	li->start = malloc(cap * sizeof(*li->start));
+	if (!li->start)
+		return -1;
+	li->start[li->n++] = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] != '\n' && text[i] != '\r')
+			continue;
+		if (text[i] == '\r' && i + 1 < len && text[i + 1] == '\n')
+			i++;
+		if (li->n + 1 >= cap) {
+			size_t *n = realloc(li->start, (cap *= 2) * sizeof(*n));
+			if (!n) {
+				free(li->start);
+				li->start = NULL;
+				return -1;
+			}
+			li->start = n;
+		}
+		li->start[li->n++] = i + 1;
+	}
+	li->start[li->n] = len;
+	return 0;
+}
+
+void wap_lsp_lines_release(struct wap_lsp_lines *li)
+{
+	free(li->start);
+	li->start = NULL;
+}
+
+size_t wap_lsp_lines_offset(const struct wap_lsp_lines *li, long line, long u16)
+{
+	const unsigned char *p, *end;
+	long at = 0;
+	size_t e;
+
+	if (line < 0)
+		line = 0;
+	if ((size_t)line >= li->n)
+		return li->len;
+	p = (const unsigned char *)li->text + li->start[line];
+	e = li->start[line + 1];
+	while (e > li->start[line] && (li->text[e - 1] == '\n' || li->text[e - 1] == '\r'))
+		e--;
+	end = (const unsigned char *)li->text + e;
+	while (p < end && at < u16) {
+		int u;
+		size_t n = cp_len(p, end, &u);
+		if (at + u > u16)
+			break;	/* inside a surrogate pair: before it */
+		p += n;
+		at += u;
+	}
+	return (size_t)((const char *)p - li->text);
+}
+
+long wap_lsp_lines_column(const struct wap_lsp_lines *li, long line, long u16)
+{
+	size_t off = wap_lsp_lines_offset(li, line, u16);
+	const unsigned char *p, *end = (const unsigned char *)li->text + off;
+	long col = 1;
+
+	if (line < 0)
+		line = 0;
+	if ((size_t)line >= li->n)
+		return 1;
+	p = (const unsigned char *)li->text + li->start[line];
+	while (p < end) {
+		int u;
+		p += cp_len(p, end, &u);
+		col++;
+	}
+	return col;
+}
+
 /* ---------- messages ---------- */
 
 /* Write all of BUF to the server's stdin, waiting at most WRITE_TIMEOUT_MS
@@ -922,8 +1004,6 @@ void wap_lsp_pool_warm(long idle_ms)
 {
 	pthread_mutex_lock(&pool_mu);
 	warm_ms = idle_ms > 0 ? idle_ms : 1;
-	if (!janitor_on && !pthread_create(&janitor, NULL, janitor_main, NULL))
-		janitor_on = true;
 	pthread_mutex_unlock(&pool_mu);
 }
 
@@ -1035,6 +1115,9 @@ int wap_lsp_acquire(const struct wap_ws *ws, const char *rel, volatile sig_atomi
 		pthread_cond_init(&s->cv, NULL);
 		s->next = pool;
 		pool = s;
+		/* the janitor of a warm pool: from its first server on */
+		if (warm_ms > 0 && !janitor_on && !pthread_create(&janitor, NULL, janitor_main, NULL))
+			janitor_on = true;
 	}
 	s->users++;
 	s->last = now_ms();

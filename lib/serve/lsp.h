@@ -107,6 +107,20 @@ long wap_lsp_u16(const char *text, size_t line_start, size_t off);
 /* Column in code points (from 1) of LSP position (LINE, U16). */
 long wap_lsp_column(const char *text, size_t len, long line, long u16);
 
+/* A line index of TEXT (borrowed) for many conversions: lines end at
+ * "\n", "\r\n" or a lone "\r", as LSP (and edit.h) count them. */
+struct wap_lsp_lines {
+	const char *text;
+	size_t len, n;
+	size_t *start;		/* n + 1 entries */
+};
+int wap_lsp_lines_init(struct wap_lsp_lines *li, const char *text, size_t len);
+void wap_lsp_lines_release(struct wap_lsp_lines *li);
+/* Byte offset of (LINE, U16), clamped to the line / the text. */
+size_t wap_lsp_lines_offset(const struct wap_lsp_lines *li, long line, long u16);
+/* Column in code points (from 1) of (LINE, U16). */
+long wap_lsp_lines_column(const struct wap_lsp_lines *li, long line, long u16);
+
 /* Keep servers warm (wap serve): one idle for IDLE_MS is stopped. */
 void wap_lsp_pool_warm(long idle_ms);
 /* Stop every server (shutdown, exit, then kill what is left).  Also
