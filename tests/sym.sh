@@ -181,6 +181,13 @@ else
 	printf '%s\n' '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sym","arguments":{"action":"overview","path":"src/main.c"}}}' >&7
 	for i in $(seq 1 100); do grep -q '"id":3' "$T/serve.out" && break; sleep 0.1; done
 	same "one server for the language, reused" "$(ours)" "$P"
+	kill -9 $P
+	sleep 0.3
+	printf '%s\n' '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sym","arguments":{"action":"overview","path":"src/util.h"}}}' >&7
+	for i in $(seq 1 100); do grep -q '"id":4' "$T/serve.out" && break; sleep 0.1; done
+	has "a crashed server is started again" "$(grep '"id":4' "$T/serve.out")" '"source":"clangd"'
+	P2=$(ours)
+	[ -n "$P2" ] && [ "$P2" != "$P" ] && ok "a new one" || fail "a new one: [$P2] after [$P]"
 	exec 7>&-
 	wait $SP
 	sleep 0.5
