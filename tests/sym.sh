@@ -66,6 +66,8 @@ else
 	jcheck "no children" "$OUT" 'all("children" not in s for s in j["symbols"])'
 	expect "overview --include-body" 0 wap sym overview src/util.c --include-body --json
 	jcheck "the body is the symbol's text" "$OUT" 'j["symbols"][1]["body"].startswith("int scale(struct point *p, int k)\n{") and j["symbols"][1]["body"].endswith("}")'
+	expect "a request past --timeout-ms is TIMEOUT" 124 wap sym overview src/main.c --timeout-ms 1
+	has "says which request and how long" "$ERR" "textDocument/documentSymbol took more than 1 ms"
 	[ -e "$W/.cache" ] && fail "clangd wrote its index into the workspace" || ok "the server cannot write the workspace (no .cache)"
 
 	if $ctags_ok; then
