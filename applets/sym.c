@@ -1087,7 +1087,9 @@ static int act_diag(struct sym *y, json_t **res, struct wap_err *err)
 	bool fresh;
 	size_t i;
 
-	if (need_server(y, err)) {
+	/* analysed afresh: a header it includes may have changed on disk
+	 * since the server last looked (servers watch no files here) */
+	if (need_server(y, err) || wap_lsp_recheck(y->srv, y->ws, y->rel, err)) {
 		json_decref(out);
 		return -1;
 	}

@@ -190,6 +190,15 @@ else
 	has "a crashed server is started again" "$(grep '"id":4' "$T/serve.out")" '"source":"clangd"'
 	P2=$(ours)
 	[ -n "$P2" ] && [ "$P2" != "$P" ] && ok "a new one" || fail "a new one: [$P2] after [$P]"
+	# diagnostics after a header changed through another tool of the session
+	mcp() { printf '%s\n' "$1" >&7; for i in $(seq 1 150); do grep -q "\"id\":$2[,}]" "$T/serve.out" && break; sleep 0.1; done; grep "\"id\":$2[,}]" "$T/serve.out"; }
+	R=$(mcp '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sym","arguments":{"action":"diag","path":"src/main.c"}}}' 5)
+	has "warm diag: clean" "$R" '"diagnostics":[]'
+	R=$(mcp '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"edit","arguments":{"path":"src/util.h","old":"int x;","new":"int xx;"}}}' 6)
+	lacks "edit the header through MCP" "$R" '"isError":true'
+	R=$(mcp '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"sym","arguments":{"action":"diag","path":"src/main.c"}}}' 7)
+	has "warm diag sees the header's change" "$R" "No member named 'x' in 'struct point'"
+	cp "$T/src.before/util.h" "$W/src/util.h"
 	exec 7>&-
 	wait $SP
 	sleep 0.5

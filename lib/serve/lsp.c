@@ -1248,6 +1248,53 @@ out:
 	return rc;
 }
 
+int wap_lsp_recheck(struct wap_lsp *s, const struct wap_ws *ws, const char *rel,
+		    struct wap_err *err)
+{
+	char *buf = NULL, *uri = wap_lsp_uri(ws, rel);
+	size_t n = 0;
+	json_t *doc;
+	json_int_t v;
+	int rc;
+
+	if (!uri)
+		return wap_err_oom(err);
+	if (wap_read_file(ws, rel, ws->lim.max_file_size, &buf, &n, NULL, err)) {
+		free(uri);
+		return -1;
+	}
+	pthread_mutex_lock(&s->wmu);
+	pthread_mutex_lock(&s->mu);
+	doc = json_object_get(s->docs, uri);
+	if (!doc) {
+		pthread_mutex_unlock(&s->mu);
+		pthread_mutex_unlock(&s->wmu);
+		free(buf);
+		free(uri);
+		return wap_err_set(err, WAP_E_INVALID, "%s is not open in the language server", rel);
+	}
+	v = json_integer_value(json_object_get(doc, "version")) + 1;
+	json_object_set_new(doc, "version", json_integer(v));
+	json_object_del(s->diags, uri);
+	pthread_mutex_unlock(&s->mu);
+	/* closed and opened again: a didChange of the same text is no change
+	 * to clangd, which then publishes nothing new */
+	{
+		const char *lang_id = NULL;
+		wap_lsp_language(ws, rel, &lang_id);
+		rc = send_locked(s, json_pack("{s:s, s:{s:{s:s}}}", "method", "textDocument/didClose",
+					      "params", "textDocument", "uri", uri), err);
+		if (!rc)
+			rc = send_locked(s, json_pack("{s:s, s:{s:{s:s, s:s, s:I, s:s%}}}", "method",
+				"textDocument/didOpen", "params", "textDocument", "uri", uri,
+				"languageId", lang_id ? lang_id : "plaintext", "version", v, "text", buf, n), err);
+	}
+	pthread_mutex_unlock(&s->wmu);
+	free(buf);
+	free(uri);
+	return rc;
+}
+
 json_t *wap_lsp_diagnostics(struct wap_lsp *s, const char *uri, long wait_ms,
 			    volatile sig_atomic_t *cancelled, bool *fresh)
 {

@@ -83,6 +83,12 @@ int wap_lsp_request(struct wap_lsp *srv, const char *method, json_t *params, lon
 int wap_lsp_sync(struct wap_lsp *srv, const struct wap_ws *ws, const char *rel, char **text,
 		 size_t *len, char **uri, struct wap_err *err);
 
+/* Ask for REL's analysis afresh (closed and opened again, a new version),
+ * as when a file it includes changed on disk: what diagnostics wait for.
+ * REL must have been synced. */
+int wap_lsp_recheck(struct wap_lsp *srv, const struct wap_ws *ws, const char *rel,
+		    struct wap_err *err);
+
 /* The diagnostics the server published for URI since its last sync (a
  * new reference, an array), waiting at most WAIT_MS for them; *FRESH says
  * whether they came after that sync (else the array is what was known). */
