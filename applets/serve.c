@@ -119,6 +119,7 @@
 
 #include "lazy.h"
 #include "applet.h"
+#include "lsp.h"
 #include "applets.h"
 #include "audit.h"
 #include "config.h"
@@ -409,6 +410,9 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 	wap_req_bool(req, "no_sandbox", &nosandbox, NULL);
 	if (!nosandbox && !wap_config_get(ws->config, "security.sandbox"))
 		ws->pol.sandbox = true;
+	/* language servers stay up between calls (`wap sym`, state.*) until
+	 * idle for lsp.idleTimeout seconds (default 600), and end with us */
+	wap_lsp_pool_warm((long)wap_config_int(ws->config, "lsp.idleTimeout", 600) * 1000);
 	srv.ws = ws;
 	srv.profile = wap_profile_find(cfg.profile);
 	srv.roots_from_client = cfg.roots_from_client;
@@ -524,6 +528,7 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 	}
 out:
 	wap_acp_free(acp);
+	wap_lsp_pool_stop();
 	wap_audit_close(srv.audit);
 	wap_err_release(&err);
 	wap_strv_free(cfg.allowed_hosts);

@@ -12,7 +12,7 @@ _wap() {
 		esac
 	   done
 	   if [ -z "$applet" ]; then
-		COMPREPLY=($(compgen -W "acp cp edit exec git glob grep info ls mkdir mv read rm serve stat write --list --install --root --config --json --read-only --restrict -h --help --version" -- "$cur")); return
+		COMPREPLY=($(compgen -W "acp cp edit exec git glob grep info ls mkdir mv read rm serve stat sym write --list --install --root --config --json --read-only --restrict -h --help --version" -- "$cur")); return
 	   fi ;;
 	esac
 	case $applet in
@@ -31,6 +31,7 @@ _wap() {
 	rm) opts="--force --recursive -f -r" ;;
 	serve) opts="--allowed-hosts --allowed-origins --approver --audit --drain --http --max-connections --max-message --no-auth --no-sandbox --profile --roots-from-client --session-ttl --token --token-file --workers --ws" ;;
 	stat) opts="--exists" ;;
+	sym) opts="--character --column --ctags --depth --dry-run --end-character --end-column --end-line --expected-version --include-body --line --name-path --new-name --path --text --timeout-ms -d" ;;
 	write) opts="--content --expected-version --force --mode --no-parents" ;;
 	*) opts= ;;
 	esac
@@ -40,4 +41,4 @@ _wap() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 }
-complete -o filenames -F _wap wap wap-acp wap-cp wap-edit wap-exec wap-git wap-glob wap-grep wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-serve wap-stat wap-write 
+complete -o filenames -F _wap wap wap-acp wap-cp wap-edit wap-exec wap-git wap-glob wap-grep wap-info wap-ls wap-mkdir wap-mv wap-read wap-rm wap-serve wap-stat wap-sym wap-write 

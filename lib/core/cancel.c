@@ -9,11 +9,7 @@ void wap_cancel_set(struct wap_cancel *c, int why)
 
 int wap_cancel_why(const struct wap_cancel *c)
 {
-	if (!c)
-		return 0;
-	if (c->why)
-		return c->why;
-	return c->also && *c->also ? *c->also : 0;
+	return c ? c->why : 0;
 }
 
 int wap_cancel_err(struct wap_err *e)

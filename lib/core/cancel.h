@@ -6,8 +6,7 @@
  * of wap_cancel_err(), so every kind of call stops the same way.
  *
  * Setting it is async-signal-safe (a flag store), so a signal handler may
- * cancel.  A door whose own flag predates the token hands it over as
- * ALSO: the token reads as set when either is. */
+ * cancel. */
 #ifndef WAP_CANCEL_H
 #define WAP_CANCEL_H
 
@@ -18,10 +17,9 @@
 
 struct wap_cancel {
 	volatile sig_atomic_t why;		/* 0; else why: 1, or the signal */
-	const volatile sig_atomic_t *also;	/* another flag that cancels; may be NULL */
 };
 
-#define WAP_CANCEL_INIT { 0, NULL }
+#define WAP_CANCEL_INIT { 0 }
 
 /* Cancel C (NULL: nothing).  WHY is non-zero: 1 (the caller gave up) or
  * the signal that asked (exec passes SIGINT on as SIGINT). */

@@ -22,13 +22,10 @@
 /* One call of an operation.  Progress and streamed output are optional
  * callbacks (NULL when nobody listens); CANCEL is the call's token
  * (lib/core/cancel.h): the door sets it when the caller gives up and ops
- * that run long poll it.  CANCELLED is a door's own flag from before the
- * token (lib/serve/acp.c): wap_run_op() makes the call a token that
- * follows it; ops never read it. */
+ * that run long poll it. */
 struct wap_call {
 	const struct wap_ws *ws;
 	struct wap_cancel *cancel;		/* may be NULL */
-	volatile sig_atomic_t *cancelled;	/* may be NULL; see above */
 	void (*progress)(void *arg, double done, double total, const char *msg);
 	void (*output)(void *arg, const char *stream, const char *data, size_t len);
 	void *arg;

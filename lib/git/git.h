@@ -38,7 +38,7 @@ int wap_git_init(struct wap_err *err);
  * and the keys of the git applet's options (applets/git.c: a long option
  * with '-' turned into '_').  REQ is borrowed; *RES is a new object the
  * caller owns.  Progress of transfers goes to call->progress when set;
- * call->cancelled stops them. */
+ * the call's cancellation token stops them. */
 int wap_git(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err);
 
 /* PATH as git prints it with core.quotePath on (the default): in double

@@ -707,6 +707,9 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 			     (LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV | rd) & noexec,
 			     all, err))
 			goto fail;
+	for (size_t i = 0; o->read_dirs && o->read_dirs[i]; i++)
+		if (add_rule(rs, o->read_dirs[i], -1, rd, all, err))
+			goto fail;
 	/* git treats an unreadable ~/.gitconfig as fatal: let the user's git
 	 * configuration (and nothing else of $HOME) be read */
 	{

@@ -60,6 +60,8 @@ struct wap_sandbox_opts {
 	const char *path;		/* the command's $PATH (for the lists); NULL: none */
 	const char *shell;		/* a shell that stays runnable (exec -c); or NULL */
 	const struct wap_cmdrules *rules[2];	/* command lists to enforce; or NULL */
+	char *const *read_dirs;		/* more dirs to read and run from (a language
+					 * server's install prefix); NULL-terminated, or NULL */
 	long long max_memory;		/* RLIMIT_AS bytes; 0: unset */
 	long long max_procs;		/* RLIMIT_NPROC; 0: unset */
 	long long max_file_size;	/* RLIMIT_FSIZE bytes; 0: unset */

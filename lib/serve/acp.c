@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "acp_impl.h"
+#include "acp_lsp.h"
 #include "config.h"
 #include "file.h"
 #include "policy.h"
@@ -196,6 +197,17 @@ int acp_stat_op(struct acp_ctx *c, const char *rel, json_t **st, struct wap_err 
 	return acp_run_op(c, "stat", json_pack("{s:s}", "path", rel), st, err);
 }
 
+/* state.* and editor.formatDocument/getCompletions: language servers
+ * (lib/serve/acp_lsp.c) */
+static int m_lsp(struct acp_ctx *c, json_t **res, struct wap_err *err)
+{
+	int r = wap_acp_lsp(&c->run, c->method, c->params, res, err);
+
+	if (r == WAP_POLICY_UNAPPROVED)
+		c->code = RPC_CANCELLED;
+	return r ? -1 : 0;
+}
+
 /* ---------- the method table ---------- */
 
 typedef int (*method_fn)(struct acp_ctx *c, json_t **res, struct wap_err *err);
@@ -206,7 +218,6 @@ struct method {
 	const char *disabled;	/* why, for methods needing a real editor */
 };
 
-#define NO_LSP "needs a language server, which wap does not run; use search.findInFiles or `wap grep`"
 #define NO_DBG "needs a debugger (Debug Adapter Protocol), which wap does not provide"
 
 static const struct method methods[] = {
@@ -226,8 +237,8 @@ static const struct method methods[] = {
 	{ "editor.applyEdits", acp_editor_applyEdits, NULL },
 	{ "editor.save", acp_editor_save, NULL },
 	{ "editor.saveAll", acp_editor_saveAll, NULL },
-	{ "editor.formatDocument", NULL, "needs the editor's language formatters, which wap does not have" },
-	{ "editor.getCompletions", NULL, NO_LSP },
+	{ "editor.formatDocument", m_lsp, NULL },
+	{ "editor.getCompletions", m_lsp, NULL },
 	{ "fs.readFile", acp_fs_readFile, NULL },
 	{ "fs.writeFile", acp_fs_writeFile, NULL },
 	{ "fs.appendFile", acp_fs_appendFile, NULL },
@@ -251,12 +262,12 @@ static const struct method methods[] = {
 	{ "command.execute", acp_command_execute, NULL },
 	{ "command.list", acp_command_list, NULL },
 	{ "state.getWorkspace", acp_state_getWorkspace, NULL },
-	{ "state.getDiagnostics", NULL, NO_LSP },
-	{ "state.getSymbols", NULL, NO_LSP },
-	{ "state.findReferences", NULL, NO_LSP },
-	{ "state.goToDefinition", NULL, NO_LSP },
-	{ "state.getHover", NULL, NO_LSP },
-	{ "state.getCodeActions", NULL, NO_LSP },
+	{ "state.getDiagnostics", m_lsp, NULL },
+	{ "state.getSymbols", m_lsp, NULL },
+	{ "state.findReferences", m_lsp, NULL },
+	{ "state.goToDefinition", m_lsp, NULL },
+	{ "state.getHover", m_lsp, NULL },
+	{ "state.getCodeActions", m_lsp, NULL },
 	{ "state.getOpenDocuments", acp_state_getOpenDocuments, NULL },
 	{ "state.getVisibleEditors", acp_state_getVisibleEditors, NULL },
 	{ "search.findInFiles", acp_search_findInFiles, NULL },

@@ -45,7 +45,7 @@ struct client {
 	int pending;			/* requests queued or running */
 	double give_up_at;		/* stopping: writes to an agent that does
 					 * not read give up then (0: never) */
-	volatile sig_atomic_t kill;	/* to wap_proc_run: kill the tree */
+	struct wap_cancel kill;		/* to wap_proc_run: kill the tree */
 	struct wap_sb line;		/* what the agent wrote that is not yet a whole line */
 	double t0;
 };
@@ -147,7 +147,7 @@ static void send_msg(struct client *c, const json_t *msg)
 		fd = c->in_fd;
 		/* a write that would block waits, but never for an agent
 		 * that is gone, being killed or done with */
-		give_up = c->agent_done || c->kill || c->closing || c->eof ||
+		give_up = c->agent_done || wap_cancel_is_set(&c->kill) || c->closing || c->eof ||
 			  (c->give_up_at && wap_run_now_ms() >= c->give_up_at);
 		pthread_mutex_unlock(&c->mu);
 		if (fd < 0)
@@ -360,9 +360,9 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		bool room;
 
 		pthread_mutex_lock(&c->mu);
-		while (c->pending >= MAX_PENDING && !c->kill)
+		while (c->pending >= MAX_PENDING && !wap_cancel_is_set(&c->kill))
 			pthread_cond_wait(&c->cv, &c->mu);
-		room = !c->kill;	/* being killed: no more work for it */
+		room = !wap_cancel_is_set(&c->kill);	/* being killed: no more work for it */
 		if (room)
 			c->pending++;
 		pthread_mutex_unlock(&c->mu);
@@ -442,7 +442,7 @@ static void *agent_thread(void *arg)
 		 * say there; the session's cwd (session/new) is the root */
 		.argv = o->argv, .cwdfd = -1, .stdin_fd = a->stdin_fd,
 		.kill_after_ms = grace, .max_output = 65536, .save_fd = { -1, -1 },
-		.cancelled = &c->kill, .output = on_output, .output_arg = c,
+		.cancel = &c->kill, .output = on_output, .output_arg = c,
 		/* a backstop only: the wall clock is kept by the caller,
 		 * which cancels the turn first */
 		.timeout_ms = o->timeout_ms > 0 ? o->timeout_ms + 3 * grace + 5000 : 0,
@@ -515,8 +515,8 @@ static enum wait_end wait_for(struct client *c, long long id, const json_t *sid,
 				continue;
 			}
 		}
-		if (*stop_at && !c->kill && (!sid || now - *stop_at >= grace)) {
-			c->kill = SIGTERM;	/* its whole tree: lib/proc */
+		if (*stop_at && !wap_cancel_is_set(&c->kill) && (!sid || now - *stop_at >= grace)) {
+			wap_cancel_set(&c->kill, SIGTERM);	/* its whole tree: lib/proc */
 			pthread_cond_broadcast(&c->cv);
 			r->killed = true;
 		}
@@ -728,8 +728,8 @@ turn_over:
 		double until = wap_run_now_ms() + grace;
 		while (!c.agent_done) {
 			struct timespec ts;
-			if (!c.kill && (wap_run_now_ms() >= until || (o->stop && *o->stop && !stop_at))) {
-				c.kill = SIGTERM;
+			if (!wap_cancel_is_set(&c.kill) && (wap_run_now_ms() >= until || (o->stop && *o->stop && !stop_at))) {
+				wap_cancel_set(&c.kill, SIGTERM);
 				pthread_cond_broadcast(&c.cv);
 				r->killed = r->killed || !r->stop_reason;
 			}

@@ -37,6 +37,7 @@ static const struct wap_opdesc ops[] = {
 	{ "read", "fs", 0 },
 	{ "rm", "fs", W | D },
 	{ "stat", "fs", 0 },
+	{ "sym", "state", 0 },		/* by action: sym.ACTION below */
 	{ "write", "fs", W | D },
 	/* git actions (the applet's) */
 	{ "git.status", "git", 0 },
@@ -55,6 +56,21 @@ static const struct wap_opdesc ops[] = {
 	{ "git.pull", "git", W | D },
 	{ "git.init", "git", W },
 	{ "git.clone", "git", W },
+	/* sym actions (the applet's; language servers) */
+	{ "sym.overview", "state", 0 },
+	{ "sym.find", "state", 0 },
+	{ "sym.refs", "state", 0 },
+	{ "sym.def", "state", 0 },
+	{ "sym.hover", "state", 0 },
+	{ "sym.diag", "state", 0 },
+	{ "sym.complete", "state", 0 },
+	{ "sym.actions", "state", 0 },
+	{ "sym.servers", "state", 0 },
+	{ "sym.rename", "fs", W | D },
+	{ "sym.replace-body", "fs", W | D },
+	{ "sym.insert-before", "fs", W },
+	{ "sym.insert-after", "fs", W },
+	{ "sym.format", "fs", W | D },
 	/* the Agent Control Protocol's (WebSocket) calls that are no op:
 	 * sessions and the server's state.  Its other methods (fs.*,
 	 * editor.*, search.*, git.*) are mappings onto the ops above and are
@@ -72,6 +88,7 @@ static const struct wap_opdesc ops[] = {
 	{ "fs.watchFiles", "fs", 0 },
 	{ "fs.unwatchFiles", "fs", 0 },
 	{ "state.getWorkspace", "state", 0 },
+	{ "state.getDiagnostics", "state", 0 },	/* without a path (else sym.diag) */
 	{ "terminal.create", "terminal", R },
 	{ "terminal.sendText", "terminal", R },
 	{ "terminal.dispose", "terminal", 0 },
@@ -120,13 +137,15 @@ unsigned wap_op_flags(const char *name, const json_t *req)
 		return req_true(req, "write") ? WAP_OP_WRITES | WAP_OP_DESTRUCTIVE : 0;
 	if (!strcmp(name, "edit") && req_true(req, "dry_run"))
 		return 0;
-	if (!strcmp(name, "git")) {
+	if (!strcmp(name, "git") || !strcmp(name, "sym")) {
 		const char *action = json_string_value(json_object_get(req, "action"));
 		char buf[64];
 
 		if (!action || strlen(action) > 40)
 			return WAP_OP_MUTATING;
-		snprintf(buf, sizeof(buf), "git.%s", action);
+		snprintf(buf, sizeof(buf), "%s.%s", name, action);
+		if (!strcmp(name, "sym"))
+			return req_true(req, "dry_run") ? 0 : wap_op_flags(buf, req);
 		if (!strcmp(action, "branch"))
 			return req_true(req, "create") || req_true(req, "delete") ? WAP_OP_WRITES : 0;
 		return wap_op_flags(buf, req);

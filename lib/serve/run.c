@@ -30,15 +30,14 @@ int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_
 {
 	const struct wap_applet *a = wap_applet_find(applet);
 	struct wap_call *call = run->call;
-	struct wap_cancel own = { .also = call->cancelled };
+	struct wap_cancel own = WAP_CANCEL_INIT;
 	double t0 = wap_run_now_ms();
 	int rc;
 
 	*res = NULL;
 	if (!a || (a->flags & WAP_APPLET_NOTOOL) || !a->op)
 		return wap_err_set(err, WAP_E_DISABLED, "%s is not available in this build", applet);
-	/* the call's token: the door's, or one made here that follows the
-	 * door's own flag */
+	/* the call's token: the door's, or one made here */
 	if (!call->cancel)
 		call->cancel = &own;
 	rc = wap_args_check(a, req, err);

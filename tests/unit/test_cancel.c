@@ -47,8 +47,7 @@ static int teardown(void **state)
 
 static void test_token(void **state)
 {
-	struct wap_cancel c = WAP_CANCEL_INIT, d = WAP_CANCEL_INIT;
-	volatile sig_atomic_t door = 0;
+	struct wap_cancel c = WAP_CANCEL_INIT;
 	struct wap_err err = { 0 };
 
 	(void)state;
@@ -61,11 +60,6 @@ static void test_token(void **state)
 	assert_int_equal(wap_cancel_why(&c), SIGINT);
 	wap_cancel_set(&c, 0);		/* never back to "not cancelled" */
 	assert_true(wap_cancel_is_set(&c));
-	/* a door's own flag cancels too */
-	d.also = &door;
-	assert_false(wap_cancel_is_set(&d));
-	door = SIGTERM;
-	assert_int_equal(wap_cancel_why(&d), SIGTERM);
 	/* the one error */
 	assert_int_equal(wap_cancel_err(&err), -1);
 	assert_int_equal(err.kind, WAP_E_FAILED);
