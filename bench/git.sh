@@ -21,7 +21,11 @@
 # (hyperfine --output=pipe).  Commands alternate: each round runs wap and
 # git again (hyperfine --warmup 1 --runs RUNS) after warming the cache; the
 # time reported is the median of the round medians, the ratio wap / git
-# (below 1: wap is faster), with the load average before and after.
+# (below 1: wap is faster), with the load average before and after.  The
+# CPU columns (user + system of every thread: the mean of a round, the median of the
+# rounds)
+# say what each costs when the machine is busy and wall times mostly
+# measure the wait for a core.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 WAP=${WAP:-$here/wap}
@@ -98,7 +102,8 @@ cmds | while IFS="$(printf '\t')" read -r name dir wa ga; do
 		python3 - "$OUT/h.json" "$name" "$round" >> "$OUT/results.tsv" <<'PY'
 import json, sys
 for r in json.load(open(sys.argv[1]))["results"]:
-    print(f"{sys.argv[2]}\t{r['command']}\t{sys.argv[3]}\t{r['median']}")
+    cpu = r["user"] + r["system"]	# hyperfine gives their means
+    print(f"{sys.argv[2]}\t{r['command']}\t{sys.argv[3]}\t{r['median']}\t{cpu}")
 PY
 		round=$((round + 1))
 	done
@@ -109,22 +114,25 @@ python3 - "$OUT/results.tsv" "$load0" "$load1" <<'PY'
 import statistics, sys
 from collections import OrderedDict
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-data, same = OrderedDict(), {}
-for name, tool, a, b in rows:
+data, cpu, same = OrderedDict(), {}, {}
+for row in rows:
+    name, tool, a, b = row[:4]
     if tool == "bytes":
         same[name] = (a, b)
         data.setdefault(name, OrderedDict())
         continue
     data.setdefault(name, OrderedDict()).setdefault(tool, []).append(float(b))
+    cpu.setdefault((name, tool), []).append(float(row[4]))
 print(f"load average {sys.argv[2]} (before), {sys.argv[3]} (after)\n")
-print("| command | wap | git | wap/git | same bytes |")
-print("|---|---|---|---|---|")
+print("| command | wap | git | wap/git | CPU wap | CPU git | CPU wap/git | same bytes |")
+print("|---|---|---|---|---|---|---|---|")
 for name, tools in data.items():
     s, n = same.get(name, ("?", "?"))
     if "wap" not in tools or "git" not in tools:
-        print(f"| `{name}` | | | | {s} ({n} bytes) |")
+        print(f"| `{name}` | | | | | | | {s} ({n} bytes) |")
         continue
     w, g = statistics.median(tools["wap"]), statistics.median(tools["git"])
-    print(f"| `{name}` | {w*1000:.1f} ms | {g*1000:.1f} ms | {w/g:.2f}x | {s} ({n} bytes) |")
+    cw, cg = statistics.median(cpu[(name, "wap")]), statistics.median(cpu[(name, "git")])
+    print(f"| `{name}` | {w*1000:.1f} ms | {g*1000:.1f} ms | {w/g:.2f}x | {cw*1000:.1f} ms | {cg*1000:.1f} ms | {cw/cg:.2f}x | {s} ({n} bytes) |")
 PY
 echo "(raw data: $OUT/results.tsv)" >&2

@@ -110,6 +110,29 @@ static bool stat_clean(const struct walk *w, int fd, const char *name, const git
 
 static void run_dir(void *p);
 
+/* Is dirent C of directory FD a directory holding a .git? */
+static bool nested_repo(int fd, const struct child *c)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	struct stat st;
+	bool r;
+
+	if (c->type == DT_UNKNOWN) {
+		char *n = strndup(c->name, c->len);
+		r = !n || (!fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode));
+		free(n);
+		if (!r)
+			return false;
+	} else if (c->type != DT_DIR) {
+		return false;
+	}
+	wap_sb_add(&sb, c->name, c->len);
+	wap_sb_adds(&sb, "/.git");
+	r = sb.oom || !fstatat(fd, sb.buf, &st, AT_SYMLINK_NOFOLLOW);
+	wap_sb_release(&sb);
+	return r;
+}
+
 static void submit_dir(struct walk *w, int parent, const char *prefix, const char *name, size_t len,
 		       size_t lo, size_t hi)
 {
@@ -238,6 +261,13 @@ static void run_dir(void *p)
 				 * directory makes it another repository */
 				if (*j->prefix)
 					add_cand(w, "", j->prefix, strlen(j->prefix) - 1);
+			} else if (w->untracked && nested_repo(dirfd(d), y)) {
+				/* libgit2 shows one only when asked for the
+				 * directory it is in (the top: everything) */
+				if (*j->prefix)
+					add_cand(w, "", j->prefix, strlen(j->prefix) - 1);
+				else
+					walk_failed(w);
 			} else if (w->untracked) {
 				add_cand(w, j->prefix, y->name, y->len);
 			}
