@@ -864,13 +864,16 @@ static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool s
 			 * data changed are diffed; none: an empty diff */
 			git_index *idx = NULL;
 			struct strv cand = { 0 };
-			if (!o.pathspec.count && !(e = git_repository_index(&idx, g->repo)) &&
-			    wt_prestat(g, idx, false, &cand, NULL)) {
+			if (!o.pathspec.count && wt_prestat(g, NULL, false, &cand, NULL, &idx)) {
 				o.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
 				o.pathspec = strv_arr(&cand);
 				if (!cand.n)
 					*empty = true;
 			}
+			/* the repository's index too: the attributes of
+			 * the files diffed are read through it */
+			if (idx && !*empty)
+				e = git_repository_set_index(g->repo, idx);
 			if (!e && !*empty)
 				e = git_diff_index_to_workdir(out, g->repo, idx, &o);
 			git_index_free(idx);

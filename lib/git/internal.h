@@ -107,7 +107,8 @@ int cred_cb(git_credential **out, const char *url, const char *user, unsigned in
 	void *payload);
 
 /* prestat.c */
-int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bool *nothing_staged);
+int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bool *nothing_staged,
+	git_index **small);
 
 /* status.c */
 int op_status(struct g *g, json_t **res);

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,6 +220,39 @@ static void run_dir(void *p)
 	if (!ic || !dc)
 		goto oom;
 	ni = index_children(w, j->prefix, j->lo, j->hi, ic);
+	if (!w->untracked) {
+		/* no untracked paths wanted: as git, one fstatat an entry
+		 * and no listing (but a repository in a tracked directory
+		 * is libgit2's to judge) */
+		struct stat st;
+		if (*j->prefix && !fstatat(dirfd(d), ".git", &st, AT_SYMLINK_NOFOLLOW)) {
+			add_cand(w, "", j->prefix, strlen(j->prefix) - 1);
+			goto out;
+		}
+		for (a = 0; a < ni; a++) {
+			const struct child *x = &ic[a];
+			char name[NAME_MAX + 1];
+			const git_index_entry *e = w->e[x->lo];
+			if (x->len > NAME_MAX) {
+				add_cand(w, j->prefix, x->name, x->len);
+				continue;
+			}
+			memcpy(name, x->name, x->len);
+			name[x->len] = 0;
+			if (x->dir) {
+				if (!fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode))
+					submit_dir(w, dirfd(d), j->prefix, x->name, x->len, x->lo, x->hi);
+				else
+					add_cand(w, j->prefix, x->name, x->len);
+			} else if (x->hi - x->lo != 1 || git_index_entry_stage(e) ||
+				   (e->flags & (GIT_INDEX_ENTRY_VALID | GIT_INDEX_ENTRY_EXTENDED)) ||
+				   e->flags_extended || e->mode == GITLINK_MODE ||
+				   !stat_clean(w, dirfd(d), name, e)) {
+				add_cand(w, j->prefix, x->name, x->len);
+			}
+		}
+		goto out;
+	}
 	while ((errno = 0, de = readdir(d))) {
 		if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
 			continue;
@@ -316,10 +350,59 @@ out:
 	free(j);
 }
 
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+}
+
+/* The entries of an index file, as libgit2 would read them. */
+struct ientries {
+	git_index_entry *v;
+	size_t n;
+};
+
+static void ientries_free(struct ientries *ie)
+{
+	for (size_t i = 0; ie->v && i < ie->n; i++)
+		free((char *)ie->v[i].path);
+	free(ie->v);
+	ie->v = NULL;
+	ie->n = 0;
+}
+
+/* Entry I of the index file BUF (at P, its path SUFFIX): in IE. */
+static int ientry_add(struct ientries *ie, const unsigned char *p, char *path)
+{
+	git_index_entry *e = &ie->v[ie->n];
+
+	if (!path)
+		return -1;
+	memset(e, 0, sizeof(*e));
+	e->ctime.seconds = (int32_t)be32(p);
+	e->ctime.nanoseconds = be32(p + 4);
+	e->mtime.seconds = (int32_t)be32(p + 8);
+	e->mtime.nanoseconds = be32(p + 12);
+	e->dev = be32(p + 16);
+	e->ino = be32(p + 20);
+	e->mode = be32(p + 24);
+	e->uid = be32(p + 28);
+	e->gid = be32(p + 32);
+	e->file_size = be32(p + 36);
+	git_oid_fromraw(&e->id, p + 40);
+	e->flags = (uint16_t)(p[60] << 8 | p[61]);
+	if (e->flags & GIT_INDEX_ENTRY_EXTENDED)
+		e->flags_extended = (uint16_t)(p[62] << 8 | p[63]);
+	e->path = path;
+	ie->n++;
+	return 0;
+}
+
 /* The index file's mtime, and the root tree its cache tree records (the
- * TREE extension's first entry; zero when it is not valid).  0, or -1
- * when the file cannot be read or parsed (then nothing is assumed). */
-static int read_index_file(struct g *g, const char *path, struct timespec *mtime, git_oid *root)
+ * TREE extension's first entry; zero when it is not valid); with IE, its
+ * entries.  0, or -1 when the file cannot be read or parsed (then nothing
+ * is assumed). */
+static int read_index_file(struct g *g, const char *path, struct timespec *mtime, git_oid *root,
+			   struct ientries *ie)
 {
 	struct wap_err e2 = { 0 };
 	struct stat st;
@@ -341,38 +424,58 @@ static int read_index_file(struct g *g, const char *path, struct timespec *mtime
 		got += r;
 	}
 	*mtime = st.st_mtim;
-	rc = 0;
 	if (memcmp(buf, "DIRC", 4))
 		goto out;
-	ver = (uint32_t)buf[4] << 24 | buf[5] << 16 | buf[6] << 8 | buf[7];
-	count = (uint32_t)buf[8] << 24 | buf[9] << 16 | buf[10] << 8 | buf[11];
-	if (ver < 2 || ver > 4)
+	ver = be32(buf + 4);
+	count = be32(buf + 8);
+	if (ver < 2 || ver > 4 || (ie && !(ie->v = calloc((size_t)count + 1, sizeof(*ie->v)))))
 		goto out;
+	rc = ie ? -1 : 0;	/* the entries, if asked for, must all be read */
 	off = 12;
 	for (uint32_t i = 0; i < count; i++) {
 		size_t fixed = 62, nl;
-		const unsigned char *nul;
+		const unsigned char *nul, *e = buf + off;
 		if (off + fixed > got - 20)
 			goto out;
 		if (ver >= 3 && (buf[off + 60] & 0x40))
 			fixed += 2;
 		if (ver == 4) {
-			size_t k = off + fixed;
-			while (k < got - 20 && (buf[k] & 0x80))	/* the varint of the prefix */
+			/* the path: the previous one less N bytes, then this */
+			size_t k = off + fixed, strip;
+			strip = buf[k] & 127;
+			while (k < got - 20 && (buf[k] & 0x80)) {
 				k++;
+				strip = ((strip + 1) << 7) + (buf[k] & 127);
+			}
 			k++;
 			nul = k < got - 20 ? memchr(buf + k, 0, got - 20 - k) : NULL;
 			if (!nul)
 				goto out;
+			if (ie) {
+				const char *prev = ie->n ? ie->v[ie->n - 1].path : "";
+				size_t pl = strlen(prev);
+				struct wap_sb sb = WAP_SB_INIT;
+				if (strip > pl)
+					goto out;
+				wap_sb_add(&sb, prev, pl - strip);
+				wap_sb_add(&sb, (const char *)buf + k, (size_t)(nul - (buf + k)));
+				if (sb.oom || ientry_add(ie, e, wap_sb_detach(&sb))) {
+					wap_sb_release(&sb);
+					goto out;
+				}
+			}
 			off = (size_t)(nul - buf) + 1;
 		} else {
 			nul = off + fixed < got - 20 ? memchr(buf + off + fixed, 0, got - 20 - off - fixed) : NULL;
 			if (!nul)
 				goto out;
 			nl = (size_t)(nul - (buf + off + fixed));
+			if (ie && ientry_add(ie, e, strndup((const char *)buf + off + fixed, nl)))
+				goto out;
 			off += (fixed + nl + 8) & ~(size_t)7;
 		}
 	}
+	rc = 0;
 	while (off + 8 <= got - 20) {
 		uint32_t sz = (uint32_t)buf[off + 4] << 24 | buf[off + 5] << 16 | buf[off + 6] << 8 | buf[off + 7];
 		const unsigned char *p = buf + off + 8, *end = p + sz;
@@ -408,26 +511,103 @@ static int strv_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Does the repository's config keep git's defaults that an index made in
+ * memory assumes (core.filemode and core.symlinks on, core.ignorecase off)? */
+static bool default_caps(struct g *g)
+{
+	git_config *cfg = NULL;
+	int fm = 1, sl = 1, ic = 0;
+
+	if (git_repository_config_snapshot(&cfg, g->repo)) {
+		git_error_clear();
+		return false;
+	}
+	git_config_get_bool(&fm, cfg, "core.filemode");
+	git_config_get_bool(&sl, cfg, "core.symlinks");
+	git_config_get_bool(&ic, cfg, "core.ignorecase");
+	git_error_clear();
+	git_config_free(cfg);
+	return fm && sl && !ic;
+}
+
+/* An index in memory holding the entries of IE at the paths of CAND (and
+ * beneath them), their times cleared so that libgit2 compares their
+ * contents (never trusts their stat data): 0, or -1. */
+static int small_index(const struct ientries *ie, const struct strv *cand, git_index **out)
+{
+	git_index *idx = NULL;
+
+	if (git_index_new(&idx))
+		return -1;
+	for (size_t c = 0; c < cand->n; c++) {
+		const char *p = cand->v[c];
+		size_t pl = strlen(p), lo = 0, hi = ie->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (strcmp(ie->v[mid].path, p) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < ie->n && !strncmp(ie->v[lo].path, p, pl) &&
+		       (!ie->v[lo].path[pl] || ie->v[lo].path[pl] == '/'); lo++) {
+			git_index_entry e = ie->v[lo];
+			if (git_index_get_bypath(idx, e.path, git_index_entry_stage(&e)))
+				continue;	/* a path under two candidates */
+			e.mtime.seconds = 0;
+			e.mtime.nanoseconds = 0;
+			if (git_index_add(idx, &e)) {
+				git_index_free(idx);
+				return -1;
+			}
+		}
+	}
+	*out = idx;
+	return 0;
+}
+
 /* The paths of the work tree that may differ from index IDX (UNTRACKED:
  * untracked ones too), in *OUT, sorted: 1 when they are known, 0 when not
  * (an index that ignores case, no index file, out of memory): then every
  * path must be looked at.  With NOTHING_STAGED, whether the index's cache
  * tree says the index is HEAD's tree (as git's diff-index uses it, without
- * reading a tree): then nothing is staged. */
-int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bool *nothing_staged)
+ * reading a tree): then nothing is staged.  With IDX NULL, the index file
+ * is read here rather than by libgit2 (which spends tens of ms on a large
+ * one), and *SMALL gets an index of the paths of *OUT only: what a diff of
+ * them needs. */
+int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bool *nothing_staged,
+	       git_index **small)
 {
 	struct walk w = { .untracked = untracked };
+	struct ientries ie = { 0 };
 	struct dirjob *top;
 	struct wap_err e2 = { 0 };
+	char *ipath = NULL;
 	git_oid root;
-	int fd;
+	int fd, known = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (nothing_staged)
 		*nothing_staged = false;
-	if (!g->wd_rel || (git_index_caps(idx) & GIT_INDEX_CAPABILITY_IGNORE_CASE) ||
-	    !git_index_path(idx) || read_index_file(g, git_index_path(idx), &w.stamp, &root))
+	if (small)
+		*small = NULL;
+	if (!g->wd_rel)
 		return 0;
+	if (idx) {
+		if ((git_index_caps(idx) & GIT_INDEX_CAPABILITY_IGNORE_CASE) || !git_index_path(idx) ||
+		    read_index_file(g, git_index_path(idx), &w.stamp, &root, NULL))
+			return 0;
+	} else {
+		struct wap_sb sb = WAP_SB_INIT;
+		wap_sb_addf(&sb, "%sindex", git_repository_path(g->repo));
+		ipath = wap_sb_detach(&sb);
+		if (!ipath || !default_caps(g) || read_index_file(g, ipath, &w.stamp, &root, &ie)) {
+			free(ipath);
+			ientries_free(&ie);
+			return 0;
+		}
+		free(ipath);
+	}
 	if (nothing_staged && !git_oid_is_zero(&root)) {
 		git_commit *head = NULL;
 		if (!head_commit(g, &head) && head)
@@ -435,23 +615,20 @@ int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bo
 		git_commit_free(head);
 		clear_err(g);
 	}
-	w.n = git_index_entrycount(idx);
+	w.n = idx ? git_index_entrycount(idx) : ie.n;
 	if (!(w.e = malloc((w.n + 1) * sizeof(*w.e))))
-		return 0;
+		goto done;
 	for (size_t i = 0; i < w.n; i++) {
-		w.e[i] = git_index_get_byindex(idx, i);
-		/* libgit2 keeps them sorted; the walk relies on it */
-		if (i && strcmp(w.e[i - 1]->path, w.e[i]->path) > 0) {
-			free(w.e);
-			return 0;
-		}
+		w.e[i] = idx ? git_index_get_byindex(idx, i) : &ie.v[i];
+		/* sorted (libgit2 keeps them so, git writes them so): the
+		 * walk relies on it */
+		if (i && strcmp(w.e[i - 1]->path, w.e[i]->path) > 0)
+			goto done;
 	}
 	fd = open_plumbing(g, g->wd_rel, O_RDONLY | O_DIRECTORY, &e2);
 	wap_err_release(&e2);
-	if (fd < 0) {
-		free(w.e);
-		return 0;
-	}
+	if (fd < 0)
+		goto done;
 	pthread_mutex_init(&w.mu, NULL);
 	top = calloc(1, sizeof(*top));
 	w.pool = wap_workers_new(2);
@@ -477,15 +654,23 @@ int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bo
 	if (fd >= 0)
 		close(fd);
 	pthread_mutex_destroy(&w.mu);
-	free(w.e);
 	/* most of the tree changed (a checkout, ctimes touched by hard
 	 * links): a list that long costs libgit2 more than its own walk */
-	if (w.failed || (w.cand.n > 4096 && w.cand.n > w.n / 8)) {
-		strv_free(&w.cand);
-		return 0;
-	}
+	if (w.failed || (w.cand.n > 4096 && w.cand.n > w.n / 8))
+		goto done;
 	if (w.cand.n)
 		qsort(w.cand.v, w.cand.n, sizeof(*w.cand.v), strv_cmp);
+	if (!idx && small && small_index(&ie, &w.cand, small)) {
+		git_error_clear();
+		goto done;
+	}
 	*out = w.cand;
-	return 1;
+	w.cand.v = NULL;
+	w.cand.n = 0;
+	known = 1;
+done:
+	strv_free(&w.cand);
+	free(w.e);
+	ientries_free(&ie);
+	return known;
 }

@@ -138,7 +138,7 @@ int op_status(struct g *g, json_t **res)
 		return lg(g, e, "cannot read the index");
 	/* git's way (prestat.c): nothing staged when the cache tree says so,
 	 * and libgit2 looks only at the paths whose stat data changed */
-	if (wt_prestat(g, idx, true, &cand, &nothing_staged) && nothing_staged) {
+	if (wt_prestat(g, idx, true, &cand, &nothing_staged, NULL) && nothing_staged) {
 		so.show = GIT_STATUS_SHOW_WORKDIR_ONLY;
 		so.flags |= GIT_STATUS_OPT_DISABLE_PATHSPEC_MATCH;
 		so.pathspec = strv_arr(&cand);
