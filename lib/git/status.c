@@ -134,17 +134,27 @@ int op_status(struct g *g, json_t **res)
 	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
 	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_SORT_CASE_SENSITIVELY;
-	if ((e = git_repository_index(&idx, g->repo)))
-		return lg(g, e, "cannot read the index");
 	/* git's way (prestat.c): nothing staged when the cache tree says so,
-	 * and libgit2 looks only at the paths whose stat data changed */
-	if (wt_prestat(g, idx, true, &cand, &nothing_staged, NULL) && nothing_staged) {
+	 * and libgit2 looks only at the paths whose stat data changed, with
+	 * an index of those alone (the index file is read once, not by
+	 * libgit2, which spends tens of ms on a large one) */
+	if (wt_prestat(g, NULL, true, &cand, &nothing_staged, &idx) && nothing_staged && idx) {
 		so.show = GIT_STATUS_SHOW_WORKDIR_ONLY;
 		so.flags |= GIT_STATUS_OPT_DISABLE_PATHSPEC_MATCH;
 		so.pathspec = strv_arr(&cand);
+		if ((e = git_repository_set_index(g->repo, idx))) {
+			lg(g, e, "cannot read the index");
+			goto fail;
+		}
 	} else {
+		git_index_free(idx);
+		idx = NULL;
 		strv_free(&cand);
 		nothing_staged = false;
+		if ((e = git_repository_index(&idx, g->repo))) {
+			lg(g, e, "cannot read the index");
+			goto fail;
+		}
 		if (staged_renames(g, &rfrom, &rto))
 			goto fail;
 	}
