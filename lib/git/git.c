@@ -9,7 +9,9 @@
  * call context, errors, small helpers, upstreams), confine.c (the
  * repository and every path and local remote beneath the root), creds.c
  * (the token and to whom it goes), sandbox.c (the Landlock-confined
- * thread an action runs in).  internal.h declares what they share.
+ * thread an action runs in), prestat.c (what status and diff need not
+ * look at: the index's stat data and cache tree, as git uses them).
+ * internal.h declares what they share.
  */
 #include <pthread.h>
 #include <stdlib.h>
