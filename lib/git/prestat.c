@@ -171,15 +171,21 @@ static void submit_dir(struct walk *w, int parent, const char *prefix, const cha
 }
 
 /* The index children of a directory: its files (one entry, or the stages
- * of an unmerged path) and its subdirectories (a run of entries). */
-static size_t index_children(const struct walk *w, const char *prefix, size_t lo, size_t hi,
-			     struct child *out)
+ * of an unmerged path) and its subdirectories (a run of entries); or
+ * -1 when an entry's path has an empty, "." or ".." component (the index
+ * file is the agent's to write: the walk must not leave the work tree
+ * through it; such an index is left to libgit2). */
+static ssize_t index_children(const struct walk *w, const char *prefix, size_t lo, size_t hi,
+			      struct child *out)
 {
 	size_t pl = strlen(prefix), k = 0;
 
 	for (size_t i = lo; i < hi;) {
 		const char *rest = w->e[i]->path + pl, *slash = strchr(rest, '/');
 		size_t len = slash ? (size_t)(slash - rest) : strlen(rest), j = i + 1;
+
+		if (!len || (rest[0] == '.' && (len == 1 || (len == 2 && rest[1] == '.'))))
+			return -1;
 
 		if (slash) {
 			while (j < hi && !strncmp(w->e[j]->path + pl, rest, len + 1))
@@ -200,6 +206,7 @@ static void run_dir(void *p)
 	struct walk *w = j->w;
 	struct child *ic = NULL, *dc = NULL;
 	size_t ni = 0, nd = 0, cap = 64, a, b;
+	ssize_t n;
 	struct dirent *de;
 	DIR *d = NULL;
 	int fd;
@@ -219,7 +226,11 @@ static void run_dir(void *p)
 	dc = malloc(cap * sizeof(*dc));
 	if (!ic || !dc)
 		goto oom;
-	ni = index_children(w, j->prefix, j->lo, j->hi, ic);
+	if ((n = index_children(w, j->prefix, j->lo, j->hi, ic)) < 0) {
+		walk_failed(w);
+		goto out;
+	}
+	ni = (size_t)n;
 	if (!w->untracked) {
 		/* no untracked paths wanted: as git, one fstatat an entry
 		 * and no listing (but a repository in a tracked directory
