@@ -12,8 +12,8 @@
 #   hard-linked copy (cp -al) with Debian's top-level .gitignore (which ends
 #   in "/*") removed, `git init`, `git add -A`, one commit, then one line of
 #   kernel/sched/core.c changed (a new file: the hard link is broken).
-# - JQ (/work/corpus/jq): a clone of jq's history (JQ_URL, default the
-#   upstream repository).
+# - JQ (/work/corpus/jq): a clone of jq's history (JQ_URL names where to
+#   clone it from when it is missing).
 #
 # Every pair must print the same bytes: before timing, each command's text
 # output is compared with git's (wap's text output is git's for these), and
@@ -32,7 +32,7 @@ WAP=${WAP:-$here/wap}
 LINUX=${LINUX:-/work/corpus/linux-git}
 SRC=${SRC:-/work/corpus/linux-source-6.1}
 JQ=${JQ:-/work/corpus/jq}
-JQ_URL=${JQ_URL:-https://github.com/jqlang/jq}
+JQ_URL=${JQ_URL:-}
 ROUNDS=${ROUNDS:-3}
 RUNS=${RUNS:-5}
 OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/wap-bench.XXXXXX")}
@@ -56,6 +56,7 @@ if [ ! -d "$LINUX/.git" ]; then
 	sed -i '100s/$/ \/* bench change *\//' "$LINUX/kernel/sched/core.c"	# sed -i writes a new file
 fi
 if [ ! -d "$JQ/.git" ]; then
+	[ -n "$JQ_URL" ] || { echo "bench: no $JQ: set JQ_URL to jq's repository to clone it" >&2; exit 2; }
 	echo "bench: cloning $JQ_URL into $JQ" >&2
 	git clone -q "$JQ_URL" "$JQ"
 fi

@@ -426,7 +426,7 @@ static int read_index_file(struct g *g, const char *path, struct timespec *mtime
 	memset(root, 0, sizeof(*root));
 	if (wap_ws_rel(g->ws, path, strlen(path), &rel, &e2) ||
 	    (fd = open_plumbing(g, rel, O_RDONLY | O_NONBLOCK, &e2)) < 0 || fstat(fd, &st) ||
-	    !S_ISREG(st.st_mode) || st.st_size < 12 + 20 || !(buf = malloc(st.st_size)))
+	    !S_ISREG(st.st_mode) || st.st_size < 12 + 20 || !(buf = malloc(st.st_size + 1)))
 		goto out;
 	while (got < (size_t)st.st_size) {
 		ssize_t r = read(fd, buf + got, st.st_size - got);
@@ -434,6 +434,7 @@ static int read_index_file(struct g *g, const char *path, struct timespec *mtime
 			goto out;
 		got += r;
 	}
+	buf[got] = 0;	/* strtol below stops there at the latest */
 	*mtime = st.st_mtim;
 	if (memcmp(buf, "DIRC", 4))
 		goto out;
@@ -504,6 +505,11 @@ static int read_index_file(struct g *g, const char *path, struct timespec *mtime
 				goto out;
 			if (entries >= 0 && (unsigned char *)q + 1 + GIT_OID_RAWSZ <= end)
 				git_oid_fromraw(root, (unsigned char *)q + 1);
+		}
+		if (!memcmp(buf + off, "link", 4) || !memcmp(buf + off, "sdir", 4)) {
+			/* a split or sparse index: its entries are not all
+			 * here; libgit2 says what it makes of it */
+			rc = -1;
 			goto out;
 		}
 		off += 8 + sz;
