@@ -46,6 +46,11 @@ CFLAGS += -std=gnu11 $(OPT) -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_
 	$(LIB_INC) -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS += $(shell pkg-config --libs $(filter-out $(LAZY_PKGS),$(PKGS)) 2>/dev/null) -ldl -lpthread -lutil
 LDFLAGS += $(SAN) -pthread
+ifneq ($(STATIC),1)
+# lib/git/git.c defers libgit2's reading of the CA certificates
+LDFLAGS += -Wl,--export-dynamic-symbol=mbedtls_x509_crt_parse_file \
+	-Wl,--export-dynamic-symbol=mbedtls_x509_crt_parse_path
+endif
 ifeq ($(STATIC),1)
 # libarchive needs libxml2, libxml2 ICU: its 31 MB of data are left out
 # for an empty table (deploy/image/icudata-stub.c; see scripts/image)

@@ -377,3 +377,37 @@ echo secret-XYZ > "$W/tok"
 expect "--token-file: the same rule" 125 env WAP_GIT_TOKEN_HOST=localhost wap git fetch web --token-file tok
 lacks "no --token-file token to a host not named" "$(cat "$T/auth.log")" "$b64"
 kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null || :
+
+# ---- an index entry naming a path out of the work tree ("../outside/f",
+# with that file's very stat data): status and diff must not follow it
+# (prestat.c would have taken it for an unchanged file beside the root);
+# libgit2 then refuses such an index ----
+fresh_outside
+R=$T/ixroot
+rm -rf "$R" && mkdir -p "$R" && git -C "$R" init -q && echo a > "$R/a"
+git -C "$R" add a && git -C "$R" commit -qm a
+python3 - "$R/.git/index" "$OUTD/f" <<'PY'
+import hashlib, os, struct, sys
+idx, out = sys.argv[1], sys.argv[2]
+data = open(idx, "rb").read()
+n = struct.unpack(">I", data[8:12])[0]
+off, ents = 12, []
+for _ in range(n):
+    plen = data.index(b"\0", off + 62) - (off + 62)
+    ln = (62 + plen + 8) & ~7
+    ents.append(data[off:off + ln])
+    off += ln
+st, body = os.lstat(out), open(out, "rb").read()
+oid = hashlib.sha1(b"blob %d\0" % len(body) + body).digest()
+path = b"../outside/f"
+e = struct.pack(">10I", int(st.st_ctime), st.st_ctime_ns % 10**9, int(st.st_mtime), st.st_mtime_ns % 10**9,
+                st.st_dev & 0xffffffff, st.st_ino & 0xffffffff, 0o100644, st.st_uid, st.st_gid, st.st_size)
+e += oid + struct.pack(">H", len(path)) + path
+e += b"\0" * (8 - (62 + len(path)) % 8)
+head = b"DIRC" + struct.pack(">II", 2, n + 1) + e + b"".join(ents)
+open(idx, "wb").write(head + hashlib.sha1(head).digest())
+PY
+expect "an index entry ../outside/f: diff refuses the index" 125 wap git --root "$R" diff
+has "libgit2's reason" "$ERR" "invalid"
+expect "an index entry ../outside/f: status refuses it too" 125 wap git --root "$R" status
+outside_untouched "an index naming ../outside"

@@ -147,3 +147,45 @@ for k in 20 26; do
 done
 bytes "status: staged renames paired as git's" "status -sb" "status" "$P"
 bytes "status: base-name pairs" "status -sb" "status" "$T/base20"
+
+# ---- status and diff look only where the stat data changed (prestat.c):
+# every kind of change the index's stat data must not hide ----
+S=$T/stat
+mkdir -p "$S/a/b/c" "$S/d" "$S/e" "$S/f" && git init -q "$S"
+for i in 1 2 3; do seq 1 $((i * 10)) > "$S/a/b/c/f$i"; echo "$i" > "$S/d/g$i"; done
+echo e > "$S/e/one" && echo f > "$S/f/one" && echo x > "$S/x" && echo y > "$S/y" && echo z > "$S/z"
+printf 'ignored/\n*.o\n' > "$S/.gitignore"
+git -C "$S" add -A && git -C "$S" commit -qm base
+sleep 1		# so the edits below are not racily clean (those are the next test)
+bytesd() { # DESC "GITARGS" "WAPARGS": same bytes, empty output included
+	(cd "$S" && git $2) > "$T/g.out" 2>&1
+	(cd "$S" && wap git --root "$S" $3) > "$T/w.out" 2>&1
+	if cmp -s "$T/g.out" "$T/w.out"; then ok "$1"; else fail "$1: $(diff "$T/g.out" "$T/w.out" | head -8 | tr '\n' '|')"; fi
+}
+bytesd "prestat: a clean tree" "status -sb" "status"
+bytesd "prestat: a clean tree, no diff" "diff" "diff"
+# same size, inode and mtime (written in place, touch -r): only the ctime tells
+cp -p "$S/a/b/c/f1" "$T/f1.keep"
+python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(8); f.write(b"6"); f.close()' "$S/a/b/c/f1"
+touch -r "$T/f1.keep" "$S/a/b/c/f1"
+chmod +x "$S/d/g1"						# a mode change
+rm "$S/d/g2"							# deleted
+rm -r "$S/e" && ln -s f "$S/e"					# a directory become a link
+echo new > "$S/a/b/c/new"					# untracked, deep in a tracked dir
+echo o > "$S/a/b/c/obj.o"					# ignored there
+mkdir -p "$S/u/v" "$S/ignored" && echo u > "$S/u/v/w"		# an untracked directory
+echo i > "$S/ignored/i"						# an ignored one
+mkdir "$S/empty"						# an empty one (not shown)
+mkdir -p "$S/f/sub" && git init -q "$S/f/sub" && echo s > "$S/f/sub/s"	# a repository in a tracked dir
+git -C "$S/f/sub" add s && git -C "$S/f/sub" commit -qm s
+bytesd "prestat: same size and mtime, mode, deleted, a dir become a link, untracked" "status -sb" "status"
+bytesd "prestat: the diff of the same" "diff" "diff"
+bytesd "prestat: diff --stat" "diff --stat" "diff --stat"
+# racily clean: changed in the second the index was written, same size
+git -C "$S" -c advice.addEmbeddedRepo=false add -A && git -C "$S" commit -qm two && echo q > "$S/y"
+bytesd "prestat: a racily clean file" "status -sb" "status"
+bytesd "prestat: its diff" "diff" "diff"
+# staged and unstaged at once: the cache tree no longer matches HEAD
+echo staged > "$S/z" && git -C "$S" add z && echo more >> "$S/z"
+bytesd "prestat: staged and unstaged" "status -sb" "status"
+bytesd "prestat: diff of the work tree with something staged" "diff" "diff"

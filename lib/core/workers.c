@@ -13,8 +13,9 @@ struct job {
 
 struct wap_workers {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv, idle;
 	struct job *head, *tail;
+	int busy;		/* jobs running */
 	bool stop;
 	int n;
 	pthread_t *th;
@@ -38,9 +39,14 @@ static void *worker(void *p)
 		w->head = j->next;
 		if (!w->head)
 			w->tail = NULL;
+		w->busy++;
 		pthread_mutex_unlock(&w->mu);
 		j->fn(j->arg);
 		free(j);
+		pthread_mutex_lock(&w->mu);
+		if (!--w->busy && !w->head)
+			pthread_cond_broadcast(&w->idle);
+		pthread_mutex_unlock(&w->mu);
 	}
 }
 
@@ -59,6 +65,7 @@ struct wap_workers *wap_workers_new(int n)
 	}
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
+	pthread_cond_init(&w->idle, NULL);
 	for (w->n = 0; w->n < n; w->n++)
 		if (pthread_create(&w->th[w->n], NULL, worker, w))
 			break;
@@ -89,6 +96,14 @@ int wap_workers_submit(struct wap_workers *w, void (*fn)(void *), void *arg)
 	return 0;
 }
 
+void wap_workers_wait(struct wap_workers *w)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->head || w->busy)
+		pthread_cond_wait(&w->idle, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+}
+
 void wap_workers_free(struct wap_workers *w)
 {
 	if (!w)
@@ -101,6 +116,7 @@ void wap_workers_free(struct wap_workers *w)
 		pthread_join(w->th[i], NULL);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
+	pthread_cond_destroy(&w->idle);
 	free(w->th);
 	free(w);
 }

@@ -14,6 +14,9 @@ struct wap_workers;
 struct wap_workers *wap_workers_new(int n);
 /* Queue a job; 0, or -1 on allocation failure (then nothing is queued). */
 int wap_workers_submit(struct wap_workers *w, void (*fn)(void *arg), void *arg);
+/* Wait until every queued job has run, jobs they queued too (the threads
+ * stay for more). */
+void wap_workers_wait(struct wap_workers *w);
 /* Run every queued job, then stop and join the threads, and free. */
 void wap_workers_free(struct wap_workers *w);
 

@@ -203,7 +203,7 @@ int op_clone(struct g *g, json_t **res)
 			goto out;
 		}
 	}
-	if (check_cancelled(g) || load_token(g))
+	if (check_cancelled(g) || load_token(g) || wap_git_certs(g))
 		goto fail;
 	git_clone_options_init(&co, GIT_CLONE_OPTIONS_VERSION);
 	remote_callbacks(g, &co.fetch_opts.callbacks);

@@ -27,7 +27,7 @@
 /* Open REL (root-relative) beneath the root, for reading, as the git
  * applet reaches .git's own plumbing: the restrictedPaths policy is not
  * applied (policies usually deny .git to the file tools). */
-static int open_plumbing(struct g *g, const char *rel, int flags, struct wap_err *err)
+int open_plumbing(struct g *g, const char *rel, int flags, struct wap_err *err)
 {
 	struct wap_ws nopol = *g->ws;
 

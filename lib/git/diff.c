@@ -836,7 +836,8 @@ int split_revs_paths(struct g *g, struct strv *revs, struct strv *paths, int acc
 	return collect_paths(g, after, after ? g->nargs - dd - 1 : 0, access, paths);
 }
 
-static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool staged, git_diff **out)
+static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool staged, git_diff **out,
+		      bool *empty)
 {
 	git_diff_options o;
 	git_tree *ta = NULL, *tb = NULL;
@@ -844,6 +845,7 @@ static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool s
 	int e = 0, rc = -1;
 
 	*out = NULL;
+	*empty = false;
 	if (diff_opts(g, &o, paths))
 		return -1;
 	if (revs->n > 2)
@@ -858,7 +860,26 @@ static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool s
 				goto lgfail;
 			e = git_diff_tree_to_index(out, g->repo, ta, NULL, &o);
 		} else {
-			e = git_diff_index_to_workdir(out, g->repo, NULL, &o);
+			/* git's way (prestat.c): only the paths whose stat
+			 * data changed are diffed; none: an empty diff */
+			git_index *idx = NULL;
+			struct strv cand = { 0 };
+			if (!o.pathspec.count && wt_prestat(g, NULL, false, &cand, NULL, &idx)) {
+				o.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+				o.pathspec = strv_arr(&cand);
+				if (!cand.n)
+					*empty = true;
+			}
+			/* the repository's index too: the attributes of
+			 * the files diffed are read through it */
+			if (idx && !*empty)
+				e = git_repository_set_index(g->repo, idx);
+			if (!e && !*empty)
+				e = git_diff_index_to_workdir(out, g->repo, idx, &o);
+			git_index_free(idx);
+			strv_free(&cand);
+			if (*empty)
+				return 0;
 		}
 	} else if (revs->n == 1 && strstr(revs->v[0], "..")) {
 		char *r = revs->v[0], *dots = strstr(r, ".."), *a, *b;
@@ -931,6 +952,7 @@ int op_diff(struct g *g, json_t **res)
 	struct strv revs = { 0 }, paths = { 0 };
 	git_diff *d = NULL;
 	json_t *r = NULL;
+	bool empty;
 	int rc = -1;
 
 	if (split_revs_paths(g, &revs, &paths, WAP_ACC_READ))
@@ -939,11 +961,17 @@ int op_diff(struct g *g, json_t **res)
 		wap_err_oom(g->err);
 		goto out;
 	}
-	if (build_diff(g, &revs, &paths, bool_key(g, "staged"), &d))
+	if (build_diff(g, &revs, &paths, bool_key(g, "staged"), &d, &empty))
 		goto out;
 	r = json_object();
-	if (diff_result(g, d, r, bool_key(g, "stat"), bool_key(g, "name_only")))
+	if (empty) {
+		json_object_set_new(r, "diff", json_string(""));
+		json_object_set_new(r, "files", json_array());
+		json_object_set_new(r, "additions", json_integer(0));
+		json_object_set_new(r, "deletions", json_integer(0));
+	} else if (diff_result(g, d, r, bool_key(g, "stat"), bool_key(g, "name_only"))) {
 		goto out;
+	}
 	*res = r;
 	r = NULL;
 	rc = 0;

@@ -9,7 +9,9 @@
  * call context, errors, small helpers, upstreams), confine.c (the
  * repository and every path and local remote beneath the root), creds.c
  * (the token and to whom it goes), sandbox.c (the Landlock-confined
- * thread an action runs in).  internal.h declares what they share.
+ * thread an action runs in), prestat.c (what status and diff need not
+ * look at: the index's stat data and cache tree, as git uses them).
+ * internal.h declares what they share.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -19,9 +21,112 @@
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+/* ---- CA certificates, read when a remote is first reached ----
+ * git_libgit2_init() of Debian's libgit2 (built with mbedTLS) parses every
+ * certificate of the system bundle, about 4 ms of every run, though only a
+ * fetch, push, pull or clone over HTTPS uses them (git reads them when its
+ * https helper connects).  While do_init runs git_libgit2_init, the
+ * definitions below (the executable's symbols come first in the lookup
+ * scope of the libraries it loads; exported with --export-dynamic-symbol,
+ * see the Makefile) note the bundle's path instead of parsing it;
+ * wap_git_certs() hands it back to libgit2 (GIT_OPT_SET_SSL_CERT_LOCATIONS),
+ * which parses it then through mbedTLS's own functions.  Until that call
+ * libgit2's chain of trusted certificates is empty: a TLS connection made
+ * without it fails verification (closed, never open).  Not in the static
+ * build, where mbedTLS is linked in (its certificates are read at start). */
+#ifndef WAP_LAZY_STATIC
+#include <dlfcn.h>
+#include <link.h>
+
+static bool deferring;			/* only while do_init runs */
+static char *cert_file, *cert_dir;
+static pthread_once_t certs_once = PTHREAD_ONCE_INIT;
+static int certs_rc;
+
+static int find_x509(struct dl_phdr_info *info, size_t size, void *p)
+{
+	(void)size;
+	if (info->dlpi_name && strstr(info->dlpi_name, "libmbedx509")) {
+		*(void **)p = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
+		return 1;
+	}
+	return 0;
+}
+
+/* mbedTLS's own function NAME (libmbedx509, loaded with libgit2). */
+static void *x509_fn(const char *name)
+{
+	void *h = NULL, *f;
+
+	dl_iterate_phdr(find_x509, &h);
+	if (!h)
+		return NULL;
+	f = dlsym(h, name);
+	dlclose(h);	/* libgit2 keeps it loaded */
+	return f;
+}
+
+int mbedtls_x509_crt_parse_file(void *chain, const char *path);
+int mbedtls_x509_crt_parse_path(void *chain, const char *path);
+
+int mbedtls_x509_crt_parse_file(void *chain, const char *path)
+{
+	int (*real)(void *, const char *);
+
+	if (deferring) {
+		free(cert_file);
+		cert_file = path ? strdup(path) : NULL;
+		return 0;
+	}
+	real = (int (*)(void *, const char *))x509_fn("mbedtls_x509_crt_parse_file");
+	return real ? real(chain, path) : -1;
+}
+
+int mbedtls_x509_crt_parse_path(void *chain, const char *path)
+{
+	int (*real)(void *, const char *);
+
+	if (deferring) {
+		free(cert_dir);
+		cert_dir = path ? strdup(path) : NULL;
+		return 0;
+	}
+	real = (int (*)(void *, const char *))x509_fn("mbedtls_x509_crt_parse_path");
+	return real ? real(chain, path) : -1;
+}
+
+static void load_certs(void)
+{
+	if (cert_file || cert_dir)
+		certs_rc = git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, cert_file, cert_dir);
+}
+
+/* Before a remote is reached: the certificates git_libgit2_init did not
+ * read.  0, or -1 with the error. */
+int wap_git_certs(struct g *g)
+{
+	pthread_once(&certs_once, load_certs);
+	if (certs_rc)
+		return lg(g, certs_rc, "cannot read the CA certificates");
+	return 0;
+}
+#else
+int wap_git_certs(struct g *g)
+{
+	(void)g;
+	return 0;
+}
+#endif
+
 static void do_init(void)
 {
+#ifndef WAP_LAZY_STATIC
+	deferring = true;
 	git_libgit2_init();
+	deferring = false;
+#else
+	git_libgit2_init();
+#endif
 }
 
 int wap_git_init(struct wap_err *err)

@@ -87,6 +87,7 @@ int check_cancelled(struct g *g);
 void report_progress(struct g *g, double done, double total, const char *what);
 
 /* confine.c */
+int open_plumbing(struct g *g, const char *rel, int flags, struct wap_err *err);
 int confirm_dir(struct g *g, const char *abs, char **rel);
 int check_links(struct g *g, const char *real);
 bool link_checks(void);
@@ -103,6 +104,10 @@ int confine_local(struct g *g, const char *url, const char *base, bool push, cha
 int load_token(struct g *g);
 int cred_cb(git_credential **out, const char *url, const char *user, unsigned int allowed,
 	void *payload);
+
+/* prestat.c */
+int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bool *nothing_staged,
+	git_index **small);
 
 /* status.c */
 int op_status(struct g *g, json_t **res);
@@ -140,6 +145,9 @@ int op_pull(struct g *g, json_t **res);
 /* clone.c */
 int op_init(struct g *g, json_t **res);
 int op_clone(struct g *g, json_t **res);
+
+/* git.c */
+int wap_git_certs(struct g *g);
 
 /* sandbox.c */
 int run_confined(struct g *g, const struct action *a, json_t **res);

@@ -146,7 +146,7 @@ static int do_fetch(struct g *g, const char *name)
 	git_fetch_options fo;
 	int e, rc = -1;
 
-	if (check_cancelled(g) || open_remote(g, name, false, &r) || load_token(g))
+	if (check_cancelled(g) || open_remote(g, name, false, &r) || load_token(g) || wap_git_certs(g))
 		goto out;
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
 	remote_callbacks(g, &fo.callbacks);
@@ -246,7 +246,7 @@ int op_push(struct g *g, json_t **res)
 		wap_err_oom(g->err);
 		goto out;
 	}
-	if (check_cancelled(g) || open_remote(g, rname, true, &r) || load_token(g))
+	if (check_cancelled(g) || open_remote(g, rname, true, &r) || load_token(g) || wap_git_certs(g))
 		goto out;
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
 	remote_callbacks(g, &po.callbacks);
