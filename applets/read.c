@@ -889,5 +889,5 @@ const struct wap_applet wap_applet_read = {
 	.opts = read_opts,
 	.op = read_op,
 	.render = read_render,
-	.flags = WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT,
+	.flags = WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT | WAP_APPLET_QUICK,
 };
