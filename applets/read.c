@@ -65,6 +65,8 @@
 #define COUNT_CAP ((size_t)64 << 20)
 #define CHUNK 65536
 #define SNIFF 8192
+/* Files up to this size are read in one system call (read_path). */
+#define SMALL ((size_t)65536)
 
 static const struct wap_opt read_opts[] = {
 	{ "path", 0, WAP_OPT_STR, WAP_OPT_POS | WAP_OPT_REQ, NULL },
@@ -625,8 +627,10 @@ binary_or_err:
 
 /* --- regular files --- */
 
+/* MEM (MEMLEN bytes, the whole file, read in one go) or NULL: read from FD */
 static int read_file(const struct wap_call *call, int fd, const char *rel, const struct stat *st,
-		     const struct range *r, json_t *res, struct wap_err *err)
+		     const struct range *r, const char *mem, size_t memlen, json_t *res,
+		     struct wap_err *err)
 {
 	const struct wap_limits *lim = &call->ws->lim;
 	char version[WAP_VERSION_LEN + 1];
@@ -643,7 +647,7 @@ static int read_file(const struct wap_call *call, int fd, const char *rel, const
 	/* hash before reading: if the file changes in between, the version
 	 * is the older one and a write based on it is refused, never lost */
 	if ((size_t)st->st_size <= COUNT_CAP && !(big && r->has_tail)) {
-		if (wap_blob_id_fd(fd, version, err))
+		if (mem ? wap_blob_id(mem, memlen, version, err) : wap_blob_id_fd(fd, version, err))
 			return -1;
 		json_object_set_new(res, "version", json_string(version));
 	} else {
@@ -687,7 +691,10 @@ static int read_file(const struct wap_call *call, int fd, const char *rel, const
 		lw_init(&w, r->offset, r->limit, lim->max_file_size, maxline);
 	}
 	w.strict = r->whole;
-	if (lw_feed_fd(&w, fd, call, rel, err)) {
+	if (mem && !r->has_tail) {
+		lw_feed(&w, mem, memlen);
+		lw_finish(&w);
+	} else if (lw_feed_fd(&w, fd, call, rel, err)) {
 		wap_sb_release(&w.out);
 		return -1;
 	}
@@ -708,8 +715,8 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 	const struct wap_ws *ws = call->ws;
 	const char *member = NULL;
 	char *rel = NULL;
-	char sniff[SNIFF];
-	ssize_t sniffn;
+	char sniff[SNIFF], *mem = NULL;
+	ssize_t sniffn, memlen = 0;
 	struct range r;
 	struct stat st;
 	int fd = -1, rc = -1;
@@ -750,7 +757,31 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 		goto out;
 	}
 	json_object_set_new(*res, "metadata", metadata(ws, rel, &st));
-	sniffn = pread_full(fd, sniff, sizeof(sniff), 0);
+	/* a small file is read once, in one system call: sniffed, hashed
+	 * and cut into lines from memory (the version is then exactly of
+	 * the bytes shown) */
+	if ((size_t)st.st_size <= SMALL && !member) {
+		mem = malloc((size_t)st.st_size + 1);
+		if (!mem) {
+			wap_err_set(err, WAP_E_FAILED, "out of memory");
+			goto out;
+		}
+		memlen = pread_full(fd, mem, (size_t)st.st_size + 1, 0);
+		if (memlen < 0) {
+			wap_err_errno(err, errno, rel);
+			goto out;
+		}
+		if (memlen != st.st_size) {	/* it changed meanwhile: as for a big one */
+			free(mem);
+			mem = NULL;
+		}
+	}
+	if (mem) {
+		sniffn = memlen < SNIFF ? memlen : SNIFF;
+		memcpy(sniff, mem, sniffn);
+	} else {
+		sniffn = pread_full(fd, sniff, sizeof(sniff), 0);
+	}
 	if (sniffn < 0) {
 		wap_err_errno(err, errno, rel);
 		goto out;
@@ -773,7 +804,7 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 		json_object_set_new(*res, "totalLines", json_integer(0));
 		json_object_set_new(*res, "returnedLines", json_integer(0));
 		if ((size_t)st.st_size <= COUNT_CAP) {
-			if (wap_blob_id_fd(fd, version, err))
+			if (mem ? wap_blob_id(mem, memlen, version, err) : wap_blob_id_fd(fd, version, err))
 				goto out;
 			json_object_set_new(*res, "version", json_string(version));
 		} else {
@@ -782,8 +813,9 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 		rc = 0;
 		goto out;
 	}
-	rc = read_file(call, fd, rel, &st, &r, *res, err);
+	rc = read_file(call, fd, rel, &st, &r, mem, mem ? (size_t)memlen : 0, *res, err);
 out:
+	free(mem);
 	if (rc) {
 		json_decref(*res);
 		*res = NULL;
