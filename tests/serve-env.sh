@@ -40,10 +40,11 @@ session() { # URL: initialize, then print the Mcp-Session-Id
 
 # ---- a port that cannot be bound ----
 P=$(free_port)
-python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(30)' "$P" &
+python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); open(sys.argv[2], "w").close(); time.sleep(30)' "$P" "$T/held" &
 HOLD=$!
 PIDS="$PIDS $HOLD"
-sleep 0.3
+# held once it says so (python may take a while to start on a busy machine)
+for i in $(seq 100); do [ -e "$T/held" ] && break; sleep 0.1; done
 expect "port in use: exit 125" 125 timeout 10 wap serve --http 127.0.0.1:$P
 has "port in use: says so" "$ERR" "cannot listen on 127.0.0.1:$P: Address already in use"
 lacks "port in use: no 'MCP at' line" "$ERR" "MCP at"
