@@ -65,7 +65,7 @@ static void test_dump_refuses_what_jansson_refuses(void **state)
 	assert_string_equal(sb.buf, "kept");	/* as it was */
 	json_array_clear(b);
 	/* the same value twice is no cycle */
-	json_array_append(b, json_integer(1));
+	json_array_append_new(b, json_integer(1));
 	v = json_pack("[O, O, {s:O}]", b, b, "k", b);
 	same_dump(v);
 	json_decref(v);
