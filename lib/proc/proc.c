@@ -794,11 +794,17 @@ static void closep(int *fd)
 	*fd = -1;
 }
 
+static void ns_back(int *fd)
+{
+	setns(*fd, CLONE_NEWPID);
+	closep(fd);
+}
+
 int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		 struct wap_err *err)
 {
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, inp[2] = { -1, -1 };
-	int statp[2] = { -1, -1 }, nullfd = -1, rc = -1;
+	int statp[2] = { -1, -1 }, nullfd = -1, rc = -1, ourns = -1;
 	struct cap *cap = NULL;
 	struct child_io io;
 	struct rec done = { 0 }, failed = { 0 }, r;
@@ -825,8 +831,13 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	/* a caller that ends after this call (wap exec) and may have a PID
 	 * namespace without a user namespace holds it itself: its child is
 	 * the namespace's init, one process fewer than a reaper forking one */
-	if (o->last && (level == SUP_TRY || level == SUP_PIDNS) && !unshare(CLONE_NEWPID))
-		level = SUP_DIRECT;
+	if (o->last && (level == SUP_TRY || level == SUP_PIDNS) &&
+	    (ourns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC)) >= 0) {
+		if (!unshare(CLONE_NEWPID))
+			level = SUP_DIRECT;
+		else
+			closep(&ourns);
+	}
 	if (level < 0)
 		return wap_err_set(err, WAP_E_FAILED, "Cannot start the command: %s",
 				   strerror(errno ? errno : EAGAIN));
@@ -870,6 +881,10 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	pthread_sigmask(SIG_BLOCK, &pipeset, &oldmask);
 
 	pid = fork();
+	/* wap's next children are born in its own namespace again: once the
+	 * init is gone nothing more could be (LeakSanitizer forks at exit) */
+	if (pid && ourns >= 0)
+		ns_back(&ourns);
 	if (pid < 0) {
 		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 		wap_err_set(err, WAP_E_FAILED, "Cannot start the command: %s", strerror(errno));
@@ -1017,6 +1032,8 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	}
 	rc = 0;
 out:
+	if (ourns >= 0)
+		ns_back(&ourns);
 	closep(&outp[0]);
 	closep(&outp[1]);
 	closep(&errp[0]);
