@@ -276,6 +276,7 @@ static int open_save(const struct wap_ws *ws, const char *dir, const char *stem,
 struct run {
 	int stdin_fd;			/* CLI: -1, or an fd for --stdin */
 	struct wap_proc_result pr;	/* the raw result, for the CLI */
+	bool last;			/* CLI: wap ends after the command */
 };
 
 static int exec_run(struct wap_call *call, const json_t *req, struct run *run, json_t **res,
@@ -434,6 +435,7 @@ static int exec_run(struct wap_call *call, const json_t *req, struct run *run, j
 	po.output = call->output;
 	po.output_arg = call->arg;
 	po.sandbox = sb.ruleset_fd >= 0 || sb.netns || mem || procs || fsize ? &sb : NULL;
+	po.last = run->last;
 	if (wap_proc_run(&po, pr, err))
 		goto out;
 	{
@@ -588,7 +590,7 @@ static int exec_cli(struct wap_ws *ws, json_t *req, bool json)
 {
 	struct wap_call call = { .ws = ws, .cancel = &got_signal };
 	struct wap_err err = { 0 };
-	struct run run = { .stdin_fd = -1 };
+	struct run run = { .stdin_fd = -1, .last = true };
 	struct sigaction sa = { .sa_handler = on_signal };
 	const char *in = NULL;
 	json_t *res = NULL;

@@ -72,6 +72,8 @@
 #define COUNT_CAP ((size_t)64 << 20)
 #define CHUNK 65536
 #define SNIFF 8192
+/* Files up to this size are read in one system call (read_path). */
+#define SMALL ((size_t)65536)
 
 static const struct wap_opt read_opts[] = {
 	{ "path", 0, WAP_OPT_STR, WAP_OPT_POS | WAP_OPT_REQ, NULL },
@@ -633,13 +635,17 @@ binary_or_err:
 
 /* --- regular files --- */
 
-/* Feed the window W from FD; WHOLE: the file must fit (MAX bytes).  On
+/* Feed the window W from MEM (MEMLEN bytes: the whole file, read in one
+ * go) or, MEM NULL, from FD; WHOLE: the file must fit (MAX bytes).  On
  * failure W's text is released. */
-static int feed_window(struct lw *w, int fd, const struct wap_call *call, const char *rel,
-		       bool whole, size_t max, struct wap_err *err)
+static int feed_window(struct lw *w, const char *mem, size_t memlen, int fd, const struct wap_call *call,
+		       const char *rel, bool whole, size_t max, struct wap_err *err)
 {
 	w->strict = whole;
-	if (lw_feed_fd(w, fd, call, rel, err)) {
+	if (mem) {
+		lw_feed(w, mem, memlen);
+		lw_finish(w);
+	} else if (lw_feed_fd(w, fd, call, rel, err)) {
 		wap_sb_release(&w->out);
 		return -1;
 	}
@@ -651,7 +657,8 @@ static int feed_window(struct lw *w, int fd, const struct wap_call *call, const 
 }
 
 static int read_file(const struct wap_call *call, int fd, const char *rel, const struct stat *st,
-		     const struct range *r, json_t *res, struct wap_err *err)
+		     const struct range *r, const char *mem, size_t memlen, json_t *res,
+		     struct wap_err *err)
 {
 	const struct wap_limits *lim = &call->ws->lim;
 	char version[WAP_VERSION_LEN + 1];
@@ -668,7 +675,7 @@ static int read_file(const struct wap_call *call, int fd, const char *rel, const
 	/* hash before reading: if the file changes in between, the version
 	 * is the older one and a write based on it is refused, never lost */
 	if ((size_t)st->st_size <= COUNT_CAP && !(big && r->has_tail)) {
-		if (wap_blob_id_fd(fd, version, err))
+		if (mem ? wap_blob_id(mem, memlen, version, err) : wap_blob_id_fd(fd, version, err))
 			return -1;
 		json_object_set_new(res, "version", json_string(version));
 	} else {
@@ -680,7 +687,7 @@ static int read_file(const struct wap_call *call, int fd, const char *rel, const
 			return wap_err_errno(err, errno, rel);
 		lw_init(&w, 1, r->tail, tailbytes, maxline);
 		w.countcap = 0;
-		if (feed_window(&w, fd, call, rel, r->whole, lim->max_file_size, err))
+		if (feed_window(&w, NULL, 0, fd, call, rel, r->whole, lim->max_file_size, err))
 			return -1;
 		set_window(res, &w, -(long long)w.returned);
 		/* numbered from the end; what comes before is not counted */
@@ -704,7 +711,7 @@ static int read_file(const struct wap_call *call, int fd, const char *rel, const
 	} else {
 		lw_init(&w, r->offset, r->limit, lim->max_file_size, maxline);
 	}
-	if (feed_window(&w, fd, call, rel, r->whole, lim->max_file_size, err))
+	if (feed_window(&w, r->has_tail ? NULL : mem, memlen, fd, call, rel, r->whole, lim->max_file_size, err))
 		return -1;
 	set_window(res, &w, first);
 	wap_sb_release(&w.out);
@@ -781,8 +788,8 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 	const struct wap_ws *ws = call->ws;
 	const char *member = NULL;
 	char *rel = NULL;
-	char sniff[SNIFF];
-	ssize_t sniffn;
+	char sniff[SNIFF], *mem = NULL;
+	ssize_t sniffn, memlen = 0;
 	struct range r;
 	struct stat st;
 	int fd = -1, rc = -1, enc;
@@ -837,7 +844,31 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 		rc = read_bytes(call, fd, rel, enc == 2, *res, err);
 		goto out;
 	}
-	sniffn = pread_full(fd, sniff, sizeof(sniff), 0);
+	/* a small file is read once, in one system call: sniffed, hashed
+	 * and cut into lines from memory (the version is then exactly of
+	 * the bytes shown) */
+	if ((size_t)st.st_size <= SMALL && !member) {
+		mem = malloc((size_t)st.st_size + 1);
+		if (!mem) {
+			wap_err_oom(err);
+			goto out;
+		}
+		memlen = pread_full(fd, mem, (size_t)st.st_size + 1, 0);
+		if (memlen < 0) {
+			wap_err_errno(err, errno, rel);
+			goto out;
+		}
+		if (memlen != st.st_size) {	/* it changed meanwhile: as for a big one */
+			free(mem);
+			mem = NULL;
+		}
+	}
+	if (mem) {
+		sniffn = memlen < SNIFF ? memlen : SNIFF;
+		memcpy(sniff, mem, sniffn);
+	} else {
+		sniffn = pread_full(fd, sniff, sizeof(sniff), 0);
+	}
 	if (sniffn < 0) {
 		wap_err_errno(err, errno, rel);
 		goto out;
@@ -860,7 +891,7 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 		json_object_set_new(*res, "totalLines", json_integer(0));
 		json_object_set_new(*res, "returnedLines", json_integer(0));
 		if ((size_t)st.st_size <= COUNT_CAP) {
-			if (wap_blob_id_fd(fd, version, err))
+			if (mem ? wap_blob_id(mem, memlen, version, err) : wap_blob_id_fd(fd, version, err))
 				goto out;
 			json_object_set_new(*res, "version", json_string(version));
 		} else {
@@ -869,8 +900,9 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 		rc = 0;
 		goto out;
 	}
-	rc = read_file(call, fd, rel, &st, &r, *res, err);
+	rc = read_file(call, fd, rel, &st, &r, mem, mem ? (size_t)memlen : 0, *res, err);
 out:
+	free(mem);
 	if (rc) {
 		json_decref(*res);
 		*res = NULL;
@@ -983,5 +1015,5 @@ const struct wap_applet wap_applet_read = {
 	.opts = read_opts,
 	.op = read_op,
 	.render = read_render,
-	.flags = WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT,
+	.flags = WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT | WAP_APPLET_QUICK,
 };

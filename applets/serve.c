@@ -14,8 +14,10 @@
  * `wap APPLET --json` prints) and the text rendering; a failed call is a
  * result with isError and the WAP error object as its text.  Calls run on
  * --workers threads, so over stdio replies may come in another order than
- * the requests (their ids match them); notifications/cancelled stops a
- * call, and a call that sends a progressToken gets notifications/progress.
+ * the requests (their ids match them); read and stat run where the request
+ * was read when no other call is under way (no hand-off: they are quicker
+ * than one).  notifications/cancelled stops a call, and a call that sends
+ * a progressToken gets notifications/progress.
  *
  * options:
  *   --http HOST:PORT        serve Streamable HTTP at /mcp (e.g. 127.0.0.1:8765)

@@ -282,5 +282,5 @@ const struct wap_applet wap_applet_stat = {
 	.opts = stat_opts,
 	.op = stat_op,
 	.render = stat_render,
-	.flags = WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT,
+	.flags = WAP_APPLET_READONLY | WAP_APPLET_IDEMPOTENT | WAP_APPLET_QUICK,
 };

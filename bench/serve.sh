@@ -1,52 +1,134 @@
 #!/bin/sh
-# bench/serve.sh - tools/call throughput and latency of `wap serve` (stdio
-# and HTTP) side by side with the official MCP filesystem server
-# (@modelcontextprotocol/server-filesystem, stdio only), driven by the same
-# lean pipelining client (bench/jsonl-client.mjs): a small-file read and a
-# glob, sequential (1 in flight) and 8 concurrent (8 in flight on stdio, 8
-# HTTP connections).  Prints a markdown table; N=... scales the call counts.
+# bench/serve.sh - tools/call throughput and latency of `wap serve` against
+# its peers in the same run, each driven by the same lean client
+# (bench/jsonl-client.mjs), ROUNDS rounds (default 3) taken in turn, medians
+# and per-round ratios:
+#   1. small reads over stdio, pipelined (DEPTH in flight, default 32):
+#      wap; the client's own ceiling (the same client fed wap's replies,
+#      recorded in this run, with no server behind them); the official MCP
+#      filesystem server (@modelcontextprotocol/server-filesystem);
+#   2. small reads over Streamable HTTP with 1, 8 and 64 clients (a
+#      session and a connection each): wap against the official SDK's
+#      Streamable HTTP server (bench/sdk-http-server.mjs);
+#   3. wap's RSS after 100k and 1M pipelined reads (stdio);
+#   4. a glob over stdio, one call at a time: wap and the filesystem server.
+# Prints markdown tables and the load average.  N=2 doubles the calls,
+# RSS=0 skips 3.
 #   bench/serve.sh [WAP]
 set -eu
 cd "$(dirname "$0")"
 WAP=$(cd .. && pwd)/${1:-wap}
 S=${N:-1}
+ROUNDS=${ROUNDS:-3}
+DEPTH=${DEPTH:-32}
 [ -d node_modules/@modelcontextprotocol/server-filesystem ] || npm ci --no-audit --no-fund >/dev/null 2>&1
 FS="node $(pwd)/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 D=$(mktemp -d /tmp/wap-bench.XXXXXX)
-trap 'kill $hp 2>/dev/null; rm -rf "$D"' EXIT
-hp=
+hp= sp=
+trap 'kill $hp $sp 2>/dev/null; rm -rf "$D"' EXIT
 echo "small file, read in every call" > "$D/small.txt"
 for d in $(seq 1 20); do
 	mkdir -p "$D/tree/d$d/sub"
 	for f in $(seq 1 25); do echo "int f$f;" > "$D/tree/d$d/f$f.c"; echo x > "$D/tree/d$d/sub/g$f.txt"; done
 done
+RD='{"path":"small.txt"}'
+C="node jsonl-client.mjs"
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# the replies wap gives, recorded for the client's ceiling
+calls=$((20000 * S))
+python3 - "$calls" "$RD" > "$D/req.jsonl" <<'PY'
+import json, sys
+n, args = int(sys.argv[1]), json.loads(sys.argv[2])
+print(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}))
+print(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+for i in range(1, n + 1):
+    print(json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "read", "arguments": args}}, separators=(",", ":")))
+PY
+"$WAP" serve --drain --root "$D" < "$D/req.jsonl" > "$D/replies.jsonl"
+
+echo "## stdio: small reads, $DEPTH in flight (load before: $(load))"
+echo
+echo "| round | client ceiling calls/s | wap calls/s | server-filesystem calls/s | wap / ceiling | wap / server-filesystem | wap p50 / p99 ms |"
+echo "|---|---|---|---|---|---|---|"
+: > "$D/ratios"
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+	ceil=$($C replay "$calls" "$DEPTH" read "$RD" "$D/replies.jsonl")
+	w=$($C stdio "$calls" "$DEPTH" read "$RD" -- "$WAP" serve --root "$D")
+	f=$($C stdio $((2000 * S)) "$DEPTH" read_text_file "{\"path\":\"$D/small.txt\"}" -- $FS "$D")
+	echo "$ceil" > "$D/c$r"; echo "$w" > "$D/w$r"; echo "$f" > "$D/f$r"
+	python3 - "$r" "$D/c$r" "$D/w$r" "$D/f$r" >> "$D/ratios" <<'PY'
+import json, sys
+c, w, f = (json.load(open(p)) for p in sys.argv[2:5])
+print(sys.argv[1], c["calls_per_s"], w["calls_per_s"], f["calls_per_s"],
+      w["calls_per_s"] / c["calls_per_s"], w["calls_per_s"] / f["calls_per_s"], w["p50_ms"], w["p99_ms"])
+PY
+	tail -n 1 "$D/ratios" | awk '{ printf "| %s | %d | %d | %d | %.2f | %.1f | %.3f / %.3f |\n", $1, $2, $3, $4, $5, $6, $7, $8 }'
+	r=$((r + 1))
+done
+# CPU per call, which the load does not change: wap fed the same calls
+# from a file, and the client alone (replay)
+wcpu=$(python3 -c 'import resource, subprocess, sys
+n, req, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+subprocess.run(cmd, stdin=open(req), stdout=subprocess.DEVNULL, check=True)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.2f" % ((r.ru_utime + r.ru_stime) * 1e6 / n))' "$calls" "$D/req.jsonl" "$WAP" serve --drain --root "$D")
+ccpu=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["client_cpu_us_per_call"])' "$D/c$ROUNDS")
+echo
+echo "CPU per call (user + system): wap $wcpu us (\`wap serve --drain\` fed the same $calls calls from a file), the client alone $ccpu us (replay)"
+sort -k5 -g "$D/ratios" | awk -v n="$ROUNDS" 'NR == int((n + 1) / 2) { printf "\nmedian wap / ceiling: %.2f; ", $5 }'
+sort -k6 -g "$D/ratios" | awk -v n="$ROUNDS" 'NR == int((n + 1) / 2) { printf "median wap / server-filesystem: %.1fx", $6 }'
+echo " (load after: $(load))"
+echo
+
+echo "## Streamable HTTP: small reads, one session and connection per client (load before: $(load))"
+echo
 "$WAP" serve --http 127.0.0.1:0 --no-auth --root "$D" 2>"$D/http.log" &
 hp=$!
-sleep 0.3
-U=http://127.0.0.1:$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$D/http.log")
+node sdk-http-server.mjs "$D" > "$D/sdk.url" 2>"$D/sdk.err" &
+sp=$!
+for i in $(seq 100); do
+	grep -q 'http://127.0.0.1' "$D/http.log" 2>/dev/null && [ -s "$D/sdk.url" ] && break
+	sleep 0.1
+done
+WU=http://127.0.0.1:$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$D/http.log" | head -n 1)
+SU=$(cat "$D/sdk.url")
+echo "| clients | server | calls | calls/s | p50 ms | p99 ms | peak RSS |"
+echo "|---|---|---|---|---|---|---|"
+for k in 1 8 64; do
+	n=$((5000 * S)); [ "$k" = 1 ] && n=$((3000 * S))
+	for who in wap sdk; do
+		if [ $who = wap ]; then
+			out=$($C http "$n" "$k" read "$RD" "$WU" "$hp")
+		else
+			out=$($C http $((n / 2)) "$k" read_text_file "$RD" "$SU" "$sp")
+		fi
+		echo "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); print("| %s | %s | %d | %d | %.3f | %.3f | %.1f MB |" % (sys.argv[1], sys.argv[2], j["calls"], j["calls_per_s"], j["p50_ms"], j["p99_ms"], j["rss_kb"] / 1024))' "$k" "$([ $who = wap ] && echo wap || echo "SDK StreamableHTTPServerTransport")"
+	done
+done
+kill $hp $sp 2>/dev/null || true
+wait $hp $sp 2>/dev/null || true
+hp= sp=
+echo
+echo "(load after: $(load))"
+echo
 
-row() { # LABEL SERVER TRANSPORT DEPTH N TOOL ARGS [CMD...]
-	label=$1 server=$2 tr=$3 depth=$4 n=$5 tool=$6 args=$7; shift 7
-	if [ "$tr" = http ]; then
-		r=$(node jsonl-client.mjs http "$n" "$depth" "$tool" "$args" "$U" "$hp")
-	else
-		r=$(node jsonl-client.mjs stdio "$n" "$depth" "$tool" "$args" -- "$@")
-	fi
-	echo "$r" | python3 -c 'import json,sys; j=json.load(sys.stdin); print("| %s | %s | %s | %s | %d | %d | %.3f | %.3f | %s |" % (sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], j["calls"], j["calls_per_s"], j["p50_ms"], j["p99_ms"], "%.1f MB" % (j["rss_kb"]/1024) if j["rss_kb"] else "?"))' "$label" "$server" "$tr" "$depth"
-}
-echo "| call | server | transport | in flight | calls | calls/s | p50 ms | p99 ms | peak RSS |"
-echo "|---|---|---|---|---|---|---|---|---|"
-RD='{"path":"small.txt"}' RF="{\"path\":\"$D/small.txt\"}"
-GW='{"pattern":"**/*.c"}' GF="{\"path\":\"$D\",\"pattern\":\"**/*.c\"}"
-row "read small file" wap stdio 1 $((3000 * S)) read "$RD" "$WAP" serve --root "$D"
-row "read small file" server-filesystem stdio 1 $((1000 * S)) read_text_file "$RF" $FS "$D"
-row "read small file" wap http 1 $((3000 * S)) read "$RD"
-row "read small file" wap stdio 8 $((5000 * S)) read "$RD" "$WAP" serve --root "$D"
-row "read small file" server-filesystem stdio 8 $((1000 * S)) read_text_file "$RF" $FS "$D"
-row "read small file" wap http 8 $((5000 * S)) read "$RD"
-row "glob **/*.c (500 of 1000 files)" wap stdio 1 $((300 * S)) glob "$GW" "$WAP" serve --root "$D"
-row "glob **/*.c (500 of 1000 files)" server-filesystem stdio 1 $((30 * S)) search_files "$GF" $FS "$D"
-row "glob **/*.c (500 of 1000 files)" wap http 1 $((300 * S)) glob "$GW"
-row "glob **/*.c (500 of 1000 files)" wap stdio 8 $((500 * S)) glob "$GW" "$WAP" serve --root "$D"
-row "glob **/*.c (500 of 1000 files)" server-filesystem stdio 8 $((30 * S)) search_files "$GF" $FS "$D"
-row "glob **/*.c (500 of 1000 files)" wap http 8 $((500 * S)) glob "$GW"
+if [ "${RSS:-1}" != 0 ]; then
+	echo "## RSS of wap serve (stdio), 1,000,000 pipelined reads (load before: $(load))"
+	echo
+	out=$(RSS_AT=1000,100000,1000000 $C stdio 1000000 "$DEPTH" read "$RD" -- "$WAP" serve --root "$D")
+	echo "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); a=j["rss_at"]; print("| after calls | 1,000 | 100,000 | 1,000,000 |\n|---|---|---|---|\n| RSS | %.1f MB | %.1f MB | %.1f MB |\n\n%d calls/s over the million" % (a["1000"]/1024, a["100000"]/1024, a["1000000"]/1024, j["calls_per_s"]))'
+	echo
+fi
+
+echo "## glob **/*.c (500 of 1,000 files), one call at a time (load before: $(load))"
+echo
+echo "| server | calls | calls/s | p50 ms | p99 ms |"
+echo "|---|---|---|---|---|"
+g=$($C stdio $((300 * S)) 1 glob '{"pattern":"**/*.c"}' -- "$WAP" serve --root "$D")
+echo "$g" | python3 -c 'import json,sys; j=json.load(sys.stdin); print("| wap | %d | %d | %.3f | %.3f |" % (j["calls"], j["calls_per_s"], j["p50_ms"], j["p99_ms"]))'
+g=$($C stdio $((30 * S)) 1 search_files "{\"path\":\"$D\",\"pattern\":\"**/*.c\"}" -- $FS "$D")
+echo "$g" | python3 -c 'import json,sys; j=json.load(sys.stdin); print("| server-filesystem | %d | %d | %.3f | %.3f |" % (j["calls"], j["calls_per_s"], j["p50_ms"], j["p99_ms"]))'
+echo
+echo "(load after: $(load); $(nproc) CPUs)"

@@ -17,5 +17,6 @@ run() { # TARGET SEED...
 }
 R=$(pwd)
 run glob "$R"/tests/fuzz/seeds-glob/*
+run json "$R"/tests/fuzz/seeds-json/* "$R"/tests/fuzz/seeds-jsonrpc/*
 run jsonrpc "$R"/tests/fuzz/seeds-jsonrpc/*
 run patch "$R"/tests/patches/*/patch

@@ -62,7 +62,8 @@ jcheck "tools/list pages: first page and a cursor" "$(echo "$out" | sed -n 1p)" 
 jcheck "tools/list pages: the cursor continues" "$(echo "$out" | sed -n 2p)" 'j["result"]["tools"][0]["name"] not in ("cp",) and len(j["result"]["tools"])<=2'
 all=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | wap serve)
 names=$(jget "$all" '" ".join(t["name"] for t in j["result"]["tools"])')
-same "wap profile: one tool per applet but serve" "$names" "$(wap --list | grep -vx serve | tr '\n' ' ' | sed 's/ $//')"
+# serve and acp drive the doors themselves (an MCP server, an ACP agent): no tools
+same "wap profile: one tool per applet but serve and acp" "$names" "$(wap --list | grep -vx 'serve\|acp' | tr '\n' ' ' | sed 's/ $//')"
 jcheck "every tool has schemas, title and annotations" "$all" 'all(t["inputSchema"]["type"]=="object" and t["outputSchema"]["type"]=="object" and t["title"] and t["description"] and t["annotations"]["openWorldHint"] is False and set(t["annotations"])>={"readOnlyHint","destructiveHint","idempotentHint"} for t in j["result"]["tools"])'
 jcheck "read is read-only, rm destructive" "$all" '[t["annotations"]["readOnlyHint"] for t in j["result"]["tools"] if t["name"]=="read"]==[True] and all(t["annotations"]["destructiveHint"] for t in j["result"]["tools"] if t["name"]=="rm")'
 

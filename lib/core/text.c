@@ -354,10 +354,10 @@ int wap_json_set_name(json_t *obj, const char *key, const char *s)
 	char bkey[64];
 	int rc;
 
+	if (wap_text_utf8_valid(s, n, NULL))
+		return json_object_set_new(obj, key, json_stringn_nocheck(s, n));
 	if (json_object_set_new(obj, key, wap_json_name(s)))
 		return -1;
-	if (wap_text_utf8_valid(s, n, NULL))
-		return 0;
 	snprintf(bkey, sizeof(bkey), "%sBytes", key);
 	wap_text_base64(&sb, s, n);
 	rc = sb.oom ? -1 : json_object_set_new(obj, bkey, json_stringn(sb.buf ? sb.buf : "", sb.len));

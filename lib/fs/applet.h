@@ -79,6 +79,9 @@ struct wap_opt {
 #define WAP_APPLET_NOTOOL	8u	/* not offered as a tool (serve itself) */
 #define WAP_APPLET_NOWS		16u	/* needs no workspace opened */
 #define WAP_APPLET_EXIT2	32u	/* CLI: every error exits 2 (grep, glob: as grep and rg) */
+#define WAP_APPLET_QUICK	64u	/* answers from one file or directory, within the
+				 * limits: a server runs it where the request was
+				 * read, as a hand-off to a worker costs more */
 
 struct wap_applet {
 	const char *name;

@@ -2,6 +2,7 @@
  * declarative option table; option help taken from the usage text. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -707,11 +708,22 @@ int wap_req_path(const struct wap_call *call, const json_t *req, const char *key
 	return wap_ws_rel(call->ws, json_string_value(v), json_string_length(v), rel, err);
 }
 
+static ssize_t sb_write(void *arg, const char *buf, size_t n)
+{
+	struct wap_sb *sb = arg;
+
+	wap_sb_add(sb, buf, n);
+	return sb->oom ? -1 : (ssize_t)n;
+}
+
+/* A stream into a wap_sb, not open_memstream: that one zeroes a buffer of
+ * its own first, which cost more than most renderings (every tool call
+ * makes one). */
 char *wap_render_text(const struct wap_applet *a, const json_t *res, const json_t *req)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct wap_sb sb = WAP_SB_INIT;
+	cookie_io_functions_t io = { .write = sb_write };
+	FILE *f = fopencookie(&sb, "w", io);
 
 	if (!f)
 		return NULL;
@@ -719,6 +731,9 @@ char *wap_render_text(const struct wap_applet *a, const json_t *res, const json_
 		a->render(res, req, f);
 	else
 		json_dumpf(res, f, JSON_INDENT(2));
-	fclose(f);
-	return buf;
+	if (fclose(f) || sb.oom) {
+		wap_sb_release(&sb);
+		return NULL;
+	}
+	return sb.buf ? wap_sb_detach(&sb) : strdup("");
 }

@@ -19,11 +19,16 @@
  * millisecond and a half of start-up that read and write need not pay. */
 static void blob_begin(struct sha1_ctx *c, size_t len)
 {
-	char hdr[32];
-	int n = snprintf(hdr, sizeof(hdr), "blob %zu", len);
+	char hdr[32], *p = hdr + sizeof(hdr);
 
+	*--p = 0;
+	do
+		*--p = (char)('0' + len % 10);
+	while (len /= 10);
+	p -= 5;
+	memcpy(p, "blob ", 5);
 	sha1_init(c);
-	sha1_update(c, (size_t)n + 1, (const uint8_t *)hdr);
+	sha1_update(c, (size_t)(hdr + sizeof(hdr) - p), (const uint8_t *)p);
 }
 
 static void blob_end(struct sha1_ctx *c, char out[WAP_VERSION_LEN + 1])
@@ -88,10 +93,34 @@ void wap_iso_time(const struct timespec *ts, char out[32])
 	struct tm tm;
 	time_t t = ts->tv_sec;
 
+	int year, ms = (int)(ts->tv_nsec / 1000000);
+
 	gmtime_r(&t, &tm);
-	snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, ts->tv_nsec / 1000000);
+	year = tm.tm_year + 1900;
+	if (year < 0 || year > 9999) {
+		snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, tm.tm_mon + 1,
+			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+		return;
+	}
+	/* by hand: every read and stat result carries one */
+	{
+		int v[] = { year / 100, year % 100, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+			    tm.tm_min, tm.tm_sec };
+		static const char sep[7] = { 0, 0, '-', '-', 'T', ':', ':' };
+		char *o = out;
+		for (int i = 0; i < 7; i++) {
+			if (sep[i])
+				*o++ = sep[i];
+			*o++ = (char)('0' + v[i] / 10);
+			*o++ = (char)('0' + v[i] % 10);
+		}
+		*o++ = '.';
+		*o++ = (char)('0' + ms / 100);
+		*o++ = (char)('0' + ms / 10 % 10);
+		*o++ = (char)('0' + ms % 10);
+		*o++ = 'Z';
+		*o = 0;
+	}
 }
 
 int wap_err_too_large(struct wap_err *err, const char *rel, long long size, size_t limit)

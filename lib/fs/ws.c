@@ -477,10 +477,14 @@ char *wap_ws_abs(const struct wap_ws *ws, const char *rel)
 {
 	struct wap_sb sb = WAP_SB_INIT;
 
-	if (!strcmp(rel, "."))
+	if (!strcmp(rel, ".")) {
 		wap_sb_adds(&sb, ws->root);
-	else
-		wap_sb_addf(&sb, "%s/%s", ws->confined ? ws->root : "", rel);
+	} else {
+		if (ws->confined)
+			wap_sb_adds(&sb, ws->root);
+		wap_sb_addc(&sb, '/');
+		wap_sb_adds(&sb, rel);
+	}
 	return wap_sb_detach(&sb);
 }
 

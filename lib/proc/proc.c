@@ -202,6 +202,11 @@ static int sweep_session(pid_t sid, int sig)
  * the supervisor finds them by the command's session in /proc (a process
  * that calls setsid() itself is out of reach then). */
 enum { SUP_NONE, SUP_SWEEP, SUP_SUBREAPER, SUP_PIDNS };
+/* not probed yet: the reaper tries a PID namespace first and probes only
+ * if it cannot have one (a command run by root saves the probe's fork) */
+#define SUP_TRY (SUP_PIDNS + 1)
+/* wap itself made the namespace (o->last): the child it forks is the init */
+#define SUP_DIRECT (SUP_PIDNS + 2)
 static const char *const sup_names[] = {
 	[SUP_NONE] = "none", [SUP_SWEEP] = "session-sweep",
 	[SUP_SUBREAPER] = "subreaper", [SUP_PIDNS] = "pid-namespace",
@@ -391,18 +396,12 @@ static int enter_pidns(void)
 static int sup_level = -1;
 static pthread_mutex_t sup_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int sup_probe(void)
+/* The level a throwaway child reaches; -1 if it could not be made. */
+static int probe_child(void)
 {
-	int st, level = -1;
-	const char *force = getenv("WAP_EXEC_SUPERVISOR");
-	pid_t p;
+	int st;
+	pid_t p = fork();
 
-	pthread_mutex_lock(&sup_lock);
-	if (sup_level >= 0) {
-		level = sup_level;
-		goto out;
-	}
-	p = fork();
 	if (p == 0) {
 		if (!enter_pidns())
 			_exit(SUP_PIDNS);
@@ -411,13 +410,28 @@ static int sup_probe(void)
 		_exit(sweep_session(getsid(0), 0) > 0 ? SUP_SWEEP : SUP_NONE);
 	}
 	if (p < 0)
-		goto out;
+		return -1;
 	while (waitpid(p, &st, 0) < 0)
 		if (errno != EINTR)
-			goto out;
+			return -1;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) > SUP_PIDNS)
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static int sup_probe(void)
+{
+	int level = -1;
+	const char *force = getenv("WAP_EXEC_SUPERVISOR");
+
+	pthread_mutex_lock(&sup_lock);
+	if (sup_level >= 0) {
+		level = sup_level;
 		goto out;
-	level = WEXITSTATUS(st);
+	}
+	level = probe_child();
+	if (level < 0)
+		goto out;
 	for (int i = 0; force && i <= SUP_PIDNS; i++)
 		if (!strcmp(force, sup_names[i]) && i < level)
 			level = i;
@@ -556,12 +570,36 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 		}
 	}
 	signal(SIGCHLD, SIG_DFL);	/* SIG_IGN would reap behind our back */
-	/* wap going away counts as a cancel */
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	/* wap going away counts as a cancel; when wap made the namespace
+	 * (DIRECT, o->last) this is its init, whose death ends it */
+	prctl(PR_SET_PDEATHSIG, level == SUP_DIRECT ? SIGKILL : SIGTERM);
+	if (level == SUP_DIRECT) {
+		/* (getppid() is 0 here: wap is outside.  Should wap die
+		 * before the prctl, this init still keeps the deadline.) */
+		setsid();
+		in_pidns = true;
+		supervise(o, io, &set);
+	}
 	if (getppid() != parent)
 		_exit(125);
 	setsid();
+	if (level == SUP_TRY) {
+		/* unshare(CLONE_NEWPID) alone changes nothing when it fails; a
+		 * user namespace might, so only a throwaway child tries that */
+		if (!unshare(CLONE_NEWPID)) {
+			level = SUP_PIDNS;
+			e = 0;
+			goto entered;
+		}
+		level = probe_child();
+		if (level <= SUP_NONE) {
+			fail_rec(io->status, WAP_E_DISABLED, "Command execution unavailable: no PID "
+				 "namespace, subreaper or /proc to hold the command's processes%s%s", "", "");
+			_exit(125);
+		}
+	}
 	e = level == SUP_PIDNS ? enter_pidns() : EPERM;
+entered:
 	if (e < 0) {
 		fail_rec(io->status, WAP_E_FAILED, "Cannot map the user namespace of the command%s%s",
 			 "", "");
@@ -756,11 +794,17 @@ static void closep(int *fd)
 	*fd = -1;
 }
 
+static void ns_back(int *fd)
+{
+	setns(*fd, CLONE_NEWPID);
+	closep(fd);
+}
+
 int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		 struct wap_err *err)
 {
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, inp[2] = { -1, -1 };
-	int statp[2] = { -1, -1 }, nullfd = -1, rc = -1;
+	int statp[2] = { -1, -1 }, nullfd = -1, rc = -1, ourns = -1;
 	struct cap *cap = NULL;
 	struct child_io io;
 	struct rec done = { 0 }, failed = { 0 }, r;
@@ -774,8 +818,26 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	memset(res, 0, sizeof(*res));
 	if (!o->argv || !o->argv[0] || !o->argv[0][0])
 		return wap_err_set(err, WAP_E_INVALID, "no command given");
-	/* never a command nothing can take down with its tree */
-	level = sup_probe();
+	/* never a command nothing can take down with its tree: as root the
+	 * reaper tries a PID namespace itself (the probe is a fork), else
+	 * the probe says what there is, once */
+	pthread_mutex_lock(&sup_lock);
+	level = sup_level;
+	pthread_mutex_unlock(&sup_lock);
+	if (level < 0 && geteuid() == 0 && !getenv("WAP_EXEC_SUPERVISOR"))
+		level = SUP_TRY;
+	else if (level < 0)
+		level = sup_probe();
+	/* a caller that ends after this call (wap exec) and may have a PID
+	 * namespace without a user namespace holds it itself: its child is
+	 * the namespace's init, one process fewer than a reaper forking one */
+	if (o->last && (level == SUP_TRY || level == SUP_PIDNS) &&
+	    (ourns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC)) >= 0) {
+		if (!unshare(CLONE_NEWPID))
+			level = SUP_DIRECT;
+		else
+			closep(&ourns);
+	}
 	if (level < 0)
 		return wap_err_set(err, WAP_E_FAILED, "Cannot start the command: %s",
 				   strerror(errno ? errno : EAGAIN));
@@ -819,6 +881,10 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	pthread_sigmask(SIG_BLOCK, &pipeset, &oldmask);
 
 	pid = fork();
+	/* wap's next children are born in its own namespace again: once the
+	 * init is gone nothing more could be (LeakSanitizer forks at exit) */
+	if (pid && ourns >= 0)
+		ns_back(&ourns);
 	if (pid < 0) {
 		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 		wap_err_set(err, WAP_E_FAILED, "Cannot start the command: %s", strerror(errno));
@@ -966,6 +1032,8 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	}
 	rc = 0;
 out:
+	if (ourns >= 0)
+		ns_back(&ourns);
 	closep(&outp[0]);
 	closep(&outp[1]);
 	closep(&errp[0]);

@@ -63,6 +63,9 @@ struct wap_proc_opts {
 	void (*output)(void *arg, const char *stream, const char *data, size_t len);
 	void *output_arg;
 	const struct wap_sandbox *sandbox;	/* applied in the command; may be NULL */
+	bool last;			/* the caller has one thread and ends after this
+					 * call: it may make the command's PID namespace
+					 * itself (its later children are born in it) */
 };
 
 struct wap_proc_stream {

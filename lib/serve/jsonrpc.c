@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "jsonrpc.h"
 
 static size_t max_message(const struct wap_rpc_limits *lim)
@@ -32,7 +33,7 @@ json_t *wap_rpc_parse(const char *buf, size_t len, const struct wap_rpc_limits *
 		*reply = wap_rpc_error(NULL, WAP_RPC_PARSE_ERROR, "Parse error: NUL byte in the message", NULL);
 		return NULL;
 	}
-	v = json_loadb(buf, len, JSON_DECODE_ANY, &je);
+	v = wap_json_loadb(buf, len, JSON_DECODE_ANY, &je);
 	if (!v) {
 		char msg[300];
 		enum json_error_code c = json_error_code(&je);
@@ -188,11 +189,7 @@ json_t *wap_rpc_request(const json_t *id, const char *method, json_t *params)
 
 char *wap_rpc_dump(const json_t *msg, size_t *len)
 {
-	char *s = json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY);
-
-	if (s && len)
-		*len = strlen(s);
-	return s;
+	return wap_json_dumps(msg, len);
 }
 
 static json_t *process_one(const json_t *v, wap_rpc_handler handler, void *arg)

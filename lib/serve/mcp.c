@@ -192,7 +192,7 @@ void wap_mcp_expect(struct wap_mcp_session *s, const json_t *id)
 
 	if (!c)
 		return;
-	c->id = json_deep_copy(id);
+	c->id = json_incref((json_t *)id);	/* ids are never changed: shared */
 	pthread_mutex_lock(&s->mu);
 	*s->calls_tail = c;
 	s->calls_tail = &c->next;
@@ -208,7 +208,7 @@ static struct inflight *start_call(struct wap_mcp_session *s, const json_t *id)
 	if (!c) {
 		c = calloc(1, sizeof(*c));
 		if (c) {
-			c->id = json_deep_copy(id);
+			c->id = json_incref((json_t *)id);
 			*s->calls_tail = c;
 			s->calls_tail = &c->next;
 		}
@@ -974,15 +974,50 @@ static json_t *acp_terminal(struct wap_mcp_session *s, const struct wap_rpc_msg 
 	return out;
 }
 
-bool wap_mcp_slow(const struct wap_mcp_session *s, const struct wap_rpc_msg *m)
+/* A call of a quick tool (read, stat: WAP_APPLET_QUICK) that asks for no
+ * progress runs where it was read: the hand-off to a worker and back cost
+ * more than the call.  Not while the client's roots are awaited: the call
+ * would wait for an answer only the thread it holds can read. */
+static bool quick(struct wap_mcp_session *s, const struct wap_rpc_msg *m, const struct wap_ptool *t)
 {
+	const struct wap_applet *a = t ? wap_applet_find(t->applet) : NULL;
+	bool pending;
+
+	if (!a || !(a->flags & WAP_APPLET_QUICK) || progress_token(m))
+		return false;
+	pthread_mutex_lock(&s->mu);
+	pending = s->roots_pending;
+	pthread_mutex_unlock(&s->mu);
+	return !pending;
+}
+
+bool wap_mcp_tool_call(const struct wap_mcp_session *s, const struct wap_rpc_msg *m)
+{
+	if (m->kind != WAP_RPC_REQUEST)
+		return false;
+	if (s->srv->profile->methods)
+		return wap_profile_tool(s->srv->profile, m->method) != NULL;
+	return !strcmp(m->method, "tools/call");
+}
+
+bool wap_mcp_slow(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
+{
+	const struct wap_ptool *t;
+	const char *name;
+
 	if (m->kind != WAP_RPC_REQUEST)
 		return false;
 	if (acp_terminal_method(s->srv->profile, m->method))
 		return !strcmp(m->method, "terminal/wait_for_exit");
-	if (s->srv->profile->methods)
-		return wap_profile_tool(s->srv->profile, m->method) != NULL;
-	return !strcmp(m->method, "tools/call");
+	if (s->srv->profile->methods) {
+		t = wap_profile_tool(s->srv->profile, m->method);
+		return t && !quick(s, m, t);
+	}
+	if (strcmp(m->method, "tools/call"))
+		return false;
+	name = json_string_value(json_object_get(m->params, "name"));
+	t = name ? wap_profile_tool(s->srv->profile, name) : NULL;
+	return !quick(s, m, t);
 }
 
 json_t *wap_mcp_handle(struct wap_mcp_session *s, const struct wap_rpc_msg *m,

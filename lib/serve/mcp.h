@@ -62,11 +62,15 @@ json_t *wap_mcp_handle(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 		       wap_mcp_send_fn send, void *arg);
 
 /* Does M take long enough to belong on a worker thread (tools/call and
- * the acp methods)?  A transport that queues it calls wap_mcp_expect()
+ * the acp methods, but for the quick tools: read, stat)?  A transport that queues it calls wap_mcp_expect()
  * first, so a notifications/cancelled arriving before the call starts is
  * not lost. */
-bool wap_mcp_slow(const struct wap_mcp_session *s, const struct wap_rpc_msg *m);
+bool wap_mcp_slow(struct wap_mcp_session *s, const struct wap_rpc_msg *m);
 void wap_mcp_expect(struct wap_mcp_session *s, const json_t *id);
+/* Is M a tool call (tools/call, or a method of a profile's tool)?  A
+ * transport runs a quick one where it was read only when no call of the
+ * session is queued or running, so calls start in the order they came. */
+bool wap_mcp_tool_call(const struct wap_mcp_session *s, const struct wap_rpc_msg *m);
 
 /* Does M (a tools/call) ask for progress (params._meta.progressToken)? */
 bool wap_mcp_wants_progress(const struct wap_rpc_msg *m);

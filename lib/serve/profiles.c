@@ -1064,18 +1064,21 @@ static void build_applet_tools(void)
 	}
 }
 
+static const struct wap_ptool *profile_src(const struct wap_profile *p)
+{
+	if (p->all_applets) {
+		pthread_once(&applet_once, build_applet_tools);
+		return applet_tools ? applet_tools : no_tools;
+	}
+	return p->tools;
+}
+
 const struct wap_ptool **wap_profile_tools(const struct wap_profile *p, size_t *n)
 {
-	const struct wap_ptool *src;
+	const struct wap_ptool *src = profile_src(p);
 	const struct wap_ptool **out;
 	size_t k = 0, cap = 0;
 
-	if (p->all_applets) {
-		pthread_once(&applet_once, build_applet_tools);
-		src = applet_tools ? applet_tools : no_tools;
-	} else {
-		src = p->tools;
-	}
 	while (src[cap].name)
 		cap++;
 	out = calloc(cap + 1, sizeof(*out));
@@ -1090,15 +1093,14 @@ const struct wap_ptool **wap_profile_tools(const struct wap_profile *p, size_t *
 	return out;
 }
 
+/* (every call looks its tool up: no list is made for it) */
 const struct wap_ptool *wap_profile_tool(const struct wap_profile *p, const char *name)
 {
-	size_t n;
-	const struct wap_ptool **v = wap_profile_tools(p, &n), *t = NULL;
+	const struct wap_ptool *src = profile_src(p), *t = NULL;
 
-	for (size_t i = 0; v && i < n; i++)
-		if (!strcmp(v[i]->name, name))
-			t = v[i];
-	free(v);
+	for (size_t i = 0; src[i].name; i++)
+		if (!strcmp(src[i].name, name) && wap_applet_find(src[i].applet))
+			t = &src[i];
 	return t;
 }
 

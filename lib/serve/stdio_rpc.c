@@ -6,42 +6,98 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "stdio_rpc.h"
 #include "workers.h"
+
+/* The replies go out through one buffer: whoever adds to it while no one
+ * writes becomes the writer and writes all there is, in one write(2), until
+ * the buffer is empty (what others add meanwhile goes in the same loop).
+ * The reader holds back the replies of the calls it ran itself until it
+ * has handled every line it read, so a pipelining client gets many replies
+ * in a write, not one each. */
+#define OUT_HELD 65536		/* the reader writes past this much held back */
+#define OUT_MAX (1 << 20)	/* past this a sender waits for the writer */
 
 struct out {
 	int fd;
 	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct wap_sb buf, spare;
+	bool writing;
 	bool dead;
 };
 
+/* Write what is buffered until nothing is; called and returns with o->mu
+ * held, which it lets go while writing. */
+static void out_drain(struct out *o)
+{
+	o->writing = true;
+	while (o->buf.len && !o->dead) {
+		struct wap_sb w = o->buf;
+		size_t off = 0;
+
+		o->buf = o->spare;
+		o->buf.len = 0;
+		pthread_cond_broadcast(&o->cv);	/* room again */
+		pthread_mutex_unlock(&o->mu);
+		while (off < w.len) {
+			ssize_t n = write(o->fd, w.buf + off, w.len - off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			off += n;
+		}
+		pthread_mutex_lock(&o->mu);
+		if (off < w.len)
+			o->dead = true;	/* the reader went away: drop what follows */
+		o->spare = w;
+	}
+	if (o->dead)
+		o->buf.len = 0;
+	o->writing = false;
+	pthread_cond_broadcast(&o->cv);
+}
+
+/* MSG as a line in the buffer; written now unless HOLD (the reader's). */
+static void out_put(struct out *o, const json_t *msg, bool hold)
+{
+	pthread_mutex_lock(&o->mu);
+	/* a client that reads no replies: senders wait, calls stop */
+	while (o->buf.len > OUT_MAX && o->writing && !o->dead)
+		pthread_cond_wait(&o->cv, &o->mu);
+	if (!o->dead) {
+		size_t was = o->buf.len;
+		if (wap_json_dump(msg, &o->buf) || !wap_sb_grow(&o->buf, 1)) {
+			o->buf.len = was;	/* not sendable (or no memory): dropped */
+			o->buf.oom = false;
+		} else {
+			o->buf.buf[o->buf.len++] = '\n';
+		}
+	}
+	if (!o->writing && (!hold || o->buf.len > OUT_HELD))
+		out_drain(o);
+	pthread_mutex_unlock(&o->mu);
+}
+
+static void out_flush(struct out *o)
+{
+	pthread_mutex_lock(&o->mu);
+	if (!o->writing)
+		out_drain(o);
+	pthread_mutex_unlock(&o->mu);
+}
+
 static void out_send(void *arg, const json_t *msg)
 {
-	struct out *o = arg;
-	size_t len, off = 0;
-	char *s = wap_rpc_dump(msg, &len), *line;
+	out_put(arg, msg, false);
+}
 
-	if (!s)
-		return;
-	line = realloc(s, len + 1);
-	if (!line) {
-		free(s);
-		return;
-	}
-	line[len++] = '\n';
-	pthread_mutex_lock(&o->mu);
-	while (!o->dead && off < len) {
-		ssize_t n = write(o->fd, line + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			o->dead = true;	/* the reader went away: drop what follows */
-			break;
-		}
-		off += n;
-	}
-	pthread_mutex_unlock(&o->mu);
-	free(line);
+/* what the reader sends while handling a line: written with the rest */
+static void out_send_held(void *arg, const json_t *msg)
+{
+	out_put(arg, msg, true);
 }
 
 /* Calls queued or running at most: past it the reader stops reading, so a
@@ -87,7 +143,17 @@ static json_t *batch_handler(void *arg, const struct wap_rpc_msg *m)
 {
 	struct ctx *c = arg;
 
-	return wap_mcp_handle(c->s, m, out_send, c->out);
+	return wap_mcp_handle(c->s, m, out_send_held, c->out);
+}
+
+static bool busy(struct ctx *c)
+{
+	int n;
+
+	pthread_mutex_lock(&c->mu);
+	n = c->pending;
+	pthread_mutex_unlock(&c->mu);
+	return n > 0;
 }
 
 static void handle_line(struct ctx *c, struct wap_workers *w, const struct wap_rpc_limits *lim,
@@ -116,7 +182,9 @@ static void handle_line(struct ctx *c, struct wap_workers *w, const struct wap_r
 		json_decref(v);
 		goto send;
 	}
-	if (w && wap_mcp_slow(c->s, &m)) {
+	/* a quick call runs here, but not past calls still queued or running:
+	 * a read sent after a write reads what the write wrote */
+	if (w && (wap_mcp_slow(c->s, &m) || (wap_mcp_tool_call(c->s, &m) && busy(c)))) {
 		struct job *j = malloc(sizeof(*j));
 		if (j) {
 			j->ctx = c;
@@ -135,11 +203,11 @@ static void handle_line(struct ctx *c, struct wap_workers *w, const struct wap_r
 			free(j);
 		}
 	}
-	reply = wap_mcp_handle(c->s, &m, out_send, c->out);
+	reply = wap_mcp_handle(c->s, &m, out_send_held, c->out);
 	json_decref(v);
 send:
 	if (reply)
-		out_send(c->out, reply);
+		out_send_held(c->out, reply);
 	json_decref(reply);
 }
 
@@ -157,6 +225,7 @@ int wap_stdio_serve(struct wap_mcp_server *srv, const struct wap_stdio_opts *o)
 	if (!buf)
 		return -1;
 	pthread_mutex_init(&out.mu, NULL);
+	pthread_cond_init(&out.cv, NULL);
 	snprintf(sid, sizeof(sid), "stdio-%ld", (long)getpid());
 	c.s = wap_mcp_session_new(srv, sid);
 	c.out = &out;
@@ -185,6 +254,8 @@ int wap_stdio_serve(struct wap_mcp_server *srv, const struct wap_stdio_opts *o)
 				cap *= 2;
 			}
 		}
+		/* what the lines read so far answered goes out before we wait */
+		out_flush(&out);
 		n = read(o->in_fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -204,7 +275,7 @@ int wap_stdio_serve(struct wap_mcp_server *srv, const struct wap_stdio_opts *o)
 				snprintf(msg, sizeof(msg), "Invalid Request: message of %zu bytes is over the limit of %zu",
 					 skipped + l, max);
 				e = wap_rpc_error(NULL, WAP_RPC_INVALID_REQUEST, msg, NULL);
-				out_send(&out, e);
+				out_send_held(&out, e);
 				json_decref(e);
 				skipping = false;
 				skipped = 0;
@@ -220,14 +291,19 @@ int wap_stdio_serve(struct wap_mcp_server *srv, const struct wap_stdio_opts *o)
 	 * still runs is cancelled first, then the workers are joined, so a
 	 * long exec or grep stops now, not at its timeout.  --drain (scripts
 	 * piping requests in) lets the calls finish and answer first. */
+	out_flush(&out);
 	if (!o->drain)
 		wap_mcp_session_cancel_all(c.s);
 	wap_workers_free(w);
+	out_flush(&out);	/* (the workers wrote theirs; nothing is left) */
 	wap_mcp_session_cancel_all(c.s);
 	wap_mcp_session_unref(c.s);
 	pthread_mutex_destroy(&c.mu);
 	pthread_cond_destroy(&c.cv);
 	pthread_mutex_destroy(&out.mu);
+	pthread_cond_destroy(&out.cv);
+	wap_sb_release(&out.buf);
+	wap_sb_release(&out.spare);
 	free(buf);
 	return rc;
 }

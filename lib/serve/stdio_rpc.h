@@ -2,7 +2,9 @@
  * newline-delimited JSON-RPC, one message a line, nothing else on the
  * output.  Requests that take long (tools/call) run on a worker pool so the
  * reader keeps going (cancellation, ping, concurrent calls); their replies
- * may come in another order than the requests, as JSON-RPC allows. */
+ * may come in another order than the requests, as JSON-RPC allows.  The
+ * rest, quick calls (read, stat) included, run on the reader, and what
+ * they answer goes out together once the lines read so far are handled. */
 #ifndef WAP_STDIO_RPC_H
 #define WAP_STDIO_RPC_H
 
