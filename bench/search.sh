@@ -7,6 +7,10 @@
 #   ROUNDS=7 bench/search.sh        more rounds
 #   ONLY=PM_RESUME bench/search.sh  queries whose name contains the word
 #   JS=2 GIT=0 bench/search.sh      only -j2; skip the git work tree part
+#   bench/search.sh --busy 2        the same with 2 CPU-burning processes
+#   BUSY=2 bench/search.sh          running beside every timing (a busy CI
+#                                   machine); the table's threads column
+#                                   says "-j2 busy2"
 #
 # The corpus has no .git, so ignore files do not apply to rg and fd; wap is
 # run with --no-ignore --no-default-excludes and rg with -uu (hidden files,
@@ -25,6 +29,15 @@
 # the reported time is the median of the round medians.  Ratio = wap / peer
 # (below 1: wap is faster).
 set -eu
+BUSY=${BUSY:-0}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--busy) BUSY=$2; shift 2 ;;
+	--busy=*) BUSY=${1#--busy=}; shift ;;
+	*) echo "usage: bench/search.sh [--busy N]" >&2; exit 2 ;;
+	esac
+done
+case $BUSY in ''|*[!0-9]*) echo "bench: --busy takes a number" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")/.." && pwd)
 WAP=${WAP:-$here/wap}
 CORPUS=${CORPUS:-/work/corpus/linux-source-6.1}
@@ -124,11 +137,13 @@ args = ["hyperfine", "-N", "--output=pipe", "-i", "--warmup", "1", "--runs", run
         "--export-json", f"{out}/h.json"]
 for lab, c in cmds:
     args += ["-n", lab, c]
+load0 = float(open("/proc/loadavg").read().split()[0])
 subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+load = (load0 + float(open("/proc/loadavg").read().split()[0])) / 2
 res = json.load(open(f"{out}/h.json"))["results"]
 with open(f"{out}/results.tsv", "a") as fh:
     for r in res:
-        fh.write(f"{label}\t{name}\t{r['command']}\t{rnd}\t{r['median']}\n")
+        fh.write(f"{label}\t{name}\t{r['command']}\t{rnd}\t{r['median']}\t{load:.2f}\n")
 PY
 		done
 		round=$((round + 1))
@@ -136,8 +151,24 @@ PY
 }
 
 : > "$OUT/results.tsv"
+# --busy N: N processes burning CPU for as long as the timings run (each a
+# shell spinning on a builtin: no I/O, no memory), stopped by their pids
+busy_pids=
+stop_busy() {
+	for p in $busy_pids; do kill "$p" 2>/dev/null || true; done
+	busy_pids=
+}
+trap stop_busy EXIT INT TERM
+k=0
+while [ "$k" -lt "$BUSY" ]; do
+	sh -c 'while :; do :; done' &
+	busy_pids="$busy_pids $!"
+	k=$((k + 1))
+done
+sfx=
+[ "$BUSY" -gt 0 ] && sfx=" busy$BUSY"
 for j in $JS; do
-	run_set "-j$j" "$CORPUS" queries "$j"
+	run_set "-j$j$sfx" "$CORPUS" queries "$j"
 done
 if [ "$GIT" = 1 ]; then
 	GT=$(dirname "$CORPUS")/linux-git
@@ -149,29 +180,34 @@ if [ "$GIT" = 1 ]; then
 		git -C "$GT" init -q .
 	fi
 	for j in $JS; do
-		run_set "-j$j" "$GT" gitqueries "$j"
+		run_set "-j$j$sfx" "$GT" gitqueries "$j"
 	done
 fi
+stop_busy
 
 python3 - "$OUT/results.tsv" <<'PY'
 import statistics, sys
 from collections import OrderedDict
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 data = OrderedDict()
-for label, name, tool, rnd, med in rows:
+loads = {}
+for label, name, tool, rnd, med, load in rows:
     data.setdefault((label, name), OrderedDict()).setdefault(tool, []).append(float(med))
-print("| threads | query | wap | peer | peer time | wap/peer |")
-print("|---|---|---|---|---|---|")
+    loads.setdefault((label, name), []).append(float(load))
+# the load average (1 min) while the row was timed: median over its rounds
+print("| threads | query | wap | peer | peer time | wap/peer | load |")
+print("|---|---|---|---|---|---|---|")
 for (label, name), tools in data.items():
     if "wap" not in tools:
         continue
     w = statistics.median(tools["wap"])
+    ld = statistics.median(loads[(label, name)])
     peers = [(t, statistics.median(v)) for t, v in tools.items() if t != "wap"]
     for k, (t, m) in enumerate(peers):
         q = name.replace("|", "\\|")
         if k == 0:
-            print(f"| {label} | `{q}` | {w*1000:.0f} ms | {t} | {m*1000:.0f} ms | {w/m:.2f}x |")
+            print(f"| {label} | `{q}` | {w*1000:.0f} ms | {t} | {m*1000:.0f} ms | {w/m:.2f}x | {ld:.1f} |")
         else:
-            print(f"| | | | {t} | {m*1000:.0f} ms | {w/m:.2f}x |")
+            print(f"| | | | {t} | {m*1000:.0f} ms | {w/m:.2f}x | |")
 PY
 echo "(raw data: $OUT/results.tsv)" >&2
