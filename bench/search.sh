@@ -22,6 +22,8 @@
 #
 # The "floor: walk+stat" row (bench/statfloor.c) is a bare C walk with one
 # fstatat per file and nothing else: what any newest-first listing costs.
+# Peers that stat every file as wap's newest-first order must: `fd -l`
+# (fd's long listing, `ls -l` in batches) and `find -printf %T@`.
 #
 # Output goes to a pipe (hyperfine --output=pipe): no tool can special-case
 # /dev/null.  Commands alternate: each round runs every query once more for
@@ -101,11 +103,13 @@ queries() {
 	one '-c PM_RESUME' "grep -j$j $u -c PM_RESUME" rg "rg -j$j $r -c PM_RESUME"
 	one '--jsonl PM_RESUME' "grep -j$j $u --jsonl PM_RESUME" "rg --json" "rg -j$j $r --json PM_RESUME"
 	g="--no-ignore --no-default-excludes -m0"
-	one 'glob **/*.c' "glob -j$j $g **/*.c" "fd -e c" "fdfind -j$j -HI -e c" find "find . -name *.c"
+	one 'glob **/*.c' "glob -j$j $g **/*.c" "fd -e c" "fdfind -j$j -HI -e c" find "find . -name *.c" \
+		"fd -e c -l" "fdfind -j$j -HI -e c -l" "find -printf %T@" "find . -name *.c -printf %T@:%p\n"
 	one 'glob **/*.c --sort path' "glob -j$j $g --sort path **/*.c" "fd -e c" "fdfind -j$j -HI -e c"
 	one 'glob **/*.h' "glob -j$j $g **/*.h" "fd -g" "fdfind -j$j -HI -g **/*.h" find "find . -name *.h"
 	one 'glob ** (all files)' "glob -j$j $g --type f **" "fd -t f" "fdfind -j$j -HI -t f" find "find . -type f" \
-		"floor: walk+stat" "$OUT/statfloor -s $j"
+		"floor: walk+stat" "$OUT/statfloor -s $j" \
+		"fd -t f -l" "fdfind -j$j -HI -t f -l" "find -printf %T@" "find . -type f -printf %T@:%p\n"
 	one 'glob ** (all files) --sort path' "glob -j$j $g --type f --sort path **" "fd -t f" "fdfind -j$j -HI -t f"
 }
 
@@ -143,7 +147,8 @@ load = (load0 + float(open("/proc/loadavg").read().split()[0])) / 2
 res = json.load(open(f"{out}/h.json"))["results"]
 with open(f"{out}/results.tsv", "a") as fh:
     for r in res:
-        fh.write(f"{label}\t{name}\t{r['command']}\t{rnd}\t{r['median']}\t{load:.2f}\n")
+        fh.write(f"{label}\t{name}\t{r['command']}\t{rnd}\t{r['median']}\t{load:.2f}\t"
+                 f"{r['user'] + r['system']}\n")
 PY
 		done
 		round=$((round + 1))
@@ -190,24 +195,30 @@ import statistics, sys
 from collections import OrderedDict
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 data = OrderedDict()
-loads = {}
-for label, name, tool, rnd, med, load in rows:
+loads, cpus = {}, {}
+for label, name, tool, rnd, med, load, cpu in rows:
     data.setdefault((label, name), OrderedDict()).setdefault(tool, []).append(float(med))
+    cpus.setdefault((label, name), OrderedDict()).setdefault(tool, []).append(float(cpu))
     loads.setdefault((label, name), []).append(float(load))
-# the load average (1 min) while the row was timed: median over its rounds
-print("| threads | query | wap | peer | peer time | wap/peer | load |")
-print("|---|---|---|---|---|---|---|")
+# the load average (1 min) while the row was timed: median over its rounds;
+# CPU: user + system time (mean of a round, median of the rounds), which a
+# busy machine disturbs less than the wall-clock time
+print("| threads | query | wap | peer | peer time | wap/peer | wap/peer CPU | load |")
+print("|---|---|---|---|---|---|---|---|")
 for (label, name), tools in data.items():
     if "wap" not in tools:
         continue
     w = statistics.median(tools["wap"])
+    wc = statistics.median(cpus[(label, name)]["wap"])
     ld = statistics.median(loads[(label, name)])
-    peers = [(t, statistics.median(v)) for t, v in tools.items() if t != "wap"]
-    for k, (t, m) in enumerate(peers):
+    peers = [(t, statistics.median(v), statistics.median(cpus[(label, name)][t]))
+             for t, v in tools.items() if t != "wap"]
+    for k, (t, m, c) in enumerate(peers):
         q = name.replace("|", "\\|")
+        cr = f"{wc/c:.2f}x" if c > 0 else ""
         if k == 0:
-            print(f"| {label} | `{q}` | {w*1000:.0f} ms | {t} | {m*1000:.0f} ms | {w/m:.2f}x | {ld:.1f} |")
+            print(f"| {label} | `{q}` | {w*1000:.0f} ms | {t} | {m*1000:.0f} ms | {w/m:.2f}x | {cr} | {ld:.1f} |")
         else:
-            print(f"| | | | {t} | {m*1000:.0f} ms | {w/m:.2f}x | |")
+            print(f"| | | | {t} | {m*1000:.0f} ms | {w/m:.2f}x | {cr} | |")
 PY
 echo "(raw data: $OUT/results.tsv)" >&2
