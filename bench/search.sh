@@ -6,6 +6,7 @@
 #   bench/search.sh                 every query: 2 threads, then -j1, then git
 #   ROUNDS=7 bench/search.sh        more rounds
 #   ONLY=PM_RESUME bench/search.sh  queries whose name contains the word
+#   ONLY=RESUME,resume              ... or one of the words
 #   JS=2 GIT=0 bench/search.sh      only -j2; skip the git work tree part
 #   bench/search.sh --busy 2        the same with 2 CPU-burning processes
 #   BUSY=2 bench/search.sh          running beside every timing (a busy CI
@@ -130,7 +131,13 @@ run_set() { # LABEL DIR GENERATOR J
 		warm
 		"$gen" "$j" | while IFS= read -r line; do
 			name=${line%%"$(printf '\t')"*}
-			case $name in *"${ONLY:-}"*) ;; *) continue ;; esac
+			want=${ONLY:+no}
+			oifs=$IFS; IFS=,; set -f
+			for o in ${ONLY:-}; do
+				case $name in *"$o"*) want= ;; esac
+			done
+			IFS=$oifs; set +f
+			[ -z "$want" ] || continue
 			python3 - "$label" "$line" "$OUT" "$round" "$RUNS" <<'PY'
 import json, subprocess, sys
 label, line, out, rnd, runs = sys.argv[1:6]
