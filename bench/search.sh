@@ -27,7 +27,8 @@
 # (fd's long listing, `ls -l` in batches) and `find -printf %T@`.
 #
 # Output goes to a pipe (hyperfine --output=pipe): no tool can special-case
-# /dev/null.  Commands alternate: each round runs every query once more for
+# /dev/null.  Every tool prints the same lines (path:line:text: rg and grep
+# get -n, which a pipe does not turn on; rg's order differs, not its set).  Commands alternate: each round runs every query once more for
 # every tool (hyperfine --warmup 1 --runs RUNS), after warming the cache;
 # the reported time is the median of the round medians.  Ratio = wap / peer
 # (below 1: wap is faster).
@@ -96,10 +97,10 @@ queries() {
 	}
 	u="--no-ignore --no-default-excludes -m0"
 	r="-uu --no-config"
-	one 'PM_RESUME' "grep -j$j $u PM_RESUME" rg "rg -j$j $r PM_RESUME" grep "grep -r PM_RESUME ."
-	one '-i pm_resume' "grep -j$j $u -i pm_resume" rg "rg -j$j $r -i pm_resume" grep "grep -ri pm_resume ."
-	one '\w+_resume\b' "grep -j$j $u \\w+_resume\\b" rg "rg -j$j $r \\w+_resume\\b" "grep -E" "grep -rE \\w+_resume\\b ."
-	one 'PM_RESUME|PM_SUSPEND' "grep -j$j $u PM_RESUME|PM_SUSPEND" rg "rg -j$j $r PM_RESUME|PM_SUSPEND" "grep -E" "grep -rE PM_RESUME|PM_SUSPEND ."
+	one 'PM_RESUME' "grep -j$j $u PM_RESUME" rg "rg -j$j $r -n PM_RESUME" grep "grep -rn PM_RESUME ."
+	one '-i pm_resume' "grep -j$j $u -i pm_resume" rg "rg -j$j $r -n -i pm_resume" grep "grep -rni pm_resume ."
+	one '\w+_resume\b' "grep -j$j $u \\w+_resume\\b" rg "rg -j$j $r -n \\w+_resume\\b" "grep -E" "grep -rnE \\w+_resume\\b ."
+	one 'PM_RESUME|PM_SUSPEND' "grep -j$j $u PM_RESUME|PM_SUSPEND" rg "rg -j$j $r -n PM_RESUME|PM_SUSPEND" "grep -E" "grep -rnE PM_RESUME|PM_SUSPEND ."
 	one '-l PM_RESUME' "grep -j$j $u -l PM_RESUME" rg "rg -j$j $r -l PM_RESUME" grep "grep -rl PM_RESUME ."
 	one '-c PM_RESUME' "grep -j$j $u -c PM_RESUME" rg "rg -j$j $r -c PM_RESUME"
 	one '--jsonl PM_RESUME' "grep -j$j $u --jsonl PM_RESUME" "rg --json" "rg -j$j $r --json PM_RESUME"
@@ -117,8 +118,8 @@ queries() {
 gitqueries() {
 	w=$WAP j=$1
 	tab=$(printf '\t')
-	printf '%s\n' "git: PM_RESUME$tab$w grep -j$j -m0 PM_RESUME${tab}rg${tab}rg -j$j --no-config PM_RESUME"
-	printf '%s\n' "git: \\w+_resume\\b$tab$w grep -j$j -m0 \\w+_resume\\b${tab}rg${tab}rg -j$j --no-config \\w+_resume\\b"
+	printf '%s\n' "git: PM_RESUME$tab$w grep -j$j -m0 PM_RESUME${tab}rg${tab}rg -j$j --no-config -n PM_RESUME"
+	printf '%s\n' "git: \\w+_resume\\b$tab$w grep -j$j -m0 \\w+_resume\\b${tab}rg${tab}rg -j$j --no-config -n \\w+_resume\\b"
 	printf '%s\n' "git: glob **/*.c$tab$w glob -j$j -m0 **/*.c${tab}fd -e c${tab}fdfind -j$j -e c"
 	printf '%s\n' "git: glob **/*.c --sort path$tab$w glob -j$j -m0 --sort path **/*.c${tab}fd -e c${tab}fdfind -j$j -e c"
 }
@@ -148,6 +149,23 @@ args = ["hyperfine", "-N", "--output=pipe", "-i", "--warmup", "1", "--runs", run
         "--export-json", f"{out}/h.json"]
 for lab, c in cmds:
     args += ["-n", lab, c]
+if rnd == "1":
+    # the same output as the first peer: lines sorted ("./" dropped), or
+    # for JSON messages the (path, line) of every match
+    def lines(c):
+        o = subprocess.run(c.split(" "), capture_output=True, stdin=subprocess.DEVNULL).stdout.decode("utf-8", "replace")
+        if {"--json", "--jsonl"} & set(c.split(" ")):
+            ms = set()
+            for l in o.splitlines():
+                m = json.loads(l)
+                if m["type"] == "match":
+                    d = m["data"]
+                    ms.add((d["path"].get("text", "").removeprefix("./"), d["line_number"]))
+            return sorted(ms)
+        return sorted(l.removeprefix("./") for l in o.splitlines())
+    same = lines(cmds[0][1]) == lines(cmds[1][1])
+    with open(f"{out}/same.tsv", "a") as fh:
+        fh.write(f"{label}\t{name}\t{cmds[1][0]}\t{'same' if same else 'DIFFERENT'}\n")
 load0 = float(open("/proc/loadavg").read().split()[0])
 subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 load = (load0 + float(open("/proc/loadavg").read().split()[0])) / 2
@@ -228,4 +246,9 @@ for (label, name), tools in data.items():
         else:
             print(f"| | | | {t} | {m*1000:.0f} ms | {w/m:.2f}x | {cr} | |")
 PY
+if [ -s "$OUT/same.tsv" ]; then
+	echo
+	echo "Output of wap against the first peer (sorted lines; JSON: the matches):"
+	sort -u "$OUT/same.tsv" | awk -F'\t' '{ printf "- %s `%s` vs %s: %s\n", $1, $2, $3, $4 }'
+fi
 echo "(raw data: $OUT/results.tsv)" >&2
