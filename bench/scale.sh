@@ -15,8 +15,9 @@
 # slope is the least-squares time per copy; "t4/t1" near 4 is linear.
 #
 # Big file: SCALE/big/big.txt, the tree's .c files concatenated up to 2 GiB.
-# `wap grep -m0 PM_RESUME big.txt` against `rg PM_RESUME big.txt` (rg maps a
-# single file; --no-mmap as a second peer reads it), timed with hyperfine,
+# `wap grep -m0 PM_RESUME big.txt` against `rg -n -H PM_RESUME big.txt` (the
+# same lines; rg maps a single file, --no-mmap as a second peer reads it),
+# timed with hyperfine,
 # and the peak resident size of each from /usr/bin/time -v (a mapped file's
 # touched pages count as resident).  The outputs are compared line for line.
 #
@@ -108,7 +109,7 @@ case " $PART " in *" tree "*)
 		cmp -s "$OUT/w.glob" "$OUT/f.glob" || echo "bench: x$n: glob output differs from fd's" >&2
 		timeit "grep PM_RESUME x$n" "$d" \
 			wap "$WAP grep -j$J --no-ignore --no-default-excludes -m0 PM_RESUME" \
-			rg "rg -j$J -uu --no-config PM_RESUME"
+			rg "rg -j$J -uu --no-config -n PM_RESUME"
 		timeit "glob **/*.c x$n" "$d" \
 			wap "$WAP glob -j$J --no-ignore --no-default-excludes -m0 **/*.c" \
 			fd "fdfind -j$J -HI -e c"
@@ -148,8 +149,8 @@ PY
 	for t in wap rg rg-no-mmap; do
 		case $t in
 		wap) c="$WAP grep -m0 PM_RESUME big.txt" ;;
-		rg) c="rg --no-config PM_RESUME big.txt" ;;
-		*) c="rg --no-config --no-mmap PM_RESUME big.txt" ;;
+		rg) c="rg --no-config -n -H PM_RESUME big.txt" ;;
+		*) c="rg --no-config -n -H --no-mmap PM_RESUME big.txt" ;;
 		esac
 		(cd "$B" && /usr/bin/time -v $c > /dev/null 2> "$OUT/time.$t") || true
 		rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$OUT/time.$t")
@@ -157,8 +158,8 @@ PY
 	done
 	timeit "grep 2 GiB file" "$B" \
 		wap "$WAP grep -m0 PM_RESUME big.txt" \
-		rg "rg --no-config PM_RESUME big.txt" \
-		"rg --no-mmap" "rg --no-config --no-mmap PM_RESUME big.txt"
+		rg "rg --no-config -n -H PM_RESUME big.txt" \
+		"rg --no-mmap" "rg --no-config -n -H --no-mmap PM_RESUME big.txt"
 	echo "big file: $(wc -c < "$B/big.txt") bytes, $(wc -l < "$OUT/w.big") matching lines, same lines as rg -n: $same" >&2
 ;; esac
 stop_busy
