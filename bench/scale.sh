@@ -36,6 +36,8 @@ PART=${PART:-tree big}
 BUSY=${BUSY:-0}
 OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/wap-scale.XXXXXX")}
 mkdir -p "$OUT"
+# REPORT=1 OUT=DIR: only print the tables of the run kept in DIR
+[ "${REPORT:-0}" = 1 ] && PART= BUSY=0
 
 need() { command -v "$1" >/dev/null 2>&1 || { echo "bench: $1 is needed ($2)" >&2; exit 2; }; }
 need hyperfine "apt-get install hyperfine"
@@ -80,7 +82,7 @@ PY
 
 warm() { rg -uuu --no-config -c zzz_no_such_text_zzz "$1" >/dev/null 2>&1 || true; }
 
-: > "$OUT/results.tsv"
+[ "${REPORT:-0}" = 1 ] || : > "$OUT/results.tsv"
 case " $PART " in *" tree "*)
 	for n in 1 2 4; do
 		d=$SCALE/x$n
@@ -146,6 +148,7 @@ PY
 	(cd "$B" && "$WAP" grep -m0 PM_RESUME big.txt) > "$OUT/w.big"
 	(cd "$B" && rg --no-config -n --with-filename PM_RESUME big.txt) > "$OUT/r.big"
 	if cmp -s "$OUT/w.big" "$OUT/r.big"; then same=yes; else same=NO; fi
+	: > "$OUT/rss.tsv"
 	for t in wap rg rg-no-mmap; do
 		case $t in
 		wap) c="$WAP grep -m0 PM_RESUME big.txt" ;;
@@ -189,20 +192,26 @@ for row, tools in data.items():
     if not m:
         continue
     for t, v in tools.items():
-        fits.setdefault((m.group(1), t), []).append((int(m.group(2)), med(v, 0)))
+        fits.setdefault((m.group(1), t), []).append((int(m.group(2)), med(v, 0), med(v, 1)))
+def slope(pts):
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    return sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x in xs)
 if fits:
+    # CPU time (user + system) too: on a busy machine it is the steadier
     print()
-    print("| query | tool | 1x | 2x | 4x | slope (ms per copy) | t4/t1 |")
-    print("|---|---|---|---|---|---|---|")
+    print("| query | tool | 1x | 2x | 4x | slope (ms per copy) | t4/t1 | CPU 1x / 2x / 4x | CPU t4/t1 |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for (q, t), pts in fits.items():
         pts.sort()
-        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-        mx, my = statistics.mean(xs), statistics.mean(ys)
-        sl = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x in xs)
-        by = dict(pts)
+        sl = slope([(p[0], p[1]) for p in pts])
+        by = {p[0]: p[1] for p in pts}
+        bc = {p[0]: p[2] for p in pts}
         cells = " | ".join(f"{by[n]*1000:.0f} ms" if n in by else "" for n in (1, 2, 4))
+        cc = " / ".join(f"{bc[n]*1000:.0f}" if n in bc else "" for n in (1, 2, 4))
         r = f"{by[4]/by[1]:.2f}" if 1 in by and 4 in by else ""
-        print(f"| `{q}` | {t} | {cells} | {sl*1000:.0f} | {r} |")
+        rc = f"{bc[4]/bc[1]:.2f}" if 1 in bc and 4 in bc else ""
+        print(f"| `{q}` | {t} | {cells} | {sl*1000:.0f} | {r} | {cc} ms | {rc} |")
 if os.path.exists(f"{out}/rss.tsv"):
     print()
     print("| 2 GiB file | peak RSS |")
