@@ -251,3 +251,17 @@ for j in 1 3; do
 		"$(jget "$(WAP_ROOT=$S wap glob '**' -t f -m9 -j$j --json)" 'chr(10).join(f["path"] for f in j["files"])')" \
 		"$(py_order mtime | head -n 9)"
 done
+
+# --- "**", "**/*SUFFIX" and grep's "*SUFFIX" are answered without the
+# regex: the same paths as a regex-shaped spelling of the same glob
+F=$T/fast
+mkdir -p "$F/d.c" "$F/s/t" "$F/.h"
+for f in a.c .c x.c.bak d.c/in s/y.C s/t/z.c "s/t/n l.c" .h/w.c abc; do echo zz > "$F/$f"; done
+same "'**/*.c' as '**/*.[c]'" "$(WAP_ROOT=$F wap glob --sort path -m0 '**/*.c')" \
+	"$(WAP_ROOT=$F wap glob --sort path -m0 '**/*.[c]')"
+same "'**' as '**/*'" "$(WAP_ROOT=$F wap glob --sort path -m0 '**')" \
+	"$(WAP_ROOT=$F wap glob --sort path -m0 '**/*')"
+expect "grep --include '*.c'" 0 env WAP_ROOT=$F wap grep --include '*.c' -l -m0 zz
+same "grep --include '*.c' as '*.[c]'" "$OUT" \
+	"$(WAP_ROOT=$F wap grep --include '*.[c]' -l -m0 zz)"
+has "grep --include '*.c' at any depth" "$OUT" "s/t/n l.c"

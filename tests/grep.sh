@@ -334,6 +334,59 @@ expect "bad -A" 2 wap grep -A -1 x
 expect "--restrict honoured" 0 wap grep -l PM_RESUME --restrict 'deep/**'
 lacks "restricted path skipped" "$OUT" "deep/"
 
+# --- a file bigger than the read buffer (16 MiB): searched in pieces of
+# whole lines, in bounded memory, with the lines, numbers and counts GNU
+# grep gives (matches fall on every side of the pieces' seams)
+mkdir -p big
+python3 - big/big.txt big/long.txt <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    for i in range(1, 1_300_001):
+        if i % 9973 == 0:
+            f.write(f"line {i} PM_RESUME here\n")
+        else:
+            f.write(f"line {i} " + "x" * (i % 97) + "\n")
+    f.write("last PM_RESUME no newline")
+with open(sys.argv[2], "w") as f:
+    f.write("start\n" + "y" * (20 << 20) + " PM_RESUME\nafter PM_RESUME\n")
+PY
+expect "big file: matches" 0 wap grep -m 0 PM_RESUME big/big.txt
+grep -Hn PM_RESUME big/big.txt > "$T/g.out"
+if printf '%s\n' "$OUT" | cmp -s - "$T/g.out"; then ok "big file: the lines and numbers grep -n gives"
+else fail "big file: lines differ from grep -n: $(printf '%s\n' "$OUT" | diff - "$T/g.out" | head -4)"; fi
+expect "big file: -c" 0 wap grep -c PM_RESUME big/big.txt
+same "big file: -c as grep -c" "$OUT" "big/big.txt:$(grep -c PM_RESUME big/big.txt)"
+expect "big file: -v -c" 0 wap grep -v -c PM_RESUME big/big.txt
+same "big file: -v -c as grep -v -c" "$OUT" "big/big.txt:$(grep -v -c PM_RESUME big/big.txt)"
+expect "big file: -l" 0 wap grep -l PM_RESUME big
+same "big file: -l" "$OUT" "big/big.txt
+big/long.txt"
+expect "a line longer than the buffer" 0 wap grep -m 0 -n after big/long.txt
+same "long line: the next line's number" "$OUT" "big/long.txt:3:after PM_RESUME"
+expect "long line: -c" 0 wap grep -c PM_RESUME big/long.txt
+same "long line: -c" "$OUT" "big/long.txt:2"
+# (found by the walk: a named file is mapped whole, as ripgrep's --json
+# reports a named binary file)
+expect "big file: --jsonl offsets" 0 wap grep --jsonl -m 0 PM_RESUME big
+jl_off=$(printf '%s\n' "$OUT" | python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m["type"] == "match" and m["data"]["line_number"] == 997300:
+        print(m["data"]["absolute_offset"])')
+same "big file: absolute_offset of a match" "$jl_off" "$(grep -b 'line 997300 PM' big/big.txt | cut -d: -f1)"
+jcheck "big file: --json line numbers" "$(wap grep --json -m 0 PM_RESUME big)" \
+	'[m["line"] for m in j["matches"] if m["path"] == "big/big.txt"][-2:] == [1296490, 1300001]'
+if [ -z "${ASAN:-}" ]; then
+	rss=$(python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$WAP" grep -m 0 PM_RESUME big/big.txt)
+	if [ "$rss" -lt 64 ]; then ok "big file: bounded memory (${rss} MB)"
+	else fail "big file: ${rss} MB resident for a $(($(wc -c < big/big.txt) >> 20)) MB file"; fi
+else
+	ok "big file: bounded memory # SKIP ASan's shadow memory"
+fi
+rm -rf big
+
 # --- agreement with ripgrep on a generated tree
 if command -v rg >/dev/null 2>&1; then
 	G=$T/gen

@@ -7,6 +7,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,12 @@
 
 struct wap_glob {
 	pcre2_code *re;
+	/* the common shapes answered without PCRE2 (a glob of a big tree
+	 * tests every path): "**" matches everything, "**" "/" "*SUFFIX" (or,
+	 * matched on base names, "*SUFFIX") every path ending in SUFFIX */
+	bool all;
+	size_t slen;
+	char suffix[16];
 };
 
 static void add_class(struct wap_sb *sb, const char **pp)
@@ -187,6 +194,21 @@ struct wap_glob *wap_glob_new(const char *glob, unsigned flags, struct wap_err *
 	}
 	pcre2_jit_compile(g->re, PCRE2_JIT_COMPLETE);
 	free(rx);
+	{
+		const char *p = glob + (strncmp(glob, "./", 2) ? 0 : 2), *suf = NULL;
+		if (!strcmp(p, "**") || ((flags & WAP_GLOB_BASENAME) && !strcmp(p, "*")))
+			g->all = true;
+		else if (!strncmp(p, "**/*", 4))
+			suf = p + 4;
+		else if ((flags & WAP_GLOB_BASENAME) && p[0] == '*')
+			suf = p + 1;
+		/* a literal tail: no wildcard, class, brace, escape or separator */
+		if (suf && *suf && !(flags & WAP_GLOB_ICASE) && strlen(suf) < sizeof(g->suffix) &&
+		    !suf[strcspn(suf, "*?[]{},\\/")]) {
+			g->slen = strlen(suf);
+			memcpy(g->suffix, suf, g->slen + 1);
+		}
+	}
 	return g;
 }
 
@@ -230,9 +252,14 @@ static pcre2_match_data *thread_md(void)
 
 int wap_glob_test(const struct wap_glob *g, const char *path, size_t len)
 {
-	pcre2_match_data *md = thread_md();
+	pcre2_match_data *md;
 	int rc;
 
+	if (g->all)
+		return 1;
+	if (g->slen)
+		return len >= g->slen && !memcmp(path + len - g->slen, g->suffix, g->slen);
+	md = thread_md();
 	if (!md)
 		return -1;
 	/* under the match limits: a glob of many stars over a long name

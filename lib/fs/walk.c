@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,9 +77,18 @@ struct linux_dirent64 {
 	char d_name[];
 };
 
+/* The default: one thread per CPU this process may run on (its affinity
+ * mask, as taskset or a cpuset leaves it), not per CPU online: more
+ * threads than CPUs only queue behind one another. */
 int wap_walk_threads(const struct wap_walk_opts *o)
 {
-	long n = o && o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+	long n = o && o->threads > 0 ? o->threads : 0;
+	cpu_set_t cs;
+
+	if (n <= 0 && !sched_getaffinity(0, sizeof(cs), &cs))
+		n = CPU_COUNT(&cs);
+	if (n <= 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	if (n < 1)
 		n = 1;

@@ -200,8 +200,71 @@ char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t *
 	return NULL;
 }
 
+/* A file too big to hold (BIGFILE) read in pieces of whole lines through
+ * the worker's buffer: memory stays bounded whatever the file's size. */
+struct feed {
+	int fd;
+	size_t have;		/* bytes in the buffer (the piece and a partial line) */
+	bool eof;
+};
+
+/* Read in pieces of PIECE bytes: one read, the search and the line count
+ * of a piece stay in the core's cache (16 MiB pieces ran at half speed). */
+#define PIECE (256u << 10)
+
+/* Fill W's buffer from F's file up to LIMIT bytes; false on a read error. */
+static bool feed_fill(struct wk *w, struct feed *f, size_t limit)
+{
+	if (limit > w->cap)
+		limit = w->cap;
+	while (!f->eof && f->have < limit) {
+		ssize_t r = read(f->fd, w->buf + f->have, limit - f->have);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		if (r == 0)
+			f->eof = true;
+		f->have += r;
+	}
+	return true;
+}
+
+/* The searchable part of the buffer: up to its last newline (the rest is a
+ * line that goes on in the next piece), all of it at the end of the file.
+ * A line longer than the buffer grows it. */
+static size_t feed_piece(struct wk *w, struct feed *f)
+{
+	size_t limit = f->have + PIECE;
+
+	for (;;) {
+		const char *nl;
+		char *nb;
+		if (!feed_fill(w, f, limit))
+			f->eof = true;	/* search what was read */
+		if (f->eof)
+			return f->have;
+		nl = memrchr(w->buf, '\n', f->have);
+		if (nl)
+			return nl - w->buf + 1;
+		limit = f->have + PIECE;
+		if (limit <= w->cap)
+			continue;
+		nb = realloc(w->buf, w->cap * 2);
+		if (!nb) {
+			f->eof = true;
+			return f->have;
+		}
+		w->buf = nb;
+		w->cap *= 2;
+	}
+}
+
+/* Search BUF[0..LEN), or with FEED (BUF, LEN ignored) the file behind it
+ * piece by piece; keep the file's result. */
 static void search_buf(struct gctx *g, struct wk *w, const char *path, const char *buf,
-		       size_t len, int fd)
+		       size_t len, int fd, struct feed *feed)
 {
 	size_t pos = 0, ls, le, count = 0, lpos = 0, lno = 1, nrec = 0;
 	bool need = !g->files && !g->count && !g->write, asked = false;
@@ -213,6 +276,12 @@ static void search_buf(struct gctx *g, struct wk *w, const char *path, const cha
 
 /* the first entry asks whether the file can still be shown */
 #define WANT() (need && nrec < cap && (asked || (asked = true, need = want_entries(g, path))))
+piece:
+	if (feed) {
+		len = em.len = feed_piece(w, feed);	/* may move the buffer */
+		buf = em.buf = w->buf;
+		pos = 0;
+	}
 	wap_match_begin(w->st);
 	if (!g->invert) {
 		while (pos < len && wap_match_line(g->m, w->st, buf, len, pos, &ls, &le)) {
@@ -279,12 +348,24 @@ static void search_buf(struct gctx *g, struct wk *w, const char *path, const cha
 		if (merr) {
 			size_t off = at && at >= buf && at <= buf + len ? (size_t)(at - buf) : 0;
 			if (!w->has_merr)
-				wap_match_err(merr, path, 1 + wap_count_nl(buf, off), &w->merr);
+				wap_match_err(merr, path, off >= lpos ?
+					      lno + wap_count_nl(buf + lpos, off - lpos) :
+					      1 + wap_count_nl(buf, off), &w->merr);
 			w->has_merr = true;
 			json_decref(recs);
 			drop_entries(&f);
 			return;
 		}
+	}
+	if (feed && !feed->eof && !((g->files || g->write) && count)) {
+		/* the next piece: the lines counted so far, the partial line
+		 * moved to the front */
+		lno += wap_count_nl(buf + lpos, len - lpos);
+		lpos = 0;
+		em.base += len;
+		memmove(w->buf, w->buf + len, feed->have - len);
+		feed->have -= len;
+		goto piece;
 	}
 	if (!count) {
 		json_decref(recs);
@@ -301,13 +382,13 @@ static void search_buf(struct gctx *g, struct wk *w, const char *path, const cha
 		return;
 	}
 	f.count = count;
-	f.bytes = len;
+	f.bytes = em.base + len;
 	f.recs = recs;
 	f.jl_lines = em.nlines;
 	f.jl_subs = em.nsub;
 	f.jl_printed = em.printed;
 	/* ripgrep counts a named binary file searched up to its first NUL */
-	f.jl_searched = em.binoff >= 0 ? (size_t)em.binoff : len;
+	f.jl_searched = em.binoff >= 0 ? (size_t)em.binoff : em.base + len;
 	if (g->sort == SORT_MTIME && fd >= 0) {
 		struct stat st;
 		if (!fstat(fd, &st))
@@ -340,7 +421,7 @@ static void search_one(struct gctx *g, struct wk *w, const char *path, const cha
 		if (!g->text && wap_text_is_binary(u, n))
 			w->binary++;
 		else
-			search_buf(g, w, path, u, n, fd);
+			search_buf(g, w, path, u, n, fd, NULL);
 		free(u);
 		return;
 	}
@@ -353,7 +434,7 @@ static void search_one(struct gctx *g, struct wk *w, const char *path, const cha
 		const char *nul = memchr(buf, 0, len);
 		if (nul) {
 			w->binoff = nul - buf;
-			search_buf(g, w, path, buf, len, fd);
+			search_buf(g, w, path, buf, len, fd, NULL);
 			w->binoff = -1;
 			return;
 		}
@@ -362,7 +443,7 @@ static void search_one(struct gctx *g, struct wk *w, const char *path, const cha
 		w->binary++;
 		return;
 	}
-	search_buf(g, w, path, buf, len, fd);
+	search_buf(g, w, path, buf, len, fd, NULL);
 }
 
 /* the members of an archive (lib/fs/archives.c, as `wap read` sees them),
@@ -425,8 +506,8 @@ static void search_archive(struct gctx *g, struct wk *w, const char *path, const
 /* ---- the walk ---- */
 
 /* Read FD whole into the worker's buffer; -2 when it is larger than
- * BIGFILE (then it is mapped instead: mmap is slower than read for many
- * small files, not for a few big ones). */
+ * BIGFILE, with the buffer full (W->have bytes): then it is searched in
+ * pieces through that buffer (search_big). */
 #define BIGFILE (16u << 20)
 
 static ssize_t read_all(int fd, struct wk *w)
@@ -437,8 +518,10 @@ static ssize_t read_all(int fd, struct wk *w)
 		size_t want;
 		ssize_t r;
 		if (w->cap - n < 16384) {
-			if (w->cap >= BIGFILE)
+			if (w->cap >= BIGFILE) {
+				w->have = n;
 				return -2;
+			}
 			size_t nc = w->cap ? w->cap * 2 : 256 << 10;
 			char *nb = realloc(w->buf, nc);
 			if (!nb)
@@ -459,6 +542,36 @@ static ssize_t read_all(int fd, struct wk *w)
 			break;
 	}
 	return n;
+}
+
+/* A file bigger than BIGFILE, its first W->have bytes in W's buffer:
+ * search it a piece at a time when nothing needs more than the line at
+ * hand; false when it must be mapped whole instead. */
+static bool search_big(struct gctx *g, struct wk *w, const char *path, int fd)
+{
+	struct feed feed = { .fd = fd, .have = w->have };
+	size_t bom = bom_len(w->buf, w->have);
+	bool be;
+
+	if (g->multiline || g->before || g->after || g->archives || w->named ||
+	    (g->mode == WAP_SEARCH_JSON && g->jsonl) || wap_text_utf16_bom(w->buf, w->have, &be))
+		return false;
+	__atomic_add_fetch(&w->searched, 1, __ATOMIC_RELAXED);
+	/* as search_one: a UTF-8 byte order mark is dropped, a NUL early
+	 * on makes the file binary */
+	if (!g->text && wap_text_is_binary(w->buf + bom, w->have - bom)) {
+		w->binary++;
+		return true;
+	}
+	memmove(w->buf, w->buf + bom, w->have - bom);
+	feed.have -= bom;
+	search_buf(g, w, path, NULL, 0, fd, &feed);
+	{
+		off_t end = lseek(fd, 0, SEEK_CUR);
+		if (end > 0)
+			w->bytes += end;
+	}
+	return true;
 }
 
 static const char *base_name(const char *p)
@@ -528,7 +641,13 @@ static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 		return 0;
 	w->named = g->mode == WAP_SEARCH_JSONL && e->depth == 0;
 	n = read_all(fd, w);
+	if (n == -2 && search_big(g, w, e->path, fd)) {
+		close(fd);
+		return worker_error(w, err);
+	}
 	if (n == -2) {
+		/* what a piece cannot show (context, multiline matches,
+		 * archives, UTF-16): the file mapped whole */
 		struct stat st;
 		void *map;
 		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
@@ -862,6 +981,7 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 		pats[npat++] = pattern;
 	for (size_t i = 0; i < strs_len(rx); i++)
 		pats[npat++] = strs_at(rx, i);
+	g.multiline = mo.multiline;
 	mo.patterns = pats;
 	mo.n = npat;
 	g.m = wap_matcher_new(&mo, err);

@@ -42,6 +42,7 @@ struct wk {
 	size_t searched, binary, bytes;
 	struct wap_err merr;	/* a regex limit or a cancel stopped this worker */
 	bool has_merr;
+	size_t have;		/* read_all of a big file: the bytes it holds */
 	bool named;		/* JSONL: the file was named, not found by walking */
 	long long binoff;	/* JSONL: where a named binary file's first NUL is; -1 */
 };
@@ -49,7 +50,7 @@ struct wk {
 struct gctx {
 	const struct wap_ws *ws;
 	struct wap_matcher *m;
-	bool invert, only, files, count, text, jsonl, archives, write;
+	bool invert, only, files, count, text, jsonl, archives, write, multiline;
 	int mode;		/* WAP_SEARCH_* */
 	const char *replace;
 	long before, after;
@@ -77,6 +78,7 @@ struct emit {
 	struct wk *w;
 	const char *path, *buf;
 	size_t len, pathlen;
+	size_t base;		/* a big file read in pieces: where BUF starts in it */
 	struct frec *f;
 	size_t ecap;
 	long long lastp;	/* the last line written (0: none) */

@@ -304,7 +304,7 @@ static void put_context(struct emit *em, long long lno, size_t s, size_t e)
 	if (em->g->mode == WAP_SEARCH_JSONL) {
 		rg_head(em, "context");
 		jdata(sb, em->buf + s, e - s + (e < em->len));
-		wap_sb_addf(sb, ",\"line_number\":%lld,\"absolute_offset\":%zu", lno, s);
+		wap_sb_addf(sb, ",\"line_number\":%lld,\"absolute_offset\":%zu", lno, em->base + s);
 		/* with -v a context line is a matching one: ripgrep shows
 		 * its matches */
 		if (em->g->invert)
@@ -379,7 +379,7 @@ static void emit_entry(struct emit *em, long long lno, size_t ls, size_t le, siz
 	if (g->mode == WAP_SEARCH_JSONL) {
 		rg_head(em, "match");
 		jdata(sb, em->buf + ls, le - ls + (le < em->len));
-		wap_sb_addf(sb, ",\"line_number\":%lld,\"absolute_offset\":%zu", lno, ls);
+		wap_sb_addf(sb, ",\"line_number\":%lld,\"absolute_offset\":%zu", lno, em->base + ls);
 		/* an inverted line has no match (ripgrep looks, finds none) */
 		if (g->invert)
 			wap_sb_adds(sb, ",\"submatches\":[]}}\n");
@@ -476,7 +476,7 @@ void srch_file_end(struct emit *em)
 			    "\"nanos\":0,\"human\":\"0.000000s\"},\"searches\":1,"
 			    "\"searches_with_match\":1,\"bytes_searched\":%zu,\"bytes_printed\":%zu,"
 			    "\"matched_lines\":%zu,\"matches\":%zu}}}\n",
-			    em->binoff >= 0 ? (size_t)em->binoff : em->len, em->printed,
+			    em->binoff >= 0 ? (size_t)em->binoff : em->base + em->len, em->printed,
 			    em->nlines, em->nsub);
 	}
 }
