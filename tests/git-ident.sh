@@ -192,6 +192,7 @@ bytes "show: a commit with a body and a diff" "show HEAD~2" "show HEAD~2" "$L"
 bytes "show --stat" "show --stat HEAD~2" "show --stat HEAD~2" "$L"
 bytes "show --oneline" "show --oneline HEAD~2" "show --oneline HEAD~2" "$L"
 bytes "show --format=" "show --format=%an%n%s HEAD~2" "show --format=%an%n%s HEAD~2" "$L"
+bytes "show --format= (the diff alone)" "show --format= HEAD~2" "show --format= HEAD~2" "$L"
 bytes "show --pretty=format: (no terminator before the diff)" "show --pretty=format:%h HEAD~2" "show --pretty=format:%h HEAD~2" "$L"
 expect "log --format: an unknown placeholder is refused, not printed wrong" 2 wap git --root "$L" log --format=%ar
 expect "log -n 1: git's text on stdout, nothing else" 0 wap git --root "$L" log -n 1 --oneline

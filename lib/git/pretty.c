@@ -66,13 +66,15 @@ static int pretty_parse(const json_t *req, struct pretty *p, struct wap_err *err
 		p->term = false;
 	} else if (!strncmp(f, "tformat:", 8)) {
 		p->user = f + 8;
-	} else if (strchr(f, '%')) {
+	} else if (strchr(f, '%') || !*f) {
 		p->user = f;
 	} else {
 		return wap_err_set(err, WAP_E_INVALID,
 				   "Invalid --format: '%s' (oneline, short, medium, full, fuller, or format:/tformat: with placeholders)",
 				   f);
 	}
+	if (!*p->user)
+		p->term = false;	/* nothing at all for each commit (--format=) */
 	return 0;
 }
 
@@ -352,6 +354,8 @@ static void named_format(struct wap_sb *out, const struct pretty *p, const json_
 /* commit C as git log prints it (SEPARATE: not the first shown) */
 static void one_commit(struct wap_sb *out, const struct pretty *p, const json_t *c, bool separate)
 {
+	if (p->kind == P_USER && !*p->user)
+		return;
 	if (separate && !p->term)
 		wap_sb_addc(out, '\n');
 	if (p->kind == P_USER) {
@@ -387,7 +391,7 @@ int wap_git_pretty(const json_t *res, const json_t *req, struct wap_sb *out, str
 		const char *diff = sget(res, "diff");
 		one_commit(out, &p, res, false);
 		if (*diff || json_array_size(json_object_get(res, "parents")) > 1) {
-			if (p.kind != P_ONELINE)
+			if (p.kind != P_ONELINE && !(p.kind == P_USER && !*p.user))
 				wap_sb_addc(out, '\n');
 			wap_sb_adds(out, diff);
 		}
