@@ -50,8 +50,8 @@
  *   --stat              diff, show: a diffstat, as `git diff --stat` prints it
  *   --name-only         diff: only the names of changed files
  *   -n, --max-count N   log: at most N commits (default 50)
- *   --format FMT        log, show: the text as git's --format/--pretty prints it: oneline, short, medium (default), full, fuller, or format:/tformat: with %H %h %P %p %an %ae %ad %at %ai %aI %as (and %c…) %s %b %B %n %% %xNN
- *   --pretty FMT        log, show: the same as --format
+ *   --pretty FMT        log, show: the same as --format (below)
+ *   --format FMT        log, show: the commits as git prints them in FMT: oneline, short, medium (default), full, fuller, or format:/tformat: with %H %h %P %p %an %ae %ad %at %ai %aI %as (and %c…) %s %b %B %n %% %xNN
  *   --oneline           log, show: one line per commit, as git log --oneline
  *   --since DATE        log: commits after DATE (YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM], @EPOCH, "N days ago")
  *   --until DATE        log: commits before DATE (same forms as --since)
@@ -124,8 +124,8 @@ static const struct wap_opt git_opts[] = {
 	{ "stat", 0, WAP_OPT_BOOL, 0, NULL },
 	{ "name-only", 0, WAP_OPT_BOOL, 0, NULL },
 	{ "max-count", 'n', WAP_OPT_INT, 0, NULL },
-	{ "format", 0, WAP_OPT_STR, 0, NULL },
 	{ "pretty", 0, WAP_OPT_STR, 0, "format" },
+	{ "format", 0, WAP_OPT_STR, 0, NULL },
 	{ "oneline", 0, WAP_OPT_BOOL, 0, NULL },
 	{ "since", 0, WAP_OPT_STR, 0, NULL },
 	{ "until", 0, WAP_OPT_STR, 0, NULL },
@@ -215,9 +215,12 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 		if (sb.len)
 			fwrite(sb.buf, 1, sb.len, out);
 		wap_sb_release(&sb);
-		/* wap's cap of 50 is none of git's: said aside, so stdout is git's */
+		/* wap's cap of 50 is none of git's: said aside on the CLI, so
+		 * stdout is git's (a server's text rendering keeps it) */
 		if (json_is_true(json_object_get(res, "isTruncated")) && !json_object_get(req, "max_count"))
-			fprintf(stderr, "wap git: more commits: raise -n or narrow with --since/--until\n");
+			fprintf(out == stdout ? stderr : out,
+				"%swap git: more commits: raise -n or narrow with --since/--until\n",
+				out == stdout ? "" : "\n");
 		return 0;
 	}
 	if (!strcmp(action, "commit")) {
