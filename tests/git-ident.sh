@@ -90,6 +90,8 @@ git -C "$B" reset -q --hard
 echo changed > "$B/f00003"
 bytes "show in a repository of 20000 packed objects: 8-digit ids" "show HEAD" "show HEAD" "$B"
 bytes "diff: 8-digit index line" "diff" "diff" "$B"
+bytes "log --oneline: 8-digit ids" "log --oneline" "log --oneline" "$B"
+bytes "log --format=%h %p: 8-digit ids" "log --format=%h:%p" "log --format=%h:%p" "$B"
 expect "log --json: shortHash as long as git's %h" 0 wap git --root "$B" log -n 1 --json
 jcheck "shortHash is git's %h" "$OUT" "j['entries'][0]['shortHash'] == '$(git -C "$B" log -1 --format=%h)'"
 expect "commit: the summary line's id as git's" 0 wap git --root "$B" commit -m c3 f00003
