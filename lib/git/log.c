@@ -533,9 +533,13 @@ int op_show(struct g *g, json_t **res)
 		for (unsigned i = 0; i < git_commit_parentcount(c); i++)
 			json_array_append_new(sp, oid_abbrev_json(g, git_commit_parent_id(c, i)));
 		json_object_set_new(r, "shortParents", sp);
-		json_object_set_new(r, "diff", json_string(""));
-		json_object_set_new(r, "files", json_array());
-		goto done;
+		if (!bool_key(g, "stat")) {
+			/* git's combined diff (--cc) is not made: see README */
+			json_object_set_new(r, "diff", json_string(""));
+			json_object_set_new(r, "files", json_array());
+			goto done;
+		}
+		/* a merge's --stat is against its first parent, as git's */
 	}
 	if (diff_opts(g, &o, &none))
 		goto out;

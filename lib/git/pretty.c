@@ -11,7 +11,7 @@
  * and gains one newline.  Entries are separated by a newline, except
  * oneline and tformat:, which end each entry with one.  A diff that
  * follows a commit (show) is preceded by a blank line unless the format
- * is oneline.
+ * is oneline (a merge's is, in every format) or empty.
  *
  * The JSON message is the commit's with its trailing blanks cut; git's
  * raw message (%B, %b) is that and one newline, or rawMessage where the
@@ -390,8 +390,11 @@ int wap_git_pretty(const json_t *res, const json_t *req, struct wap_sb *out, str
 	if (action && !strcmp(action, "show")) {
 		const char *diff = sget(res, "diff");
 		one_commit(out, &p, res, false);
-		if (*diff || json_array_size(json_object_get(res, "parents")) > 1) {
-			if (p.kind != P_ONELINE && !(p.kind == P_USER && !*p.user))
+		bool merge = json_array_size(json_object_get(res, "parents")) > 1;
+		/* git's blank line before the diff: not after oneline's line,
+		 * but after a merge's in every format that prints something */
+		if (*diff || merge) {
+			if ((merge || p.kind != P_ONELINE) && !(p.kind == P_USER && !*p.user))
 				wap_sb_addc(out, '\n');
 			wap_sb_adds(out, diff);
 		}
