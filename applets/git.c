@@ -53,6 +53,7 @@
  *   --pretty FMT        log, show: the same as --format (below)
  *   --format FMT        log, show: the commits as git prints them in FMT: oneline, short, medium (default), full, fuller, or format:/tformat: with %H %h %P %p %an %ae %ad %at %ai %aI %as (and %c…) %s %b %B %n %% %xNN
  *   --oneline           log, show: one line per commit, as git log --oneline
+ *   --date FORMAT       log, show: dates as git's --date: default, short, iso, iso-strict, unix, raw
  *   --since DATE        log: commits after DATE (YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM], @EPOCH, "N days ago")
  *   --until DATE        log: commits before DATE (same forms as --since)
  *   --author REGEX      log: commits whose author ("Name <email>") matches REGEX (POSIX basic, as git)
@@ -127,6 +128,7 @@ static const struct wap_opt git_opts[] = {
 	{ "pretty", 0, WAP_OPT_STR, 0, "format" },
 	{ "format", 0, WAP_OPT_STR, 0, NULL },
 	{ "oneline", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "date", 0, WAP_OPT_STR, 0, NULL },
 	{ "since", 0, WAP_OPT_STR, 0, NULL },
 	{ "until", 0, WAP_OPT_STR, 0, NULL },
 	{ "author", 0, WAP_OPT_STR, 0, NULL },

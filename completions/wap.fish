@@ -94,6 +94,8 @@ complete -c wap -n '__fish_seen_subcommand_from git' -l context -d 'diff, show: 
 complete -c wap-git -l context -d 'diff, show: lines of context (default 3)'
 complete -c wap -n '__fish_seen_subcommand_from git' -l create -d 'branch: create NAME; checkout: create BRANCH if it is missing'
 complete -c wap-git -l create -d 'branch: create NAME; checkout: create BRANCH if it is missing'
+complete -c wap -n '__fish_seen_subcommand_from git' -l date -d 'log, show: dates as gits --date: default, short, iso, iso-strict, unix, raw'
+complete -c wap-git -l date -d 'log, show: dates as gits --date: default, short, iso, iso-strict, unix, raw'
 complete -c wap -n '__fish_seen_subcommand_from git' -l delete -d 'branch: delete NAME (a branch not merged into HEAD needs --force)'
 complete -c wap-git -l delete -d 'branch: delete NAME (a branch not merged into HEAD needs --force)'
 complete -c wap -n '__fish_seen_subcommand_from git' -l dir -d 'the repositorys directory (default: found from the root); init, clone: where to create it'

@@ -185,6 +185,11 @@ bytes "log --format=%b (bodies)" "log --format=[%b]" "log --format=[%b]" "$L"
 bytes "log --format=%B%n%%" "log --format=%B%n%%" "log --format=%B%n%%" "$L"
 bytes "log --pretty=format: (separators)" "log --pretty=format:%h%x09%s" "log --pretty=format:%h%x09%s" "$L"
 bytes "log --pretty=tformat:" "log --pretty=tformat:%h%x20%s" "log --pretty=tformat:%h%x20%s" "$L"
+for df in short iso iso-strict unix raw; do
+	bytes "log --date=$df" "log --date=$df --pretty=fuller -n 2" "log --date $df --pretty=fuller -n 2" "$L"
+	bytes "log --date=$df: %ad %cd" "log --date=$df --format=%ad|%cd|%as" "log --date $df --format=%ad|%cd|%as" "$L"
+done
+expect "log --date: a format wap does not print is refused" 2 wap git --root "$L" log --date relative
 bytes "log --author (medium)" "log --author=Zo" "log --author Zo" "$L"
 bytes "log --grep --oneline" "log --grep=side --oneline" "log --grep side --oneline" "$L"
 bytes "log --since --until" "log --since=2026-02-01 --until=2026-02-05" "log --since 2026-02-01 --until 2026-02-05" "$L"

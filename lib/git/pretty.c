@@ -30,6 +30,7 @@ struct pretty {
 	const char *user;	/* P_USER: the placeholders' string */
 	bool abbrev;		/* the commit line's id abbreviated (--oneline) */
 	bool term;		/* each entry ends in a newline (else: between) */
+	char date;		/* --date: a kind of date_add() */
 };
 
 static const char *sget(const json_t *o, const char *k)
@@ -44,8 +45,24 @@ static int pretty_parse(const json_t *req, struct pretty *p, struct wap_err *err
 	static const char *const names[] = { "oneline", "short", "medium", "full", "fuller" };
 	const char *f = json_string_value(json_object_get(req, "format"));
 
+	static const struct { const char *name; char kind; } dates[] = {
+		{ "default", 'd' }, { "normal", 'd' }, { "short", 's' }, { "iso", 'i' },
+		{ "iso8601", 'i' }, { "iso-strict", 'I' }, { "iso8601-strict", 'I' },
+		{ "unix", 't' }, { "raw", 'r' } };
+	const char *d = json_string_value(json_object_get(req, "date"));
+
 	memset(p, 0, sizeof(*p));
 	p->kind = P_MEDIUM;
+	p->date = 'd';
+	if (d) {
+		size_t i;
+		for (i = 0; i < sizeof(dates) / sizeof(*dates) && strcmp(d, dates[i].name); i++)
+			;
+		if (i == sizeof(dates) / sizeof(*dates))
+			return wap_err_set(err, WAP_E_INVALID,
+					   "Unsupported --date: '%s' (default, short, iso, iso-strict, unix, raw)", d);
+		p->date = dates[i].kind;
+	}
 	if (json_is_true(json_object_get(req, "oneline"))) {
 		p->kind = P_ONELINE;
 		p->abbrev = p->term = true;
@@ -151,7 +168,8 @@ static bool when_parse(const char *iso, struct when *w)
 	return true;
 }
 
-/* KIND: 'd' git's default, 'i' iso, 'I' strict iso, 't' epoch, 's' short */
+/* KIND: 'd' git's default, 'i' iso, 'I' strict iso, 't' epoch, 's' short,
+ * 'r' raw (epoch and zone) */
 static void date_add(struct wap_sb *out, const char *iso, char kind)
 {
 	static const char *const wd[] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
@@ -177,6 +195,9 @@ static void date_add(struct wap_sb *out, const char *iso, char kind)
 		break;
 	case 's':
 		wap_sb_addf(out, "%04d-%02d-%02d", w.y, w.mo, w.d);
+		break;
+	case 'r':
+		wap_sb_addf(out, "%lld %c%02d%02d", w.epoch, w.sign, w.oh, w.om);
 		break;
 	default:
 		wap_sb_addf(out, "%s %s %d %02d:%02d:%02d %d %c%02d%02d", wd[w.wday % 7], mo[w.mo - 1],
@@ -206,7 +227,8 @@ static void short_parents(struct wap_sb *out, const json_t *c)
 }
 
 /* %-placeholders of FMT for C; with OUT NULL only checks them */
-static int user_format(struct wap_sb *out, const char *fmt, const json_t *c, struct wap_err *err)
+static int user_format(struct wap_sb *out, const char *fmt, char dk, const json_t *c,
+		       struct wap_err *err)
 {
 	const char *msg = c ? sget(c, "message") : "";
 	struct wap_sb raw = WAP_SB_INIT;
@@ -242,7 +264,7 @@ static int user_format(struct wap_sb *out, const char *fmt, const json_t *c, str
 			else if (*p == 'e')
 				wap_sb_adds(out, sget(c, *who == 'a' ? "authorEmail" : "committerEmail"));
 			else
-				date_add(out, sget(c, date), *p);
+				date_add(out, sget(c, date), *p == 'd' ? dk : *p);
 			continue;
 		}
 		if (*p == 'x' && p[1] && p[2] && strchr("0123456789abcdefABCDEF", p[1]) &&
@@ -314,16 +336,16 @@ static void named_format(struct wap_sb *out, const struct pretty *p, const json_
 	}
 	if (p->kind == P_FULLER) {
 		wap_sb_addf(out, "Author:     %s <%s>\nAuthorDate: ", sget(c, "author"), sget(c, "authorEmail"));
-		date_add(out, sget(c, "date"), 'd');
+		date_add(out, sget(c, "date"), p->date);
 		wap_sb_addf(out, "\nCommit:     %s <%s>\nCommitDate: ", sget(c, "committer"),
 			    sget(c, "committerEmail"));
-		date_add(out, sget(c, "commitDate"), 'd');
+		date_add(out, sget(c, "commitDate"), p->date);
 		wap_sb_addc(out, '\n');
 	} else {
 		wap_sb_addf(out, "Author: %s <%s>\n", sget(c, "author"), sget(c, "authorEmail"));
 		if (p->kind == P_MEDIUM) {
 			wap_sb_adds(out, "Date:   ");
-			date_add(out, sget(c, "date"), 'd');
+			date_add(out, sget(c, "date"), p->date);
 			wap_sb_addc(out, '\n');
 		} else if (p->kind == P_FULL) {
 			wap_sb_addf(out, "Commit: %s <%s>\n", sget(c, "committer"), sget(c, "committerEmail"));
@@ -359,7 +381,7 @@ static void one_commit(struct wap_sb *out, const struct pretty *p, const json_t 
 	if (separate && !p->term)
 		wap_sb_addc(out, '\n');
 	if (p->kind == P_USER) {
-		user_format(out, p->user, c, NULL);
+		user_format(out, p->user, p->date, c, NULL);
 	} else if (p->kind == P_ONELINE) {
 		size_t start;
 		wap_sb_adds(out, sget(c, p->abbrev ? "shortHash" : "hash"));
@@ -386,7 +408,7 @@ int wap_git_pretty(const json_t *res, const json_t *req, struct wap_sb *out, str
 	if (pretty_parse(req, &p, err))
 		return -1;
 	if (!out)
-		return p.kind == P_USER ? user_format(NULL, p.user, NULL, err) : 0;
+		return p.kind == P_USER ? user_format(NULL, p.user, p.date, NULL, err) : 0;
 	if (action && !strcmp(action, "show")) {
 		const char *diff = sget(res, "diff");
 		one_commit(out, &p, res, false);
