@@ -14,7 +14,8 @@
  * diff gives diff, files, additions, deletions; log gives entries,
  * isTruncated; show gives hash, shortHash, subject, message, author,
  * authorEmail, date, committer, committerEmail, commitDate, parents (with
- * the keys of diff); commit gives success, hash, shortHash, rootCommit;
+ * the keys of diff); a commit whose raw message is not message and one
+ * newline also gives rawMessage; commit gives success, hash, shortHash, rootCommit;
  * branch gives branches, current; checkout gives created, detached; the
  * other actions give success, paths, path, reinitialized, summary.
  *
@@ -49,6 +50,10 @@
  *   --stat              diff, show: a diffstat, as `git diff --stat` prints it
  *   --name-only         diff: only the names of changed files
  *   -n, --max-count N   log: at most N commits (default 50)
+ *   --pretty FMT        log, show: the same as --format (below)
+ *   --format FMT        log, show: the commits as git prints them in FMT: oneline, short, medium (default), full, fuller, or format:/tformat: with %H %h %P %p %an %ae %ad %at %ai %aI %as (and %c…) %s %b %B %n %% %xNN
+ *   --oneline           log, show: one line per commit, as git log --oneline
+ *   --date FORMAT       log, show: dates as git's --date: default, short, iso, iso-strict, unix, raw
  *   --since DATE        log: commits after DATE (YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM], @EPOCH, "N days ago")
  *   --until DATE        log: commits before DATE (same forms as --since)
  *   --author REGEX      log: commits whose author ("Name <email>") matches REGEX (POSIX basic, as git)
@@ -107,7 +112,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "applet.h"
 #include "applets.h"
@@ -121,6 +125,10 @@ static const struct wap_opt git_opts[] = {
 	{ "stat", 0, WAP_OPT_BOOL, 0, NULL },
 	{ "name-only", 0, WAP_OPT_BOOL, 0, NULL },
 	{ "max-count", 'n', WAP_OPT_INT, 0, NULL },
+	{ "pretty", 0, WAP_OPT_STR, 0, "format" },
+	{ "format", 0, WAP_OPT_STR, 0, NULL },
+	{ "oneline", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "date", 0, WAP_OPT_STR, 0, NULL },
 	{ "since", 0, WAP_OPT_STR, 0, NULL },
 	{ "until", 0, WAP_OPT_STR, 0, NULL },
 	{ "author", 0, WAP_OPT_STR, 0, NULL },
@@ -146,42 +154,6 @@ static const char *sget(const json_t *o, const char *k)
 {
 	const char *s = json_string_value(json_object_get(o, k));
 	return s ? s : "";
-}
-
-/* "2026-11-22T00:05:14+01:00" as git prints dates:
- * "Sun Nov 22 00:05:14 2026 +0100". */
-static void git_date(const char *iso, FILE *out)
-{
-	static const char *const wd[] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
-	static const char *const mo[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul",
-					  "Aug", "Sep", "Oct", "Nov", "Dec" };
-	struct tm tm = { 0 };
-	int y, m, d, H, M, S, oh = 0, om = 0;
-	char sign = '+';
-
-	if (sscanf(iso, "%d-%d-%dT%d:%d:%d%c%d:%d", &y, &m, &d, &H, &M, &S, &sign, &oh, &om) < 6 ||
-	    m < 1 || m > 12) {
-		fputs(iso, out);
-		return;
-	}
-	if (sign == 'Z')
-		sign = '+', oh = om = 0;
-	tm.tm_year = y - 1900, tm.tm_mon = m - 1, tm.tm_mday = d;
-	tm.tm_hour = 12;
-	timegm(&tm);	/* fills tm_wday */
-	fprintf(out, "%s %s %d %02d:%02d:%02d %d %c%02d%02d", wd[tm.tm_wday % 7], mo[m - 1], d,
-		H, M, S, y, sign, oh, om);
-}
-
-static void print_message(const char *msg, FILE *out)
-{
-	const char *p = msg;
-
-	while (*p) {
-		const char *nl = strchrnul(p, '\n');
-		fprintf(out, "    %.*s\n", (int)(nl - p), p);
-		p = *nl ? nl + 1 : nl;
-	}
 }
 
 static int git_render(const json_t *res, const json_t *req, FILE *out)
@@ -237,29 +209,20 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 		}
 		return 0;
 	}
-	if (!strcmp(action, "log")) {
-		json_array_foreach(json_object_get(res, "entries"), i, v)
-			fprintf(out, "%s %.10s %s: %s\n", sget(v, "shortHash"), sget(v, "date"),
-				sget(v, "author"), sget(v, "subject"));
-		if (json_is_true(json_object_get(res, "isTruncated")))
-			fprintf(out, "(more commits: raise -n or narrow with --since/--until)\n");
-		return 0;
-	}
-	if (!strcmp(action, "show")) {
-		fprintf(out, "commit %s\n", sget(res, "hash"));
-		a = json_object_get(res, "parents");
-		if (json_array_size(a) > 1) {
-			fputs("Merge:", out);
-			json_array_foreach(json_object_get(res, "shortParents"), i, v)
-				fprintf(out, " %s", json_string_value(v));
-			fputc('\n', out);
-		}
-		fprintf(out, "Author: %s <%s>\nDate:   ", sget(res, "author"), sget(res, "authorEmail"));
-		git_date(sget(res, "date"), out);
-		fputs("\n\n", out);
-		print_message(sget(res, "message"), out);
-		if (*sget(res, "diff") || json_array_size(a) > 1)
-			fprintf(out, "\n%s", sget(res, "diff"));
+	if (!strcmp(action, "log") || !strcmp(action, "show")) {
+		/* git's own text (lib/git/pretty.c) */
+		struct wap_sb sb = WAP_SB_INIT;
+		struct wap_err err = { 0 };
+		wap_git_pretty(res, req, &sb, &err);
+		if (sb.len)
+			fwrite(sb.buf, 1, sb.len, out);
+		wap_sb_release(&sb);
+		/* wap's cap of 50 is none of git's: said aside on the CLI, so
+		 * stdout is git's (a server's text rendering keeps it) */
+		if (json_is_true(json_object_get(res, "isTruncated")) && !json_object_get(req, "max_count"))
+			fprintf(out == stdout ? stderr : out,
+				"%swap git: more commits: raise -n or narrow with --since/--until\n",
+				out == stdout ? "" : "\n");
 		return 0;
 	}
 	if (!strcmp(action, "commit")) {

@@ -90,6 +90,8 @@ git -C "$B" reset -q --hard
 echo changed > "$B/f00003"
 bytes "show in a repository of 20000 packed objects: 8-digit ids" "show HEAD" "show HEAD" "$B"
 bytes "diff: 8-digit index line" "diff" "diff" "$B"
+bytes "log --oneline: 8-digit ids" "log --oneline" "log --oneline" "$B"
+bytes "log --format=%h %p: 8-digit ids" "log --format=%h:%p" "log --format=%h:%p" "$B"
 expect "log --json: shortHash as long as git's %h" 0 wap git --root "$B" log -n 1 --json
 jcheck "shortHash is git's %h" "$OUT" "j['entries'][0]['shortHash'] == '$(git -C "$B" log -1 --format=%h)'"
 expect "commit: the summary line's id as git's" 0 wap git --root "$B" commit -m c3 f00003
@@ -189,3 +191,72 @@ bytesd "prestat: its diff" "diff" "diff"
 echo staged > "$S/z" && git -C "$S" add z && echo more >> "$S/z"
 bytesd "prestat: staged and unstaged" "status -sb" "status"
 bytesd "prestat: diff of the work tree with something staged" "diff" "diff"
+# ---- log and show text: git's formats, byte for byte ----
+# a history with a merge, a non-ASCII author, other time zones, a committer
+# who is not the author, a multi-line body (a blank line, trailing blanks,
+# an indented line) and a subject paragraph of two lines
+L=$T/logs
+git init -q "$L" && cd "$L"
+lc() { # DATE MSG: commit whatever is staged
+	GIT_AUTHOR_DATE="$1" GIT_COMMITTER_DATE="$1" git commit -q --allow-empty -m "$2"
+}
+echo 1 > a && git add a && lc "2026-01-02T03:04:05+0530" "first"
+echo 2 >> a && git add a
+GIT_AUTHOR_NAME="Zoë Ünïcode" GIT_AUTHOR_EMAIL="zoe@exämple.org" \
+	lc "2026-02-03T10:00:00-0800" "$(printf 'second: a subject\nthat wraps\n\nBody line one   \n\n    indented line\nlast line\n')"
+git checkout -q -b side
+echo s > s && git add s && lc "2026-02-04T11:00:00+0000" "side work"
+git checkout -q main
+echo 3 >> a && git add a
+GIT_COMMITTER_NAME="Cee Committer" GIT_COMMITTER_EMAIL=cee@example.net GIT_COMMITTER_DATE="2026-02-06T09:30:00+0100" \
+	GIT_AUTHOR_DATE="2026-02-05T08:00:00+0100" git commit -q -m "third on main"
+GIT_AUTHOR_DATE="2026-02-07T12:00:00+0200" GIT_COMMITTER_DATE="2026-02-07T12:00:00+0200" \
+	git merge -q --no-ff -m "Merge branch 'side'" side
+cd - >/dev/null
+bytes "log: medium, a merge's Merge: line" "log" "log" "$L"
+bytes "log --oneline" "log --oneline" "log --oneline" "$L"
+bytes "log -n 2" "log -n 2" "log -n 2" "$L"
+for f in oneline short medium full fuller; do
+	bytes "log --pretty=$f" "log --pretty=$f" "log --pretty=$f" "$L"
+done
+bytes "log --format=%H %h %an %ae %ad %s" "log --format=%H|%h|%an|%ae|%ad|%s" "log --format=%H|%h|%an|%ae|%ad|%s" "$L"
+bytes "log --format=%cn %ce %cd %ct %at %ci %aI %cs %P %p" \
+	"log --format=%cn|%ce|%cd|%ct|%at|%ci|%aI|%cs|%P|%p" "log --format=%cn|%ce|%cd|%ct|%at|%ci|%aI|%cs|%P|%p" "$L"
+bytes "log --format=%b (bodies)" "log --format=[%b]" "log --format=[%b]" "$L"
+bytes "log --format=%B%n%%" "log --format=%B%n%%" "log --format=%B%n%%" "$L"
+bytes "log --pretty=format: (separators)" "log --pretty=format:%h%x09%s" "log --pretty=format:%h%x09%s" "$L"
+bytes "log --pretty=tformat:" "log --pretty=tformat:%h%x20%s" "log --pretty=tformat:%h%x20%s" "$L"
+for df in short iso iso-strict unix raw; do
+	bytes "log --date=$df" "log --date=$df --pretty=fuller -n 2" "log --date $df --pretty=fuller -n 2" "$L"
+	bytes "log --date=$df: %ad %cd" "log --date=$df --format=%ad|%cd|%as" "log --date $df --format=%ad|%cd|%as" "$L"
+done
+expect "log --date: a format wap does not print is refused" 2 wap git --root "$L" log --date relative
+bytes "log --author (medium)" "log --author=Zo" "log --author Zo" "$L"
+bytes "log --grep --oneline" "log --grep=side --oneline" "log --grep side --oneline" "$L"
+bytes "log --since --until" "log --since=2026-02-01 --until=2026-02-05" "log --since 2026-02-01 --until 2026-02-05" "$L"
+bytes "log -- path" "log -- s" "log -- s" "$L"
+bytes "show: a merge" "show" "show" "$L"
+bytes "show --oneline: a merge" "show --oneline" "show --oneline" "$L"
+bytes "show --stat: a merge (against its first parent)" "show --stat" "show --stat" "$L"
+bytes "show --stat --oneline: a merge" "show --stat --oneline" "show --stat --oneline" "$L"
+bytes "show: a commit with a body and a diff" "show HEAD~2" "show HEAD~2" "$L"
+bytes "show --stat" "show --stat HEAD~2" "show --stat HEAD~2" "$L"
+bytes "show --oneline" "show --oneline HEAD~2" "show --oneline HEAD~2" "$L"
+bytes "show --format=" "show --format=%an%n%s HEAD~2" "show --format=%an%n%s HEAD~2" "$L"
+bytes "show --format= (the diff alone)" "show --format= HEAD~2" "show --format= HEAD~2" "$L"
+bytes "show --pretty=format: (no terminator before the diff)" "show --pretty=format:%h HEAD~2" "show --pretty=format:%h HEAD~2" "$L"
+expect "log --format: an unknown placeholder is refused, not printed wrong" 2 wap git --root "$L" log --format=%ar
+expect "log -n 1: git's text on stdout, nothing else" 0 wap git --root "$L" log -n 1 --oneline
+same "log -n 1 --oneline" "$OUT" "$(git -C "$L" log -n 1 --oneline)"
+GIT_AUTHOR_DATE="2026-03-01T00:00:00+0000" GIT_COMMITTER_DATE="2026-03-01T00:00:00+0000" \
+	git -C "$L" commit -q --allow-empty --allow-empty-message -m ''
+bytes "log: an empty message" "log -n 2" "log -n 2" "$L"
+bytes "log --oneline: an empty message" "log -n 2 --oneline" "log -n 2 --oneline" "$L"
+bytes "show: an empty commit with an empty message" "show" "show" "$L"
+# a name ending in '.' (libgit2 cuts it off; git does not) and a message
+# made without git's clean-up: no final newline, trailing blanks
+printf 'merged by a web UI  \n\nbody without a final newline' > "$T/rawmsg"
+c=$(GIT_AUTHOR_NAME="Mick A." GIT_COMMITTER_NAME="Web U. I." git -C "$L" commit-tree -p HEAD -F "$T/rawmsg" "HEAD^{tree}")
+git -C "$L" update-ref refs/heads/main "$c"
+bytes "log: a name ending in '.'" "log -n 1 --pretty=fuller" "log -n 1 --pretty=fuller" "$L"
+bytes "log --format=%B: a raw message without a final newline" "log -n 2 --format=%B|%b|%s" "log -n 2 --format=%B|%b|%s" "$L"

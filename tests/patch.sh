@@ -403,3 +403,21 @@ rename to vendor/blob.bin
 P
 same "the binary file moved, bytes intact" "$(od -c < "$W/vendor/blob.bin" | head -1)" "$(printf 'bin\0ary' | od -c | head -1)"
 check "nothing left at the old path" test ! -e "$W/src/blob.bin"
+
+# a hunk is looked for where its header says, moved by how far the hunks
+# before it were found from theirs (not by the lines they added): a block
+# repeated a few lines further down must not take a later hunk
+rm -rf "$W" && mkdir -p "$W"
+python3 - "$W/doc.md" "$T/want.md" <<'PY'
+import sys
+block = ["--", "#### Since", "4.0.0", "#### Arguments", "1. a", "2. b"]
+old = ["x%d" % i for i in range(10)] + block + ["f1", "f2", "f3"] + block + ["y%d" % i for i in range(10)]
+new = old[:1] + ["new %d" % i for i in range(12)] + old[1:]
+new.insert(12 + 12 + 1, "")	# a blank line after the first block's "4.0.0"
+open(sys.argv[1], "w").write("\n".join(old) + "\n")
+open(sys.argv[2], "w").write("\n".join(new) + "\n")
+PY
+(cd "$W" && diff -u doc.md "$T/want.md" | sed '1,2c\--- a/doc.md\n+++ b/doc.md') > "$T/shift.patch"
+check "the fixture: two hunks" test "$(grep -c '^@@' "$T/shift.patch")" = 2
+expect "a hunk after one that added lines: applies" 0 wap edit --patch - < "$T/shift.patch"
+same "...at its own place, not at the same block further down" "$(cat "$W/doc.md")" "$(cat "$T/want.md")"

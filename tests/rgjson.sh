@@ -60,3 +60,19 @@ cmpj "word regexp" -w foo a.txt sub/multi.txt
 cmpj "a directory argument" foo sub
 cmpj "a multiline match" -U 'foo\nbaz|bar foo\nbaz' a.txt
 cmpj "-a: a named binary file as text" -a hello bin.dat
+
+# the paths given are kept as given, as rg (and grep -r) print them: "."
+# gives "./a.txt", "./sub" gives "./sub/multi.txt"; none given, no prefix
+cmpj "'.' given: ./ before every path" foo .
+cmpj "'./sub' given" foo ./sub
+cmpj "'./sub/' given" foo ./sub/
+cmpj "'sub/' given" foo sub/
+cmpj "'./a.txt' given" hello ./a.txt
+cmpj "'.' and 'sub' given" hello . sub
+# the text output: as grep -rn prints the same paths
+for args in ". " "./sub" "./sub/ sub" "./a.txt ./sub/multi.txt"; do
+	grep -rn foo $args 2>/dev/null | LC_ALL=C sort > "$T/g.out"
+	wap grep foo $args 2>/dev/null | LC_ALL=C sort > "$T/w.out"
+	if cmp -s "$T/g.out" "$T/w.out" && [ -s "$T/g.out" ]; then ok "text paths as grep -rn: $args"
+	else fail "text paths as grep -rn: $args: $(diff "$T/g.out" "$T/w.out" | head -6)"; fi
+done

@@ -773,7 +773,11 @@ int wap_patch_apply_file(const struct wap_pfile *f, const char *old, size_t oldl
 	bool final_nl = !oldlen || old[oldlen - 1] == '\n';
 	struct wap_span *L = NULL, *pat = NULL;
 	struct lvec R = { 0 };
-	long n = split(old, oldlen, crlf, &L), delta = 0;
+	/* OFFSET: how far the last hunk was found from where its header put
+	 * it, in the original's lines (L): where the next is looked for
+	 * first, as GNU patch carries it (the lines earlier hunks added are
+	 * no part of it: L is the file before them) */
+	long n = split(old, oldlen, crlf, &L), offset = 0;
 	size_t pos = 0;
 	struct wap_sb sb = WAP_SB_INIT;
 	int rc = -1;
@@ -813,7 +817,7 @@ int wap_patch_apply_file(const struct wap_pfile *f, const char *old, size_t oldl
 		take = k;
 		if (k == 0) {
 			if (f->unified && h->old_start >= 0)
-				at = h->old_start + delta;
+				at = h->old_start + offset;
 			else if (h->has_ctx)
 				at = (long)start;
 			else
@@ -823,7 +827,7 @@ int wap_patch_apply_file(const struct wap_pfile *f, const char *old, size_t oldl
 			if (at > n)
 				at = n;
 		} else if (f->unified) {
-			long hint = h->old_start > 0 ? h->old_start - 1 + delta : (long)pos;
+			long hint = h->old_start > 0 ? h->old_start - 1 + offset : (long)pos;
 			if (hint < (long)pos)
 				hint = (long)pos;
 			at = wap_seek_lines(L, n, pat, k, pos, false, hint, &level);
@@ -838,17 +842,18 @@ int wap_patch_apply_file(const struct wap_pfile *f, const char *old, size_t oldl
 			not_found(f, hi + 1, pat, k, err);
 			goto out;
 		}
+		if (f->unified && h->old_start >= 0 && (k == 0 || h->old_start > 0))
+			offset = at - (k ? h->old_start - 1 : h->old_start);
 		for (long j = (long)pos; j < at; j++)
 			if (lpush(&R, L[j]))
 				goto nomem;
 		{
-			size_t j = 0, added = 0;
+			size_t j = 0;
 			for (size_t q = 0; q < h->n; q++) {
 				char op = h->v[q].op;
 				if (op == '+') {
 					if (lpush(&R, pline(&h->v[q], crlf)))
 						goto nomem;
-					added++;
 					continue;
 				}
 				if (j >= take)
@@ -857,11 +862,9 @@ int wap_patch_apply_file(const struct wap_pfile *f, const char *old, size_t oldl
 					/* keep the file's own spelling of context lines */
 					if (lpush(&R, L[at + j]))
 						goto nomem;
-					added++;
 				}
 				j++;
 			}
-			delta += (long)added - (long)take;
 		}
 		pos = (size_t)at + take;
 		if ((long)pos == n && f->unified && (h->old_nonl || h->new_nonl))

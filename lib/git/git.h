@@ -46,4 +46,11 @@ int wap_git(struct wap_call *call, const json_t *req, json_t **res, struct wap_e
  * byte, a control character, '"' or '\\'; else as it is. */
 void wap_git_quote_path(struct wap_sb *sb, const char *path);
 
+/* The text `git log` or `git show` (REQ's action) prints for RES, the
+ * result of that action, in REQ's "format" (--pretty/--format: a name or
+ * format:/tformat: placeholders) or "oneline", onto OUT.  With OUT NULL
+ * only checks the format (RES may be NULL).  -1 and ERR on a format wap
+ * cannot print as git does. */
+int wap_git_pretty(const json_t *res, const json_t *req, struct wap_sb *out, struct wap_err *err);
+
 #endif

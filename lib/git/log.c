@@ -23,11 +23,42 @@ static void iso_date(git_time_t t, int offset_min, char out[40])
 		 offset_min < 0 ? '-' : '+', off / 60, off % 60);
 }
 
+/* The name and email of C's KEY ("author " or "committer ") line as git
+ * splits it (libgit2's signature also cuts '.', ',', '"'... off the ends
+ * of a name: "Mick A." would be "Mick A"); NULL, NULL if not found. */
+static void raw_ident(git_commit *c, const char *key, char **name, char **email)
+{
+	const char *h = git_commit_raw_header(c), *l, *lt, *gt, *e;
+	size_t kl = strlen(key);
+
+	*name = *email = NULL;
+	for (l = h; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, key, kl))
+			continue;
+		l += kl;
+		e = strchrnul(l, '\n');
+		lt = memchr(l, '<', e - l);
+		gt = lt ? memchr(lt, '>', e - lt) : NULL;
+		if (!gt)
+			return;
+		for (e = lt; e > l && (e[-1] == ' ' || e[-1] == '\t'); e--)
+			;
+		*name = strndup(l, e - l);
+		*email = strndup(lt + 1, gt - lt - 1);
+		if (!*name || !*email) {
+			free(*name);
+			free(*email);
+			*name = *email = NULL;
+		}
+		return;
+	}
+}
+
 static json_t *commit_json(struct g *g, git_commit *c)
 {
 	const git_signature *a = git_commit_author(c), *cm = git_commit_committer(c);
 	const char *msg = git_commit_message(c), *sum = git_commit_summary(c);
-	char h[GIT_OID_HEXSZ + 1], ad[40], cd[40];
+	char h[GIT_OID_HEXSZ + 1], ad[40], cd[40], *an, *ae, *cn, *ce;
 	size_t ml = msg ? strlen(msg) : 0;
 	json_t *parents = json_array(), *o;
 
@@ -38,11 +69,21 @@ static json_t *commit_json(struct g *g, git_commit *c)
 		ml--;
 	for (unsigned i = 0; i < git_commit_parentcount(c); i++)
 		json_array_append_new(parents, oid_json(git_commit_parent_id(c, i)));
+	raw_ident(c, "author ", &an, &ae);
+	raw_ident(c, "committer ", &cn, &ce);
 	o = json_pack("{s:s, s:o, s:s, s:s#, s:s, s:s, s:s, s:s, s:s, s:s, s:o}",
 		      "hash", h, "shortHash", oid_abbrev_json(g, git_commit_id(c)), "subject", sum ? sum : "",
-		      "message", msg ? msg : "", (int)ml, "author", a->name, "authorEmail", a->email,
-		      "date", ad, "committer", cm->name, "committerEmail", cm->email,
-		      "commitDate", cd, "parents", parents);
+		      "message", msg ? msg : "", (int)ml, "author", an ? an : a->name,
+		      "authorEmail", ae ? ae : a->email, "date", ad, "committer", cn ? cn : cm->name,
+		      "committerEmail", ce ? ce : cm->email, "commitDate", cd, "parents", parents);
+	/* git's %B is the raw message: kept when it is not the trimmed one
+	 * and a newline (a message made without git's clean-up) */
+	if (o && msg && *msg && (strlen(msg) != ml + 1 || msg[ml] != '\n'))
+		json_object_set_new(o, "rawMessage", json_string(msg));
+	free(an);
+	free(ae);
+	free(cn);
+	free(ce);
 	return o;
 }
 
@@ -322,7 +363,8 @@ int op_log(struct g *g, json_t **res)
 	git_commit *c = NULL;
 	int rc = -1, k;
 
-	if ((k = wap_req_int(g->req, "max_count", &max, g->err)) < 0)
+	if ((k = wap_req_int(g->req, "max_count", &max, g->err)) < 0 ||
+	    wap_git_pretty(NULL, g->req, NULL, g->err))
 		return -1;
 	if (max < 0)
 		return wap_err_set(g->err, WAP_E_INVALID, "--max-count must not be negative");
@@ -480,6 +522,8 @@ int op_show(struct g *g, json_t **res)
 		rev = g->nargs ? g->args[0] : "HEAD";
 	if (g->nargs > (str_key(g, "rev") ? 0 : 1))
 		return wap_err_set(g->err, WAP_E_INVALID, "show takes one revision");
+	if (wap_git_pretty(NULL, g->req, NULL, g->err))
+		return -1;
 	if (resolve_commit(g, rev, &c))
 		return -1;
 	r = commit_json(g, c);
@@ -489,9 +533,13 @@ int op_show(struct g *g, json_t **res)
 		for (unsigned i = 0; i < git_commit_parentcount(c); i++)
 			json_array_append_new(sp, oid_abbrev_json(g, git_commit_parent_id(c, i)));
 		json_object_set_new(r, "shortParents", sp);
-		json_object_set_new(r, "diff", json_string(""));
-		json_object_set_new(r, "files", json_array());
-		goto done;
+		if (!bool_key(g, "stat")) {
+			/* git's combined diff (--cc) is not made: see README */
+			json_object_set_new(r, "diff", json_string(""));
+			json_object_set_new(r, "files", json_array());
+			goto done;
+		}
+		/* a merge's --stat is against its first parent, as git's */
 	}
 	if (diff_opts(g, &o, &none))
 		goto out;

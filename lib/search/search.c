@@ -612,6 +612,25 @@ static int worker_error(struct wk *w, struct wap_err *err)
 	return -1;
 }
 
+/* E's path as the output shows it: beneath the path argument as given */
+static const char *shown_path(const struct gctx *g, struct wk *w, const struct wap_walk_ent *e)
+{
+	const char *rest = e->path + (e->pathlen >= g->shown_rel ? g->shown_rel : e->pathlen);
+	size_t al;
+
+	if (!g->shown_arg)
+		return e->path;
+	al = strlen(g->shown_arg);
+	w->shown.len = 0;
+	wap_sb_add(&w->shown, g->shown_arg, al);
+	if (*rest == '/' && al && g->shown_arg[al - 1] == '/')
+		rest++;
+	else if (*rest && *rest != '/' && (!al || g->shown_arg[al - 1] != '/'))
+		wap_sb_addc(&w->shown, '/');
+	wap_sb_adds(&w->shown, rest);
+	return w->shown.oom || !w->shown.buf ? e->path : w->shown.buf;
+}
+
 static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 {
 	struct gctx *g = arg;
@@ -663,9 +682,9 @@ static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 		__atomic_add_fetch(&w->searched, 1, __ATOMIC_RELAXED);
 		w->bytes += st.st_size;
 		if (g->archives && wap_archive_sniff(map, st.st_size))
-			search_archive(g, w, e->path, map, st.st_size, fd);
+			search_archive(g, w, shown_path(g, w, e), map, st.st_size, fd);
 		else
-			search_one(g, w, e->path, map, st.st_size, fd);
+			search_one(g, w, shown_path(g, w, e), map, st.st_size, fd);
 		munmap(map, st.st_size);
 		close(fd);
 		return worker_error(w, err);
@@ -679,9 +698,9 @@ static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 	if (e->worker == 0)
 		progress(g, w);
 	if (g->archives && wap_archive_sniff(w->buf, n))
-		search_archive(g, w, e->path, w->buf, n, fd);
+		search_archive(g, w, shown_path(g, w, e), w->buf, n, fd);
 	else
-		search_one(g, w, e->path, w->buf, n, fd);
+		search_one(g, w, shown_path(g, w, e), w->buf, n, fd);
 	close(fd);
 	return worker_error(w, err);
 }
@@ -1019,6 +1038,14 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 		int r;
 		if (wap_ws_rel(call->ws, p, strlen(p), &rel, err))
 			goto out;
+		/* the result's paths are root-relative; what is printed
+		 * names them as the argument did (--write edits by them) */
+		g.shown_arg = NULL;
+		if (strs_len(paths) && g.mode != WAP_SEARCH_JSON && !g.write &&
+		    (!strcmp(rel, ".") || strcmp(p, rel))) {
+			g.shown_arg = p;
+			g.shown_rel = strcmp(rel, ".") ? strlen(rel) : 0;	/* the root's paths: no "./" */
+		}
 		r = wap_walk(call->ws, rel, &wo, on_file, &g, err);
 		free(rel);
 		if (r)
@@ -1093,6 +1120,7 @@ out:
 		for (int i = 0; i < g.nw; i++) {
 			free(g.wks[i].buf);
 			free(g.wks[i].abuf);
+			wap_sb_release(&g.wks[i].shown);
 			wap_mstate_free(g.wks[i].st);
 		}
 	free(g.wks);

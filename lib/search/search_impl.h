@@ -45,6 +45,7 @@ struct wk {
 	size_t have;		/* read_all of a big file: the bytes it holds */
 	bool named;		/* JSONL: the file was named, not found by walking */
 	long long binoff;	/* JSONL: where a named binary file's first NUL is; -1 */
+	struct wap_sb shown;	/* a path as shown (see struct gctx's shown_arg) */
 };
 
 struct gctx {
@@ -53,6 +54,12 @@ struct gctx {
 	bool invert, only, files, count, text, jsonl, archives, write, multiline;
 	int mode;		/* WAP_SEARCH_* */
 	const char *replace;
+	/* text and JSONL: the path argument of the walk under way as it was
+	 * given ("./sub"), when that is not its root-relative form ("sub"):
+	 * paths are then shown beneath it as rg and grep -r show them
+	 * ("./sub/a.c"); shown_rel is the length of that root-relative form */
+	const char *shown_arg;
+	size_t shown_rel;
 	long before, after;
 	size_t max;		/* 0: all */
 	size_t maxline;
