@@ -833,7 +833,10 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	 * the namespace's init, one process fewer than a reaper forking one */
 	if (o->last && (level == SUP_TRY || level == SUP_PIDNS) &&
 	    (ourns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC)) >= 0) {
-		if (!unshare(CLONE_NEWPID))
+		/* only with a way back for our later children (atexit
+		 * handlers fork: LeakSanitizer does): setns to our own
+		 * namespace, which gVisor does not offer */
+		if (!setns(ourns, CLONE_NEWPID) && !unshare(CLONE_NEWPID))
 			level = SUP_DIRECT;
 		else
 			closep(&ourns);
