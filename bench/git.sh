@@ -66,21 +66,18 @@ warm() { # DIR: the work tree's inodes and the git dir back in the cache
 	cat "$1/.git/index" "$1"/.git/objects/pack/*.pack >/dev/null 2>&1 || true
 }
 
-# NAME<TAB>DIR<TAB>wap arguments<TAB>git arguments (split on spaces; the
-# log format is passed to git through its config, not on the command line)
+# NAME<TAB>DIR<TAB>wap arguments<TAB>git arguments (split on spaces)
 cmds() {
 	t=$(printf '\t')
 	echo "status (Linux, one change)$t$LINUX${t}git status${t}status -sb"
 	echo "diff (Linux, one change)$t$LINUX${t}git diff${t}diff"
-	echo "log -n 2000 (jq)$t$JQ${t}git log -n 2000${t}log -n 2000 --format=bench --date=short"
+	echo "log -n 2000 (jq)$t$JQ${t}git log -n 2000${t}log -n 2000"
 	echo "show HEAD (jq)$t$JQ${t}git show HEAD${t}show HEAD"
 	echo "diff HEAD~50 (jq)$t$JQ${t}git diff HEAD~50${t}diff HEAD~50"
 }
 
 : > "$OUT/results.tsv"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
-# git's pretty format named "bench": wap's one-line log
-export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=pretty.bench GIT_CONFIG_VALUE_0='%h %ad %an: %s'
 cmds | while IFS="$(printf '\t')" read -r name dir wa ga; do
 	case $name in *"${ONLY:-}"*) ;; *) continue ;; esac
 	# same bytes, or no timing

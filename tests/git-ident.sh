@@ -238,6 +238,13 @@ bytes "log -- path" "log -- s" "log -- s" "$L"
 bytes "show: a merge" "show" "show" "$L"
 bytes "show --oneline: a merge" "show --oneline" "show --oneline" "$L"
 bytes "show --stat: a merge (against its first parent)" "show --stat" "show --stat" "$L"
+# tabs in a message: medium, full and fuller expand them to 8 columns after
+# the indent (git's --expand-tabs default), short and format: do not
+(cd "$L" && git commit -q --allow-empty -m "$(printf 'tabs\tin the subject\n\n\tcode:\tx\n  é\tafter a two-byte character\n')")
+for f in medium full fuller short; do
+	bytes "log --pretty=$f: tabs in the message" "log -n 1 --pretty=$f" "log -n 1 --pretty=$f" "$L"
+done
+bytes "log --format=%B: tabs kept" "log -n 1 --format=%B" "log -n 1 --format=%B" "$L"
 bytes "show --stat --oneline: a merge" "show --stat --oneline" "show --stat --oneline" "$L"
 bytes "show: a commit with a body and a diff" "show HEAD~2" "show HEAD~2" "$L"
 bytes "show --stat" "show --stat HEAD~2" "show --stat HEAD~2" "$L"

@@ -323,6 +323,26 @@ static int user_format(struct wap_sb *out, const char *fmt, char dk, const json_
 }
 
 /* the message buffer of a named format (not oneline) */
+/* A message line with its tabs expanded to 8 columns, as git's
+ * --expand-tabs (the default of medium, full and fuller): columns count
+ * from after the indent; a character is a column (git counts East Asian
+ * wide characters as two). */
+static void add_tabexpand(struct wap_sb *out, const char *s, size_t n)
+{
+	size_t col = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\t') {
+			do
+				wap_sb_addc(out, ' ');
+			while (++col % 8);
+			continue;
+		}
+		wap_sb_addc(out, s[i]);
+		col += ((unsigned char)s[i] & 0xc0) != 0x80;
+	}
+}
+
 static void named_format(struct wap_sb *out, const struct pretty *p, const json_t *c)
 {
 	const char *msg = sget(c, "message");
@@ -362,7 +382,10 @@ static void named_format(struct wap_sb *out, const struct pretty *p, const json_
 		}
 		first = false;
 		wap_sb_adds(out, "    ");
-		wap_sb_add(out, msg, t);
+		if (p->kind == P_MEDIUM || p->kind == P_FULL || p->kind == P_FULLER)
+			add_tabexpand(out, msg, t);
+		else
+			wap_sb_add(out, msg, t);
 		wap_sb_addc(out, '\n');
 	}
 	/* git's strbuf_rtrim of the buffer, then one newline */
