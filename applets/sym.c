@@ -1080,6 +1080,15 @@ static int act_hover(struct sym *y, json_t **res, struct wap_err *err)
 	return 0;
 }
 
+/* O's key TO: V's key FROM, when V has it */
+static void copy_key(json_t *o, const char *to, const json_t *v, const char *from)
+{
+	json_t *x = json_object_get(v, from);
+
+	if (x)
+		json_object_set(o, to, x);
+}
+
 static int act_diag(struct sym *y, json_t **res, struct wap_err *err)
 {
 	static const char *const sev[] = { "error", "error", "warning", "info", "hint" };
@@ -1100,10 +1109,8 @@ static int act_diag(struct sym *y, json_t **res, struct wap_err *err)
 				      "message", json_string_value(json_object_get(v, "message")) ?
 						 json_string_value(json_object_get(v, "message")) : "");
 		put_range_li(o, &y->li, y->text, y->len, json_object_get(v, "range"), "");
-		if (json_object_get(v, "code"))
-			json_object_set(o, "code", json_object_get(v, "code"));
-		if (json_object_get(v, "source"))
-			json_object_set(o, "origin", json_object_get(v, "source"));
+		copy_key(o, "code", v, "code");
+		copy_key(o, "origin", v, "source");
 		json_array_append_new(out, o);
 	}
 	json_decref(d);
@@ -1241,14 +1248,12 @@ static int act_complete(struct sym *y, json_t **res, struct wap_err *err)
 			json_decref(o);
 			continue;
 		}
-		if (json_object_get(v, "detail"))
-			json_object_set(o, "detail", json_object_get(v, "detail"));
+		copy_key(o, "detail", v, "detail");
 		if (json_object_get(v, "insertText"))
 			json_object_set(o, "insertText", json_object_get(v, "insertText"));
 		else if (json_object_get(te, "newText"))
 			json_object_set(o, "insertText", json_object_get(te, "newText"));
-		if (json_object_get(v, "sortText"))
-			json_object_set(o, "sortText", json_object_get(v, "sortText"));
+		copy_key(o, "sortText", v, "sortText");
 		json_array_append_new(out, o);
 	}
 	*res = json_pack("{s:s, s:s, s:o, s:b}", "source", wap_lsp_name(y->srv), "path", y->rel, "items", out,
@@ -1295,10 +1300,8 @@ static int act_actions(struct sym *y, json_t **res, struct wap_err *err)
 			json_decref(o);
 			continue;
 		}
-		if (json_object_get(v, "kind"))
-			json_object_set(o, "kind", json_object_get(v, "kind"));
-		if (json_object_get(v, "isPreferred"))
-			json_object_set(o, "isPreferred", json_object_get(v, "isPreferred"));
+		copy_key(o, "kind", v, "kind");
+		copy_key(o, "isPreferred", v, "isPreferred");
 		json_array_append_new(out, o);
 	}
 	json_decref(r);

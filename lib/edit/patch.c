@@ -305,32 +305,28 @@ static long num(const char **p, const char *end)
 	return any ? v : -1;
 }
 
+/* " SIGNstart[,count]" at *P: 0, or -1 when it does not parse */
+static int hunk_range(const char **p, const char *end, char sign, long *start, long *count)
+{
+	while (*p < end && **p == ' ')
+		(*p)++;
+	if (*p >= end || *(*p)++ != sign || (*start = num(p, end)) < 0)
+		return -1;
+	*count = 1;
+	if (*p < end && **p == ',') {
+		(*p)++;
+		if ((*count = num(p, end)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* "@@ -a[,b] +c[,d] @@": 0, or -1 when it does not parse */
 static int hunk_header(struct wap_span l, long *a, long *b, long *c, long *d)
 {
 	const char *p = l.p + 2, *end = l.p + l.len;
 
-	while (p < end && *p == ' ')
-		p++;
-	if (p >= end || *p++ != '-' || (*a = num(&p, end)) < 0)
-		return -1;
-	*b = 1;
-	if (p < end && *p == ',') {
-		p++;
-		if ((*b = num(&p, end)) < 0)
-			return -1;
-	}
-	while (p < end && *p == ' ')
-		p++;
-	if (p >= end || *p++ != '+' || (*c = num(&p, end)) < 0)
-		return -1;
-	*d = 1;
-	if (p < end && *p == ',') {
-		p++;
-		if ((*d = num(&p, end)) < 0)
-			return -1;
-	}
-	return 0;
+	return hunk_range(&p, end, '-', a, b) || hunk_range(&p, end, '+', c, d) ? -1 : 0;
 }
 
 /* Is the timestamp after the tab of a ---/+++ line the Unix epoch?  `diff
