@@ -18,6 +18,7 @@
 
 #include "applet.h"
 #include "config.h"
+#include "json.h"
 #include "policy.h"
 #include "run.h"
 #include "version.h"
@@ -140,6 +141,7 @@ int main(int argc, char **argv)
 	int status;
 
 	signal(SIGPIPE, SIG_IGN);
+	wap_json_cache_init();
 	name = basename(argv[0]);
 	argv++, argc--;
 	if (!strncmp(name, "wap-", 4) && name[4]) {

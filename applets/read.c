@@ -853,7 +853,11 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 			wap_err_oom(err);
 			goto out;
 		}
-		memlen = pread_full(fd, mem, (size_t)st.st_size + 1, 0);
+		/* one pread: a short read of a regular file is its end (and
+		 * any other short one only sends us the long way below) */
+		do
+			memlen = pread(fd, mem, (size_t)st.st_size + 1, 0);
+		while (memlen < 0 && errno == EINTR);
 		if (memlen < 0) {
 			wap_err_errno(err, errno, rel);
 			goto out;

@@ -1,11 +1,99 @@
 /* core/json.c - JSON text to and from jansson values, as jansson writes and
  * reads it, faster (json.h). */
+#include <malloc.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
+
+/* ---- the blocks of jansson's values ---- */
+
+/* A call builds and frees some 80 small jansson blocks (a value, a
+ * hashtable's buckets and pairs, a string's bytes); glibc's per-thread
+ * cache keeps 7 blocks of a size, so most of them took malloc's and
+ * free's slow paths.  Each thread keeps up to KEEP free blocks of each
+ * usable size class (16 bytes apart, up to 16 * CLASSES) here.  The blocks
+ * are malloc's own, sorted by malloc_usable_size, so anything jansson
+ * hands out (json_dumps' text) may still be given to free(), and a block
+ * malloc'd before the cache was on may come back through it. */
+#define CLASSES 16
+#define KEEP 256
+
+struct jcache {
+	void *head[CLASSES];
+	unsigned n[CLASSES];
+	bool on;
+};
+
+static __thread struct jcache jc;
+static pthread_key_t jc_key;
+static pthread_once_t jc_once = PTHREAD_ONCE_INIT;
+
+/* a thread's end (or the key's destructor run): its blocks to malloc */
+static void jc_drop(void *arg)
+{
+	struct jcache *c = arg;
+
+	for (int k = 0; k < CLASSES; k++) {
+		while (c->head[k]) {
+			void *p = c->head[k];
+			c->head[k] = *(void **)p;
+			free(p);
+		}
+		c->n[k] = 0;
+	}
+	c->on = false;
+}
+
+static void jc_key_new(void)
+{
+	pthread_key_create(&jc_key, jc_drop);
+}
+
+static void *jc_malloc(size_t n)
+{
+	size_t k = n ? (n + 15) >> 4 : 1;	/* its blocks have >= 16 * k usable */
+	void *p;
+
+	if (k >= CLASSES || !(p = jc.head[k]))
+		return malloc(k < CLASSES ? k << 4 : n);
+	jc.head[k] = *(void **)p;
+	jc.n[k]--;
+	return p;
+}
+
+static void jc_free(void *p)
+{
+	size_t k;
+
+	if (!p)
+		return;
+	k = malloc_usable_size(p) >> 4;
+	if (k >= CLASSES || jc.n[k] >= KEEP) {
+		free(p);
+		return;
+	}
+	if (!jc.on) {	/* the first in this thread: dropped at its end */
+		pthread_once(&jc_once, jc_key_new);
+		pthread_setspecific(jc_key, &jc);
+		jc.on = true;
+	}
+	*(void **)p = jc.head[k];
+	jc.head[k] = p;
+	jc.n[k]++;
+}
+
+void wap_json_cache_init(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	/* under ASan every block goes to malloc and free, to be checked */
+#else
+	json_set_alloc_funcs(jc_malloc, jc_free);
+#endif
+}
 
 /* ---- encoding ---- */
 

@@ -20,6 +20,10 @@
  * with the same json_error_t.  Plain messages are decoded here; anything
  * unusual (reals, deep nesting, any error) is left to jansson itself, so
  * the two cannot differ in what they accept or how they say why not.
+ *
+ * wap_json_cache_init: once, before any thread starts; jansson's small
+ * blocks are then kept per thread for reuse (json.c); anything jansson
+ * returns may still be given to free().
  */
 #ifndef WAP_JSON_H
 #define WAP_JSON_H
@@ -29,6 +33,7 @@
 
 #include "strbuf.h"
 
+void wap_json_cache_init(void);
 int wap_json_dump(const json_t *v, struct wap_sb *sb);
 char *wap_json_dumps(const json_t *v, size_t *len);
 json_t *wap_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *err);

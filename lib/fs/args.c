@@ -13,8 +13,9 @@
 
 const struct wap_applet *wap_applet_find(const char *name)
 {
+	/* the first byte first: a call looks its applet up several times */
 	for (int i = 0; wap_applets[i]; i++)
-		if (!strcmp(wap_applets[i]->name, name))
+		if (wap_applets[i]->name[0] == name[0] && !strcmp(wap_applets[i]->name, name))
 			return wap_applets[i];
 	return NULL;
 }
@@ -724,9 +725,11 @@ char *wap_render_text(const struct wap_applet *a, const json_t *res, const json_
 	struct wap_sb sb = WAP_SB_INIT;
 	cookie_io_functions_t io = { .write = sb_write };
 	FILE *f = fopencookie(&sb, "w", io);
+	char buf[4096];
 
 	if (!f)
 		return NULL;
+	setvbuf(f, buf, _IOFBF, sizeof(buf));	/* not a malloc'd one each call */
 	if (a->render)
 		a->render(res, req, f);
 	else

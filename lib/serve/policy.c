@@ -117,7 +117,7 @@ static const struct wap_opdesc ops[] = {
 const struct wap_opdesc *wap_op_find(const char *name)
 {
 	for (const struct wap_opdesc *o = ops; name && o->name; o++)
-		if (!strcmp(o->name, name))
+		if (o->name[0] == name[0] && !strcmp(o->name, name))
 			return o;
 	return NULL;
 }

@@ -1255,7 +1255,9 @@ static json_t *map_args(const struct wap_ptool *t, const json_t *args, struct wa
 	const char *key;
 
 	if (!t->args) {
-		req = json_deep_copy(args);
+		/* the arguments as they are (the ops take them read-only);
+		 * a copy only when fixed ones are added */
+		req = t->fixed ? json_deep_copy(args) : json_incref((json_t *)args);
 	} else {
 		req = json_object();
 		json_object_foreach((json_t *)args, key, v) {
