@@ -360,9 +360,9 @@ static json_t *metadata(const struct wap_ws *ws, const char *rel, const struct s
 	m = json_object();
 	if (abs)
 		wap_json_set_name(m, "path", abs);	/* never dropped if not UTF-8 */
-	json_object_set_new(m, "size", json_integer(st->st_size));
-	json_object_set_new(m, "isDirectory", json_boolean(S_ISDIR(st->st_mode)));
-	json_object_set_new(m, "lastModified", json_string(when));
+	json_object_set_new_nocheck(m, "size", json_integer(st->st_size));
+	json_object_set_new_nocheck(m, "isDirectory", json_boolean(S_ISDIR(st->st_mode)));
+	json_object_set_new_nocheck(m, "lastModified", json_string_nocheck(when));
 	free(abs);
 	return m;
 }
@@ -372,19 +372,20 @@ static void set_window(json_t *res, struct lw *w, long long first)
 {
 	bool bad = fix_utf8(&w->out);
 
-	json_object_set_new(res, "content", json_stringn(w->out.buf ? w->out.buf : "", w->out.len));
-	json_object_set_new(res, "isTruncated", json_boolean(w->full));
-	json_object_set_new(res, "totalLines", w->unknown ? json_null() : json_integer(w->total));
-	json_object_set_new(res, "returnedLines", json_integer(w->returned));
-	json_object_set_new(res, "startLine", json_integer(first));
+	/* valid UTF-8 now (fix_utf8 checked it, as jansson would): not again */
+	json_object_set_new_nocheck(res, "content", json_stringn_nocheck(w->out.buf ? w->out.buf : "", w->out.len));
+	json_object_set_new_nocheck(res, "isTruncated", json_boolean(w->full));
+	json_object_set_new_nocheck(res, "totalLines", w->unknown ? json_null() : json_integer(w->total));
+	json_object_set_new_nocheck(res, "returnedLines", json_integer(w->returned));
+	json_object_set_new_nocheck(res, "startLine", json_integer(first));
 	if (w->full)
-		json_object_set_new(res, "nextOffset", json_integer(first + w->returned));
+		json_object_set_new_nocheck(res, "nextOffset", json_integer(first + w->returned));
 	if (w->capped)
-		json_object_set_new(res, "outputLimit", json_integer(w->maxbytes));
+		json_object_set_new_nocheck(res, "outputLimit", json_integer(w->maxbytes));
 	if (w->ncut)
-		json_object_set_new(res, "linesCut", json_integer(w->ncut));
+		json_object_set_new_nocheck(res, "linesCut", json_integer(w->ncut));
 	if (bad)
-		json_object_set_new(res, "invalidUtf8", json_true());
+		json_object_set_new_nocheck(res, "invalidUtf8", json_true());
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -457,8 +458,8 @@ static int read_dir(const struct wap_call *call, int fd, const char *rel, const 
 	}
 	free(names);
 	lw_finish(&w);
-	json_object_set_new(res, "metadata", metadata(ws, rel, st));
-	json_object_set_new(res, "entries", entries);
+	json_object_set_new_nocheck(res, "metadata", metadata(ws, rel, st));
+	json_object_set_new_nocheck(res, "entries", entries);
 	set_window(res, &w, r->offset);
 	wap_sb_release(&w.out);
 	return 0;
@@ -500,7 +501,7 @@ static int ar_list(const struct wap_call *call, int fd, const char *rel, const s
 		if (w.returned > before) {
 			json_t *o = json_pack("{s:s%, s:b}", "path", key, kn, "isDirectory", dir);
 			if (!dir && archive_entry_size_is_set(e))
-				json_object_set_new(o, "size", json_integer(archive_entry_size(e)));
+				json_object_set_new_nocheck(o, "size", json_integer(archive_entry_size(e)));
 			json_array_append_new(entries, o);
 		}
 		if (wap_call_cancelled(call))
@@ -513,9 +514,9 @@ static int ar_list(const struct wap_call *call, int fd, const char *rel, const s
 		return -1;
 	}
 	lw_finish(&w);
-	json_object_set_new(res, "archive", json_true());
-	json_object_set_new(res, "format", json_string(archive_format_name(a) ? archive_format_name(a) : "unknown"));
-	json_object_set_new(res, "entries", entries);
+	json_object_set_new_nocheck(res, "archive", json_true());
+	json_object_set_new_nocheck(res, "format", json_string(archive_format_name(a) ? archive_format_name(a) : "unknown"));
+	json_object_set_new_nocheck(res, "entries", entries);
 	set_window(res, &w, r->offset);
 	wap_sb_release(&w.out);
 	wap_archive_free(a);
@@ -591,9 +592,9 @@ static int ar_member(const struct wap_call *call, int fd, const char *rel, const
 		wap_archive_free(a);
 		return wap_err_set(err, WAP_E_NOT_FILE, "Not a file: %s in %s is a directory", member, rel);
 	}
-	json_object_set_new(res, "member", json_string(member));
+	json_object_set_new_nocheck(res, "member", json_string(member));
 	if (archive_entry_size_is_set(e))
-		json_object_set_new(res, "memberSize", json_integer(archive_entry_size(e)));
+		json_object_set_new_nocheck(res, "memberSize", json_integer(archive_entry_size(e)));
 	if (r->has_tail) {
 		/* count first, then read the window: a second pass */
 		lw_init(&w, SIZE_MAX, 0, 0, 1);
@@ -624,12 +625,12 @@ static int ar_member(const struct wap_call *call, int fd, const char *rel, const
 binary_or_err:
 	if (rc < 0)
 		return -1;
-	json_object_set_new(res, "content", json_string(""));
-	json_object_set_new(res, "binary", json_true());
-	json_object_set_new(res, "mimeType", json_string(wap_text_mime(member, sniff, sniffn)));
-	json_object_set_new(res, "isTruncated", json_false());
-	json_object_set_new(res, "totalLines", json_integer(0));
-	json_object_set_new(res, "returnedLines", json_integer(0));
+	json_object_set_new_nocheck(res, "content", json_string(""));
+	json_object_set_new_nocheck(res, "binary", json_true());
+	json_object_set_new_nocheck(res, "mimeType", json_string(wap_text_mime(member, sniff, sniffn)));
+	json_object_set_new_nocheck(res, "isTruncated", json_false());
+	json_object_set_new_nocheck(res, "totalLines", json_integer(0));
+	json_object_set_new_nocheck(res, "returnedLines", json_integer(0));
 	return 0;
 }
 
@@ -677,9 +678,9 @@ static int read_file(const struct wap_call *call, int fd, const char *rel, const
 	if ((size_t)st->st_size <= COUNT_CAP && !(big && r->has_tail)) {
 		if (mem ? wap_blob_id(mem, memlen, version, err) : wap_blob_id_fd(fd, version, err))
 			return -1;
-		json_object_set_new(res, "version", json_string(version));
+		json_object_set_new_nocheck(res, "version", json_string_nocheck(version));
 	} else {
-		json_object_set_new(res, "version", json_null());
+		json_object_set_new_nocheck(res, "version", json_null());
 	}
 	if (r->has_tail && big) {
 		off_t from = tail_start(fd, st->st_size, r->tail);
@@ -691,9 +692,9 @@ static int read_file(const struct wap_call *call, int fd, const char *rel, const
 			return -1;
 		set_window(res, &w, -(long long)w.returned);
 		/* numbered from the end; what comes before is not counted */
-		json_object_set_new(res, "fromEnd", json_true());
-		json_object_set_new(res, "totalLines", json_null());
-		json_object_set_new(res, "isTruncated", json_boolean(from > 0));
+		json_object_set_new_nocheck(res, "fromEnd", json_true());
+		json_object_set_new_nocheck(res, "totalLines", json_null());
+		json_object_set_new_nocheck(res, "isTruncated", json_boolean(from > 0));
 		json_object_del(res, "nextOffset");
 		wap_sb_release(&w.out);
 		return 0;
@@ -744,15 +745,15 @@ static int read_bytes(const struct wap_call *call, int fd, const char *rel, bool
 	}
 	if (b64) {
 		wap_text_base64(&sb, buf, len);
-		json_object_set_new(res, "content", json_stringn(sb.buf ? sb.buf : "", sb.len));
+		json_object_set_new_nocheck(res, "content", json_stringn(sb.buf ? sb.buf : "", sb.len));
 		wap_sb_release(&sb);
 	} else {
-		json_object_set_new(res, "content", json_stringn(buf, len));
+		json_object_set_new_nocheck(res, "content", json_stringn(buf, len));
 	}
-	json_object_set_new(res, "encoding", json_string(b64 ? "base64" : "utf-8"));
-	json_object_set_new(res, "version", json_string(version));
-	json_object_set_new(res, "totalLines", json_integer((json_int_t)wap_text_count_lines(buf, len)));
-	json_object_set_new(res, "isTruncated", json_false());
+	json_object_set_new_nocheck(res, "encoding", json_string(b64 ? "base64" : "utf-8"));
+	json_object_set_new_nocheck(res, "version", json_string_nocheck(version));
+	json_object_set_new_nocheck(res, "totalLines", json_integer((json_int_t)wap_text_count_lines(buf, len)));
+	json_object_set_new_nocheck(res, "isTruncated", json_false());
 	free(buf);
 	return json_is_string(json_object_get(res, "content")) ? 0 : wap_err_oom(err);
 }
@@ -839,7 +840,7 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 		wap_err_set(err, WAP_E_NOT_FILE, "Not a regular file: %s", rel);
 		goto out;
 	}
-	json_object_set_new(*res, "metadata", metadata(ws, rel, &st));
+	json_object_set_new_nocheck(*res, "metadata", metadata(ws, rel, &st));
 	if (enc) {
 		rc = read_bytes(call, fd, rel, enc == 2, *res, err);
 		goto out;
@@ -888,18 +889,18 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 	}
 	if (wap_text_is_binary(sniff, sniffn)) {
 		char version[WAP_VERSION_LEN + 1];
-		json_object_set_new(*res, "content", json_string(""));
-		json_object_set_new(*res, "binary", json_true());
-		json_object_set_new(*res, "mimeType", json_string(wap_text_mime(rel, sniff, sniffn)));
-		json_object_set_new(*res, "isTruncated", json_false());
-		json_object_set_new(*res, "totalLines", json_integer(0));
-		json_object_set_new(*res, "returnedLines", json_integer(0));
+		json_object_set_new_nocheck(*res, "content", json_string(""));
+		json_object_set_new_nocheck(*res, "binary", json_true());
+		json_object_set_new_nocheck(*res, "mimeType", json_string(wap_text_mime(rel, sniff, sniffn)));
+		json_object_set_new_nocheck(*res, "isTruncated", json_false());
+		json_object_set_new_nocheck(*res, "totalLines", json_integer(0));
+		json_object_set_new_nocheck(*res, "returnedLines", json_integer(0));
 		if ((size_t)st.st_size <= COUNT_CAP) {
 			if (mem ? wap_blob_id(mem, memlen, version, err) : wap_blob_id_fd(fd, version, err))
 				goto out;
-			json_object_set_new(*res, "version", json_string(version));
+			json_object_set_new_nocheck(*res, "version", json_string_nocheck(version));
 		} else {
-			json_object_set_new(*res, "version", json_null());
+			json_object_set_new_nocheck(*res, "version", json_null());
 		}
 		rc = 0;
 		goto out;
@@ -931,8 +932,8 @@ static int read_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		json_t *nreq = json_copy((json_t *)req);
 		struct wap_err nerr = { 0 };
 		int rc = -1;
-		if (nreq && !json_object_set_new(nreq, "path", json_stringn(path, alen)) &&
-		    !json_object_set_new(nreq, "member", json_string(member)))
+		if (nreq && !json_object_set_new_nocheck(nreq, "path", json_stringn(path, alen)) &&
+		    !json_object_set_new_nocheck(nreq, "member", json_string(member)))
 			rc = read_path(call, nreq, res, true, &nerr);
 		json_decref(nreq);
 		if (!rc)

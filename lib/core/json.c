@@ -19,6 +19,7 @@
  * are malloc's own, sorted by malloc_usable_size, so anything jansson
  * hands out (json_dumps' text) may still be given to free(), and a block
  * malloc'd before the cache was on may come back through it. */
+#if !defined(__SANITIZE_ADDRESS__)	/* under ASan every block is malloc's, to be checked */
 #define CLASSES 16
 #define KEEP 256
 
@@ -86,11 +87,11 @@ static void jc_free(void *p)
 	jc.n[k]++;
 }
 
+#endif
+
 void wap_json_cache_init(void)
 {
-#if defined(__SANITIZE_ADDRESS__)
-	/* under ASan every block goes to malloc and free, to be checked */
-#else
+#if !defined(__SANITIZE_ADDRESS__)
 	json_set_alloc_funcs(jc_malloc, jc_free);
 #endif
 }

@@ -136,9 +136,9 @@ json_t *wap_rpc_result(const json_t *id, json_t *result)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "jsonrpc", json_string("2.0"));
-	json_object_set_new(o, "id", id_copy(id));
-	json_object_set_new(o, "result", result ? result : json_object());
+	json_object_set_new_nocheck(o, "jsonrpc", json_string("2.0"));
+	json_object_set_new_nocheck(o, "id", id_copy(id));
+	json_object_set_new_nocheck(o, "result", result ? result : json_object());
 	return o;
 }
 
@@ -146,15 +146,15 @@ json_t *wap_rpc_error(const json_t *id, int code, const char *message, json_t *d
 {
 	json_t *o = json_object(), *e = json_object(), *m;
 
-	json_object_set_new(e, "code", json_integer(code));
+	json_object_set_new_nocheck(e, "code", json_integer(code));
 	/* messages may quote the caller's bytes: keep them valid UTF-8 */
 	m = json_string(message ? message : "");
-	json_object_set_new(e, "message", m ? m : json_string("(message not valid UTF-8)"));
+	json_object_set_new_nocheck(e, "message", m ? m : json_string("(message not valid UTF-8)"));
 	if (data)
-		json_object_set_new(e, "data", data);
-	json_object_set_new(o, "jsonrpc", json_string("2.0"));
-	json_object_set_new(o, "id", id_copy(id));
-	json_object_set_new(o, "error", e);
+		json_object_set_new_nocheck(e, "data", data);
+	json_object_set_new_nocheck(o, "jsonrpc", json_string("2.0"));
+	json_object_set_new_nocheck(o, "id", id_copy(id));
+	json_object_set_new_nocheck(o, "error", e);
 	return o;
 }
 
@@ -172,10 +172,10 @@ json_t *wap_rpc_notification(const char *method, json_t *params)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "jsonrpc", json_string("2.0"));
-	json_object_set_new(o, "method", json_string(method));
+	json_object_set_new_nocheck(o, "jsonrpc", json_string("2.0"));
+	json_object_set_new_nocheck(o, "method", json_string(method));
 	if (params)
-		json_object_set_new(o, "params", params);
+		json_object_set_new_nocheck(o, "params", params);
 	return o;
 }
 
@@ -183,7 +183,7 @@ json_t *wap_rpc_request(const json_t *id, const char *method, json_t *params)
 {
 	json_t *o = wap_rpc_notification(method, params);
 
-	json_object_set_new(o, "id", id_copy(id));
+	json_object_set_new_nocheck(o, "id", id_copy(id));
 	return o;
 }
 
