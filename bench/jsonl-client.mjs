@@ -3,7 +3,9 @@
 // DEPTH requests in flight (stdio: on one connection; http: DEPTH
 // connections, each with its own session, one request at a time).
 // Prints one JSON line: calls, seconds, calls_per_s, p50_ms, p99_ms,
-// rss_kb (the server's peak RSS, VmHWM); with RSS_AT=100000,1000000 in the
+// rss_kb (the server's peak RSS, VmHWM), client_cpu_us_per_call (the
+// client's own user + system time a call; http: also server_cpu_us_per_call,
+// from /proc, 10 ms ticks); with RSS_AT=100000,1000000 in the
 // environment also rss_at: the server's RSS (VmRSS, kB) after that many calls.
 //   node jsonl-client.mjs stdio N DEPTH TOOL ARGS_JSON -- CMD ARGS...
 //   node jsonl-client.mjs http  N DEPTH TOOL ARGS_JSON URL SERVER_PID
@@ -30,14 +32,21 @@ const rssSeen = {};
 
 let cpu0 = null;
 
+// the server's user + system time so far, in microseconds (clock ticks of 10 ms)
+const srvCpu = (pid) => { try { const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (+f[11] + +f[12]) * 1e4; } catch { return null; } };
+let srv0 = null;
+
 function report(t0, pid) {
   const secs = (now() - t0) / 1000;
   const cpu = cpu0 ? process.cpuUsage(cpu0) : null;
+  const srv = srv0 !== null && pid ? srvCpu(pid) : null;
   lat.sort((a, b) => a - b);
   const q = (p) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))];
   console.log(JSON.stringify({ calls: lat.length, seconds: +secs.toFixed(3), calls_per_s: Math.round(lat.length / secs),
     p50_ms: +q(0.5).toFixed(3), p99_ms: +q(0.99).toFixed(3), rss_kb: pid ? hwm(pid) : null,
     client_cpu_us_per_call: cpu ? +((cpu.user + cpu.system) / lat.length).toFixed(2) : null,
+    ...(srv !== null ? { server_cpu_us_per_call: +((srv - srv0) / lat.length).toFixed(1) } : {}),
     ...(rssAt.length ? { rss_at: rssSeen } : {}) }));
 }
 
@@ -110,6 +119,7 @@ async function httpMode() {
   for (let i = 0; i < DEPTH; i++) sids.push((await post(init)).sid);
   let next = 0, errors = 0;
   const t0 = now();
+  cpu0 = process.cpuUsage(); srv0 = srvCpu(+pid);
   await Promise.all(sids.map(async (sid) => {
     while (next < N) {
       const id = ++next, t = now();

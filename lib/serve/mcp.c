@@ -862,15 +862,21 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 		free(etext);
 		json_decref(e);
 	} else {
-		json_t *content = json_pack("[{s:s, s:s}]", "type", "text", "text", text ? text : "");
-		json_t *r;
+		/* {"content": [{"type": "text", "text": TEXT}], "isError": B,
+		 * "structuredContent": RES}, built by hand: json_pack's format
+		 * parsing cost more than the rest of it */
+		json_t *t = json_string(text ? text : ""), *item = json_object(), *content = json_array();
+		json_t *r = json_object();
 
-		if (!content)	/* text not valid UTF-8: say so rather than fail */
-			content = json_pack("[{s:s, s:s}]", "type", "text", "text",
-					    "(the text rendering is not valid UTF-8; see structuredContent)");
-		r = json_pack("{s:o, s:b}", "content", content, "isError", rc == 1);
+		if (!t)	/* text not valid UTF-8: say so rather than fail */
+			t = json_string("(the text rendering is not valid UTF-8; see structuredContent)");
+		json_object_set_new_nocheck(item, "type", json_string_nocheck("text"));
+		json_object_set_new_nocheck(item, "text", t);
+		json_array_append_new(content, item);
+		json_object_set_new_nocheck(r, "content", content);
+		json_object_set_new_nocheck(r, "isError", json_boolean(rc == 1));
 		if (res)
-			json_object_set(r, "structuredContent", res);
+			json_object_set_nocheck(r, "structuredContent", res);
 		out = wap_rpc_result(m->id, r);
 	}
 	if (call.progress) {
