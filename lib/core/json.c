@@ -154,6 +154,20 @@ static int dump_string(struct wap_sb *sb, const char *str, size_t n)
 	sb->buf[sb->len++] = '"';
 	while (s < end) {
 		run = s;
+		/* 8 bytes at a time while none is below 0x20, '"', '\\' or
+		 * past 0x7f (the usual text), then a byte at a time */
+		while (end - s >= 8) {
+			uint64_t w, q, b;
+			memcpy(&w, s, 8);
+			q = w ^ 0x2222222222222222ULL;
+			b = w ^ 0x5c5c5c5c5c5c5c5cULL;
+			/* (x - 0x01..) & ~x has a high bit set iff x has a zero
+			 * byte; (w - 0x20..) & ~w iff w has one below 0x20 */
+			if ((((w - 0x2020202020202020ULL) & ~w) | ((q - 0x0101010101010101ULL) & ~q) |
+			     ((b - 0x0101010101010101ULL) & ~b) | w) & 0x8080808080808080ULL)
+				break;
+			s += 8;
+		}
 		while (s < end && !cls[*s])
 			s++;
 		if (s > run) {

@@ -1099,7 +1099,7 @@ const struct wap_ptool *wap_profile_tool(const struct wap_profile *p, const char
 	const struct wap_ptool *src = profile_src(p), *t = NULL;
 
 	for (size_t i = 0; src[i].name; i++)
-		if (!strcmp(src[i].name, name) && wap_applet_find(src[i].applet))
+		if (src[i].name[0] == name[0] && !strcmp(src[i].name, name) && wap_applet_find(src[i].applet))
 			t = &src[i];
 	return t;
 }

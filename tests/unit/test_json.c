@@ -50,6 +50,38 @@ static void test_dump_like_jansson(void **state)
 	json_decref(v);
 }
 
+/* strings are scanned 8 bytes at a time: every byte that must be escaped or
+ * checked (and the edges of the plain ones), at every offset of strings of
+ * lengths 1 to 40, written as jansson writes them; invalid UTF-8 at every
+ * offset refused */
+static void test_dump_string_every_offset(void **state)
+{
+	static const char *const odd[] = { "\"", "\\", "\n", "\x01", "\x1f", "\x7f", " ", "!", "#",
+		"[", "]", "~", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\x21\x22" };
+	char buf[64];
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(odd) / sizeof(odd[0]); k++) {
+		size_t ol = strlen(odd[k]);
+		for (size_t len = 1; len <= 40; len++) {
+			for (size_t at = 0; at + ol <= len; at++) {
+				json_t *v;
+				memset(buf, 'a' + (int)(len % 26), len);
+				memcpy(buf + at, odd[k], ol);
+				v = json_stringn(buf, len);
+				assert_non_null(v);
+				same_dump(v);
+				json_decref(v);
+				/* invalid UTF-8 there: refused, as by jansson */
+				buf[at] = (char)0xff;
+				v = json_stringn_nocheck(buf, len);
+				same_dump(v);
+				json_decref(v);
+			}
+		}
+	}
+}
+
 static void test_dump_refuses_what_jansson_refuses(void **state)
 {
 	json_t *a = json_array(), *b = json_array(), *v;
@@ -170,6 +202,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dump_like_jansson),
+		cmocka_unit_test(test_dump_string_every_offset),
 		cmocka_unit_test(test_dump_refuses_what_jansson_refuses),
 		cmocka_unit_test(test_deep),
 		cmocka_unit_test(test_load_errors),
