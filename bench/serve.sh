@@ -9,7 +9,10 @@
 #      filesystem server (@modelcontextprotocol/server-filesystem);
 #   2. small reads over Streamable HTTP with 1, 8 and 64 clients (a
 #      session and a connection each): wap against the official SDK's
-#      Streamable HTTP server (bench/sdk-http-server.mjs);
+#      Streamable HTTP server (bench/sdk-http-server.mjs), and the client's
+#      own ceiling: a C server that only answers each POST with wap's
+#      recorded reply (bench/httpfloor.c); the CPU time a call of the
+#      client and of each server;
 #   3. wap's RSS after 100k and 1M pipelined reads (stdio);
 #   4. a glob over stdio, one call at a time: wap and the filesystem server.
 # Prints markdown tables and the load average.  N=2 doubles the calls,
@@ -24,8 +27,8 @@ DEPTH=${DEPTH:-32}
 [ -d node_modules/@modelcontextprotocol/server-filesystem ] || npm ci --no-audit --no-fund >/dev/null 2>&1
 FS="node $(pwd)/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 D=$(mktemp -d /tmp/wap-bench.XXXXXX)
-hp= sp=
-trap 'kill $hp $sp 2>/dev/null; rm -rf "$D"' EXIT
+hp= sp= fp=
+trap 'kill $hp $sp $fp 2>/dev/null; rm -rf "$D"' EXIT
 echo "small file, read in every call" > "$D/small.txt"
 for d in $(seq 1 20); do
 	mkdir -p "$D/tree/d$d/sub"
@@ -86,30 +89,35 @@ echo "## Streamable HTTP: small reads, one session and connection per client (lo
 echo
 "$WAP" serve --http 127.0.0.1:0 --no-auth --root "$D" 2>"$D/http.log" &
 hp=$!
+${CC:-cc} -O2 -o "$D/httpfloor" httpfloor.c
+sed -n 3p "$D/replies.jsonl" > "$D/one.jsonl"	# a read's reply
+"$D/httpfloor" "$D/one.jsonl" > "$D/floor.url" &
+fp=$!
 node sdk-http-server.mjs "$D" > "$D/sdk.url" 2>"$D/sdk.err" &
 sp=$!
 for i in $(seq 100); do
-	grep -q 'http://127.0.0.1' "$D/http.log" 2>/dev/null && [ -s "$D/sdk.url" ] && break
+	grep -q 'http://127.0.0.1' "$D/http.log" 2>/dev/null && [ -s "$D/sdk.url" ] && [ -s "$D/floor.url" ] && break
 	sleep 0.1
 done
 WU=http://127.0.0.1:$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$D/http.log" | head -n 1)
 SU=$(cat "$D/sdk.url")
-echo "| clients | server | calls | calls/s | p50 ms | p99 ms | peak RSS |"
-echo "|---|---|---|---|---|---|---|"
+FU=$(cat "$D/floor.url")
+echo "| clients | server | calls | calls/s | p50 ms | p99 ms | peak RSS | server CPU us/call | client CPU us/call |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for k in 1 8 64; do
 	n=$((5000 * S)); [ "$k" = 1 ] && n=$((3000 * S))
-	for who in wap sdk; do
-		if [ $who = wap ]; then
-			out=$($C http "$n" "$k" read "$RD" "$WU" "$hp")
-		else
-			out=$($C http $((n / 2)) "$k" read_text_file "$RD" "$SU" "$sp")
-		fi
-		echo "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); print("| %s | %s | %d | %d | %.3f | %.3f | %.1f MB |" % (sys.argv[1], sys.argv[2], j["calls"], j["calls_per_s"], j["p50_ms"], j["p99_ms"], j["rss_kb"] / 1024))' "$k" "$([ $who = wap ] && echo wap || echo "SDK StreamableHTTPServerTransport")"
+	for who in floor wap sdk; do
+		case $who in
+		floor) out=$($C http "$n" "$k" read "$RD" "$FU" "$fp"); name="client ceiling (httpfloor.c)" ;;
+		wap) out=$($C http "$n" "$k" read "$RD" "$WU" "$hp"); name=wap ;;
+		sdk) out=$($C http $((n / 2)) "$k" read_text_file "$RD" "$SU" "$sp"); name="SDK StreamableHTTPServerTransport" ;;
+		esac
+		echo "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); print("| %s | %s | %d | %d | %.3f | %.3f | %.1f MB | %.0f | %.0f |" % (sys.argv[1], sys.argv[2], j["calls"], j["calls_per_s"], j["p50_ms"], j["p99_ms"], j["rss_kb"] / 1024, j["server_cpu_us_per_call"], j["client_cpu_us_per_call"]))' "$k" "$name"
 	done
 done
-kill $hp $sp 2>/dev/null || true
-wait $hp $sp 2>/dev/null || true
-hp= sp=
+kill $hp $sp $fp 2>/dev/null || true
+wait $hp $sp $fp 2>/dev/null || true
+hp= sp= fp=
 echo
 echo "(load after: $(load))"
 echo
