@@ -205,7 +205,7 @@ enum { SUP_NONE, SUP_SWEEP, SUP_SUBREAPER, SUP_PIDNS };
 /* not probed yet: the reaper tries a PID namespace first and probes only
  * if it cannot have one (a command run by root saves the probe's fork) */
 #define SUP_TRY (SUP_PIDNS + 1)
-/* wap itself made the namespace (o->last): the child it forks is the init */
+/* the calling thread made the namespace: the child it forks is the init */
 #define SUP_DIRECT (SUP_PIDNS + 2)
 static const char *const sup_names[] = {
 	[SUP_NONE] = "none", [SUP_SWEEP] = "session-sweep",
@@ -570,9 +570,13 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 		}
 	}
 	signal(SIGCHLD, SIG_DFL);	/* SIG_IGN would reap behind our back */
-	/* wap going away counts as a cancel; when wap made the namespace
-	 * (DIRECT, o->last) this is its init, whose death ends it */
-	prctl(PR_SET_PDEATHSIG, level == SUP_DIRECT ? SIGKILL : SIGTERM);
+	/* wap going away counts as a cancel (SIGTERM: the command's tree
+	 * gets its grace, as for any cancel); when wap made the namespace
+	 * (DIRECT) this is its init.  A CLI (o->last) that is killed takes
+	 * the namespace down at once: the init's death ends it.  (The signal
+	 * comes when the thread that forked us ends: wap_proc_run's, which
+	 * waits for us.) */
+	prctl(PR_SET_PDEATHSIG, level == SUP_DIRECT && o->last ? SIGKILL : SIGTERM);
 	if (level == SUP_DIRECT) {
 		/* (getppid() is 0 here: wap is outside.  Should wap die
 		 * before the prctl, this init still keeps the deadline.) */
@@ -652,7 +656,9 @@ struct cap {
 	size_t rpos, rlen, rmax;
 	uint64_t total;
 	/* a chunk being assembled for the OUTPUT callback */
-	char stage[CHUNK + 4];
+	char *stage;	/* CHUNK + 4 bytes: malloc'd, not calloc'd, so that
+			 * only what a read fills is ever touched (a calloc
+			 * zeroed all 128 KiB on every call, 32 page faults) */
 	size_t carry;
 };
 
@@ -828,19 +834,6 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		level = SUP_TRY;
 	else if (level < 0)
 		level = sup_probe();
-	/* a caller that ends after this call (wap exec) and may have a PID
-	 * namespace without a user namespace holds it itself: its child is
-	 * the namespace's init, one process fewer than a reaper forking one */
-	if (o->last && (level == SUP_TRY || level == SUP_PIDNS) &&
-	    (ourns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC)) >= 0) {
-		/* only with a way back for our later children (atexit
-		 * handlers fork: LeakSanitizer does): setns to our own
-		 * namespace, which gVisor does not offer */
-		if (!setns(ourns, CLONE_NEWPID) && !unshare(CLONE_NEWPID))
-			level = SUP_DIRECT;
-		else
-			closep(&ourns);
-	}
 	if (level < 0)
 		return wap_err_set(err, WAP_E_FAILED, "Cannot start the command: %s",
 				   strerror(errno ? errno : EAGAIN));
@@ -854,6 +847,10 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		size_t m = o->max_output;
 		cap[i].hmax = m / 2;
 		cap[i].rmax = m - m / 2;
+		if (!(cap[i].stage = malloc(CHUNK + 4))) {
+			wap_err_oom(err);
+			goto out;
+		}
 	}
 	if (pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) || pipe2(statp, O_CLOEXEC)) {
 		wap_err_set(err, WAP_E_FAILED, "Cannot create a pipe: %s", strerror(errno));
@@ -883,9 +880,24 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	sigaddset(&pipeset, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipeset, &oldmask);
 
+	/* a caller that may have a PID namespace without a user namespace
+	 * holds it itself: the child it forks is the namespace's init, one
+	 * process (and one hand-off) fewer than a reaper forking one.  Only
+	 * the calling thread's children are born in it (unshare(CLONE_NEWPID)
+	 * changes the thread, not the process: a server's other threads go
+	 * on as they were), and only with a way back for this thread's later
+	 * children: setns to our own namespace, which gVisor does not offer */
+	if ((level == SUP_TRY || level == SUP_PIDNS) &&
+	    (ourns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC)) >= 0) {
+		if (!setns(ourns, CLONE_NEWPID) && !unshare(CLONE_NEWPID))
+			level = SUP_DIRECT;
+		else
+			closep(&ourns);
+	}
 	pid = fork();
-	/* wap's next children are born in its own namespace again: once the
-	 * init is gone nothing more could be (LeakSanitizer forks at exit) */
+	/* this thread's next children are born in wap's namespace again:
+	 * once the init is gone nothing more could be (a server's next call,
+	 * LeakSanitizer's fork at exit) */
 	if (pid && ourns >= 0)
 		ns_back(&ourns);
 	if (pid < 0) {
@@ -1050,6 +1062,7 @@ out:
 		for (int i = 0; i < 2; i++) {
 			free(cap[i].head);
 			free(cap[i].ring);
+			free(cap[i].stage);
 		}
 		free(cap);
 	}
