@@ -656,9 +656,9 @@ struct cap {
 	size_t rpos, rlen, rmax;
 	uint64_t total;
 	/* a chunk being assembled for the OUTPUT callback */
-	char *stage;	/* CHUNK + 4 bytes: malloc'd, not calloc'd, so that
-			 * only what a read fills is ever touched (a calloc
-			 * zeroed all 128 KiB on every call, 32 page faults) */
+	char *stage;	/* CHUNK + 4 bytes, only with an OUTPUT callback (a
+			 * read without one goes to the stack: a calloc'd
+			 * stage cost 32 page faults a call) */
 	size_t carry;
 };
 
@@ -771,8 +771,10 @@ static void write_all(int fd, const char *p, size_t n)
 /* Read what is there on stream I; returns 1 at EOF, 0 otherwise. */
 static int drain(const struct wap_proc_opts *o, struct cap *c, int i, int fd, bool *oom)
 {
+	char local[CHUNK];
+
 	for (int rounds = 0; rounds < 16; rounds++) {
-		char *buf = c->stage + c->carry;
+		char *buf = o->output ? c->stage + c->carry : local;
 		ssize_t n = read(fd, buf, CHUNK);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -800,10 +802,37 @@ static void closep(int *fd)
 	*fd = -1;
 }
 
-static void ns_back(int *fd)
+/* Our own PID namespace, to come back to after unshare(CLONE_NEWPID) made
+ * the calling thread's next child the init of a new one; -1 where there is
+ * no way back (setns to it refused: gVisor) or no new namespace for us
+ * without a user namespace (not root): the reaper then makes it.  Opened
+ * and tried once, and kept (O_CLOEXEC; the init closes it). */
+static int self_ns = -1;
+static bool self_ns_known, self_ns_off;
+
+static int own_pidns(void)
 {
-	setns(*fd, CLONE_NEWPID);
-	closep(fd);
+	int fd;
+
+	pthread_mutex_lock(&sup_lock);
+	if (!self_ns_known) {
+		self_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+		if (self_ns >= 0 && setns(self_ns, CLONE_NEWPID))
+			closep(&self_ns);
+		self_ns_known = true;
+	}
+	fd = self_ns_off ? -1 : self_ns;
+	pthread_mutex_unlock(&sup_lock);
+	return fd;
+}
+
+/* unshare refused for good (not root): the reaper's way from now on (the
+ * fd stays open: another thread may be on its way back through it) */
+static void no_own_pidns(void)
+{
+	pthread_mutex_lock(&sup_lock);
+	self_ns_off = true;
+	pthread_mutex_unlock(&sup_lock);
 }
 
 int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
@@ -847,7 +876,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		size_t m = o->max_output;
 		cap[i].hmax = m / 2;
 		cap[i].rmax = m - m / 2;
-		if (!(cap[i].stage = malloc(CHUNK + 4))) {
+		if (o->output && !(cap[i].stage = malloc(CHUNK + 4))) {
 			wap_err_oom(err);
 			goto out;
 		}
@@ -887,19 +916,22 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	 * changes the thread, not the process: a server's other threads go
 	 * on as they were), and only with a way back for this thread's later
 	 * children: setns to our own namespace, which gVisor does not offer */
-	if ((level == SUP_TRY || level == SUP_PIDNS) &&
-	    (ourns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC)) >= 0) {
-		if (!setns(ourns, CLONE_NEWPID) && !unshare(CLONE_NEWPID))
+	if ((level == SUP_TRY || level == SUP_PIDNS) && (ourns = own_pidns()) >= 0) {
+		if (!unshare(CLONE_NEWPID))
 			level = SUP_DIRECT;
+		else if (errno == EPERM || errno == EINVAL || errno == ENOSYS)
+			no_own_pidns(), ourns = -1;	/* not ours to make: never again */
 		else
-			closep(&ourns);
+			ourns = -1;
 	}
 	pid = fork();
 	/* this thread's next children are born in wap's namespace again:
 	 * once the init is gone nothing more could be (a server's next call,
 	 * LeakSanitizer's fork at exit) */
-	if (pid && ourns >= 0)
-		ns_back(&ourns);
+	if (pid && ourns >= 0) {
+		setns(ourns, CLONE_NEWPID);
+		ourns = -1;
+	}
 	if (pid < 0) {
 		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 		wap_err_set(err, WAP_E_FAILED, "Cannot start the command: %s", strerror(errno));
@@ -1048,7 +1080,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	rc = 0;
 out:
 	if (ourns >= 0)
-		ns_back(&ourns);
+		setns(ourns, CLONE_NEWPID);
 	closep(&outp[0]);
 	closep(&outp[1]);
 	closep(&errp[0]);
