@@ -139,6 +139,16 @@ for s in INT TERM; do
 	[ $s = INT ] && want=got-int || want=got-term
 	same "SIG$s reaches the command as SIG$s" "$(cat "$T/sigout")" "$want"
 done
+# a shell's signal to the whole job (wap's process group, where the
+# namespace's init is too): still one SIGINT for the command, exit 130
+rm -f "$W/sig.pid"
+setsid wap exec -c 'trap "echo got-int; exit 7" INT; read p _ < /proc/self/stat; echo $p > sig.pid; sleep 10 & wait' > "$T/sigout" & wp=$!
+for i in $(seq 30); do [ -s "$W/sig.pid" ] && break; sleep 0.1; done
+kill -INT -- -$wp; wait $wp; st=$?
+same "SIGINT to wap's process group: exit 130" "$st" 130
+same "SIGINT to wap's process group: the command got SIGINT" "$(cat "$T/sigout")" got-int
+pid=$(cat "$W/sig.pid")
+if ! kill -0 "$pid" 2>/dev/null; then ok "SIGINT to wap's process group: command gone"; else fail "SIGINT to the group: command alive"; kill -9 "$pid"; fi
 # wap itself killed outright: the reaper notices (parent-death signal)
 rm -f "$W/sig.pid"
 wap exec --kill-after 300 -c 'read p _ < /proc/self/stat; echo $p > sig.pid; exec sleep 60' & wp=$!
