@@ -839,6 +839,35 @@ static void no_own_pidns(void)
 	pthread_mutex_unlock(&sup_lock);
 }
 
+/* The supervisor's records, as they come. */
+struct stat_recs {
+	struct rec r, done, failed;
+	size_t len;
+	pid_t cmd_pgid;
+};
+
+/* Read from the status pipe FD; 1 at its end (or on an error), else 0. */
+static int stat_read(int fd, struct stat_recs *st)
+{
+	ssize_t m = read(fd, (char *)&st->r + st->len, sizeof(st->r) - st->len);
+
+	if (m < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (m <= 0)
+		return 1;
+	st->len += m;
+	if (st->len == sizeof(st->r)) {
+		st->len = 0;
+		if (st->r.type == REC_SPAWN_FAILED)
+			st->failed = st->r;
+		else if (st->r.type == REC_DONE)
+			st->done = st->r;
+		else if (st->r.type == REC_STARTED)
+			st->cmd_pgid = st->r.status;
+	}
+	return 0;
+}
+
 int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		 struct wap_err *err)
 {
@@ -846,11 +875,11 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	int statp[2] = { -1, -1 }, nullfd = -1, rc = -1, ourns = -1;
 	struct cap *cap = NULL;
 	struct child_io io;
-	struct rec done = { 0 }, failed = { 0 }, r;
-	size_t stdin_off = 0, statlen = 0;
-	bool eof[2] = { false, false }, stat_eof = false, oom = false, sent_term = false;
+	struct stat_recs st = { 0 };
+	size_t stdin_off = 0;
+	bool eof[2] = { false, false }, stat_eof = false, stat_late, oom = false, sent_term = false;
 	sigset_t pipeset, oldmask;
-	pid_t pid, self = getpid(), cmd_pgid = 0;
+	pid_t pid, self = getpid();
 	long start = now_ms();
 	int level;
 
@@ -961,7 +990,15 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 			closep(&inp[1]);
 	}
 
-	while (!eof[0] || !eof[1] || !stat_eof) {
+	/* The init wap forked itself holds its copies of the command's
+	 * stdout and stderr until it ends, and when it ends the kernel ends
+	 * its namespace: EOF on both is its end, and its records are read
+	 * then.  Not polling them saves a wake-up a call (one for the last
+	 * record, one more for the EOFs: each runs late on a busy machine).
+	 * Elsewhere a process that escaped a weaker supervisor may hold the
+	 * pipes after it: the status pipe's EOF ends the wait. */
+	stat_late = level == SUP_DIRECT;
+	while (!eof[0] || !eof[1] || (!stat_late && !stat_eof)) {
 		struct pollfd pf[4];
 		int n = 0, ix[4];
 
@@ -969,7 +1006,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 			pf[n] = (struct pollfd){ outp[0], POLLIN, 0 }, ix[n++] = 0;
 		if (!eof[1])
 			pf[n] = (struct pollfd){ errp[0], POLLIN, 0 }, ix[n++] = 1;
-		if (!stat_eof)
+		if (!stat_eof && !stat_late)
 			pf[n] = (struct pollfd){ statp[0], POLLIN, 0 }, ix[n++] = 2;
 		if (inp[1] >= 0)
 			pf[n] = (struct pollfd){ inp[1], POLLOUT, 0 }, ix[n++] = 3;
@@ -1000,26 +1037,10 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 				if (drain(o, &cap[ix[k]], ix[k], ix[k] ? errp[0] : outp[0], &oom))
 					eof[ix[k]] = true;
 				break;
-			case 2: {
-				ssize_t m = read(statp[0], (char *)&r + statlen, sizeof(r) - statlen);
-				if (m < 0 && (errno == EINTR || errno == EAGAIN))
-					break;
-				if (m <= 0) {
+			case 2:
+				if (stat_read(statp[0], &st))
 					stat_eof = true;
-					break;
-				}
-				statlen += m;
-				if (statlen == sizeof(r)) {
-					statlen = 0;
-					if (r.type == REC_SPAWN_FAILED)
-						failed = r;
-					else if (r.type == REC_DONE)
-						done = r;
-					else if (r.type == REC_STARTED)
-						cmd_pgid = r.status;
-				}
 				break;
-			}
 			case 3: {
 				ssize_t w = write(inp[1], o->stdin_data + stdin_off, o->stdin_len - stdin_off);
 				if (w > 0)
@@ -1033,9 +1054,11 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		}
 	}
 	closep(&inp[1]);
+	while (stat_late && !stat_read(statp[0], &st))
+		;
 	{
-		int st;
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		int ws;
+		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 			;
 	}
 	{
@@ -1048,24 +1071,24 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 	}
 	res->duration_ms = now_ms() - start;
-	if (failed.type) {
-		failed.msg[sizeof(failed.msg) - 1] = 0;
-		wap_err_set(err, failed.kind, "%s", failed.msg);
+	if (st.failed.type) {
+		st.failed.msg[sizeof(st.failed.msg) - 1] = 0;
+		wap_err_set(err, st.failed.kind, "%s", st.failed.msg);
 		goto out;
 	}
-	if (done.type != REC_DONE) {
+	if (st.done.type != REC_DONE) {
 		/* only without a PID namespace can the command reach its
 		 * supervisor: its group goes with it (a process that left
 		 * the group is out of reach then) */
-		if (cmd_pgid > 0) {
+		if (st.cmd_pgid > 0) {
 			/* its group, and what is left of its session (a few
 			 * seconds at most: a process stuck in the kernel) */
-			kill(-cmd_pgid, SIGKILL);
-			for (int i = 0; i < 200 && sweep_session(cmd_pgid, SIGKILL) > 0; i++)
+			kill(-st.cmd_pgid, SIGKILL);
+			for (int i = 0; i < 200 && sweep_session(st.cmd_pgid, SIGKILL) > 0; i++)
 				usleep(10000);
 		}
 		wap_err_set(err, WAP_E_FAILED, "The command's supervisor ended unexpectedly%s",
-			    cmd_pgid > 0 ? "; the command was killed" : "");
+			    st.cmd_pgid > 0 ? "; the command was killed" : "");
 		goto out;
 	}
 	if (oom || cap_finish(&cap[0], &res->out[0]) || cap_finish(&cap[1], &res->out[1])) {
@@ -1073,12 +1096,12 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		wap_err_oom(err);
 		goto out;
 	}
-	res->timed_out = done.timed_out;
-	res->cancelled = res->cancelled || done.cancelled;
-	if (WIFEXITED(done.status)) {
-		res->exit_code = WEXITSTATUS(done.status);
-	} else if (WIFSIGNALED(done.status)) {
-		res->signal = WTERMSIG(done.status);
+	res->timed_out = st.done.timed_out;
+	res->cancelled = res->cancelled || st.done.cancelled;
+	if (WIFEXITED(st.done.status)) {
+		res->exit_code = WEXITSTATUS(st.done.status);
+	} else if (WIFSIGNALED(st.done.status)) {
+		res->signal = WTERMSIG(st.done.status);
 		res->exit_code = 128 + res->signal;
 	}
 	rc = 0;
