@@ -1,6 +1,7 @@
 # exec: running commands - exit codes, output capture with bounded memory,
 # timeouts, no orphans, signals, the command policy and the Landlock sandbox.
 . tests/lib.sh
+SRC=$PWD
 cd "$W"
 mkdir -p sub
 printf 'hello\nworld\n' > in.txt
@@ -138,6 +139,16 @@ for s in INT TERM; do
 	[ $s = INT ] && want=got-int || want=got-term
 	same "SIG$s reaches the command as SIG$s" "$(cat "$T/sigout")" "$want"
 done
+# a shell's signal to the whole job (wap's process group, where the
+# namespace's init is too): still one SIGINT for the command, exit 130
+rm -f "$W/sig.pid"
+setsid wap exec -c 'trap "echo got-int; exit 7" INT; read p _ < /proc/self/stat; echo $p > sig.pid; sleep 10 & wait' > "$T/sigout" & wp=$!
+for i in $(seq 30); do [ -s "$W/sig.pid" ] && break; sleep 0.1; done
+kill -INT -- -$wp; wait $wp; st=$?
+same "SIGINT to wap's process group: exit 130" "$st" 130
+same "SIGINT to wap's process group: the command got SIGINT" "$(cat "$T/sigout")" got-int
+pid=$(cat "$W/sig.pid")
+if ! kill -0 "$pid" 2>/dev/null; then ok "SIGINT to wap's process group: command gone"; else fail "SIGINT to the group: command alive"; kill -9 "$pid"; fi
 # wap itself killed outright: the reaper notices (parent-death signal)
 rm -f "$W/sig.pid"
 wap exec --kill-after 300 -c 'read p _ < /proc/self/stat; echo $p > sig.pid; exec sleep 60' & wp=$!
@@ -145,6 +156,15 @@ for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$W/sig.pid" ] && break; sleep 0.1; done
 kill -9 $wp; wait $wp 2>/dev/null
 pid=$(cat "$W/sig.pid"); sleep 0.5
 if ! kill -0 "$pid" 2>/dev/null; then ok "SIGKILL to wap: command killed"; else fail "SIGKILL to wap: command alive"; kill -9 "$pid"; fi
+# the same inside `wap serve`: threads, calls side by side (tests/serve/execns.py)
+python3 "$SRC/tests/serve/execns.py" "$WAP" "$W" > "$T/execns" 2>&1
+while IFS= read -r line; do
+	case $line in
+	"ok - "*) ok "serve: ${line#ok - }" ;;
+	"not ok - "*) fail "serve: ${line#not ok - }" ;;
+	*) fail "serve: $line" ;;
+	esac
+done < "$T/execns"
 echo '{"limits": {"maxExecutionTimeCap": 300}}' > "$T/exec-cfg.json"
 export WAP_CONFIG=$T/exec-cfg.json
 expect "the configured maximum caps --timeout" 124 wap exec --timeout 100000 -- sleep 30

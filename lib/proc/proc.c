@@ -205,7 +205,7 @@ enum { SUP_NONE, SUP_SWEEP, SUP_SUBREAPER, SUP_PIDNS };
 /* not probed yet: the reaper tries a PID namespace first and probes only
  * if it cannot have one (a command run by root saves the probe's fork) */
 #define SUP_TRY (SUP_PIDNS + 1)
-/* wap itself made the namespace (o->last): the child it forks is the init */
+/* the calling thread made the namespace: the child it forks is the init */
 #define SUP_DIRECT (SUP_PIDNS + 2)
 static const char *const sup_names[] = {
 	[SUP_NONE] = "none", [SUP_SWEEP] = "session-sweep",
@@ -570,13 +570,21 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 		}
 	}
 	signal(SIGCHLD, SIG_DFL);	/* SIG_IGN would reap behind our back */
-	/* wap going away counts as a cancel; when wap made the namespace
-	 * (DIRECT, o->last) this is its init, whose death ends it */
-	prctl(PR_SET_PDEATHSIG, level == SUP_DIRECT ? SIGKILL : SIGTERM);
+	/* wap going away counts as a cancel (SIGTERM: the command's tree
+	 * gets its grace, as for any cancel); when wap made the namespace
+	 * (DIRECT) this is its init.  A CLI (o->last) that is killed takes
+	 * the namespace down at once: the init's death ends it.  (The signal
+	 * comes when the thread that forked us ends: wap_proc_run's, which
+	 * waits for us.) */
+	prctl(PR_SET_PDEATHSIG, level == SUP_DIRECT && o->last ? SIGKILL : SIGTERM);
 	if (level == SUP_DIRECT) {
 		/* (getppid() is 0 here: wap is outside.  Should wap die
-		 * before the prctl, this init still keeps the deadline.) */
-		setsid();
+		 * before the prctl, this init still keeps the deadline.)  No
+		 * setsid here: as the namespace's init it takes no signal from
+		 * a terminal or from inside (supervise), and a session of its
+		 * own is a scheduler group of its own (autogroup), which a busy
+		 * machine runs late at each of its wake-ups: 2-5 ms a command
+		 * at load 5 on 2 cores.  The command still gets its session. */
 		in_pidns = true;
 		supervise(o, io, &set);
 	}
@@ -652,7 +660,9 @@ struct cap {
 	size_t rpos, rlen, rmax;
 	uint64_t total;
 	/* a chunk being assembled for the OUTPUT callback */
-	char stage[CHUNK + 4];
+	char *stage;	/* CHUNK + 4 bytes, only with an OUTPUT callback (a
+			 * read without one goes to the stack: a calloc'd
+			 * stage cost 32 page faults a call) */
 	size_t carry;
 };
 
@@ -765,8 +775,10 @@ static void write_all(int fd, const char *p, size_t n)
 /* Read what is there on stream I; returns 1 at EOF, 0 otherwise. */
 static int drain(const struct wap_proc_opts *o, struct cap *c, int i, int fd, bool *oom)
 {
+	char local[CHUNK];
+
 	for (int rounds = 0; rounds < 16; rounds++) {
-		char *buf = c->stage + c->carry;
+		char *buf = o->output ? c->stage + c->carry : local;
 		ssize_t n = read(fd, buf, CHUNK);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -794,10 +806,66 @@ static void closep(int *fd)
 	*fd = -1;
 }
 
-static void ns_back(int *fd)
+/* Our own PID namespace, to come back to after unshare(CLONE_NEWPID) made
+ * the calling thread's next child the init of a new one; -1 where there is
+ * no way back (setns to it refused: gVisor) or no new namespace for us
+ * without a user namespace (not root): the reaper then makes it.  Opened
+ * and tried once, and kept (O_CLOEXEC; the init closes it). */
+static int self_ns = -1;
+static bool self_ns_known, self_ns_off;
+
+static int own_pidns(void)
 {
-	setns(*fd, CLONE_NEWPID);
-	closep(fd);
+	int fd;
+
+	pthread_mutex_lock(&sup_lock);
+	if (!self_ns_known) {
+		self_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+		if (self_ns >= 0 && setns(self_ns, CLONE_NEWPID))
+			closep(&self_ns);
+		self_ns_known = true;
+	}
+	fd = self_ns_off ? -1 : self_ns;
+	pthread_mutex_unlock(&sup_lock);
+	return fd;
+}
+
+/* unshare refused for good (not root): the reaper's way from now on (the
+ * fd stays open: another thread may be on its way back through it) */
+static void no_own_pidns(void)
+{
+	pthread_mutex_lock(&sup_lock);
+	self_ns_off = true;
+	pthread_mutex_unlock(&sup_lock);
+}
+
+/* The supervisor's records, as they come. */
+struct stat_recs {
+	struct rec r, done, failed;
+	size_t len;
+	pid_t cmd_pgid;
+};
+
+/* Read from the status pipe FD; 1 at its end (or on an error), else 0. */
+static int stat_read(int fd, struct stat_recs *st)
+{
+	ssize_t m = read(fd, (char *)&st->r + st->len, sizeof(st->r) - st->len);
+
+	if (m < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (m <= 0)
+		return 1;
+	st->len += m;
+	if (st->len == sizeof(st->r)) {
+		st->len = 0;
+		if (st->r.type == REC_SPAWN_FAILED)
+			st->failed = st->r;
+		else if (st->r.type == REC_DONE)
+			st->done = st->r;
+		else if (st->r.type == REC_STARTED)
+			st->cmd_pgid = st->r.status;
+	}
+	return 0;
 }
 
 int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
@@ -807,11 +875,11 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	int statp[2] = { -1, -1 }, nullfd = -1, rc = -1, ourns = -1;
 	struct cap *cap = NULL;
 	struct child_io io;
-	struct rec done = { 0 }, failed = { 0 }, r;
-	size_t stdin_off = 0, statlen = 0;
-	bool eof[2] = { false, false }, stat_eof = false, oom = false, sent_term = false;
+	struct stat_recs st = { 0 };
+	size_t stdin_off = 0;
+	bool eof[2] = { false, false }, stat_eof = false, stat_late, oom = false, sent_term = false;
 	sigset_t pipeset, oldmask;
-	pid_t pid, self = getpid(), cmd_pgid = 0;
+	pid_t pid, self = getpid();
 	long start = now_ms();
 	int level;
 
@@ -828,19 +896,6 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		level = SUP_TRY;
 	else if (level < 0)
 		level = sup_probe();
-	/* a caller that ends after this call (wap exec) and may have a PID
-	 * namespace without a user namespace holds it itself: its child is
-	 * the namespace's init, one process fewer than a reaper forking one */
-	if (o->last && (level == SUP_TRY || level == SUP_PIDNS) &&
-	    (ourns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC)) >= 0) {
-		/* only with a way back for our later children (atexit
-		 * handlers fork: LeakSanitizer does): setns to our own
-		 * namespace, which gVisor does not offer */
-		if (!setns(ourns, CLONE_NEWPID) && !unshare(CLONE_NEWPID))
-			level = SUP_DIRECT;
-		else
-			closep(&ourns);
-	}
 	if (level < 0)
 		return wap_err_set(err, WAP_E_FAILED, "Cannot start the command: %s",
 				   strerror(errno ? errno : EAGAIN));
@@ -854,6 +909,10 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		size_t m = o->max_output;
 		cap[i].hmax = m / 2;
 		cap[i].rmax = m - m / 2;
+		if (o->output && !(cap[i].stage = malloc(CHUNK + 4))) {
+			wap_err_oom(err);
+			goto out;
+		}
 	}
 	if (pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) || pipe2(statp, O_CLOEXEC)) {
 		wap_err_set(err, WAP_E_FAILED, "Cannot create a pipe: %s", strerror(errno));
@@ -883,11 +942,29 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	sigaddset(&pipeset, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipeset, &oldmask);
 
+	/* a caller that may have a PID namespace without a user namespace
+	 * holds it itself: the child it forks is the namespace's init, one
+	 * process (and one hand-off) fewer than a reaper forking one.  Only
+	 * the calling thread's children are born in it (unshare(CLONE_NEWPID)
+	 * changes the thread, not the process: a server's other threads go
+	 * on as they were), and only with a way back for this thread's later
+	 * children: setns to our own namespace, which gVisor does not offer */
+	if ((level == SUP_TRY || level == SUP_PIDNS) && (ourns = own_pidns()) >= 0) {
+		if (!unshare(CLONE_NEWPID))
+			level = SUP_DIRECT;
+		else if (errno == EPERM || errno == EINVAL || errno == ENOSYS)
+			no_own_pidns(), ourns = -1;	/* not ours to make: never again */
+		else
+			ourns = -1;
+	}
 	pid = fork();
-	/* wap's next children are born in its own namespace again: once the
-	 * init is gone nothing more could be (LeakSanitizer forks at exit) */
-	if (pid && ourns >= 0)
-		ns_back(&ourns);
+	/* this thread's next children are born in wap's namespace again:
+	 * once the init is gone nothing more could be (a server's next call,
+	 * LeakSanitizer's fork at exit) */
+	if (pid && ourns >= 0) {
+		setns(ourns, CLONE_NEWPID);
+		ourns = -1;
+	}
 	if (pid < 0) {
 		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 		wap_err_set(err, WAP_E_FAILED, "Cannot start the command: %s", strerror(errno));
@@ -913,7 +990,15 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 			closep(&inp[1]);
 	}
 
-	while (!eof[0] || !eof[1] || !stat_eof) {
+	/* The init wap forked itself holds its copies of the command's
+	 * stdout and stderr until it ends, and when it ends the kernel ends
+	 * its namespace: EOF on both is its end, and its records are read
+	 * then.  Not polling them saves a wake-up a call (one for the last
+	 * record, one more for the EOFs: each runs late on a busy machine).
+	 * Elsewhere a process that escaped a weaker supervisor may hold the
+	 * pipes after it: the status pipe's EOF ends the wait. */
+	stat_late = level == SUP_DIRECT;
+	while (!eof[0] || !eof[1] || (!stat_late && !stat_eof)) {
 		struct pollfd pf[4];
 		int n = 0, ix[4];
 
@@ -921,7 +1006,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 			pf[n] = (struct pollfd){ outp[0], POLLIN, 0 }, ix[n++] = 0;
 		if (!eof[1])
 			pf[n] = (struct pollfd){ errp[0], POLLIN, 0 }, ix[n++] = 1;
-		if (!stat_eof)
+		if (!stat_eof && !stat_late)
 			pf[n] = (struct pollfd){ statp[0], POLLIN, 0 }, ix[n++] = 2;
 		if (inp[1] >= 0)
 			pf[n] = (struct pollfd){ inp[1], POLLOUT, 0 }, ix[n++] = 3;
@@ -952,26 +1037,10 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 				if (drain(o, &cap[ix[k]], ix[k], ix[k] ? errp[0] : outp[0], &oom))
 					eof[ix[k]] = true;
 				break;
-			case 2: {
-				ssize_t m = read(statp[0], (char *)&r + statlen, sizeof(r) - statlen);
-				if (m < 0 && (errno == EINTR || errno == EAGAIN))
-					break;
-				if (m <= 0) {
+			case 2:
+				if (stat_read(statp[0], &st))
 					stat_eof = true;
-					break;
-				}
-				statlen += m;
-				if (statlen == sizeof(r)) {
-					statlen = 0;
-					if (r.type == REC_SPAWN_FAILED)
-						failed = r;
-					else if (r.type == REC_DONE)
-						done = r;
-					else if (r.type == REC_STARTED)
-						cmd_pgid = r.status;
-				}
 				break;
-			}
 			case 3: {
 				ssize_t w = write(inp[1], o->stdin_data + stdin_off, o->stdin_len - stdin_off);
 				if (w > 0)
@@ -985,9 +1054,11 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		}
 	}
 	closep(&inp[1]);
+	while (stat_late && !stat_read(statp[0], &st))
+		;
 	{
-		int st;
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		int ws;
+		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 			;
 	}
 	{
@@ -1000,24 +1071,24 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 	}
 	res->duration_ms = now_ms() - start;
-	if (failed.type) {
-		failed.msg[sizeof(failed.msg) - 1] = 0;
-		wap_err_set(err, failed.kind, "%s", failed.msg);
+	if (st.failed.type) {
+		st.failed.msg[sizeof(st.failed.msg) - 1] = 0;
+		wap_err_set(err, st.failed.kind, "%s", st.failed.msg);
 		goto out;
 	}
-	if (done.type != REC_DONE) {
+	if (st.done.type != REC_DONE) {
 		/* only without a PID namespace can the command reach its
 		 * supervisor: its group goes with it (a process that left
 		 * the group is out of reach then) */
-		if (cmd_pgid > 0) {
+		if (st.cmd_pgid > 0) {
 			/* its group, and what is left of its session (a few
 			 * seconds at most: a process stuck in the kernel) */
-			kill(-cmd_pgid, SIGKILL);
-			for (int i = 0; i < 200 && sweep_session(cmd_pgid, SIGKILL) > 0; i++)
+			kill(-st.cmd_pgid, SIGKILL);
+			for (int i = 0; i < 200 && sweep_session(st.cmd_pgid, SIGKILL) > 0; i++)
 				usleep(10000);
 		}
 		wap_err_set(err, WAP_E_FAILED, "The command's supervisor ended unexpectedly%s",
-			    cmd_pgid > 0 ? "; the command was killed" : "");
+			    st.cmd_pgid > 0 ? "; the command was killed" : "");
 		goto out;
 	}
 	if (oom || cap_finish(&cap[0], &res->out[0]) || cap_finish(&cap[1], &res->out[1])) {
@@ -1025,18 +1096,18 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		wap_err_oom(err);
 		goto out;
 	}
-	res->timed_out = done.timed_out;
-	res->cancelled = res->cancelled || done.cancelled;
-	if (WIFEXITED(done.status)) {
-		res->exit_code = WEXITSTATUS(done.status);
-	} else if (WIFSIGNALED(done.status)) {
-		res->signal = WTERMSIG(done.status);
+	res->timed_out = st.done.timed_out;
+	res->cancelled = res->cancelled || st.done.cancelled;
+	if (WIFEXITED(st.done.status)) {
+		res->exit_code = WEXITSTATUS(st.done.status);
+	} else if (WIFSIGNALED(st.done.status)) {
+		res->signal = WTERMSIG(st.done.status);
 		res->exit_code = 128 + res->signal;
 	}
 	rc = 0;
 out:
 	if (ourns >= 0)
-		ns_back(&ourns);
+		setns(ourns, CLONE_NEWPID);
 	closep(&outp[0]);
 	closep(&outp[1]);
 	closep(&errp[0]);
@@ -1050,6 +1121,7 @@ out:
 		for (int i = 0; i < 2; i++) {
 			free(cap[i].head);
 			free(cap[i].ring);
+			free(cap[i].stage);
 		}
 		free(cap);
 	}

@@ -1,14 +1,19 @@
 /* proc/proc.h - running a command so that nothing runs away.
  *
- * wap_proc_run() forks a small reaper process (a forked wap) in a session
- * of its own.  The reaper makes a PID namespace (inside a user namespace
- * mapping only wap's uid and gid when wap is not root) and forks its init,
- * the supervisor, which forks the command in yet another session and
- * process group.  Nothing inside the namespace can kill its init (the
- * kernel drops SIGKILL and SIGSTOP from within; other signals from inside
- * are ignored) or name a process outside it, and when the init dies the
- * kernel kills every process in it; the init itself dies with the reaper
- * (PR_SET_PDEATHSIG).  So whatever the command does - background jobs,
+ * Where wap may make a PID namespace without a user namespace (root, with
+ * setns back to its own: not gVisor), the calling thread makes it
+ * (unshare(CLONE_NEWPID) changes only that thread's next child, and setns
+ * takes it back right after the fork) and the child it forks is the
+ * namespace's init, the supervisor, which vforks the command in a session
+ * and process group of its own.  Elsewhere wap_proc_run() forks a small
+ * reaper process (a forked wap) in a session of its own, which makes the
+ * PID namespace (inside a user namespace mapping only wap's uid and gid
+ * when wap is not root) and forks the init.  Nothing inside the namespace
+ * can kill its init (the kernel drops SIGKILL and SIGSTOP from within;
+ * other signals from inside are ignored) or name a process outside it, and
+ * when the init dies the kernel kills every process in it; the init itself
+ * dies with its parent (PR_SET_PDEATHSIG: SIGTERM, a cancel, in a server;
+ * SIGKILL in a CLI).  So whatever the command does - background jobs,
  * double-forked daemons that called setsid(), killing its parent - the
  * deadline holds and the caller gets its result.  Where no PID namespace
  * can be made the reaper is the supervisor, as a child subreaper
@@ -17,8 +22,8 @@
  * kill it then, and wap_proc_run kills the command's process group and
  * session and fails.  With none of the three it refuses to run anything.
  * When wap_proc_run() returns, no process it started is alive.  Each call
- * has its own reaper, so calls running side by side in one server never
- * touch each other's processes.
+ * has its own init (or reaper), so calls running side by side in one
+ * server never touch each other's processes.
  *
  * Timeout and cancellation: SIGTERM to the command's group and to every
  * other descendant, KILL_AFTER_MS of grace, then SIGKILL.  The same happens
