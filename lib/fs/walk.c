@@ -28,6 +28,7 @@ struct job {
 	int fd;			/* O_RDONLY|O_DIRECTORY, or -1: open by path */
 	int depth;
 	struct wap_ign *ign;	/* owned reference */
+	void *ctx;		/* the callback's dirctx for the entries */
 	struct devino *anc;	/* follow: this directory and its ancestors */
 	size_t nanc;
 	size_t pathlen;
@@ -134,6 +135,7 @@ static struct job *job_new(const char *path, size_t len, int fd, int depth, stru
 	if (!j)
 		return NULL;
 	j->next = NULL;
+	j->ctx = NULL;
 	j->anc = NULL;
 	j->nanc = 0;
 	j->fd = fd;
@@ -374,6 +376,8 @@ report:
 		ent.depth = depth;
 		ent.worker = wk->id;
 		ent.link = link;
+		ent.dirctx = j->ctx;
+		ent.subctx = NULL;
 		if (t == DT_REG || t == DT_LNK) {
 			if (o->max_depth >= 0 && depth > o->max_depth)
 				continue;
@@ -382,9 +386,12 @@ report:
 		} else {
 			int cfd;
 			struct job *nj;
+			void *sub = NULL;
 			if (o->max_depth >= 0 && depth > o->max_depth)
 				continue;
 			ent.type = WAP_WALK_DIR;
+			if (!(o->max_depth >= 0 && depth >= o->max_depth))
+				ent.subctx = &sub;
 			rc = o->dirs ? w->fn(w->arg, &ent, &cerr) : 0;
 			if (rc < 0) {
 				fail_with(w, &cerr);
@@ -416,6 +423,7 @@ report:
 						close(cfd);
 					continue;
 				}
+				nj->ctx = sub;
 				if (o->follow && cfd >= 0) {
 					nj->anc = malloc((j->nanc + 1) * sizeof(*nj->anc));
 					if (nj->anc) {
