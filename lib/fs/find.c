@@ -3,15 +3,16 @@
  * order.  See find.h.
  *
  * The path order comes from the shape of the walk rather than from
- * comparing whole paths (which share long prefixes): each directory's
- * entries are sorted by name, by the worker that read them, and a
- * depth-first pass over that tree lists the paths in wap_path_cmp's order
- * ('/' below every other byte, so "a", "a/b", "a-b").  Newest first is then
- * a stable radix sort of that list by mtime, so ties stay in path order.
- * The tree's order differs from wap_path_cmp's in one case only: a name
- * that is a sibling's name followed by byte 0x01 ("a" and "a\1b": "a\1b"
- * sorts before "a/c").  Sorting the names notices it, and then the hits go
- * through a comparison sort of whole paths instead. */
+ * comparing whole paths (which share long prefixes): the walker hands each
+ * directory's entries over sorted by name (wap_walk_opts.sorted), they are
+ * kept as a run tied to the directory's own entry, and a depth-first pass
+ * over that tree lists the paths in wap_path_cmp's order ('/' below every
+ * other byte, so "a", "a/b", "a-b").  Newest first is then a stable radix
+ * sort of that list by mtime, so ties stay in path order.  The tree's
+ * order differs from wap_path_cmp's in one case only, a name that is a
+ * sibling's name followed by byte 0x01 ("a" and "a\1b": "a\1b" sorts before
+ * "a/c"); a name holding 0x01 sends the hits through a comparison sort of
+ * whole paths instead. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -56,9 +57,6 @@ struct wap_hits {
 	struct went *e;
 	size_t n, cap;
 	size_t hits;		/* the entries that are hits */
-	struct nkey *ord;	/* e by name within each directory's run */
-	struct dnode **dirs;	/* the directories whose entries are in e */
-	size_t ndirs, dcap;
 	struct chunk *arena;	/* paths and names, and dnodes */
 };
 
@@ -103,110 +101,22 @@ static int pathcmp(const char *a, const char *b)
 #endif
 }
 
-/* Two names of one directory (no '/' in them) by their bytes, a word at
- * a time (the arena keeps 8 readable bytes past them); sets *ODD when one
- * is the other followed by 0x01, where the tree's order is not
- * wap_path_cmp's. */
-static int namecmp(const char *a, const char *b, bool *odd)
+/* Does NAME (N bytes, 8 readable past them) hold a byte 0x01? */
+static bool has_01(const char *name, size_t n)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	for (size_t i = 0;; i += 8) {
-		uint64_t x, y, nul;
-		memcpy(&x, a + i, 8);
-		memcpy(&y, b + i, 8);
-		nul = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
-		if (x != y || nul) {
-			int k = __builtin_ctzll((x ^ y) | nul) / 8;
-			unsigned p = (unsigned char)a[i + k], q = (unsigned char)b[i + k];
-			if ((!p && q == 1) || (p == 1 && !q))
-				*odd = true;
-			return (int)p - (int)q;
-		}
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t x, z;
+		memcpy(&x, name + i, 8);
+		x ^= 0x0101010101010101ull;
+		z = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+		if (z)	/* the lowest flag is the first 0x01, maybe past the end */
+			return i + __builtin_ctzll(z) / 8 < n;
 	}
+	return false;
 #else
-	for (size_t i = 0;; i++) {
-		unsigned p = (unsigned char)a[i], q = (unsigned char)b[i];
-		if (p != q) {
-			if ((!p && q == 1) || (p == 1 && !q))
-				*odd = true;
-			return (int)p - (int)q;
-		}
-		if (!p)
-			return 0;
-	}
+	return memchr(name, 1, n) != NULL;
 #endif
-}
-
-/* an entry of a directory, sorted by name: PRE, the name's first 8 bytes
- * as a number in their order (zero past its end), decides most pairs */
-struct nkey {
-	uint64_t pre;
-	struct went *w;
-};
-
-static inline const char *wname(const struct went *w)
-{
-	return w->h.path + w->noff;
-}
-
-/* The first 8 bytes of NAME as a number; sets *ODD if they hold a 0x01
- * (which then may not reach namecmp). */
-static inline uint64_t name_prefix(const char *name, bool *odd)
-{
-	uint64_t x = 0;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint64_t z, y;
-	memcpy(&x, name, 8);
-	z = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
-	if (z)
-		x &= ((z & -z) >> 7) - 1;	/* the bytes before the NUL */
-	y = x ^ 0x0101010101010101ull;
-	if ((y - 0x0101010101010101ull) & ~y & 0x8080808080808080ull)
-		*odd = true;
-	return __builtin_bswap64(x);
-#else
-	for (int i = 0; i < 8 && name[i]; i++) {
-		x |= (uint64_t)(unsigned char)name[i] << (56 - 8 * i);
-		if (name[i] == 1)
-			*odd = true;
-	}
-	return x;
-#endif
-}
-
-static inline int nkcmp(const struct nkey *a, const struct nkey *b, bool *odd)
-{
-	if (a->pre != b->pre)
-		return a->pre < b->pre ? -1 : 1;
-	if ((uint8_t)a->pre == 0)
-		return 0;	/* the same name of less than 8 bytes */
-	return namecmp(wname(a->w) + 8, wname(b->w) + 8, odd);
-}
-
-/* Insertion sort for short runs, merge sort above, of a directory's
- * entries by name; TMP holds N/2 + 1. */
-static void sort_names(struct nkey *v, struct nkey *tmp, size_t n, bool *odd)
-{
-	size_t m = n / 2, i, j, k;
-
-	if (n <= 12) {
-		for (i = 1; i < n; i++) {
-			struct nkey t = v[i];
-			for (j = i; j && nkcmp(&t, &v[j - 1], odd) < 0; j--)
-				v[j] = v[j - 1];
-			v[j] = t;
-		}
-		return;
-	}
-	sort_names(v, tmp, m, odd);
-	sort_names(v + m, tmp, n - m, odd);
-	if (nkcmp(&v[m], &v[m - 1], odd) >= 0)
-		return;
-	memcpy(tmp, v, m * sizeof(*v));
-	for (i = 0, j = m, k = 0; i < m && j < n;)
-		v[k++] = nkcmp(&v[j], &tmp[i], odd) < 0 ? v[j++] : tmp[i++];
-	while (i < m)
-		v[k++] = tmp[i++];
 }
 
 /* newest first, then by path */
@@ -341,40 +251,6 @@ static char *arena_dup(struct wap_hits *hs, const char *s, size_t n)
 	return p;
 }
 
-/* walk's done hook: each worker sorts the directories it read, in
- * parallel */
-static void on_done(void *arg, int worker)
-{
-	struct gl *g = arg;
-	struct wap_hits *hs = &g->per[worker];
-	struct nkey *tmp;
-	size_t big = 0;
-	bool odd = false;
-
-	if (!g->tree || !hs->n)
-		return;
-	hs->ord = malloc(hs->n * sizeof(*hs->ord));
-	for (size_t i = 0; i < hs->ndirs; i++)
-		if (hs->dirs[i]->n > big)
-			big = hs->dirs[i]->n;
-	tmp = malloc((big / 2 + 1) * sizeof(*tmp));
-	if (!hs->ord || !tmp) {
-		free(hs->ord);
-		hs->ord = NULL;	/* gather sees it */
-		free(tmp);
-		return;
-	}
-	for (size_t i = 0; i < hs->n; i++) {
-		hs->ord[i].pre = name_prefix(wname(&hs->e[i]), &odd);
-		hs->ord[i].w = &hs->e[i];
-	}
-	for (size_t i = 0; i < hs->ndirs; i++)
-		sort_names(hs->ord + hs->dirs[i]->start, tmp, hs->dirs[i]->n, &odd);
-	free(tmp);
-	if (odd)
-		__atomic_store_n(&g->odd, true, __ATOMIC_RELAXED);
-}
-
 static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 {
 	struct gl *g = arg;
@@ -383,6 +259,7 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 	size_t rlen = e->pathlen - g->baselen, nlen;
 	bool dir = e->type == WAP_WALK_DIR, hit = true;
 	struct dnode *sub = NULL, *dn;
+	struct timespec mt = { 0 };
 	struct stat st;
 	struct went *w;
 
@@ -408,17 +285,20 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 		sub->n = 0;
 		*e->subctx = sub;
 	}
-	memset(&st, 0, sizeof(st));
 	if (!hit || !g->mtime) {
 		/* no stat: the text output of a walk not sorted by time */
 	} else if (e->link) {
 		int fd = wap_ws_open(g->ws, e->path, O_PATH, 0, WAP_ACC_READ, NULL);
 		if (fd < 0 || fstat(fd, &st))
 			hit = false;
+		else
+			mt = st.st_mtim;
 		if (fd >= 0)
 			close(fd);
 	} else if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW)) {
 		hit = false;
+	} else {
+		mt = st.st_mtim;
 	}
 	if (!hit && !sub)
 		return 0;
@@ -431,17 +311,10 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 		hs->cap = nc;
 	}
 	if (g->tree) {
+		/* one worker calls back a directory's entries one after
+		 * another: they make a run of its array */
 		dn = e->dirctx ? e->dirctx : &g->root;
 		if (!dn->n) {
-			if (hs->ndirs == hs->dcap) {
-				size_t nc = hs->dcap ? hs->dcap * 2 : 64;
-				struct dnode **n = realloc(hs->dirs, nc * sizeof(*n));
-				if (!n)
-					return wap_err_oom(err);
-				hs->dirs = n;
-				hs->dcap = nc;
-			}
-			hs->dirs[hs->ndirs++] = dn;
 			dn->worker = e->worker;
 			dn->start = hs->n;
 		}
@@ -461,8 +334,10 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 	}
 	if (!w->h.path)
 		return wap_err_oom(err);
+	if (g->tree && has_01(w->h.path + w->noff, nlen))
+		__atomic_store_n(&g->odd, true, __ATOMIC_RELAXED);
 	w->h.dir = dir;
-	w->h.mtime = st.st_mtim;
+	w->h.mtime = mt;
 	w->hit = hit;
 	w->sub = sub;
 	return 0;
@@ -505,8 +380,6 @@ static void per_release(struct wap_hits *per, int nw)
 			free(c);
 		}
 		free(per[i].e);
-		free(per[i].ord);
-		free(per[i].dirs);
 	}
 	free(per);
 }
@@ -541,7 +414,7 @@ static size_t tree_order(const struct gl *g, struct wap_hit **all)
 			sn--;
 			continue;
 		}
-		w = g->per[f->d->worker].ord[f->d->start + f->i++].w;
+		w = &g->per[f->d->worker].e[f->d->start + f->i++];
 		if (w->hit)
 			all[k++] = &w->h;
 		if (w->sub && w->sub->n) {
@@ -571,9 +444,6 @@ static struct wap_hit **gather(const struct gl *g, int nw, size_t total)
 
 	if (!all)
 		return NULL;
-	for (int i = 0; tree && i < nw; i++)
-		if (g->per[i].n && !g->per[i].ord)
-			tree = false;	/* on_done had no memory to sort */
 	if (tree && tree_order(g, all) != total)
 		tree = false;
 	if (!tree) {
@@ -642,10 +512,10 @@ int wap_find(const struct wap_call *call, const json_t *req, bool mtime,
 	g.mtime = mtime || sortby == SORT_MTIME;
 	g.sortby = sortby;
 	g.tree = sortby != SORT_NONE;
+	wo.sorted = g.tree;
 	wo.dirs = true;
 	wo.links = true;
 	wo.cancel = call->cancel;
-	wo.done = on_done;
 
 	if (!strncmp(pattern, "./", 2))
 		pattern += 2;

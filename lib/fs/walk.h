@@ -65,6 +65,9 @@ struct wap_walk_opts {
 	bool follow;
 	bool dirs;		/* call back for directories (not the start) too */
 	bool links;		/* without follow: call back for symlinks too */
+	bool sorted;		/* each directory's entries in the byte order of
+				 * their names (a name before the longer names
+				 * it begins) */
 	const struct wap_globset *exclude;	/* root-relative globs to prune */
 	const struct wap_cancel *cancel;	/* may be NULL */
 	/* called by each worker that ran, in its thread, once the whole walk
