@@ -57,6 +57,7 @@ struct wap_hits {
 	struct went *e;
 	size_t n, cap;
 	size_t hits;		/* the entries that are hits */
+	time_t lo, hi;		/* their oldest and newest mtime (s) */
 	struct chunk *arena;	/* paths and names, and dnodes */
 };
 
@@ -157,43 +158,29 @@ static void sort_hits(struct wap_hit **h, struct wap_hit **tmp, size_t n, int so
 		h[k++] = tmp[i++];
 }
 
-/* a hit and its key for newest first: the smaller, the newer */
+/* a hit and its key for newest first */
 struct mkey {
 	uint64_t key;
 	struct wap_hit *h;
 };
 
-/* Stable LSD radix sort of H by mtime, newest first, a byte of the key at
- * a time and only over the bytes where the keys differ (none in a tree
- * unpacked at one time: the path order then stands as it is).  The key is
- * the seconds since the oldest (34 bits: 544 years) and the nanoseconds;
- * false when the mtimes span more than that (or no memory). */
-static bool radix_mtime(struct wap_hit **h, size_t n)
+/* The radix key of newest first, the smaller the newer: the seconds since
+ * LO, the oldest (34 bits: 544 years), and the nanoseconds. */
+static inline uint64_t mtime_key(const struct wap_hit *h, time_t lo)
 {
-	struct mkey *a, *b, *t;
-	uint64_t diff = 0;
-	time_t lo, hi;
+	uint64_t ns = (uint64_t)h->mtime.tv_nsec & ((1u << 30) - 1);
 
-	if (n < 2)
-		return true;
-	lo = hi = h[0]->mtime.tv_sec;
-	for (size_t i = 1; i < n; i++) {
-		time_t s = h[i]->mtime.tv_sec;
-		lo = s < lo ? s : lo;
-		hi = s > hi ? s : hi;
-	}
-	if ((uint64_t)hi - (uint64_t)lo >= 1ull << 34)
-		return false;
-	a = malloc(2 * n * sizeof(*a));
-	if (!a)
-		return false;
-	b = a + n;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t ns = (uint64_t)h[i]->mtime.tv_nsec & ((1u << 30) - 1);
-		a[i].key = ~((((uint64_t)h[i]->mtime.tv_sec - (uint64_t)lo) << 30) | ns);
-		a[i].h = h[i];
-		diff |= a[i].key ^ a[0].key;
-	}
+	return ~((((uint64_t)h->mtime.tv_sec - (uint64_t)lo) << 30) | ns);
+}
+
+/* Stable LSD radix sort of A[0..N) by key into H, a byte at a time and
+ * only over the bytes where the keys differ (DIFF: none in a tree unpacked
+ * at one time, and the path order stands as it is); B holds N. */
+static void radix_mtime(struct mkey *a, struct mkey *b, size_t n, uint64_t diff,
+			struct wap_hit **h)
+{
+	struct mkey *t;
+
 	for (int sh = 0; sh < 64; sh += 8) {
 		size_t cnt[256] = { 0 }, at = 0;
 		if (!((diff >> sh) & 0xff))
@@ -213,8 +200,6 @@ static bool radix_mtime(struct wap_hit **h, size_t n)
 	}
 	for (size_t i = 0; i < n; i++)
 		h[i] = a[i].h;
-	free(a < b ? a : b);
-	return true;
 }
 
 /* N bytes aligned to 8 from HS's arena, which keeps 8 readable bytes past
@@ -326,7 +311,10 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 		w->h.path = arena_dup(hs, e->path, e->pathlen);
 		w->h.len = e->pathlen;
 		w->noff = e->pathlen - nlen;
-		hs->hits++;
+		if (!hs->hits++ || mt.tv_sec < hs->lo)
+			hs->lo = mt.tv_sec;
+		if (hs->hits == 1 || mt.tv_sec > hs->hi)
+			hs->hi = mt.tv_sec;
 	} else {
 		w->h.path = arena_dup(hs, e->name, nlen);
 		w->h.len = nlen;
@@ -391,8 +379,11 @@ void wap_found_release(struct wap_found *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* The hits in the tree's order, depth first, into ALL; how many. */
-static size_t tree_order(const struct gl *g, struct wap_hit **all)
+/* The hits in the tree's order, depth first, into ALL, or with MK into
+ * MK with their keys from LO and in *DIFF the key bits that differ; how
+ * many ((size_t)-1: no memory). */
+static size_t tree_order(const struct gl *g, struct wap_hit **all, struct mkey *mk,
+			 time_t lo, uint64_t *diff)
 {
 	struct frame {
 		const struct dnode *d;
@@ -415,8 +406,14 @@ static size_t tree_order(const struct gl *g, struct wap_hit **all)
 			continue;
 		}
 		w = &g->per[f->d->worker].e[f->d->start + f->i++];
-		if (w->hit)
+		if (w->hit && mk) {
+			mk[k].key = mtime_key(&w->h, lo);
+			mk[k].h = &w->h;
+			*diff |= mk[k].key ^ mk[0].key;
+			k++;
+		} else if (w->hit) {
 			all[k++] = &w->h;
+		}
 		if (w->sub && w->sub->n) {
 			if (sn == cap) {
 				struct frame *n = realloc(st, 2 * cap * sizeof(*st));
@@ -440,12 +437,36 @@ static struct wap_hit **gather(const struct gl *g, int nw, size_t total)
 {
 	struct wap_hit **all = malloc((total ? total : 1) * sizeof(*all)), **tmp;
 	bool tree = g->tree && !g->odd;
+	struct mkey *mk = NULL;
+	time_t lo = 0, hi = 0;
+	uint64_t diff = 0;
 	size_t k = 0;
 
 	if (!all)
 		return NULL;
-	if (tree && tree_order(g, all) != total)
+	for (int i = 0, any = 0; i < nw; i++) {
+		if (!g->per[i].hits)
+			continue;
+		if (!any++ || g->per[i].lo < lo)
+			lo = g->per[i].lo;
+		if (any == 1 || g->per[i].hi > hi)
+			hi = g->per[i].hi;
+	}
+	/* newest first by radix when the key holds the span of mtimes */
+	if (tree && g->sortby == SORT_MTIME && total > 1 &&
+	    (uint64_t)hi - (uint64_t)lo < 1ull << 34)
+		mk = malloc(2 * total * sizeof(*mk));
+	if (tree && mk) {
+		if (tree_order(g, NULL, mk, lo, &diff) == total) {
+			radix_mtime(mk, mk + total, total, diff, all);
+			free(mk);
+			return all;
+		}
 		tree = false;
+	} else if (tree && tree_order(g, all, NULL, 0, NULL) != total) {
+		tree = false;
+	}
+	free(mk);
 	if (!tree) {
 		for (int i = 0; i < nw; i++)
 			for (size_t j = 0; j < g->per[i].n; j++)
@@ -453,8 +474,6 @@ static struct wap_hit **gather(const struct gl *g, int nw, size_t total)
 					all[k++] = &g->per[i].e[j].h;
 	}
 	if (g->sortby == SORT_NONE || total < 2 || (tree && g->sortby == SORT_PATH))
-		return all;
-	if (tree && radix_mtime(all, total))
 		return all;
 	/* a comparison sort: no tree, or mtimes centuries apart */
 	tmp = malloc((total / 2 + 1) * sizeof(*tmp));
