@@ -129,19 +129,35 @@ static int glob_cli(struct wap_ws *ws, json_t *req, bool json)
 		bool tagged = json_is_true(json_object_get(req, "tagged"));
 		const char *pat = json_string_value(json_object_get(req, "pattern"));
 		const char *path = json_string_value(json_object_get(req, "path"));
-		size_t shown = 0;
+		size_t shown = 0, used = 0;
 
-		setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+		setvbuf(stdout, NULL, _IONBF, 0);
 		if (tagged && !fo.total)
 			printf("No matches found for pattern '%s' in %s\n", pat, path ? path : ".");
 		else if (tagged)
 			printf("Found %zu match(es) for '%s':\n\n", fo.total, pat);
+		/* the lines straight into a buffer of our own: stdio's locking
+		 * and length scans per line cost more than the copying */
 		for (size_t i = 0; i < fo.total && (!fo.max || i < fo.max); i++, shown++) {
-			if (tagged)
-				fputs(fo.all[i].dir ? "[DIR] " : "[FILE] ", stdout);
-			fputs(fo.all[i].path, stdout);
-			fputc('\n', stdout);
+			const struct wap_hit *h = fo.all[i];
+			const char *tag = !tagged ? "" : h->dir ? "[DIR] " : "[FILE] ";
+			size_t tl = strlen(tag), n = tl + h->len + 1;
+			if (sizeof(obuf) - used < n) {
+				fwrite(obuf, 1, used, stdout);
+				used = 0;
+			}
+			if (n > sizeof(obuf)) {
+				fputs(tag, stdout);
+				fwrite(h->path, 1, h->len, stdout);
+				fputc('\n', stdout);
+				continue;
+			}
+			memcpy(obuf + used, tag, tl);
+			memcpy(obuf + used + tl, h->path, h->len);
+			obuf[used + n - 1] = '\n';
+			used += n;
 		}
+		fwrite(obuf, 1, used, stdout);
 		if (fo.max && fo.total > fo.max)
 			printf("[... %zu of %zu shown; use --max-results 0 for all]\n", shown, fo.total);
 	}

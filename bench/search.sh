@@ -22,7 +22,8 @@
 # kernel's 305 .gitignore files apply: wap, rg and fd with their defaults.
 #
 # The "floor: walk+stat" row (bench/statfloor.c) is a bare C walk with one
-# fstatat per file and nothing else: what any newest-first listing costs.
+# fstatat per file and nothing else: what any newest-first listing costs
+# (for **/*.c one fstatat per *.c file, as wap stats only what matches).
 # Peers that stat every file as wap's newest-first order must: `fd -l`
 # (fd's long listing, `ls -l` in batches) and `find -printf %T@`.
 #
@@ -106,6 +107,7 @@ queries() {
 	one '--jsonl PM_RESUME' "grep -j$j $u --jsonl PM_RESUME" "rg --json" "rg -j$j $r --json PM_RESUME"
 	g="--no-ignore --no-default-excludes -m0"
 	one 'glob **/*.c' "glob -j$j $g **/*.c" "fd -e c" "fdfind -j$j -HI -e c" find "find . -name *.c" \
+		"floor: walk+stat" "$OUT/statfloor -s -e .c $j" \
 		"fd -e c -l" "fdfind -j$j -HI -e c -l" "find -printf %T@" "find . -name *.c -printf %T@:%p\n"
 	one 'glob **/*.c --sort path' "glob -j$j $g --sort path **/*.c" "fd -e c" "fdfind -j$j -HI -e c"
 	one 'glob **/*.h' "glob -j$j $g **/*.h" "fd -g" "fdfind -j$j -HI -g **/*.h" find "find . -name *.h"

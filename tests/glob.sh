@@ -252,6 +252,131 @@ for j in 1 3; do
 		"$(py_order mtime | head -n 9)"
 done
 
+# The order comes from the walk's tree (each directory's names sorted as
+# they are read, then depth first; newest first a radix sort of that by
+# mtime): directories, symlinks (listed, and followed with -L), a big
+# directory of names that share 8 bytes and end in bytes below '/' and
+# above 0x7f, equal mtimes and nanosecond differences, a start below the
+# root.  The reference sorts wap's own unsorted set (--sort none) in Python.
+R=$T/tree
+python3 - "$R" <<'EOF2'
+import os, random, sys
+random.seed(5)
+root = sys.argv[1]
+os.makedirs(root)
+def mk(p, t):
+    p = os.path.join(root, p)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    if p.endswith("/"):
+        os.makedirs(p, exist_ok=True)
+    else:
+        open(p, "w").close()
+    os.utime(p, ns=(t, t), follow_symlinks=False)
+base = 1700000000 * 10**9
+names = ["abcdefgh", "abcdefgh-", "abcdefgh.c", "abcdefgh/", "abcdefghij", "abcdefghij/",
+         "abcdefgh ", "abcdefgh+x", "abcdefgh\u00e9", "abcdefgh\u00ff", "abcdefg", "abcdefgh_",
+         "a", "a/", "a-", "a.b", "A", "Z", "z", "_", "~", "abc\tx", "abcdefghijklmnopqrstuvwxyz0123456789"]
+for i in range(400):
+    d = random.choice(["", "big/", "big/abcdefgh/", "s/", "s/t/", "big/abcdefghij/x/"])
+    n = random.choice(names)
+    n = n if n.endswith("/") else n + random.choice(["", "", str(i % 17), ".c"])
+    try:
+        mk(d + n, base + random.choice([0, 0, 0, 1, 999999999, 10**9, 7 * 10**9]))
+    except OSError:  # a file where a directory was wanted, or the reverse
+        pass
+mk("lnkt.c", base + 2)
+os.symlink("../big", os.path.join(root, "s/lnk-dir"))
+os.symlink("../lnkt.c", os.path.join(root, "s/lnk-file"))
+os.symlink("nowhere", os.path.join(root, "s/lnk-dangling"))
+for d, dirs, files in os.walk(root):  # directories last: creating changed them
+    for x in dirs:
+        os.utime(os.path.join(d, x), ns=(base + 3, base + 3 + len(x) % 2), follow_symlinks=False)
+EOF2
+ref_order() { # mtime|path [stat]: wap's unsorted lines on stdin, in the order
+	python3 -c '
+import os, sys
+root, by, follow = sys.argv[1], sys.argv[2], len(sys.argv) > 3
+ps = [l for l in sys.stdin.buffer.read().split(b"\n") if l]
+def key(p):
+    f = os.path.join(root.encode(), p)
+    try:  # -L: what a link leads to; a dangling link itself
+        st = os.stat(f, follow_symlinks=follow)
+    except FileNotFoundError:
+        st = os.lstat(f)
+    k = p.replace(b"/", b"\x01")
+    return (-st.st_mtime_ns, k) if by == "mtime" else k
+sys.stdout.buffer.write(b"".join(p + b"\n" for p in sorted(ps, key=key)))' "$R" "$@"
+}
+for j in 1 3; do
+	for q in "**" "--type f **" "--type d **" "**/*.c" "big/**" "** s" "-L **" "-L **/*.c"; do
+		set -f
+		st=
+		case $q in -L*) st=stat;; esac
+		all=$(WAP_ROOT=$R wap glob -m0 -j$j --sort none $q)
+		same "tree order, path, -j$j: $q" "$(WAP_ROOT=$R wap glob -m0 -j$j --sort path $q)" \
+			"$(printf '%s\n' "$all" | ref_order path)"
+		same "tree order, newest first, -j$j: $q" "$(WAP_ROOT=$R wap glob -m0 -j$j $q)" \
+			"$(printf '%s\n' "$all" | ref_order mtime $st)"
+		set +f
+	done
+done
+same "tree order: the set is the walk's" "$(WAP_ROOT=$R wap glob -m0 '**' | wc -l)" \
+	"$(cd "$R" && find . -mindepth 1 | wc -l)"
+same "tree order: -m 7 is the head of the order" "$(WAP_ROOT=$R wap glob -m7 '**' | head -n 7)" \
+	"$(WAP_ROOT=$R wap glob -m0 '**' | head -n 7)"
+
+# The one order the tree cannot give: a name that is a sibling's name and
+# byte 0x01 ("q\1b" sorts between "q" and "q/c", '/' weighing 0x01); such
+# a name sends the hits to a comparison sort of whole paths
+X=$T/odd
+python3 - "$X" <<'EOF2'
+import os, sys
+root = sys.argv[1]
+for p, t in [("q/c", 5), ("q\x01b", 5), ("q\x01d", 5), ("q/\x01", 6), ("r", 5), ("p\x01/e", 4)]:
+    f = os.path.join(root, p)
+    os.makedirs(os.path.dirname(f), exist_ok=True)
+    open(f, "w").close()
+    os.utime(f, ns=(t * 10**18, t * 10**18))
+EOF2
+R=$X
+for j in 1 2; do
+	all=$(WAP_ROOT=$X wap glob -m0 -j$j --sort none '**')
+	same "0x01 names, path, -j$j" "$(WAP_ROOT=$X wap glob -m0 -j$j --sort path '**')" \
+		"$(printf '%s\n' "$all" | ref_order path)"
+	same "0x01 names, newest first, -j$j" "$(WAP_ROOT=$X wap glob -m0 -j$j '**')" \
+		"$(printf '%s\n' "$all" | ref_order mtime)"
+done
+same "0x01 names: 'q\\1b' between 'q/\\1' and 'q/c'" "$(WAP_ROOT=$X wap glob -m0 --sort path -t f 'q*/**' | od -An -c)" \
+	"$(printf 'q/\001\nq\001b\nq/c\nq\001d\n' | od -An -c)"
+
+# mtimes more than 2^34 s (544 years) apart do not fit the radix key: a
+# comparison sort then, the same order (ext4 keeps 2^34 s at most: tmpfs)
+Y=$(mktemp -d /dev/shm/wap-ages.XXXXXX 2>/dev/null) || Y=$T/ages
+span=$(python3 - "$Y" <<'EOF2'
+import os, sys
+root = sys.argv[1]
+os.makedirs(os.path.join(root, "d"), exist_ok=True)
+ts = {"old": -2**34 * 10**9, "d/new": 2**35 * 10**9, "mid": 10**18, "d/mid2": 10**18 + 5}
+try:
+    for p, t in ts.items():
+        f = os.path.join(root, p)
+        open(f, "w").close()
+        os.utime(f, ns=(t, t))
+    print(int(all(os.lstat(os.path.join(root, p)).st_mtime_ns == t for p, t in ts.items())))
+except OSError:
+    print(0)
+EOF2
+)
+if [ "$span" = 1 ]; then
+	same "mtimes 1700 years apart: newest first" "$(WAP_ROOT=$Y wap glob -m0 -t f '**')" "d/new
+d/mid2
+mid
+old"
+else
+	ok "mtimes 1700 years apart # SKIP no file system here keeps such mtimes"
+fi
+case $Y in /dev/shm/*) rm -rf "$Y";; esac
+
 # --- "**", "**/*SUFFIX" and grep's "*SUFFIX" are answered without the
 # regex: the same paths as a regex-shaped spelling of the same glob
 F=$T/fast

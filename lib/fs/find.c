@@ -1,6 +1,18 @@
 /* fs/find.c - finding files by glob, the engine behind `wap glob` (and
- * every door's glob/exploreFiles): the parallel walk, matching, per-worker
- * hits in arenas, sorted by each worker and merged.  See find.h. */
+ * every door's glob/exploreFiles): the parallel walk, matching, and the
+ * order.  See find.h.
+ *
+ * The path order comes from the shape of the walk rather than from
+ * comparing whole paths (which share long prefixes): the walker hands each
+ * directory's entries over sorted by name (wap_walk_opts.sorted), they are
+ * kept as a run tied to the directory's own entry, and a depth-first pass
+ * over that tree lists the paths in wap_path_cmp's order ('/' below every
+ * other byte, so "a", "a/b", "a-b").  Newest first is then a stable radix
+ * sort of that list by mtime, so ties stay in path order.  The tree's
+ * order differs from wap_path_cmp's in one case only, a name that is a
+ * sibling's name followed by byte 0x01 ("a" and "a\1b": "a\1b" sorts before
+ * "a/c"); a name holding 0x01 sends the hits through a comparison sort of
+ * whole paths instead. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -25,10 +37,28 @@ struct chunk {
 	char data[];
 };
 
+struct dnode;
+
+/* an entry of the walk: a hit, a directory the walk entered, or both */
+struct went {
+	struct wap_hit h;	/* h.path: a hit's path, else the name alone */
+	struct dnode *sub;	/* a directory entered: its entries */
+	uint32_t noff;		/* where the name starts in h.path */
+	bool hit;
+};
+
+/* a directory's entries: a run of one worker's array */
+struct dnode {
+	int worker;
+	size_t start, n;
+};
+
 struct wap_hits {
-	struct wap_hit *h;
+	struct went *e;
 	size_t n, cap;
-	struct chunk *arena;	/* the paths */
+	size_t hits;		/* the entries that are hits */
+	time_t lo, hi;		/* their oldest and newest mtime (s) */
+	struct chunk *arena;	/* paths and names, and dnodes */
 };
 
 struct gl {
@@ -38,6 +68,9 @@ struct gl {
 	int type;		/* 0 all, 1 files, 2 dirs */
 	int sortby;
 	bool mtime;		/* stat what matches (JSON, or sorting by mtime) */
+	bool tree;		/* keep the walk's tree for the path order */
+	bool odd;		/* a name the tree's order gets wrong (0x01) */
+	struct dnode root;	/* the start directory's entries */
 	struct wap_hits *per;	/* one per worker */
 };
 
@@ -57,11 +90,33 @@ static int pathcmp(const char *a, const char *b)
 			unsigned p = (unsigned char)a[i + k], q = (unsigned char)b[i + k];
 			if (p == q)
 				return 0;
-			return (int)(p == '/' ? 1 : p) - (int)(q == '/' ? 1 : q);
+			p = p == '/' ? 1 : p;
+			q = q == '/' ? 1 : q;
+			if (p == q)	/* '/' and 0x01 weigh the same: go on */
+				return wap_path_cmp(a + i + k + 1, b + i + k + 1);
+			return (int)p - (int)q;
 		}
 	}
 #else
 	return wap_path_cmp(a, b);
+#endif
+}
+
+/* Does NAME (N bytes, 8 readable past them) hold a byte 0x01? */
+static bool has_01(const char *name, size_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t x, z;
+		memcpy(&x, name + i, 8);
+		x ^= 0x0101010101010101ull;
+		z = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+		if (z)	/* the lowest flag is the first 0x01, maybe past the end */
+			return i + __builtin_ctzll(z) / 8 < n;
+	}
+	return false;
+#else
+	return memchr(name, 1, n) != NULL;
 #endif
 }
 
@@ -77,38 +132,16 @@ static inline int hitcmp(const struct wap_hit *x, const struct wap_hit *y, int s
 	return pathcmp(x->path, y->path);
 }
 
-/* Merge the sorted A and B into OUT, at most MAX (0: all); the count. */
-static size_t merge(const struct wap_hit *a, size_t na, const struct wap_hit *b, size_t nb,
-		    struct wap_hit *out, size_t max, int sortby)
+/* Merge sort of H[0..N) with TMP (N/2 + 1) as scratch: when the tree's
+ * order cannot be used. */
+static void sort_hits(struct wap_hit **h, struct wap_hit **tmp, size_t n, int sortby)
 {
-	size_t n = 0, lim = na + nb;
-
-	if (max && max < lim)
-		lim = max;
-	while (n < lim && na && nb) {
-		if (hitcmp(b, a, sortby) < 0)
-			out[n++] = *b++, nb--;
-		else
-			out[n++] = *a++, na--;
-	}
-	for (; n < lim && na; na--)
-		out[n++] = *a++;
-	for (; n < lim && nb; nb--)
-		out[n++] = *b++;
-	return n;
-}
-
-/* Merge sort of H[0..N) with TMP as scratch: qsort's indirect calls cost
- * a third of a glob of a big tree. */
-static void sort_hits(struct wap_hit *h, struct wap_hit *tmp, size_t n, int sortby)
-{
-	size_t m = n / 2;
+	size_t m = n / 2, i, j, k;
 
 	if (n <= 12) {
-		for (size_t i = 1; i < n; i++) {
-			struct wap_hit t = h[i];
-			size_t j = i;
-			for (; j && hitcmp(&t, &h[j - 1], sortby) < 0; j--)
+		for (i = 1; i < n; i++) {
+			struct wap_hit *t = h[i];
+			for (j = i; j && hitcmp(t, h[j - 1], sortby) < 0; j--)
 				h[j] = h[j - 1];
 			h[j] = t;
 		}
@@ -116,54 +149,91 @@ static void sort_hits(struct wap_hit *h, struct wap_hit *tmp, size_t n, int sort
 	}
 	sort_hits(h, tmp, m, sortby);
 	sort_hits(h + m, tmp, n - m, sortby);
-	if (hitcmp(&h[m], &h[m - 1], sortby) >= 0)
+	if (hitcmp(h[m], h[m - 1], sortby) >= 0)
 		return;
 	memcpy(tmp, h, m * sizeof(*h));
-	merge(tmp, m, h + m, n - m, h, 0, sortby);
+	for (i = 0, j = m, k = 0; i < m && j < n;)
+		h[k++] = hitcmp(h[j], tmp[i], sortby) < 0 ? h[j++] : tmp[i++];
+	while (i < m)
+		h[k++] = tmp[i++];
 }
 
-static char *arena_dup(struct wap_hits *hs, const char *s, size_t n)
+/* a hit and its key for newest first */
+struct mkey {
+	uint64_t key;
+	struct wap_hit *h;
+};
+
+/* The radix key of newest first, the smaller the newer: the seconds since
+ * LO, the oldest (34 bits: 544 years), and the nanoseconds. */
+static inline uint64_t mtime_key(const struct wap_hit *h, time_t lo)
+{
+	uint64_t ns = (uint64_t)h->mtime.tv_nsec & ((1u << 30) - 1);
+
+	return ~((((uint64_t)h->mtime.tv_sec - (uint64_t)lo) << 30) | ns);
+}
+
+/* Stable LSD radix sort of A[0..N) by key into H, a byte at a time and
+ * only over the bytes where the keys differ (DIFF: none in a tree unpacked
+ * at one time, and the path order stands as it is); B holds N. */
+static void radix_mtime(struct mkey *a, struct mkey *b, size_t n, uint64_t diff,
+			struct wap_hit **h)
+{
+	struct mkey *t;
+
+	for (int sh = 0; sh < 64; sh += 8) {
+		size_t cnt[256] = { 0 }, at = 0;
+		if (!((diff >> sh) & 0xff))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			cnt[(a[i].key >> sh) & 0xff]++;
+		for (int c = 0; c < 256; c++) {
+			size_t k = cnt[c];
+			cnt[c] = at;
+			at += k;
+		}
+		for (size_t i = 0; i < n; i++)
+			b[cnt[(a[i].key >> sh) & 0xff]++] = a[i];
+		t = a;
+		a = b;
+		b = t;
+	}
+	for (size_t i = 0; i < n; i++)
+		h[i] = a[i].h;
+}
+
+/* N bytes aligned to 8 from HS's arena, which keeps 8 readable bytes past
+ * every string for pathcmp's word reads. */
+static void *arena_alloc(struct wap_hits *hs, size_t n)
 {
 	struct chunk *c = hs->arena;
 	char *p;
 
-	/* 8 spare bytes at the end for pathcmp's word reads */
-	if (!c || c->cap - c->used < n + 1 + 8) {
-		size_t cap = n + 1 + 8 > 60000 ? n + 1 + 8 : 60000;
-		c = calloc(1, sizeof(*c) + cap);
+	n = (n + 7) & ~(size_t)7;
+	if (!c || c->cap - c->used < n + 8) {
+		size_t cap = n + 8 > (256 << 10) ? n + 8 : (256 << 10);
+		c = malloc(sizeof(*c) + cap);
 		if (!c)
 			return NULL;
 		c->next = hs->arena;
+		c->used = 0;
 		c->cap = cap;
 		hs->arena = c;
 	}
 	p = c->data + c->used;
-	memcpy(p, s, n);
-	p[n] = 0;
-	c->used += n + 1;
+	c->used += n;
 	return p;
 }
 
-static int qcmp(const void *a, const void *b, void *sortby)
+static char *arena_dup(struct wap_hits *hs, const char *s, size_t n)
 {
-	return hitcmp(a, b, *(int *)sortby);
-}
+	char *p = arena_alloc(hs, n + 1);
 
-/* walk's done hook: each worker sorts what it found, in parallel */
-static void on_done(void *arg, int worker)
-{
-	struct gl *g = arg;
-	struct wap_hits *hs = &g->per[worker];
-	struct wap_hit *tmp;
-
-	if (g->sortby == SORT_NONE || hs->n < 2)
-		return;
-	tmp = malloc((hs->n / 2 + 1) * sizeof(*tmp));
-	if (tmp)
-		sort_hits(hs->h, tmp, hs->n, g->sortby);
-	else
-		qsort_r(hs->h, hs->n, sizeof(*hs->h), qcmp, &g->sortby);
-	free(tmp);
+	if (p) {
+		memcpy(p, s, n);
+		p[n] = 0;
+	}
+	return p;
 }
 
 static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
@@ -171,51 +241,93 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 	struct gl *g = arg;
 	struct wap_hits *hs = &g->per[e->worker];
 	const char *rel = e->path + g->baselen;
-	size_t rlen = e->pathlen - g->baselen;
-	bool dir = e->type == WAP_WALK_DIR;
+	size_t rlen = e->pathlen - g->baselen, nlen;
+	bool dir = e->type == WAP_WALK_DIR, hit = true;
+	struct dnode *sub = NULL, *dn;
+	struct timespec mt = { 0 };
 	struct stat st;
-	struct wap_hit *h;
+	struct went *w;
 
 	if (e->depth == 0 || e->pathlen < g->baselen)
 		return 0;
-	if ((g->type == 1 && e->type != WAP_WALK_FILE) || (g->type == 2 && !dir))
-		return 0;
-	switch (wap_glob_test(g->g, rel, rlen)) {
-	case 0:
-		return 0;
-	case -1:
-		return wap_err_set(err, WAP_E_TOO_LARGE,
-				   "glob match limit hit on %s; simplify the pattern", e->path);
+	if ((g->type == 1 && e->type != WAP_WALK_FILE) || (g->type == 2 && !dir)) {
+		hit = false;
+	} else {
+		switch (wap_glob_test(g->g, rel, rlen)) {
+		case 0:
+			hit = false;
+			break;
+		case -1:
+			return wap_err_set(err, WAP_E_TOO_LARGE,
+					   "glob match limit hit on %s; simplify the pattern", e->path);
+		}
 	}
-	memset(&st, 0, sizeof(st));
-	if (!g->mtime) {
+	if (g->tree && e->subctx) {
+		/* its entries will be tied to this entry */
+		sub = arena_alloc(hs, sizeof(*sub));
+		if (!sub)
+			return wap_err_oom(err);
+		sub->n = 0;
+		*e->subctx = sub;
+	}
+	if (!hit || !g->mtime) {
 		/* no stat: the text output of a walk not sorted by time */
 	} else if (e->link) {
 		int fd = wap_ws_open(g->ws, e->path, O_PATH, 0, WAP_ACC_READ, NULL);
-		if (fd < 0 || fstat(fd, &st)) {
-			if (fd >= 0)
-				close(fd);
-			return 0;
-		}
-		close(fd);
+		if (fd < 0 || fstat(fd, &st))
+			hit = false;
+		else
+			mt = st.st_mtim;
+		if (fd >= 0)
+			close(fd);
 	} else if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW)) {
-		return 0;
+		hit = false;
+	} else {
+		mt = st.st_mtim;
 	}
+	if (!hit && !sub)
+		return 0;
 	if (hs->n == hs->cap) {
 		size_t nc = hs->cap ? hs->cap * 2 : 256;
-		struct wap_hit *n = realloc(hs->h, nc * sizeof(*n));
+		struct went *n = realloc(hs->e, nc * sizeof(*n));
 		if (!n)
 			return wap_err_oom(err);
-		hs->h = n;
+		hs->e = n;
 		hs->cap = nc;
 	}
-	h = &hs->h[hs->n];
-	h->path = arena_dup(hs, e->path, e->pathlen);
-	if (!h->path)
+	if (g->tree) {
+		/* one worker calls back a directory's entries one after
+		 * another: they make a run of its array */
+		dn = e->dirctx ? e->dirctx : &g->root;
+		if (!dn->n) {
+			dn->worker = e->worker;
+			dn->start = hs->n;
+		}
+		dn->n++;
+	}
+	w = &hs->e[hs->n++];
+	nlen = strlen(e->name);
+	if (hit) {
+		w->h.path = arena_dup(hs, e->path, e->pathlen);
+		w->h.len = e->pathlen;
+		w->noff = e->pathlen - nlen;
+		if (!hs->hits++ || mt.tv_sec < hs->lo)
+			hs->lo = mt.tv_sec;
+		if (hs->hits == 1 || mt.tv_sec > hs->hi)
+			hs->hi = mt.tv_sec;
+	} else {
+		w->h.path = arena_dup(hs, e->name, nlen);
+		w->h.len = nlen;
+		w->noff = 0;
+	}
+	if (!w->h.path)
 		return wap_err_oom(err);
-	h->dir = dir;
-	h->mtime = st.st_mtim;
-	hs->n++;
+	if (g->tree && has_01(w->h.path + w->noff, nlen))
+		__atomic_store_n(&g->odd, true, __ATOMIC_RELAXED);
+	w->h.dir = dir;
+	w->h.mtime = mt;
+	w->hit = hit;
+	w->sub = sub;
 	return 0;
 }
 
@@ -247,73 +359,131 @@ static int pattern_depth(const char *pat)
 	return d;
 }
 
+static void per_release(struct wap_hits *per, int nw)
+{
+	for (int i = 0; per && i < nw; i++) {
+		while (per[i].arena) {
+			struct chunk *c = per[i].arena;
+			per[i].arena = c->next;
+			free(c);
+		}
+		free(per[i].e);
+	}
+	free(per);
+}
+
 void wap_found_release(struct wap_found *f)
 {
 	free(f->all);
-	for (int i = 0; f->per && i < f->nw; i++) {
-		while (f->per[i].arena) {
-			struct chunk *c = f->per[i].arena;
-			f->per[i].arena = c->next;
-			free(c);
-		}
-		free(f->per[i].h);
-	}
-	free(f->per);
+	per_release(f->per, f->nw);
 	memset(f, 0, sizeof(*f));
 }
 
-/* The workers' sorted hits merged into one array, cut at MAX (0: all):
- * pairwise rounds, so log2(workers) passes.  Empties PER's arrays. */
-static struct wap_hit *gather(struct wap_hits *per, int nw, size_t total, size_t max, int sortby)
+/* The hits in the tree's order, depth first, into ALL, or with MK into
+ * MK with their keys from LO and in *DIFF the key bits that differ; how
+ * many ((size_t)-1: no memory). */
+static size_t tree_order(const struct gl *g, struct wap_hit **all, struct mkey *mk,
+			 time_t lo, uint64_t *diff)
 {
-	struct wap_hit *buf[2], *src;
-	size_t *len = calloc(nw, sizeof(*len)), *off = calloc(nw, sizeof(*off));
-	int runs = nw, cur = 0;
+	struct frame {
+		const struct dnode *d;
+		size_t i;
+	} *st = NULL;
+	size_t sn = 0, cap = 0, k = 0;
 
-	buf[0] = malloc((total ? total : 1) * sizeof(struct wap_hit));
-	buf[1] = nw > 1 ? malloc((total ? total : 1) * sizeof(struct wap_hit)) : NULL;
-	if (!len || !off || !buf[0] || (nw > 1 && !buf[1])) {
-		free(len);
-		free(off);
-		free(buf[0]);
-		free(buf[1]);
+	if (!g->root.n)
+		return 0;
+	cap = 64;
+	st = malloc(cap * sizeof(*st));
+	if (!st)
+		return (size_t)-1;
+	st[sn++] = (struct frame){ &g->root, 0 };
+	while (sn) {
+		struct frame *f = &st[sn - 1];
+		struct went *w;
+		if (f->i == f->d->n) {
+			sn--;
+			continue;
+		}
+		w = &g->per[f->d->worker].e[f->d->start + f->i++];
+		if (w->hit && mk) {
+			mk[k].key = mtime_key(&w->h, lo);
+			mk[k].h = &w->h;
+			*diff |= mk[k].key ^ mk[0].key;
+			k++;
+		} else if (w->hit) {
+			all[k++] = &w->h;
+		}
+		if (w->sub && w->sub->n) {
+			if (sn == cap) {
+				struct frame *n = realloc(st, 2 * cap * sizeof(*st));
+				if (!n) {
+					free(st);
+					return (size_t)-1;
+				}
+				st = n;
+				cap *= 2;
+			}
+			st[sn++] = (struct frame){ w->sub, 0 };
+		}
+	}
+	free(st);
+	return k;
+}
+
+/* Every worker's hits, TOTAL of them, in one array in the order asked;
+ * NULL when out of memory. */
+static struct wap_hit **gather(const struct gl *g, int nw, size_t total)
+{
+	struct wap_hit **all = malloc((total ? total : 1) * sizeof(*all)), **tmp;
+	bool tree = g->tree && !g->odd;
+	struct mkey *mk = NULL;
+	time_t lo = 0, hi = 0;
+	uint64_t diff = 0;
+	size_t k = 0;
+
+	if (!all)
+		return NULL;
+	for (int i = 0, any = 0; i < nw; i++) {
+		if (!g->per[i].hits)
+			continue;
+		if (!any++ || g->per[i].lo < lo)
+			lo = g->per[i].lo;
+		if (any == 1 || g->per[i].hi > hi)
+			hi = g->per[i].hi;
+	}
+	/* newest first by radix when the key holds the span of mtimes */
+	if (tree && g->sortby == SORT_MTIME && total > 1 &&
+	    (uint64_t)hi - (uint64_t)lo < 1ull << 34)
+		mk = malloc(2 * total * sizeof(*mk));
+	if (tree && mk) {
+		if (tree_order(g, NULL, mk, lo, &diff) == total) {
+			radix_mtime(mk, mk + total, total, diff, all);
+			free(mk);
+			return all;
+		}
+		tree = false;
+	} else if (tree && tree_order(g, all, NULL, 0, NULL) != total) {
+		tree = false;
+	}
+	free(mk);
+	if (!tree) {
+		for (int i = 0; i < nw; i++)
+			for (size_t j = 0; j < g->per[i].n; j++)
+				if (g->per[i].e[j].hit)
+					all[k++] = &g->per[i].e[j].h;
+	}
+	if (g->sortby == SORT_NONE || total < 2 || (tree && g->sortby == SORT_PATH))
+		return all;
+	/* a comparison sort: no tree, or mtimes centuries apart */
+	tmp = malloc((total / 2 + 1) * sizeof(*tmp));
+	if (!tmp) {
+		free(all);
 		return NULL;
 	}
-	/* run i at buf[0] + off[i] */
-	for (size_t i = 0, at = 0; i < (size_t)nw; i++) {
-		if (per[i].n)
-			memcpy(buf[0] + at, per[i].h, per[i].n * sizeof(struct wap_hit));
-		off[i] = at;
-		len[i] = per[i].n;
-		at += per[i].n;
-		per[i].n = 0;
-	}
-	while (runs > 1) {
-		struct wap_hit *dst = buf[!cur];
-		size_t at = 0;
-		int k = 0;
-		src = buf[cur];
-		for (int i = 0; i < runs; i += 2, k++) {
-			size_t n = len[i];
-			if (i + 1 < runs)
-				n = merge(src + off[i], len[i], src + off[i + 1], len[i + 1],
-					  dst + at, max, sortby);
-			else if (n)
-				memcpy(dst + at, src + off[i], n * sizeof(struct wap_hit));
-			off[k] = at;
-			len[k] = n;
-			at += n;
-		}
-		runs = k;
-		cur = !cur;
-	}
-	src = buf[cur];
-	if (off[0])
-		memmove(src, src + off[0], len[0] * sizeof(struct wap_hit));
-	free(buf[!cur]);
-	free(len);
-	free(off);
-	return src;
+	sort_hits(all, tmp, total, g->sortby);
+	free(tmp);
+	return all;
 }
 
 int wap_find(const struct wap_call *call, const json_t *req, bool mtime,
@@ -326,7 +496,7 @@ int wap_find(const struct wap_call *call, const json_t *req, bool mtime,
 	char *base = NULL, *start = NULL;
 	long long max = (long long)ws->lim.max_search_results, threads = 0;
 	int sortby = SORT_MTIME, nw = 0, rc = -1;
-	struct wap_hit *all = NULL;
+	struct wap_hit **all = NULL;
 	size_t total = 0, pre;
 
 	memset(fo, 0, sizeof(*fo));
@@ -360,10 +530,11 @@ int wap_find(const struct wap_call *call, const json_t *req, bool mtime,
 	wo.threads = threads > 256 ? 256 : (int)threads;
 	g.mtime = mtime || sortby == SORT_MTIME;
 	g.sortby = sortby;
+	g.tree = sortby != SORT_NONE;
+	wo.sorted = g.tree;
 	wo.dirs = true;
 	wo.links = true;
 	wo.cancel = call->cancel;
-	wo.done = on_done;
 
 	if (!strncmp(pattern, "./", 2))
 		pattern += 2;
@@ -424,8 +595,8 @@ int wap_find(const struct wap_call *call, const json_t *req, bool mtime,
 	if (start && wap_walk(ws, start, &wo, on_ent, &g, err))
 		goto out;
 	for (int i = 0; i < nw; i++)
-		total += g.per[i].n;
-	all = gather(g.per, nw, total, sortby == SORT_NONE ? 0 : max, sortby);
+		total += g.per[i].hits;
+	all = gather(&g, nw, total);
 	if (!all) {
 		wap_err_oom(err);
 		goto out;
@@ -440,15 +611,7 @@ int wap_find(const struct wap_call *call, const json_t *req, bool mtime,
 	rc = 0;
 out:
 	free(all);
-	for (int i = 0; g.per && i < nw; i++) {
-		while (g.per[i].arena) {
-			struct chunk *c = g.per[i].arena;
-			g.per[i].arena = c->next;
-			free(c);
-		}
-		free(g.per[i].h);
-	}
-	free(g.per);
+	per_release(g.per, nw);
 	wap_glob_free(g.g);
 	free(base);
 	free(start);
@@ -483,9 +646,9 @@ json_t *wap_found_json(const struct wap_found *fo)
 
 	for (size_t i = 0; i < fo->total && (!fo->max || i < fo->max); i++) {
 		json_t *o = json_object();
-		wap_json_set_name(o, "path", fo->all[i].path);	/* never dropped if not UTF-8 */
-		json_object_set_new_nocheck(o, "isDirectory", json_boolean(fo->all[i].dir));
-		json_object_set_new_nocheck(o, "mtime", json_string(iso(&ic, &fo->all[i].mtime)));
+		wap_json_set_name(o, "path", fo->all[i]->path);	/* never dropped if not UTF-8 */
+		json_object_set_new_nocheck(o, "isDirectory", json_boolean(fo->all[i]->dir));
+		json_object_set_new_nocheck(o, "mtime", json_string(iso(&ic, &fo->all[i]->mtime)));
 		json_array_append_new(files, o);
 	}
 	return json_pack("{s:o, s:b, s:I}", "files", files, "isTruncated",

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "applet.h"
@@ -13,6 +14,7 @@
 struct wap_hit {
 	char *path;		/* root-relative */
 	struct timespec mtime;	/* zero unless stat'ed */
+	uint32_t len;		/* strlen(path) */
 	bool dir;
 };
 
@@ -20,7 +22,7 @@ struct wap_hits;
 
 /* what a glob found, sorted; ALL[0 .. min(TOTAL, MAX)) are shown */
 struct wap_found {
-	struct wap_hit *all;
+	struct wap_hit **all;
 	size_t total;
 	size_t max;		/* 0: all */
 	struct wap_hits *per;	/* own the paths */

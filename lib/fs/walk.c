@@ -28,6 +28,7 @@ struct job {
 	int fd;			/* O_RDONLY|O_DIRECTORY, or -1: open by path */
 	int depth;
 	struct wap_ign *ign;	/* owned reference */
+	void *ctx;		/* the callback's dirctx for the entries */
 	struct devino *anc;	/* follow: this directory and its ancestors */
 	size_t nanc;
 	size_t pathlen;
@@ -52,19 +53,21 @@ struct walker {
 };
 
 struct dent {
-	unsigned char type;
+	uint64_t pre;		/* sorted: the name's first 8 bytes, in order */
+	char *name;		/* in dbuf */
 	unsigned short len;
-	char *name;
+	unsigned char type;
 };
 
 /* what a worker reuses from one directory to the next */
 struct worker {
 	struct walker *w;
 	int id;
-	char *dbuf;		/* getdents64 buffer */
-	struct dent *ents;
+	char *dbuf;		/* getdents64 buffer: a whole directory */
+	size_t dcap;
+	struct dent *ents, *tmp;
 	size_t cap;
-	struct wap_sb names, path;
+	struct wap_sb path;
 };
 
 #define DBUF (64 << 10)
@@ -134,6 +137,7 @@ static struct job *job_new(const char *path, size_t len, int fd, int depth, stru
 	if (!j)
 		return NULL;
 	j->next = NULL;
+	j->ctx = NULL;
 	j->anc = NULL;
 	j->nanc = 0;
 	j->fd = fd;
@@ -216,6 +220,61 @@ static struct wap_ign_list *load_list(int dirfd, const char *name)
 }
 
 
+/* The first 8 bytes of NAME (of LEN bytes, with 8 readable bytes from
+ * its start) as a number in their byte order, zero past its end. */
+static inline uint64_t name_prefix(const char *name, size_t len)
+{
+	uint64_t x = 0;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&x, name, 8);
+	if (len < 8)
+		x &= (1ull << (8 * len)) - 1;
+	return __builtin_bswap64(x);
+#else
+	for (size_t i = 0; i < 8 && i < len; i++)
+		x |= (uint64_t)(unsigned char)name[i] << (56 - 8 * i);
+	return x;
+#endif
+}
+
+/* names by their bytes, a shorter name before the longer it begins */
+static inline int dentcmp(const struct dent *a, const struct dent *b)
+{
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c;
+
+	if (a->pre != b->pre)
+		return a->pre < b->pre ? -1 : 1;
+	c = n > 8 ? memcmp(a->name + 8, b->name + 8, n - 8) : 0;
+	return c ? c : (int)a->len - (int)b->len;
+}
+
+/* Insertion sort for short runs, merge sort above; TMP holds N/2 + 1. */
+static void sort_dents(struct dent *v, struct dent *tmp, size_t n)
+{
+	size_t m = n / 2, i, j, k;
+
+	if (n <= 12) {
+		for (i = 1; i < n; i++) {
+			struct dent t = v[i];
+			for (j = i; j && dentcmp(&t, &v[j - 1]) < 0; j--)
+				v[j] = v[j - 1];
+			v[j] = t;
+		}
+		return;
+	}
+	sort_dents(v, tmp, m);
+	sort_dents(v + m, tmp, n - m);
+	if (dentcmp(&v[m], &v[m - 1]) >= 0)
+		return;
+	memcpy(tmp, v, m * sizeof(*v));
+	for (i = 0, j = m, k = 0; i < m && j < n;)
+		v[k++] = dentcmp(&v[j], &tmp[i]) < 0 ? v[j++] : tmp[i++];
+	while (i < m)
+		v[k++] = tmp[i++];
+}
+
 static void do_dir(struct worker *wk, struct job *j)
 {
 	struct walker *w = wk->w;
@@ -223,7 +282,8 @@ static void do_dir(struct worker *wk, struct job *j)
 	const struct wap_ws *ws = w->ws;
 	struct dent *ents;
 	size_t n = 0, plen;
-	struct wap_sb *names = &wk->names, *pathp = &wk->path;
+	struct wap_sb *pathp = &wk->path;
+	struct wap_err cerr;
 	bool has_gi = false, has_ig = false;
 	struct wap_ign *ign = NULL;
 	int fd = j->fd;
@@ -237,18 +297,31 @@ static void do_dir(struct worker *wk, struct job *j)
 			return;
 	}
 	j->fd = -1;
-	if (!wk->dbuf && !(wk->dbuf = malloc(DBUF))) {
-		close(fd);
-		return;
+	if (!wk->dbuf) {
+		wk->dbuf = malloc(DBUF);
+		wk->dcap = DBUF;
+		if (!wk->dbuf) {
+			close(fd);
+			return;
+		}
 	}
-	names->len = 0;
-	/* read the whole directory first: its ignore files rule its entries */
-	for (;;) {
-		long nr = syscall(SYS_getdents64, fd, wk->dbuf, DBUF);
+	/* read the whole directory first: its ignore files rule its entries.
+	 * The buffer grows to hold all of it (the names stay where getdents
+	 * put them), 8 bytes to spare at the end for word reads of a name. */
+	for (size_t used = 0;;) {
+		long nr;
+		if (wk->dcap - used < DBUF / 2 + 8) {
+			char *nb = realloc(wk->dbuf, wk->dcap * 2);
+			if (!nb)
+				break;
+			wk->dbuf = nb;
+			wk->dcap *= 2;
+		}
+		nr = syscall(SYS_getdents64, fd, wk->dbuf + used, wk->dcap - used - 8);
 		if (nr <= 0)
 			break;
 		for (long off = 0; off < nr;) {
-			struct linux_dirent64 *de = (struct linux_dirent64 *)(wk->dbuf + off);
+			struct linux_dirent64 *de = (struct linux_dirent64 *)(wk->dbuf + used + off);
 			const char *nm = de->d_name;
 			size_t nl;
 			off += de->d_reclen;
@@ -273,16 +346,24 @@ static void do_dir(struct worker *wk, struct job *j)
 			}
 			wk->ents[n].type = de->d_type;
 			wk->ents[n].len = nl;
-			wk->ents[n].name = (char *)(uintptr_t)names->len;	/* offset for now */
-			wap_sb_add(names, nm, nl + 1);
+			/* an offset for now: the buffer may move */
+			wk->ents[n].name = (char *)(uintptr_t)(nm - wk->dbuf);
 			n++;
 		}
+		used += nr;
 	}
 	ents = wk->ents;
-	if (names->oom)
-		goto out;
 	for (size_t i = 0; i < n; i++)
-		ents[i].name = names->buf + (uintptr_t)ents[i].name;
+		ents[i].name = wk->dbuf + (uintptr_t)ents[i].name;
+	if (o->sorted && n > 1) {
+		struct dent *t = realloc(wk->tmp, (n / 2 + 1) * sizeof(*t));
+		if (!t)
+			goto out;
+		wk->tmp = t;
+		for (size_t i = 0; i < n; i++)
+			ents[i].pre = name_prefix(ents[i].name, ents[i].len);
+		sort_dents(ents, t, n);
+	}
 
 	if (has_gi || has_ig) {
 		struct wap_ign_list *lists[2] = { NULL, NULL };
@@ -302,11 +383,15 @@ static void do_dir(struct worker *wk, struct job *j)
 		wap_sb_addc(pathp, '/');
 	}
 	plen = pathp->len;
+	/* the callbacks' error: set up once, not zeroed (1 KB) per entry; an
+	 * error ends the loop */
+	cerr.kind = WAP_OK;
+	cerr.msg[0] = 0;
+	cerr.details = NULL;
 	for (size_t i = 0; i < n && !__atomic_load_n(&w->stop, __ATOMIC_RELAXED); i++) {
 		struct dent *e = &ents[i];
 		unsigned char t = e->type;
 		struct wap_walk_ent ent;
-		struct wap_err cerr = { 0 };
 		bool link = false;
 
 		/* a cancel is seen inside a big directory too, not only
@@ -374,6 +459,8 @@ report:
 		ent.depth = depth;
 		ent.worker = wk->id;
 		ent.link = link;
+		ent.dirctx = j->ctx;
+		ent.subctx = NULL;
 		if (t == DT_REG || t == DT_LNK) {
 			if (o->max_depth >= 0 && depth > o->max_depth)
 				continue;
@@ -382,9 +469,12 @@ report:
 		} else {
 			int cfd;
 			struct job *nj;
+			void *sub = NULL;
 			if (o->max_depth >= 0 && depth > o->max_depth)
 				continue;
 			ent.type = WAP_WALK_DIR;
+			if (!(o->max_depth >= 0 && depth >= o->max_depth))
+				ent.subctx = &sub;
 			rc = o->dirs ? w->fn(w->arg, &ent, &cerr) : 0;
 			if (rc < 0) {
 				fail_with(w, &cerr);
@@ -416,6 +506,7 @@ report:
 						close(cfd);
 					continue;
 				}
+				nj->ctx = sub;
 				if (o->follow && cfd >= 0) {
 					nj->anc = malloc((j->nanc + 1) * sizeof(*nj->anc));
 					if (nj->anc) {
@@ -458,10 +549,11 @@ static void *work(void *arg)
 		w->o->done(w->arg, wk->id);
 	free(wk->dbuf);
 	free(wk->ents);
-	wap_sb_release(&wk->names);
+	free(wk->tmp);
 	wap_sb_release(&wk->path);
 	wk->dbuf = NULL;
 	wk->ents = NULL;
+	wk->tmp = NULL;
 	wk->cap = 0;
 	return NULL;
 }

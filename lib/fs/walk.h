@@ -16,7 +16,10 @@
  * visited again, so loops end.
  *
  * The callback runs in the worker threads, in no particular order:
- * callers that want a stable order sort what they collect.
+ * callers that want a stable order sort what they collect.  The entries of
+ * one directory are called back one after another by one worker, and
+ * dirctx/subctx let a caller tie them to their directory's own entry (a
+ * tree of the walk, in which each directory's entries can be sorted alone).
  */
 #ifndef WAP_WALK_H
 #define WAP_WALK_H
@@ -43,6 +46,11 @@ struct wap_walk_ent {
 	int depth;		/* 0: the start path itself, 1: its entries ... */
 	int worker;		/* 0 .. threads-1 */
 	bool link;		/* reached through a symlink (follow) */
+	void *dirctx;		/* what the callback left in *subctx for the
+				 * directory holding it (NULL in the start) */
+	void **subctx;		/* a directory the walk will enter: where the
+				 * callback may leave the dirctx its entries get;
+				 * NULL for the rest */
 };
 
 /* Return 0 to go on, 1 to skip (a directory: do not descend), -1 to stop
@@ -57,6 +65,9 @@ struct wap_walk_opts {
 	bool follow;
 	bool dirs;		/* call back for directories (not the start) too */
 	bool links;		/* without follow: call back for symlinks too */
+	bool sorted;		/* each directory's entries in the byte order of
+				 * their names (a name before the longer names
+				 * it begins) */
 	const struct wap_globset *exclude;	/* root-relative globs to prune */
 	const struct wap_cancel *cancel;	/* may be NULL */
 	/* called by each worker that ran, in its thread, once the whole walk
