@@ -44,13 +44,29 @@ endif
 CFLAGS ?=
 CFLAGS += -std=gnu11 $(OPT) -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -pthread $(SAN) \
 	$(LIB_INC) -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS += $(shell pkg-config --libs $(filter-out $(LAZY_PKGS),$(PKGS)) 2>/dev/null) -ldl -lpthread -lutil
 LDFLAGS += $(SAN) -pthread
 ifneq ($(STATIC),1)
+ifneq ($(findstring x86_64,$(shell $(CC) -dumpmachine)),)
+# libgit2 linked in, from Debian's static archives, with what it needs
+# for reading and writing repositories (mbedTLS, http-parser, zlib): loading
+# libgit2.so and the 20 shared objects it pulls in cost 3 ms of every git
+# run (git's own show takes 2 ms).  Its SSH and GSS-API libraries (with
+# OpenSSL and Kerberos) are loaded when a remote first calls them
+# (lib/git/deps.c: trampolines, x86-64 only; elsewhere libgit2 stays
+# dlopened as libarchive and libwebsockets are).  lib/git/git.c wraps
+# mbedTLS's reading of the CA certificates to defer it.
+LAZY_PKGS := libarchive libwebsockets
+LINKED_PKGS := libgit2
+OPT += -DWAP_LINK_GIT2
+LDLIBS += -Wl,-Bstatic -lgit2 -lmbedtls -lmbedx509 -lmbedcrypto -lhttp_parser -lz -Wl,-Bdynamic
+LDFLAGS += -Wl,--wrap=mbedtls_x509_crt_parse_file -Wl,--wrap=mbedtls_x509_crt_parse_path
+else
 # lib/git/git.c defers libgit2's reading of the CA certificates
 LDFLAGS += -Wl,--export-dynamic-symbol=mbedtls_x509_crt_parse_file \
 	-Wl,--export-dynamic-symbol=mbedtls_x509_crt_parse_path
 endif
+endif
+LDLIBS += $(shell pkg-config --libs $(filter-out $(LAZY_PKGS) $(LINKED_PKGS),$(PKGS)) 2>/dev/null) -ldl -lpthread -lutil
 ifeq ($(STATIC),1)
 # libarchive needs libxml2, libxml2 ICU: its 31 MB of data are left out
 # for an empty table (deploy/image/icudata-stub.c; see scripts/image)

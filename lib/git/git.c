@@ -28,20 +28,34 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
  * https helper connects).  While do_init runs git_libgit2_init, the
  * definitions below (the executable's symbols come first in the lookup
  * scope of the libraries it loads; exported with --export-dynamic-symbol,
- * see the Makefile) note the bundle's path instead of parsing it;
+ * see the Makefile; where libgit2 is linked in, the linker's --wrap sends
+ * its calls to them) note the bundle's path instead of parsing it;
  * wap_git_certs() hands it back to libgit2 (GIT_OPT_SET_SSL_CERT_LOCATIONS),
  * which parses it then through mbedTLS's own functions.  Until that call
  * libgit2's chain of trusted certificates is empty: a TLS connection made
  * without it fails verification (closed, never open).  Not in the static
  * build, where mbedTLS is linked in (its certificates are read at start). */
 #ifndef WAP_LAZY_STATIC
-#include <dlfcn.h>
-#include <link.h>
-
 static bool deferring;			/* only while do_init runs */
 static char *cert_file, *cert_dir;
 static pthread_once_t certs_once = PTHREAD_ONCE_INIT;
 static int certs_rc;
+
+#ifdef WAP_LINK_GIT2
+/* libgit2 and mbedTLS linked in: their calls reach these through the
+ * linker's --wrap (see the Makefile) */
+#define CRT_PARSE_FILE __wrap_mbedtls_x509_crt_parse_file
+#define CRT_PARSE_PATH __wrap_mbedtls_x509_crt_parse_path
+int __real_mbedtls_x509_crt_parse_file(void *chain, const char *path);
+int __real_mbedtls_x509_crt_parse_path(void *chain, const char *path);
+#define real_fn(name) (__real_##name)
+#else
+#include <dlfcn.h>
+#include <link.h>
+
+#define CRT_PARSE_FILE mbedtls_x509_crt_parse_file
+#define CRT_PARSE_PATH mbedtls_x509_crt_parse_path
+#define real_fn(name) ((int (*)(void *, const char *))x509_fn(#name))
 
 static int find_x509(struct dl_phdr_info *info, size_t size, void *p)
 {
@@ -65,11 +79,12 @@ static void *x509_fn(const char *name)
 	dlclose(h);	/* libgit2 keeps it loaded */
 	return f;
 }
+#endif
 
-int mbedtls_x509_crt_parse_file(void *chain, const char *path);
-int mbedtls_x509_crt_parse_path(void *chain, const char *path);
+int CRT_PARSE_FILE(void *chain, const char *path);
+int CRT_PARSE_PATH(void *chain, const char *path);
 
-int mbedtls_x509_crt_parse_file(void *chain, const char *path)
+int CRT_PARSE_FILE(void *chain, const char *path)
 {
 	int (*real)(void *, const char *);
 
@@ -78,11 +93,11 @@ int mbedtls_x509_crt_parse_file(void *chain, const char *path)
 		cert_file = path ? strdup(path) : NULL;
 		return 0;
 	}
-	real = (int (*)(void *, const char *))x509_fn("mbedtls_x509_crt_parse_file");
+	real = real_fn(mbedtls_x509_crt_parse_file);
 	return real ? real(chain, path) : -1;
 }
 
-int mbedtls_x509_crt_parse_path(void *chain, const char *path)
+int CRT_PARSE_PATH(void *chain, const char *path)
 {
 	int (*real)(void *, const char *);
 
@@ -91,7 +106,7 @@ int mbedtls_x509_crt_parse_path(void *chain, const char *path)
 		cert_dir = path ? strdup(path) : NULL;
 		return 0;
 	}
-	real = (int (*)(void *, const char *))x509_fn("mbedtls_x509_crt_parse_path");
+	real = real_fn(mbedtls_x509_crt_parse_path);
 	return real ? real(chain, path) : -1;
 }
 

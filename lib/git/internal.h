@@ -149,6 +149,9 @@ int op_clone(struct g *g, json_t **res);
 /* git.c */
 int wap_git_certs(struct g *g);
 
+/* deps.c: why libssh2 or GSS-API could not be loaded, or NULL */
+const char *wap_git_dep_error(void);
+
 /* sandbox.c */
 int run_confined(struct g *g, const struct action *a, json_t **res);
 
