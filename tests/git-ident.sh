@@ -267,3 +267,18 @@ c=$(GIT_AUTHOR_NAME="Mick A." GIT_COMMITTER_NAME="Web U. I." git -C "$L" commit-
 git -C "$L" update-ref refs/heads/main "$c"
 bytes "log: a name ending in '.'" "log -n 1 --pretty=fuller" "log -n 1 --pretty=fuller" "$L"
 bytes "log --format=%B: a raw message without a final newline" "log -n 2 --format=%B|%b|%s" "log -n 2 --format=%B|%b|%s" "$L"
+
+# ---- attributes of a diff of two trees: the work tree's, not the index's ----
+# git show and git diff A B read no index: an attribute staged there and
+# not in the work tree (a.txt -diff) does not apply; a diff against the
+# work tree reads the index and takes it
+A=$T/attrs
+git init -q "$A" && echo one > "$A/a.txt" && git -C "$A" add a.txt && git -C "$A" commit -qm one
+echo two > "$A/a.txt" && git -C "$A" commit -qam two
+echo 'a.txt -diff' > "$A/.gitattributes" && git -C "$A" add .gitattributes && rm "$A/.gitattributes"
+bytes "show: attributes staged only are not the work tree's" "show" "show" "$A"
+bytes "diff A B: the same" "diff HEAD~1 HEAD" "diff HEAD~1 HEAD" "$A"
+bytes "diff A..B: the same" "diff HEAD~1..HEAD" "diff HEAD~1..HEAD" "$A"
+bytes "diff REV (the work tree): the index's attributes apply" "diff HEAD~1" "diff HEAD~1" "$A"
+echo 'a.txt -diff' > "$A/.gitattributes"
+bytes "show: the work tree's attributes apply" "show" "show" "$A"

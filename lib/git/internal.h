@@ -117,6 +117,7 @@ bool restricted_rp(struct g *g, const char *rp);
 int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names);
 int diff_opts(struct g *g, git_diff_options *o, struct strv *paths);
 int find_renames(struct g *g, git_diff *d);
+int tree_diff_index(struct g *g);
 int split_revs_paths(struct g *g, struct strv *revs, struct strv *paths, int access);
 int op_diff(struct g *g, json_t **res);
 

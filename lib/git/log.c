@@ -541,7 +541,7 @@ int op_show(struct g *g, json_t **res)
 		}
 		/* a merge's --stat is against its first parent, as git's */
 	}
-	if (diff_opts(g, &o, &none))
+	if (diff_opts(g, &o, &none) || tree_diff_index(g))
 		goto out;
 	if ((e = git_commit_tree(&t, c)) ||
 	    (git_commit_parentcount(c) && ((e = git_commit_parent(&p, c, 0)) || (e = git_commit_tree(&pt, p)))) ||
