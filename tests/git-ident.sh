@@ -282,3 +282,23 @@ bytes "diff A..B: the same" "diff HEAD~1..HEAD" "diff HEAD~1..HEAD" "$A"
 bytes "diff REV (the work tree): the index's attributes apply" "diff HEAD~1" "diff HEAD~1" "$A"
 echo 'a.txt -diff' > "$A/.gitattributes"
 bytes "show: the work tree's attributes apply" "show" "show" "$A"
+
+# ---- the index as lib/git/prestat.c reads it: versions 2, 3 and 4 ----
+# (version 4 writes each path as a cut of the one before and a suffix;
+# the paths of 2 and 3 are used where they lie in the file read)
+V=$T/iv
+git init -q "$V" && mkdir -p "$V/d/e" "$V/d/f"
+for f in a d/b d/e/c d/e/long-name-file d/f/g z; do echo "$f" > "$V/$f"; done
+git -C "$V" add -A && git -C "$V" commit -qm base
+echo changed >> "$V/d/e/c" && rm "$V/d/b" && echo new > "$V/d/f/new"
+echo staged >> "$V/z" && git -C "$V" add z
+sleep 1	# the changes are then not racily clean: the stat data decides
+for v in 2 3 4; do
+	git -C "$V" update-index --index-version $v
+	# an extended flag (on a file not changed), or git writes version 2
+	[ $v = 3 ] && git -C "$V" update-index --skip-worktree a
+	same "the index is of version $v" "$(od -An -tu1 -j7 -N1 "$V/.git/index" | tr -d ' ')" "$v"
+	bytes "diff: an index of version $v" "diff" "diff" "$V"
+	bytes "status: an index of version $v" "status -sb" "status" "$V"
+	[ $v = 3 ] && git -C "$V" update-index --no-skip-worktree a
+done
