@@ -302,3 +302,21 @@ for v in 2 3 4; do
 	bytes "status: an index of version $v" "status -sb" "status" "$V"
 	[ $v = 3 ] && git -C "$V" update-index --no-skip-worktree a
 done
+
+# ---- dates as log.c and pretty.c write them (no gmtime, no printf) and
+# abbreviations from the packs alone where no loose directory shares an
+# id's first byte (lib/git/repo.c): packed history, then loose commits ----
+D=$T/dates
+git init -q "$D"
+for d in "1999-12-31T23:59:59-0930" "2000-02-29T12:00:00+1245" "1970-01-02T00:00:00+0000" \
+	 "2038-01-19T03:14:08+0100" "2026-03-01T00:30:00+0200" "2024-07-04T23:30:00-0700"; do
+	GIT_AUTHOR_DATE="$d" GIT_COMMITTER_DATE="$d" git -C "$D" commit -q --allow-empty -m "at $d"
+done
+git -C "$D" gc -q
+for i in 1 2 3; do git -C "$D" commit -q --allow-empty -m "loose $i"; done
+for f in medium fuller "format:%ad|%ai|%aI|%at|%as|%cd" "format:%h|%p|%s"; do
+	for dt in default iso iso-strict raw short unix; do
+		bytes "log --pretty=$f --date=$dt" "log --pretty=$f --date=$dt" "log --pretty=$f --date=$dt" "$D"
+	done
+done
+bytes "log --oneline: packed and loose" "log --oneline" "log --oneline" "$D"

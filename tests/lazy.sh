@@ -3,6 +3,8 @@
 # applets that need it fail with EXECUTION_FAILED and say why, nothing is
 # written, and the others work.
 . tests/lib.sh
+# libgit2 1.5's known leaks (fetch: git_remote_lookup), as tests/git.sh
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan-libgit2.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 cd "$W"
 
 libs=$(ldd "$WAP" 2>/dev/null)

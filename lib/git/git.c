@@ -280,6 +280,7 @@ out:
 	free(g.rejected);
 	json_decref(g.updates);
 	free(g.wd_rel);
+	git_odb_free(g.packs);
 	git_repository_free(g.repo);
 	free(g.args);
 	git_error_clear();

@@ -30,6 +30,9 @@ struct g {
 	char *rejected;		/* a push rejection: "ref: status" */
 	int last_pct;
 	int abbrev;		/* git's shortest abbreviation here; 0: not known yet */
+	git_odb *packs;		/* the packs alone, for abbreviations (repo.c) */
+	bool packs_tried;
+	unsigned char loose[32];	/* which objects/XX/ directories exist */
 };
 
 /* A NULL-terminated list of strings it owns (strv_add, strv_free). */

@@ -11,16 +11,44 @@
 
 /* ---- log and show ---- */
 
+/* "2026-11-22T00:05:14+01:00": the time T at OFFSET_MIN, its local time
+ * and offset (as gmtime_r and snprintf would, without them: two dates a
+ * commit of a log of thousands) */
 static void iso_date(git_time_t t, int offset_min, char out[40])
 {
-	time_t lt = (time_t)t + offset_min * 60;
-	struct tm tm;
+	long long lt = (long long)t + offset_min * 60LL, days, secs, y, era;
+	unsigned doe, yoe, doy, mp, d, m;
 	int off = offset_min < 0 ? -offset_min : offset_min;
 
-	gmtime_r(&lt, &tm);
-	snprintf(out, 40, "%04d-%02d-%02dT%02d:%02d:%02d%c%02d:%02d", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 offset_min < 0 ? '-' : '+', off / 60, off % 60);
+	days = lt >= 0 ? lt / 86400 : -((-lt + 86399) / 86400);
+	secs = lt - days * 86400;
+	/* Howard Hinnant's civil_from_days */
+	days += 719468;
+	era = (days >= 0 ? days : days - 146096) / 146097;
+	doe = (unsigned)(days - era * 146097);
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	y = (long long)yoe + era * 400;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	d = doy - (153 * mp + 2) / 5 + 1;
+	m = mp < 10 ? mp + 3 : mp - 9;
+	y += m <= 2;
+	if (y < 0 || y > 9999) {
+		snprintf(out, 40, "%04lld-%02u-%02uT%02lld:%02lld:%02lld%c%02d:%02d", y, m, d, secs / 3600,
+			 secs / 60 % 60, secs % 60, offset_min < 0 ? '-' : '+', off / 60 % 100, off % 60);
+		return;
+	}
+	memcpy(out, "0000-00-00T00:00:00+00:00", 26);
+	out[0] += (char)(y / 1000), out[1] += (char)(y / 100 % 10), out[2] += (char)(y / 10 % 10);
+	out[3] += (char)(y % 10);
+	out[5] += (char)(m / 10), out[6] += (char)(m % 10);
+	out[8] += (char)(d / 10), out[9] += (char)(d % 10);
+	out[11] += (char)(secs / 36000), out[12] += (char)(secs / 3600 % 10);
+	out[14] += (char)(secs / 60 % 60 / 10), out[15] += (char)(secs / 60 % 10);
+	out[17] += (char)(secs % 60 / 10), out[18] += (char)(secs % 10);
+	out[19] = offset_min < 0 ? '-' : '+';
+	out[20] += (char)(off / 600 % 10), out[21] += (char)(off / 60 % 10);
+	out[23] += (char)(off % 60 / 10), out[24] += (char)(off % 10);
 }
 
 /* The name and email of C's KEY ("author " or "committer ") line as git
