@@ -8,7 +8,9 @@
  * was built against).  The applets load a library before its first call:
  * git and the edit diffs libgit2, read and grep -z libarchive, serve
  * libwebsockets.  Built with -DWAP_LAZY_STATIC (make static) the
- * libraries are linked in and the pointers set to them directly. */
+ * libraries are linked in and the pointers set to them directly; with
+ * -DWAP_LINK_GIT2 (the Makefile, on x86-64) libgit2 alone is, and its own
+ * remote-only libraries are loaded by lib/git/deps.c. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>

@@ -10,7 +10,9 @@
  * repository and every path and local remote beneath the root), creds.c
  * (the token and to whom it goes), sandbox.c (the Landlock-confined
  * thread an action runs in), prestat.c (what status and diff need not
- * look at: the index's stat data and cache tree, as git uses them).
+ * look at: the index's stat data and cache tree, as git uses them), deps.c
+ * (libgit2's SSH and GSS-API libraries, loaded on their first call where
+ * libgit2 is linked in).
  * internal.h declares what they share.
  */
 #include <pthread.h>
