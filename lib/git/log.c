@@ -33,9 +33,9 @@ static void iso_date(git_time_t t, int offset_min, char out[40])
 	d = doy - (153 * mp + 2) / 5 + 1;
 	m = mp < 10 ? mp + 3 : mp - 9;
 	y += m <= 2;
-	if (y < 0 || y > 9999) {
+	if (y < 0 || y > 9999 || off >= 100 * 60) {
 		snprintf(out, 40, "%04lld-%02u-%02uT%02lld:%02lld:%02lld%c%02d:%02d", y, m, d, secs / 3600,
-			 secs / 60 % 60, secs % 60, offset_min < 0 ? '-' : '+', off / 60 % 100, off % 60);
+			 secs / 60 % 60, secs % 60, offset_min < 0 ? '-' : '+', off / 60, off % 60);
 		return;
 	}
 	memcpy(out, "0000-00-00T00:00:00+00:00", 26);

@@ -13,8 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <git2/sys/odb_backend.h>	/* a backend's free, when adding it fails */
+
 #include "internal.h"
-#include <git2/sys/odb_backend.h>
 
 const char *str_key(const struct g *g, const char *key)
 {
