@@ -192,6 +192,11 @@ static void do_init(void)
 	 * git's: git log, show and diff read them as they are); a third of
 	 * the CPU of a show */
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+	/* nor are commits kept in libgit2's object cache: log reads each
+	 * once (log.c keeps the parents it needs), and a log of thousands
+	 * held them all until the end, 6 MB of fresh pages (git frees each
+	 * commit's text once printed) */
+	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_COMMIT, (size_t)0);
 }
 
 int wap_git_init(struct wap_err *err)

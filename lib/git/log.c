@@ -283,28 +283,36 @@ static git_commit *cq_pop(struct cqueue *q)
 	return c;
 }
 
-/* Is C's tree the same as its parent I's (or, for I < 0, the empty tree's)
- * at PATHS? */
-static int treesame(struct g *g, git_commit *c, int i, struct strv *paths, bool *same)
+/* Is C's tree the same as its parent P's (or, for P NULL, the empty
+ * tree's) at PATHS? */
+static int treesame(struct g *g, git_commit *c, git_commit *p, struct strv *paths, bool *same)
 {
 	git_diff_options o;
-	git_commit *p = NULL;
 	git_tree *t = NULL, *pt = NULL;
 	git_diff *d = NULL;
 	int e;
 
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 	o.pathspec = strv_arr(paths);
-	if (!(e = git_commit_tree(&t, c)) &&
-	    (i < 0 || (!(e = git_commit_parent(&p, c, i)) && !(e = git_commit_tree(&pt, p)))))
+	if (!(e = git_commit_tree(&t, c)) && (!p || !(e = git_commit_tree(&pt, p))))
 		e = git_diff_tree_to_tree(&d, g->repo, pt, t, &o);
 	if (!e)
 		*same = git_diff_num_deltas(d) == 0;
 	git_diff_free(d);
 	git_tree_free(pt);
 	git_tree_free(t);
-	git_commit_free(p);
 	return e ? lg(g, e, "cannot compare commits") : 0;
+}
+
+/* C's parent I, looked up once into PV[I] (commits are not cached:
+ * git_libgit2_init's options in git.c) */
+static git_commit *parent_at(struct g *g, git_commit *c, git_commit **pv, unsigned i)
+{
+	if (!pv[i] && git_commit_parent(&pv[i], c, i)) {
+		pv[i] = NULL;
+		lg(g, -1, "cannot read a parent commit");
+	}
+	return pv[i];
 }
 
 /* Mark every commit reachable from REV as hidden (the A of A..B). */
@@ -383,6 +391,8 @@ int op_log(struct g *g, json_t **res)
 	struct strv revs = { 0 }, paths = { 0 }, starts = { 0 };
 	struct oidset seen = { 0 }, hidden = { 0 };
 	struct cqueue q = { 0 };
+	git_commit **pv = NULL;		/* the parents of the commit at hand */
+	unsigned pvn = 0, pvused = 0;
 	long long max = 50;
 	git_time_t since = 0, until = 0;
 	bool has_since = false, has_until = false, truncated = false, filter;
@@ -466,14 +476,24 @@ int op_log(struct g *g, json_t **res)
 			git_commit_free(c);
 			continue;
 		}
+		if (np > pvn) {
+			git_commit **nv = realloc(pv, np * sizeof(*pv));
+			if (!nv)
+				goto nomem;
+			pv = nv;
+			pvn = np;
+		}
+		memset(pv, 0, np * sizeof(*pv));
+		pvused = np;
 		if (filter) {
 			if (np <= 1) {
-				if (treesame(g, c, np ? 0 : -1, &paths, &same))
+				if ((np && !parent_at(g, c, pv, 0)) ||
+				    treesame(g, c, np ? pv[0] : NULL, &paths, &same))
 					goto out;
 				show = !same;
 			} else {
 				for (unsigned i = 0; i < np && follow < 0; i++) {
-					if (treesame(g, c, i, &paths, &same))
+					if (!parent_at(g, c, pv, i) || treesame(g, c, pv[i], &paths, &same))
 						goto out;
 					if (same)
 						follow = i;
@@ -482,7 +502,6 @@ int op_log(struct g *g, json_t **res)
 			}
 		}
 		for (unsigned i = 0; i < np; i++) {
-			git_commit *p = NULL;
 			int added;
 			if (follow >= 0 && (int)i != follow)
 				continue;
@@ -491,14 +510,15 @@ int op_log(struct g *g, json_t **res)
 				goto nomem;
 			if (!added)
 				continue;
-			if (git_commit_parent(&p, c, i)) {
-				lg(g, -1, "cannot read a parent commit");
+			if (!parent_at(g, c, pv, i))
 				goto out;
-			}
-			if (cq_insert(&q, p)) {
-				git_commit_free(p);
+			if (cq_insert(&q, pv[i]))
 				goto nomem;
-			}
+			pv[i] = NULL;	/* the queue's now */
+		}
+		for (unsigned i = 0; i < np; i++) {
+			git_commit_free(pv[i]);
+			pv[i] = NULL;
 		}
 		if (show && !(has_until && t > until) && log_match(c, &author_re, has_author, &grep_re, has_grep)) {
 			if ((long long)json_array_size(entries) >= max) {
@@ -518,6 +538,9 @@ done:
 nomem:
 	wap_err_oom(g->err);
 out:
+	for (unsigned i = 0; i < pvused; i++)
+		git_commit_free(pv[i]);
+	free(pv);
 	git_commit_free(c);
 	while ((c = cq_pop(&q)))
 		git_commit_free(c);
