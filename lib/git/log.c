@@ -483,7 +483,8 @@ int op_log(struct g *g, json_t **res)
 			pv = nv;
 			pvn = np;
 		}
-		memset(pv, 0, np * sizeof(*pv));
+		if (np)
+			memset(pv, 0, np * sizeof(*pv));
 		pvused = np;
 		if (filter) {
 			if (np <= 1) {
