@@ -399,8 +399,13 @@ static int user_format(struct wap_sb *out, const char *fmt, char dk, const json_
  * wide characters as two). */
 static void add_tabexpand(struct wap_sb *out, const char *s, size_t n)
 {
+	const char *tab = memchr(s, '\t', n);
 	size_t col = 0;
 
+	if (!tab) {		/* most lines: as they are */
+		wap_sb_add(out, s, n);
+		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\t') {
 			do
