@@ -44,22 +44,40 @@ endif
 CFLAGS ?=
 CFLAGS += -std=gnu11 $(OPT) -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -pthread $(SAN) \
 	$(LIB_INC) -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDFLAGS += $(SAN) -pthread -Wl,-z,now
+ifneq ($(STATIC),1)
+ifneq ($(findstring x86_64,$(shell $(CC) -dumpmachine)),)
+# libgit2 linked in, from Debian's static archives, with what it needs
+# for reading and writing repositories (mbedTLS, http-parser, zlib): loading
+# libgit2.so and the 20 shared objects it pulls in cost 3 ms of every git
+# run (git's own show takes 2 ms).  Its SSH and GSS-API libraries (with
+# OpenSSL and Kerberos) are loaded when a remote first calls them
+# (lib/git/deps.c: trampolines, x86-64 only; elsewhere libgit2 stays
+# dlopened as libarchive and libwebsockets are).  lib/git/git.c wraps
+# mbedTLS's reading of the CA certificates and seeding of its random
+# generator to defer them to the first remote.
+LAZY_PKGS := libarchive libwebsockets
+LINKED_PKGS := libgit2
+OPT += -DWAP_LINK_GIT2
+LDLIBS += -Wl,-Bstatic -lgit2 -lmbedtls -lmbedx509 -lmbedcrypto -lhttp_parser -lz -Wl,-Bdynamic
+LDFLAGS += -Wl,--wrap=mbedtls_x509_crt_parse_file -Wl,--wrap=mbedtls_x509_crt_parse_path \
+	-Wl,--wrap=mbedtls_entropy_init -Wl,--wrap=mbedtls_ctr_drbg_seed
+else
+# lib/git/git.c defers libgit2's reading of the CA certificates
+LDFLAGS += -Wl,--export-dynamic-symbol=mbedtls_x509_crt_parse_file \
+	-Wl,--export-dynamic-symbol=mbedtls_x509_crt_parse_path
+endif
+endif
 # The small libraries every run needs (PCRE2, jansson, nettle) are linked in
 # from their archives where there are some (-dev packages ship them): three
 # shared objects fewer to map and relocate at every start (about 25 page
 # faults of `wap exec -- true`'s 200).  -z now binds every symbol at start-up,
 # once: a forked child (exec's supervisor, the command before its exec) would
 # otherwise look its functions up again, in pages it must fault in, per call.
-LINKED_LIBS := $(shell pkg-config --libs $(filter-out $(LAZY_PKGS),$(PKGS)) 2>/dev/null)
+LINKED_LIBS := $(shell pkg-config --libs $(filter-out $(LAZY_PKGS) $(LINKED_PKGS),$(PKGS)) 2>/dev/null)
 LDLIBS += $(foreach l,$(LINKED_LIBS),$(if $(filter -l%,$(l)),$(if $(wildcard \
 	$(shell $(CC) -print-file-name=lib$(l:-l%=%).a)),-l:lib$(l:-l%=%).a,$(l)),$(l))) \
 	-ldl -lpthread -lutil
-LDFLAGS += $(SAN) -pthread -Wl,-z,now
-ifneq ($(STATIC),1)
-# lib/git/git.c defers libgit2's reading of the CA certificates
-LDFLAGS += -Wl,--export-dynamic-symbol=mbedtls_x509_crt_parse_file \
-	-Wl,--export-dynamic-symbol=mbedtls_x509_crt_parse_path
-endif
 ifeq ($(STATIC),1)
 # libarchive needs libxml2, libxml2 ICU: its 31 MB of data are left out
 # for an empty table (deploy/image/icudata-stub.c; see scripts/image)

@@ -267,3 +267,56 @@ c=$(GIT_AUTHOR_NAME="Mick A." GIT_COMMITTER_NAME="Web U. I." git -C "$L" commit-
 git -C "$L" update-ref refs/heads/main "$c"
 bytes "log: a name ending in '.'" "log -n 1 --pretty=fuller" "log -n 1 --pretty=fuller" "$L"
 bytes "log --format=%B: a raw message without a final newline" "log -n 2 --format=%B|%b|%s" "log -n 2 --format=%B|%b|%s" "$L"
+
+# ---- attributes of a diff of two trees: the work tree's, not the index's ----
+# git show and git diff A B read no index: an attribute staged there and
+# not in the work tree (a.txt -diff) does not apply; a diff against the
+# work tree reads the index and takes it
+A=$T/attrs
+git init -q "$A" && echo one > "$A/a.txt" && git -C "$A" add a.txt && git -C "$A" commit -qm one
+echo two > "$A/a.txt" && git -C "$A" commit -qam two
+echo 'a.txt -diff' > "$A/.gitattributes" && git -C "$A" add .gitattributes && rm "$A/.gitattributes"
+bytes "show: attributes staged only are not the work tree's" "show" "show" "$A"
+bytes "diff A B: the same" "diff HEAD~1 HEAD" "diff HEAD~1 HEAD" "$A"
+bytes "diff A..B: the same" "diff HEAD~1..HEAD" "diff HEAD~1..HEAD" "$A"
+bytes "diff REV (the work tree): the index's attributes apply" "diff HEAD~1" "diff HEAD~1" "$A"
+echo 'a.txt -diff' > "$A/.gitattributes"
+bytes "show: the work tree's attributes apply" "show" "show" "$A"
+
+# ---- the index as lib/git/prestat.c reads it: versions 2, 3 and 4 ----
+# (version 4 writes each path as a cut of the one before and a suffix;
+# the paths of 2 and 3 are used where they lie in the file read)
+V=$T/iv
+git init -q "$V" && mkdir -p "$V/d/e" "$V/d/f"
+for f in a d/b d/e/c d/e/long-name-file d/f/g z; do echo "$f" > "$V/$f"; done
+git -C "$V" add -A && git -C "$V" commit -qm base
+echo changed >> "$V/d/e/c" && rm "$V/d/b" && echo new > "$V/d/f/new"
+echo staged >> "$V/z" && git -C "$V" add z
+sleep 1	# the changes are then not racily clean: the stat data decides
+for v in 2 3 4; do
+	git -C "$V" update-index --index-version $v
+	# an extended flag (on a file not changed), or git writes version 2
+	[ $v = 3 ] && git -C "$V" update-index --skip-worktree a
+	same "the index is of version $v" "$(od -An -tu1 -j7 -N1 "$V/.git/index" | tr -d ' ')" "$v"
+	bytes "diff: an index of version $v" "diff" "diff" "$V"
+	bytes "status: an index of version $v" "status -sb" "status" "$V"
+	[ $v = 3 ] && git -C "$V" update-index --no-skip-worktree a
+done
+
+# ---- dates as log.c and pretty.c write them (no gmtime, no printf) and
+# abbreviations from the packs alone where no loose directory shares an
+# id's first byte (lib/git/repo.c): packed history, then loose commits ----
+D=$T/dates
+git init -q "$D"
+for d in "1999-12-31T23:59:59-0930" "2000-02-29T12:00:00+1245" "1970-01-02T00:00:00+0000" \
+	 "2038-01-19T03:14:08+0100" "2026-03-01T00:30:00+0200" "2024-07-04T23:30:00-0700"; do
+	GIT_AUTHOR_DATE="$d" GIT_COMMITTER_DATE="$d" git -C "$D" commit -q --allow-empty -m "at $d"
+done
+git -C "$D" gc -q
+for i in 1 2 3; do git -C "$D" commit -q --allow-empty -m "loose $i"; done
+for f in medium fuller "format:%ad|%ai|%aI|%at|%as|%cd" "format:%h|%p|%s"; do
+	for dt in default iso iso-strict raw short unix; do
+		bytes "log --pretty=$f --date=$dt" "log --pretty=$f --date=$dt" "log --pretty=$f --date=$dt" "$D"
+	done
+done
+bytes "log --oneline: packed and loose" "log --oneline" "log --oneline" "$D"

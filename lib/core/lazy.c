@@ -8,7 +8,9 @@
  * was built against).  The applets load a library before its first call:
  * git and the edit diffs libgit2, read and grep -z libarchive, serve
  * libwebsockets.  Built with -DWAP_LAZY_STATIC (make static) the
- * libraries are linked in and the pointers set to them directly. */
+ * libraries are linked in and the pointers set to them directly; with
+ * -DWAP_LINK_GIT2 (the Makefile, on x86-64) libgit2 alone is, and its own
+ * remote-only libraries are loaded by lib/git/deps.c. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -33,7 +35,16 @@ int wap_lazy_load(int lib, struct wap_err *err)
 	return 0;
 }
 #else
+#ifdef WAP_LINK_GIT2
+/* libgit2 is linked in (see the Makefile: its shared object and the 20 it
+ * pulls in cost 3 ms of every git run): its pointers are set here, and
+ * loading it is a no-op. */
+#define INIT(f) .f = f,
+struct wap_lazy wap_lazy = { WAP_LAZY_GIT2(INIT) };
+#undef INIT
+#else
 struct wap_lazy wap_lazy;
+#endif
 
 struct sym {
 	const char *name;
@@ -59,7 +70,11 @@ static const char *const sonames[] = WAP_LAZY_SONAMES;
 static const char *const modules[] = WAP_LAZY_MODULES;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+#ifdef WAP_LINK_GIT2
+static int state[WAP_LIB_COUNT] = { [WAP_LIB_GIT2] = 1 };
+#else
 static int state[WAP_LIB_COUNT];	/* 0 not tried, 1 loaded, -1 failed */
+#endif
 static char why[WAP_LIB_COUNT][256];
 
 /* 1, or -1 with why[lib] */

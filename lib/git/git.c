@@ -10,7 +10,9 @@
  * repository and every path and local remote beneath the root), creds.c
  * (the token and to whom it goes), sandbox.c (the Landlock-confined
  * thread an action runs in), prestat.c (what status and diff need not
- * look at: the index's stat data and cache tree, as git uses them).
+ * look at: the index's stat data and cache tree, as git uses them), deps.c
+ * (libgit2's SSH and GSS-API libraries, loaded on their first call where
+ * libgit2 is linked in).
  * internal.h declares what they share.
  */
 #include <pthread.h>
@@ -28,20 +30,34 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
  * https helper connects).  While do_init runs git_libgit2_init, the
  * definitions below (the executable's symbols come first in the lookup
  * scope of the libraries it loads; exported with --export-dynamic-symbol,
- * see the Makefile) note the bundle's path instead of parsing it;
+ * see the Makefile; where libgit2 is linked in, the linker's --wrap sends
+ * its calls to them) note the bundle's path instead of parsing it;
  * wap_git_certs() hands it back to libgit2 (GIT_OPT_SET_SSL_CERT_LOCATIONS),
  * which parses it then through mbedTLS's own functions.  Until that call
  * libgit2's chain of trusted certificates is empty: a TLS connection made
  * without it fails verification (closed, never open).  Not in the static
  * build, where mbedTLS is linked in (its certificates are read at start). */
 #ifndef WAP_LAZY_STATIC
-#include <dlfcn.h>
-#include <link.h>
-
 static bool deferring;			/* only while do_init runs */
 static char *cert_file, *cert_dir;
 static pthread_once_t certs_once = PTHREAD_ONCE_INIT;
 static int certs_rc;
+
+#ifdef WAP_LINK_GIT2
+/* libgit2 and mbedTLS linked in: their calls reach these through the
+ * linker's --wrap (see the Makefile) */
+#define CRT_PARSE_FILE __wrap_mbedtls_x509_crt_parse_file
+#define CRT_PARSE_PATH __wrap_mbedtls_x509_crt_parse_path
+int __real_mbedtls_x509_crt_parse_file(void *chain, const char *path);
+int __real_mbedtls_x509_crt_parse_path(void *chain, const char *path);
+#define real_fn(name) (__real_##name)
+#else
+#include <dlfcn.h>
+#include <link.h>
+
+#define CRT_PARSE_FILE mbedtls_x509_crt_parse_file
+#define CRT_PARSE_PATH mbedtls_x509_crt_parse_path
+#define real_fn(name) ((int (*)(void *, const char *))x509_fn(#name))
 
 static int find_x509(struct dl_phdr_info *info, size_t size, void *p)
 {
@@ -65,11 +81,12 @@ static void *x509_fn(const char *name)
 	dlclose(h);	/* libgit2 keeps it loaded */
 	return f;
 }
+#endif
 
-int mbedtls_x509_crt_parse_file(void *chain, const char *path);
-int mbedtls_x509_crt_parse_path(void *chain, const char *path);
+int CRT_PARSE_FILE(void *chain, const char *path);
+int CRT_PARSE_PATH(void *chain, const char *path);
 
-int mbedtls_x509_crt_parse_file(void *chain, const char *path)
+int CRT_PARSE_FILE(void *chain, const char *path)
 {
 	int (*real)(void *, const char *);
 
@@ -78,11 +95,11 @@ int mbedtls_x509_crt_parse_file(void *chain, const char *path)
 		cert_file = path ? strdup(path) : NULL;
 		return 0;
 	}
-	real = (int (*)(void *, const char *))x509_fn("mbedtls_x509_crt_parse_file");
+	real = real_fn(mbedtls_x509_crt_parse_file);
 	return real ? real(chain, path) : -1;
 }
 
-int mbedtls_x509_crt_parse_path(void *chain, const char *path)
+int CRT_PARSE_PATH(void *chain, const char *path)
 {
 	int (*real)(void *, const char *);
 
@@ -91,12 +108,56 @@ int mbedtls_x509_crt_parse_path(void *chain, const char *path)
 		cert_dir = path ? strdup(path) : NULL;
 		return 0;
 	}
-	real = (int (*)(void *, const char *))x509_fn("mbedtls_x509_crt_parse_path");
+	real = real_fn(mbedtls_x509_crt_parse_path);
 	return real ? real(chain, path) : -1;
 }
 
+#ifdef WAP_LINK_GIT2
+/* The same for mbedTLS's random generator: git_libgit2_init sets up its
+ * entropy (HAVEGE: timing loops, 0.2 ms) and seeds it, for TLS only;
+ * that is done before the certificates are read.  Until then a TLS
+ * handshake fails (no seed, no randomness), never goes on unseeded. */
+static void *entropy_ctx, *drbg_ctx, *drbg_entropy;
+static int (*drbg_f)(void *, unsigned char *, size_t);
+static const unsigned char *drbg_custom;
+static size_t drbg_len;
+
+void __real_mbedtls_entropy_init(void *ctx);
+void __wrap_mbedtls_entropy_init(void *ctx);
+int __real_mbedtls_ctr_drbg_seed(void *ctx, int (*f)(void *, unsigned char *, size_t), void *p,
+				 const unsigned char *custom, size_t len);
+int __wrap_mbedtls_ctr_drbg_seed(void *ctx, int (*f)(void *, unsigned char *, size_t), void *p,
+				 const unsigned char *custom, size_t len);
+
+void __wrap_mbedtls_entropy_init(void *ctx)
+{
+	if (deferring)
+		entropy_ctx = ctx;
+	else
+		__real_mbedtls_entropy_init(ctx);
+}
+
+int __wrap_mbedtls_ctr_drbg_seed(void *ctx, int (*f)(void *, unsigned char *, size_t), void *p,
+				 const unsigned char *custom, size_t len)
+{
+	if (!deferring)
+		return __real_mbedtls_ctr_drbg_seed(ctx, f, p, custom, len);
+	drbg_ctx = ctx, drbg_f = f, drbg_entropy = p, drbg_custom = custom, drbg_len = len;
+	return 0;
+}
+#endif
+
 static void load_certs(void)
 {
+#ifdef WAP_LINK_GIT2
+	if (entropy_ctx)
+		__real_mbedtls_entropy_init(entropy_ctx);
+	if (drbg_ctx && (certs_rc = __real_mbedtls_ctr_drbg_seed(drbg_ctx, drbg_f, drbg_entropy,
+								  drbg_custom, drbg_len))) {
+		git_error_set_str(GIT_ERROR_SSL, "cannot seed the random generator");
+		return;
+	}
+#endif
 	if (cert_file || cert_dir)
 		certs_rc = git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, cert_file, cert_dir);
 }
@@ -127,6 +188,15 @@ static void do_init(void)
 #else
 	git_libgit2_init();
 #endif
+	/* objects are not hashed again when read (libgit2's default, not
+	 * git's: git log, show and diff read them as they are); a third of
+	 * the CPU of a show */
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+	/* nor are commits kept in libgit2's object cache: log reads each
+	 * once (log.c keeps the parents it needs), and a log of thousands
+	 * held them all until the end, 6 MB of fresh pages (git frees each
+	 * commit's text once printed) */
+	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_COMMIT, (size_t)0);
 }
 
 int wap_git_init(struct wap_err *err)
@@ -217,6 +287,7 @@ out:
 	free(g.rejected);
 	json_decref(g.updates);
 	free(g.wd_rel);
+	git_odb_free(g.packs);
 	git_repository_free(g.repo);
 	free(g.args);
 	git_error_clear();

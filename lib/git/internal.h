@@ -30,6 +30,9 @@ struct g {
 	char *rejected;		/* a push rejection: "ref: status" */
 	int last_pct;
 	int abbrev;		/* git's shortest abbreviation here; 0: not known yet */
+	git_odb *packs;		/* the packs alone, for abbreviations (repo.c) */
+	bool packs_tried;
+	unsigned char loose[32];	/* which objects/XX/ directories exist */
 };
 
 /* A NULL-terminated list of strings it owns (strv_add, strv_free). */
@@ -117,6 +120,7 @@ bool restricted_rp(struct g *g, const char *rp);
 int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names);
 int diff_opts(struct g *g, git_diff_options *o, struct strv *paths);
 int find_renames(struct g *g, git_diff *d);
+int tree_diff_index(struct g *g);
 int split_revs_paths(struct g *g, struct strv *revs, struct strv *paths, int access);
 int op_diff(struct g *g, json_t **res);
 
@@ -148,6 +152,9 @@ int op_clone(struct g *g, json_t **res);
 
 /* git.c */
 int wap_git_certs(struct g *g);
+
+/* deps.c: why libssh2 or GSS-API could not be loaded, or NULL */
+const char *wap_git_dep_error(void);
 
 /* sandbox.c */
 int run_confined(struct g *g, const struct action *a, json_t **res);

@@ -11,16 +11,44 @@
 
 /* ---- log and show ---- */
 
+/* "2026-11-22T00:05:14+01:00": the time T at OFFSET_MIN, its local time
+ * and offset (as gmtime_r and snprintf would, without them: two dates a
+ * commit of a log of thousands) */
 static void iso_date(git_time_t t, int offset_min, char out[40])
 {
-	time_t lt = (time_t)t + offset_min * 60;
-	struct tm tm;
+	long long lt = (long long)t + offset_min * 60LL, days, secs, y, era;
+	unsigned doe, yoe, doy, mp, d, m;
 	int off = offset_min < 0 ? -offset_min : offset_min;
 
-	gmtime_r(&lt, &tm);
-	snprintf(out, 40, "%04d-%02d-%02dT%02d:%02d:%02d%c%02d:%02d", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 offset_min < 0 ? '-' : '+', off / 60, off % 60);
+	days = lt >= 0 ? lt / 86400 : -((-lt + 86399) / 86400);
+	secs = lt - days * 86400;
+	/* Howard Hinnant's civil_from_days */
+	days += 719468;
+	era = (days >= 0 ? days : days - 146096) / 146097;
+	doe = (unsigned)(days - era * 146097);
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	y = (long long)yoe + era * 400;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	d = doy - (153 * mp + 2) / 5 + 1;
+	m = mp < 10 ? mp + 3 : mp - 9;
+	y += m <= 2;
+	if (y < 0 || y > 9999 || off >= 100 * 60) {
+		snprintf(out, 40, "%04lld-%02u-%02uT%02lld:%02lld:%02lld%c%02d:%02d", y, m, d, secs / 3600,
+			 secs / 60 % 60, secs % 60, offset_min < 0 ? '-' : '+', off / 60, off % 60);
+		return;
+	}
+	memcpy(out, "0000-00-00T00:00:00+00:00", 26);
+	out[0] += (char)(y / 1000), out[1] += (char)(y / 100 % 10), out[2] += (char)(y / 10 % 10);
+	out[3] += (char)(y % 10);
+	out[5] += (char)(m / 10), out[6] += (char)(m % 10);
+	out[8] += (char)(d / 10), out[9] += (char)(d % 10);
+	out[11] += (char)(secs / 36000), out[12] += (char)(secs / 3600 % 10);
+	out[14] += (char)(secs / 60 % 60 / 10), out[15] += (char)(secs / 60 % 10);
+	out[17] += (char)(secs % 60 / 10), out[18] += (char)(secs % 10);
+	out[19] = offset_min < 0 ? '-' : '+';
+	out[20] += (char)(off / 600 % 10), out[21] += (char)(off / 60 % 10);
+	out[23] += (char)(off % 60 / 10), out[24] += (char)(off % 10);
 }
 
 /* The name and email of C's KEY ("author " or "committer ") line as git
@@ -255,28 +283,36 @@ static git_commit *cq_pop(struct cqueue *q)
 	return c;
 }
 
-/* Is C's tree the same as its parent I's (or, for I < 0, the empty tree's)
- * at PATHS? */
-static int treesame(struct g *g, git_commit *c, int i, struct strv *paths, bool *same)
+/* Is C's tree the same as its parent P's (or, for P NULL, the empty
+ * tree's) at PATHS? */
+static int treesame(struct g *g, git_commit *c, git_commit *p, struct strv *paths, bool *same)
 {
 	git_diff_options o;
-	git_commit *p = NULL;
 	git_tree *t = NULL, *pt = NULL;
 	git_diff *d = NULL;
 	int e;
 
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 	o.pathspec = strv_arr(paths);
-	if (!(e = git_commit_tree(&t, c)) &&
-	    (i < 0 || (!(e = git_commit_parent(&p, c, i)) && !(e = git_commit_tree(&pt, p)))))
+	if (!(e = git_commit_tree(&t, c)) && (!p || !(e = git_commit_tree(&pt, p))))
 		e = git_diff_tree_to_tree(&d, g->repo, pt, t, &o);
 	if (!e)
 		*same = git_diff_num_deltas(d) == 0;
 	git_diff_free(d);
 	git_tree_free(pt);
 	git_tree_free(t);
-	git_commit_free(p);
 	return e ? lg(g, e, "cannot compare commits") : 0;
+}
+
+/* C's parent I, looked up once into PV[I] (commits are not cached:
+ * git_libgit2_init's options in git.c) */
+static git_commit *parent_at(struct g *g, git_commit *c, git_commit **pv, unsigned i)
+{
+	if (!pv[i] && git_commit_parent(&pv[i], c, i)) {
+		pv[i] = NULL;
+		lg(g, -1, "cannot read a parent commit");
+	}
+	return pv[i];
 }
 
 /* Mark every commit reachable from REV as hidden (the A of A..B). */
@@ -355,6 +391,8 @@ int op_log(struct g *g, json_t **res)
 	struct strv revs = { 0 }, paths = { 0 }, starts = { 0 };
 	struct oidset seen = { 0 }, hidden = { 0 };
 	struct cqueue q = { 0 };
+	git_commit **pv = NULL;		/* the parents of the commit at hand */
+	unsigned pvn = 0, pvused = 0;
 	long long max = 50;
 	git_time_t since = 0, until = 0;
 	bool has_since = false, has_until = false, truncated = false, filter;
@@ -438,14 +476,25 @@ int op_log(struct g *g, json_t **res)
 			git_commit_free(c);
 			continue;
 		}
+		if (np > pvn) {
+			git_commit **nv = realloc(pv, np * sizeof(*pv));
+			if (!nv)
+				goto nomem;
+			pv = nv;
+			pvn = np;
+		}
+		if (np)
+			memset(pv, 0, np * sizeof(*pv));
+		pvused = np;
 		if (filter) {
 			if (np <= 1) {
-				if (treesame(g, c, np ? 0 : -1, &paths, &same))
+				if ((np && !parent_at(g, c, pv, 0)) ||
+				    treesame(g, c, np ? pv[0] : NULL, &paths, &same))
 					goto out;
 				show = !same;
 			} else {
 				for (unsigned i = 0; i < np && follow < 0; i++) {
-					if (treesame(g, c, i, &paths, &same))
+					if (!parent_at(g, c, pv, i) || treesame(g, c, pv[i], &paths, &same))
 						goto out;
 					if (same)
 						follow = i;
@@ -454,7 +503,6 @@ int op_log(struct g *g, json_t **res)
 			}
 		}
 		for (unsigned i = 0; i < np; i++) {
-			git_commit *p = NULL;
 			int added;
 			if (follow >= 0 && (int)i != follow)
 				continue;
@@ -463,14 +511,15 @@ int op_log(struct g *g, json_t **res)
 				goto nomem;
 			if (!added)
 				continue;
-			if (git_commit_parent(&p, c, i)) {
-				lg(g, -1, "cannot read a parent commit");
+			if (!parent_at(g, c, pv, i))
 				goto out;
-			}
-			if (cq_insert(&q, p)) {
-				git_commit_free(p);
+			if (cq_insert(&q, pv[i]))
 				goto nomem;
-			}
+			pv[i] = NULL;	/* the queue's now */
+		}
+		for (unsigned i = 0; i < np; i++) {
+			git_commit_free(pv[i]);
+			pv[i] = NULL;
 		}
 		if (show && !(has_until && t > until) && log_match(c, &author_re, has_author, &grep_re, has_grep)) {
 			if ((long long)json_array_size(entries) >= max) {
@@ -490,6 +539,9 @@ done:
 nomem:
 	wap_err_oom(g->err);
 out:
+	for (unsigned i = 0; i < pvused; i++)
+		git_commit_free(pv[i]);
+	free(pv);
 	git_commit_free(c);
 	while ((c = cq_pop(&q)))
 		git_commit_free(c);
@@ -541,7 +593,7 @@ int op_show(struct g *g, json_t **res)
 		}
 		/* a merge's --stat is against its first parent, as git's */
 	}
-	if (diff_opts(g, &o, &none))
+	if (diff_opts(g, &o, &none) || tree_diff_index(g))
 		goto out;
 	if ((e = git_commit_tree(&t, c)) ||
 	    (git_commit_parentcount(c) && ((e = git_commit_parent(&p, c, 0)) || (e = git_commit_tree(&pt, p)))) ||

@@ -38,9 +38,7 @@ struct walk {
 
 struct dirjob {
 	struct walk *w;
-	int parent;			/* -1: FD is the directory itself */
-	int fd;
-	char *name;			/* in PARENT */
+	int fd;				/* the directory, opened by its parent's job */
 	char *prefix;			/* repository path, with a trailing '/' ("" at the top) */
 	size_t lo, hi;			/* its entries in the index */
 };
@@ -134,36 +132,45 @@ static bool nested_repo(int fd, const struct child *c)
 	return r;
 }
 
+/* Queue the walk of directory NAME (LEN bytes) of directory PARENT: it is
+ * opened here (not following a link: a link is no directory of the work
+ * tree, and is looked at the slow way), so that the job holds its fd. */
 static void submit_dir(struct walk *w, int parent, const char *prefix, const char *name, size_t len,
 		       size_t lo, size_t hi)
 {
 	struct dirjob *j = calloc(1, sizeof(*j));
 	struct wap_sb sb = WAP_SB_INIT;
+	char nm[NAME_MAX + 1];
 
+	if (len > NAME_MAX) {
+		free(j);
+		add_cand(w, prefix, name, len);
+		return;
+	}
+	memcpy(nm, name, len);
+	nm[len] = 0;
 	if (j) {
 		wap_sb_adds(&sb, prefix);
 		wap_sb_add(&sb, name, len);
 		wap_sb_addc(&sb, '/');
-		j->name = strndup(name, len);
 		j->prefix = wap_sb_detach(&sb);
 	}
-	if (!j || !j->name || !j->prefix || (j->parent = dup(parent)) < 0) {
-		if (j) {
-			free(j->name);
+	if (!j || !j->prefix || (j->fd = openat(parent, nm, (w->untracked ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW |
+				 O_CLOEXEC)) < 0) {
+		if (j)
 			free(j->prefix);
-		}
 		free(j);
 		wap_sb_release(&sb);
-		add_cand(w, prefix, name, len);	/* look at it the slow way */
+		/* no longer a directory (or a link to one), or out of
+		 * memory: look at it the slow way */
+		add_cand(w, prefix, name, len);
 		return;
 	}
 	j->w = w;
-	j->fd = -1;
 	j->lo = lo;
 	j->hi = hi;
 	if (wap_workers_submit(w->pool, run_dir, j)) {
-		close(j->parent);
-		free(j->name);
+		close(j->fd);
 		free(j->prefix);
 		free(j);
 		add_cand(w, prefix, name, len);
@@ -211,17 +218,7 @@ static void run_dir(void *p)
 	DIR *d = NULL;
 	int fd;
 
-	fd = j->parent < 0 ? j->fd : openat(j->parent, j->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		/* gone, or no longer a directory, since its parent was read */
-		if (*j->prefix)
-			add_cand(w, "", j->prefix, strlen(j->prefix) - 1);
-		else
-			walk_failed(w);
-		goto out;
-	}
+	fd = j->fd;
 	ic = malloc((j->hi - j->lo + 1) * sizeof(*ic));
 	dc = malloc(cap * sizeof(*dc));
 	if (!ic || !dc)
@@ -236,7 +233,7 @@ static void run_dir(void *p)
 		 * and no listing (but a repository in a tracked directory
 		 * is libgit2's to judge) */
 		struct stat st;
-		if (*j->prefix && !fstatat(dirfd(d), ".git", &st, AT_SYMLINK_NOFOLLOW)) {
+		if (*j->prefix && !fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW)) {
 			add_cand(w, "", j->prefix, strlen(j->prefix) - 1);
 			goto out;
 		}
@@ -251,19 +248,26 @@ static void run_dir(void *p)
 			memcpy(name, x->name, x->len);
 			name[x->len] = 0;
 			if (x->dir) {
-				if (!fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode))
-					submit_dir(w, dirfd(d), j->prefix, x->name, x->len, x->lo, x->hi);
-				else
-					add_cand(w, j->prefix, x->name, x->len);
+				/* a directory (its open says so) or looked at */
+				submit_dir(w, fd, j->prefix, x->name, x->len, x->lo, x->hi);
 			} else if (x->hi - x->lo != 1 || git_index_entry_stage(e) ||
 				   (e->flags & (GIT_INDEX_ENTRY_VALID | GIT_INDEX_ENTRY_EXTENDED)) ||
 				   e->flags_extended || e->mode == GITLINK_MODE ||
-				   !stat_clean(w, dirfd(d), name, e)) {
+				   !stat_clean(w, fd, name, e)) {
 				add_cand(w, j->prefix, x->name, x->len);
 			}
 		}
 		goto out;
 	}
+	/* untracked paths wanted: the listing too */
+	if (!(d = fdopendir(fd))) {
+		if (*j->prefix)
+			add_cand(w, "", j->prefix, strlen(j->prefix) - 1);
+		else
+			walk_failed(w);
+		goto out;
+	}
+	fd = -1;	/* D owns it */
 	while ((errno = 0, de = readdir(d))) {
 		if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
 			continue;
@@ -350,13 +354,12 @@ oom:
 out:
 	if (d)
 		closedir(d);
-	if (j->parent >= 0)
-		close(j->parent);
+	if (fd >= 0)
+		close(fd);
 	for (size_t i = 0; dc && i < nd; i++)
 		free((char *)dc[i].name);
 	free(dc);
 	free(ic);
-	free(j->name);
 	free(j->prefix);
 	free(j);
 }
@@ -366,18 +369,25 @@ static uint32_t be32(const unsigned char *p)
 	return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
 }
 
-/* The entries of an index file, as libgit2 would read them. */
+/* The entries of an index file, as libgit2 would read them.  Their paths
+ * point into BUF, the file as read (a version 2 or 3 index ends each path
+ * in NULs: 78,000 strings not copied on Linux), or are their own (version
+ * 4 writes each path as its predecessor's prefix and a suffix). */
 struct ientries {
 	git_index_entry *v;
 	size_t n;
+	unsigned char *buf;
+	bool own_paths;
 };
 
 static void ientries_free(struct ientries *ie)
 {
-	for (size_t i = 0; ie->v && i < ie->n; i++)
+	for (size_t i = 0; ie->own_paths && ie->v && i < ie->n; i++)
 		free((char *)ie->v[i].path);
 	free(ie->v);
+	free(ie->buf);
 	ie->v = NULL;
+	ie->buf = NULL;
 	ie->n = 0;
 }
 
@@ -442,6 +452,8 @@ static int read_index_file(struct g *g, const char *path, struct timespec *mtime
 	count = be32(buf + 8);
 	if (ver < 2 || ver > 4 || (ie && !(ie->v = calloc((size_t)count + 1, sizeof(*ie->v)))))
 		goto out;
+	if (ie)
+		ie->own_paths = ver == 4;
 	rc = ie ? -1 : 0;	/* the entries, if asked for, must all be read */
 	off = 12;
 	for (uint32_t i = 0; i < count; i++) {
@@ -482,7 +494,7 @@ static int read_index_file(struct g *g, const char *path, struct timespec *mtime
 			if (!nul)
 				goto out;
 			nl = (size_t)(nul - (buf + off + fixed));
-			if (ie && ientry_add(ie, e, strndup((const char *)buf + off + fixed, nl)))
+			if (ie && ientry_add(ie, e, (char *)buf + off + fixed))
 				goto out;
 			off += (fixed + nl + 8) & ~(size_t)7;
 		}
@@ -519,7 +531,10 @@ out:
 		close(fd);
 	wap_err_release(&e2);
 	free(rel);
-	free(buf);
+	if (ie && ie->v && !ie->own_paths)
+		ie->buf = buf;	/* the paths are in it */
+	else
+		free(buf);
 	return rc;
 }
 
@@ -651,7 +666,6 @@ int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bo
 	w.pool = wap_workers_new(2);
 	if (top && w.pool && (top->prefix = strdup(""))) {
 		top->w = &w;
-		top->parent = -1;
 		top->fd = fd;
 		top->hi = w.n;
 		if (wap_workers_submit(w.pool, run_dir, top)) {

@@ -149,23 +149,80 @@ struct when {
 	int oh, om;
 };
 
-/* "2026-11-22T00:05:14+01:00" (local time and its offset) */
+/* days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+ * days_from_civil): what timegm does, without its locking and tables */
+static long long days_from_civil(long long y, int m, int d)
+{
+	long long era;
+	unsigned yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (unsigned)((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1);
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (long long)doe - 719468;
+}
+
+/* N digits of S as a number, or -1 */
+static int digits(const char *s, int n)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+/* "2026-11-22T00:05:14+01:00" (local time and its offset), as log.c
+ * writes it; other spellings through sscanf */
 static bool when_parse(const char *iso, struct when *w)
 {
-	struct tm tm = { 0 };
+	long long days;
 
 	memset(w, 0, sizeof(*w));
 	w->sign = '+';
-	if (sscanf(iso, "%d-%d-%dT%d:%d:%d%c%d:%d", &w->y, &w->mo, &w->d, &w->H, &w->M, &w->S,
-		   &w->sign, &w->oh, &w->om) < 6 || w->mo < 1 || w->mo > 12)
+	if (strlen(iso) == 25 && iso[4] == '-' && iso[7] == '-' && iso[10] == 'T' && iso[13] == ':' &&
+	    iso[16] == ':' && (iso[19] == '+' || iso[19] == '-') && iso[22] == ':' &&
+	    (w->y = digits(iso, 4)) >= 0 && (w->mo = digits(iso + 5, 2)) >= 0 &&
+	    (w->d = digits(iso + 8, 2)) >= 0 && (w->H = digits(iso + 11, 2)) >= 0 &&
+	    (w->M = digits(iso + 14, 2)) >= 0 && (w->S = digits(iso + 17, 2)) >= 0 &&
+	    (w->oh = digits(iso + 20, 2)) >= 0 && (w->om = digits(iso + 23, 2)) >= 0) {
+		w->sign = iso[19];
+	} else if (sscanf(iso, "%d-%d-%dT%d:%d:%d%c%d:%d", &w->y, &w->mo, &w->d, &w->H, &w->M, &w->S,
+			  &w->sign, &w->oh, &w->om) < 6) {
+		return false;
+	}
+	if (w->mo < 1 || w->mo > 12)
 		return false;
 	if (w->sign == 'Z')
 		w->sign = '+', w->oh = w->om = 0;
-	tm.tm_year = w->y - 1900, tm.tm_mon = w->mo - 1, tm.tm_mday = w->d;
-	tm.tm_hour = w->H, tm.tm_min = w->M, tm.tm_sec = w->S;
-	w->epoch = (long long)timegm(&tm) - (w->sign == '-' ? -1 : 1) * (w->oh * 3600LL + w->om * 60);
-	w->wday = tm.tm_wday;
+	days = days_from_civil(w->y, w->mo, w->d);
+	w->epoch = days * 86400 + w->H * 3600LL + w->M * 60LL + w->S -
+		   (w->sign == '-' ? -1 : 1) * (w->oh * 3600LL + w->om * 60);
+	w->wday = (int)(((days % 7) + 11) % 7);	/* 1970-01-01 was a Thursday */
 	return true;
+}
+
+/* N digits of V, zero-padded, at P; the end */
+static char *put_num(char *p, long long v, int n)
+{
+	char tmp[24];
+	int k = 0;
+
+	if (v < 0)
+		return p + snprintf(p, 24, "%0*lld", n, v);	/* not a date git writes */
+	do
+		tmp[k++] = (char)('0' + v % 10);
+	while ((v /= 10) && k < 23);
+	while (k < n)
+		tmp[k++] = '0';
+	while (k)
+		*p++ = tmp[--k];
+	return p;
 }
 
 /* KIND: 'd' git's default, 'i' iso, 'I' strict iso, 't' epoch, 's' short,
@@ -199,9 +256,22 @@ static void date_add(struct wap_sb *out, const char *iso, char kind)
 	case 'r':
 		wap_sb_addf(out, "%lld %c%02d%02d", w.epoch, w.sign, w.oh, w.om);
 		break;
-	default:
-		wap_sb_addf(out, "%s %s %d %02d:%02d:%02d %d %c%02d%02d", wd[w.wday % 7], mo[w.mo - 1],
-			    w.d, w.H, w.M, w.S, w.y, w.sign, w.oh, w.om);
+	default: {
+		/* "%s %s %d %02d:%02d:%02d %d %c%02d%02d", without printf:
+		 * git log's every entry has one */
+		char b[256], *q = b;
+		memcpy(q, wd[w.wday % 7], 3), q += 3, *q++ = ' ';
+		memcpy(q, mo[w.mo - 1], 3), q += 3, *q++ = ' ';
+		q = put_num(q, w.d, 1), *q++ = ' ';
+		q = put_num(q, w.H, 2), *q++ = ':';
+		q = put_num(q, w.M, 2), *q++ = ':';
+		q = put_num(q, w.S, 2), *q++ = ' ';
+		q = put_num(q, w.y, 1), *q++ = ' ';
+		*q++ = w.sign;
+		q = put_num(q, w.oh, 2);
+		q = put_num(q, w.om, 2);
+		wap_sb_add(out, b, (size_t)(q - b));
+	}
 	}
 }
 
@@ -329,8 +399,13 @@ static int user_format(struct wap_sb *out, const char *fmt, char dk, const json_
  * wide characters as two). */
 static void add_tabexpand(struct wap_sb *out, const char *s, size_t n)
 {
+	const char *tab = memchr(s, '\t', n);
 	size_t col = 0;
 
+	if (!tab) {		/* most lines: as they are */
+		wap_sb_add(out, s, n);
+		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\t') {
 			do

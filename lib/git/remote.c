@@ -87,6 +87,8 @@ int remote_fail(struct g *g, int e, const char *what, const char *remote)
 		return wap_err_set(g->err, WAP_E_FAILED, "Authentication failed for remote '%s': %s",
 				   remote, ge && ge->message ? ge->message : "refused");
 	}
+	if (wap_git_dep_error())
+		return lg(g, e, "%s '%s' failed (%s)", what, remote, wap_git_dep_error());
 	return lg(g, e, "%s '%s' failed", what, remote);
 }
 

@@ -3,10 +3,17 @@
  * the token from messages), string lists, object ids, HEAD and revisions,
  * the upstream of a branch read from the config, and progress and
  * cancellation. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <git2/sys/odb_backend.h>	/* a backend's free, when adding it fails */
 
 #include "internal.h"
 
@@ -140,6 +147,63 @@ void oid_hex(const git_oid *id, char out[GIT_OID_HEXSZ + 1])
 	git_oid_tostr(out, GIT_OID_HEXSZ + 1, id);
 }
 
+/* The repository's packs alone, for abbreviations: libgit2's own store
+ * also asks the loose objects, a stat of objects/XX/ for every id (git
+ * keeps a cache of those directories).  *G->loose gets which objects/XX/
+ * directories there are (an id starting XX is looked up in the whole
+ * store).  NULL when the store has alternates, or when it cannot be made. */
+static git_odb *abbrev_odb(struct g *g)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	struct wap_err e2 = { 0 };
+	git_odb_backend *be = NULL;
+	git_odb *odb = NULL;
+	struct dirent *de;
+	char *rel = NULL;
+	DIR *d = NULL;
+	int fd;
+
+	if (g->packs_tried)
+		return g->packs;
+	g->packs_tried = true;
+	wap_sb_addf(&sb, "%sobjects", git_repository_commondir(g->repo));
+	if (sb.oom || wap_ws_rel(g->ws, sb.buf, sb.len, &rel, &e2))
+		goto out;
+	fd = open_plumbing(g, rel, O_RDONLY | O_DIRECTORY, &e2);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	if (!faccessat(dirfd(d), "info/alternates", F_OK, AT_SYMLINK_NOFOLLOW) || errno != ENOENT ||
+	    getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES"))
+		goto out;
+	while ((de = readdir(d))) {
+		unsigned x;
+		if (strlen(de->d_name) == 2 && isxdigit((unsigned char)de->d_name[0]) &&
+		    isxdigit((unsigned char)de->d_name[1]) && sscanf(de->d_name, "%2x", &x) == 1)
+			g->loose[x / 8] |= (unsigned char)(1u << (x % 8));
+	}
+	if (git_odb_new(&odb) || git_odb_backend_pack(&be, sb.buf)) {
+		git_odb_free(odb);
+		goto out;
+	}
+	if (git_odb_add_backend(odb, be, 1)) {
+		be->free(be);
+		git_odb_free(odb);
+		goto out;
+	}
+	g->packs = odb;
+out:
+	if (d)
+		closedir(d);
+	git_error_clear();
+	wap_err_release(&e2);
+	wap_sb_release(&sb);
+	free(rel);
+	return g->packs;
+}
+
 /* ID abbreviated as git does with core.abbrev "auto" (object-name.c,
  * repo_find_unique_abbrev_r): at least ceil((msb(N) + 1) / 2) digits for
  * N packed objects, never fewer than 7, and longer while another object
@@ -147,6 +211,7 @@ void oid_hex(const git_oid *id, char out[GIT_OID_HEXSZ + 1])
 void oid_abbrev(struct g *g, const git_oid *id, char out[GIT_OID_HEXSZ + 1])
 {
 	git_odb *odb = NULL;
+	bool own = false;
 	int len;
 
 	if (!g->abbrev) {
@@ -160,7 +225,14 @@ void oid_abbrev(struct g *g, const git_oid *id, char out[GIT_OID_HEXSZ + 1])
 	}
 	oid_hex(id, out);
 	len = g->abbrev;
-	if (!git_repository_odb(&odb, g->repo)) {
+	/* no loose directory for its first byte: its packs alone say */
+	if (abbrev_odb(g) && !(g->loose[id->id[0] / 8] & (1u << (id->id[0] % 8))))
+		odb = g->packs;
+	else if (git_repository_odb(&odb, g->repo))
+		odb = NULL;
+	else
+		own = true;
+	if (odb) {
 		for (; len < GIT_OID_HEXSZ; len++) {
 			git_oid pfx, found;
 			int e;
@@ -173,7 +245,8 @@ void oid_abbrev(struct g *g, const git_oid *id, char out[GIT_OID_HEXSZ + 1])
 			if (e && e != GIT_EAMBIGUOUS)
 				break;
 		}
-		git_odb_free(odb);
+		if (own)
+			git_odb_free(odb);
 	}
 	git_error_clear();
 	out[len] = 0;
