@@ -282,12 +282,35 @@ static size_t lit_find(const struct lit *l, const unsigned char *h, size_t from,
 	return have_avx2 ? find_avx2(l, h, from, len) : find_sse2(l, h, from, len);
 }
 
+/* Each newline adds one to a byte of one of four accumulators (cmpeq
+ * gives -1, subtracted); they are summed before a byte can overflow, 255
+ * rounds of 128 bytes. */
 __attribute__((target("avx2")))
 static size_t count_nl_avx2(const unsigned char *p, size_t n)
 {
-	const __m256i nl = _mm256_set1_epi8('\n');
+	const __m256i nl = _mm256_set1_epi8('\n'), zero = _mm256_setzero_si256();
+	__m256i sum = zero;
 	size_t c = 0, i = 0;
 
+	while (n - i >= 128) {
+		__m256i a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+		size_t k = (n - i) / 128;
+		if (k > 255)
+			k = 255;
+		for (; k; k--, i += 128) {
+			const __m256i *q = (const __m256i *)(p + i);
+			a0 = _mm256_sub_epi8(a0, _mm256_cmpeq_epi8(_mm256_loadu_si256(q), nl));
+			a1 = _mm256_sub_epi8(a1, _mm256_cmpeq_epi8(_mm256_loadu_si256(q + 1), nl));
+			a2 = _mm256_sub_epi8(a2, _mm256_cmpeq_epi8(_mm256_loadu_si256(q + 2), nl));
+			a3 = _mm256_sub_epi8(a3, _mm256_cmpeq_epi8(_mm256_loadu_si256(q + 3), nl));
+		}
+		sum = _mm256_add_epi64(sum, _mm256_sad_epu8(a0, zero));
+		sum = _mm256_add_epi64(sum, _mm256_sad_epu8(a1, zero));
+		sum = _mm256_add_epi64(sum, _mm256_sad_epu8(a2, zero));
+		sum = _mm256_add_epi64(sum, _mm256_sad_epu8(a3, zero));
+	}
+	c = (size_t)_mm256_extract_epi64(sum, 0) + (size_t)_mm256_extract_epi64(sum, 1) +
+	    (size_t)_mm256_extract_epi64(sum, 2) + (size_t)_mm256_extract_epi64(sum, 3);
 	for (; i + 32 <= n; i += 32) {
 		__m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
 		c += __builtin_popcount((unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, nl)));

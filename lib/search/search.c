@@ -200,8 +200,9 @@ char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t *
 	return NULL;
 }
 
-/* A file too big to hold (BIGFILE) read in pieces of whole lines through
- * the worker's buffer: memory stays bounded whatever the file's size. */
+/* A file bigger than the worker's buffer read in pieces of whole lines
+ * through it: memory stays bounded whatever the file's size, and the
+ * bytes stay in the core's cache from the read to the search. */
 struct feed {
 	int fd;
 	size_t have;		/* bytes in the buffer (the piece and a partial line) */
@@ -209,7 +210,8 @@ struct feed {
 };
 
 /* Read in pieces of PIECE bytes: one read, the search and the line count
- * of a piece stay in the core's cache (16 MiB pieces ran at half speed). */
+ * of a piece stay in the core's cache (16 MiB pieces ran at half speed).
+ * The worker's buffer starts at that size. */
 #define PIECE (256u << 10)
 
 /* Fill W's buffer from F's file up to LIMIT bytes; false on a read error. */
@@ -506,11 +508,14 @@ static void search_archive(struct gctx *g, struct wk *w, const char *path, const
 /* ---- the walk ---- */
 
 /* Read FD whole into the worker's buffer; -2 when it is larger than
- * BIGFILE, with the buffer full (W->have bytes): then it is searched in
- * pieces through that buffer (search_big). */
+ * LIMIT (or the buffer, when that has grown beyond it), with the buffer
+ * full (W->have bytes): then it is searched in pieces through that buffer
+ * (search_big), or mapped whole.  LIMIT is PIECE when a search in pieces
+ * can show everything (whole_needed), else BIGFILE: a file read whole into
+ * a buffer bigger than the core's cache is read twice from memory. */
 #define BIGFILE (16u << 20)
 
-static ssize_t read_all(int fd, struct wk *w)
+static ssize_t read_all(int fd, struct wk *w, size_t limit)
 {
 	size_t n = 0;
 
@@ -518,11 +523,11 @@ static ssize_t read_all(int fd, struct wk *w)
 		size_t want;
 		ssize_t r;
 		if (w->cap - n < 16384) {
-			if (w->cap >= BIGFILE) {
+			if (w->cap >= limit) {
 				w->have = n;
 				return -2;
 			}
-			size_t nc = w->cap ? w->cap * 2 : 256 << 10;
+			size_t nc = w->cap ? w->cap * 2 : PIECE;
 			char *nb = realloc(w->buf, nc);
 			if (!nb)
 				return -1;
@@ -544,7 +549,17 @@ static ssize_t read_all(int fd, struct wk *w)
 	return n;
 }
 
-/* A file bigger than BIGFILE, its first W->have bytes in W's buffer:
+/* Does the search of a file need all of it at once?  Context lines,
+ * multiline matches and archives reach beyond the line at hand; a file
+ * named to --jsonl is searched whole (as ripgrep reports a named binary
+ * file). */
+static bool whole_needed(const struct gctx *g, const struct wk *w)
+{
+	return g->multiline || g->before || g->after || g->archives || w->named ||
+	       (g->mode == WAP_SEARCH_JSON && g->jsonl);
+}
+
+/* A file bigger than the buffer, its first W->have bytes in W's buffer:
  * search it a piece at a time when nothing needs more than the line at
  * hand; false when it must be mapped whole instead. */
 static bool search_big(struct gctx *g, struct wk *w, const char *path, int fd)
@@ -553,8 +568,7 @@ static bool search_big(struct gctx *g, struct wk *w, const char *path, int fd)
 	size_t bom = bom_len(w->buf, w->have);
 	bool be;
 
-	if (g->multiline || g->before || g->after || g->archives || w->named ||
-	    (g->mode == WAP_SEARCH_JSON && g->jsonl) || wap_text_utf16_bom(w->buf, w->have, &be))
+	if (whole_needed(g, w) || wap_text_utf16_bom(w->buf, w->have, &be))
 		return false;
 	__atomic_add_fetch(&w->searched, 1, __ATOMIC_RELAXED);
 	/* as search_one: a UTF-8 byte order mark is dropped, a NUL early
@@ -659,7 +673,7 @@ static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 	if (fd < 0)
 		return 0;
 	w->named = g->mode == WAP_SEARCH_JSONL && e->depth == 0;
-	n = read_all(fd, w);
+	n = read_all(fd, w, whole_needed(g, w) ? BIGFILE : PIECE);
 	if (n == -2 && search_big(g, w, e->path, fd)) {
 		close(fd);
 		return worker_error(w, err);

@@ -192,6 +192,35 @@ static void test_matcher(void **state)
 	}
 }
 
+/* the SIMD newline count: every length around its block sizes (32, 128
+ * bytes, 255 rounds of 128), newlines sparse, dense and everywhere (a
+ * counter byte that overflowed would lose 256), at every alignment */
+static void test_count_nl(void **state)
+{
+	static const size_t lens[] = { 0, 1, 31, 32, 33, 127, 128, 129, 255, 256, 4095,
+				       32639, 32640, 32641, 65279, 65280, 65281, 100000 };
+	static const int every[] = { 1, 2, 7, 100, 0 };
+	char *buf = malloc(100000 + 64);
+
+	(void)state;
+	assert_non_null(buf);
+	for (size_t e = 0; e < sizeof(every) / sizeof(every[0]); e++) {
+		for (size_t i = 0; i < 100000 + 64; i++)
+			buf[i] = every[e] && !(i % every[e]) ? '\n' : (char)('a' + i % 26);
+		for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+			for (size_t al = 0; al < 3; al++) {
+				size_t want = 0;
+				for (size_t i = 0; i < lens[k]; i++)
+					want += buf[al + i] == '\n';
+				if (wap_count_nl(buf + al, lens[k]) != want)
+					fail_msg("every %d len %zu at %zu: %zu newlines, counted %zu", every[e],
+						 lens[k], al, want, wap_count_nl(buf + al, lens[k]));
+			}
+		}
+	}
+	free(buf);
+}
+
 /* the SIMD scan: a literal at every offset of buffers of every length up
  * to a few blocks finds exactly that line, in both cases */
 static void test_scan_edges(void **state)
@@ -470,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_ignore_rules),
 		cmocka_unit_test(test_matcher),
 		cmocka_unit_test(test_scan_edges),
+		cmocka_unit_test(test_count_nl),
 		cmocka_unit_test(test_differential),
 		cmocka_unit_test(test_walk),
 	};
