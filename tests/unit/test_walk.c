@@ -222,13 +222,15 @@ static void test_count_nl(void **state)
 }
 
 /* the SIMD scan: a literal at every offset of buffers of every length up
- * to a few blocks finds exactly that line, in both cases */
+ * to a few rounds of 128 bytes finds exactly that line, in both cases,
+ * with a decoy (the literal's rare bytes, not the literal) 1 to 130 bytes
+ * before it, in the same round or the one before */
 static void test_scan_edges(void **state)
 {
 	const char *pats[1] = { "PM_RESUME" };
 	struct wap_match_opts o = { .patterns = pats, .n = 1 };
 	struct wap_err err = { 0 };
-	char buf[300];
+	char buf[600];
 
 	(void)state;
 	for (int icase = 0; icase < 2; icase++) {
@@ -239,10 +241,14 @@ static void test_scan_edges(void **state)
 		m = wap_matcher_new(&o, &err);
 		assert_non_null(m);
 		s = wap_mstate_new(m);
-		for (size_t len = 0; len < 200; len += 7) {
+		for (size_t len = 0; len < 420; len += 7) {
 			for (size_t at = 0; at + 9 <= len; at++) {
 				size_t ls, le;
 				memset(buf, 'P', len);	/* half-matches everywhere */
+				if (at >= 9) {
+					size_t d = at - 9 - (at * 7 % (at - 8 < 122 ? at - 8 : 122));
+					memcpy(buf + d, icase ? "PmXReumE" : "PM_RXSUME", icase ? 8 : 9);
+				}
 				memcpy(buf + at, icase ? "Pm_ReumE" : "PM_RESUME", icase ? 8 : 9);
 				wap_match_begin(s);
 				if (!wap_match_line(m, s, buf, len, 0, &ls, &le) || ls != 0 || le != len)
