@@ -206,8 +206,28 @@ char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t *
 struct feed {
 	int fd;
 	size_t have;		/* bytes in the buffer (the piece and a partial line) */
+	size_t skip;		/* bytes of the file before the first piece (a BOM) */
 	bool eof;
 };
+
+/* The newlines of FD's first END bytes, read again: only an error message
+ * needs them when line numbers were not counted. */
+static size_t lines_before(int fd, size_t end)
+{
+	char b[16384];
+	size_t n = 0, at = 0;
+
+	while (at < end) {
+		ssize_t r = pread(fd, b, end - at < sizeof(b) ? end - at : sizeof(b), at);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += wap_count_nl(b, r);
+		at += r;
+	}
+	return n;
+}
 
 /* Read in pieces of PIECE bytes: one read, the search and the line count
  * of a piece stay in the core's cache (16 MiB pieces ran at half speed).
@@ -270,6 +290,9 @@ static void search_buf(struct gctx *g, struct wk *w, const char *path, const cha
 {
 	size_t pos = 0, ls, le, count = 0, lpos = 0, lno = 1, nrec = 0;
 	bool need = !g->files && !g->count && !g->write, asked = false;
+	/* line numbers are shown: counted as the pieces go (LNO is the line
+	 * at LPOS); else an error's line is counted when there is one */
+	const bool lines = need;
 	size_t cap = (g->max && !g->jsonl) ? g->max : (size_t)-1;
 	json_t *recs = NULL;
 	struct frec f = { 0 };
@@ -349,10 +372,13 @@ piece:
 		int merr = wap_match_error(w->st, &at);
 		if (merr) {
 			size_t off = at && at >= buf && at <= buf + len ? (size_t)(at - buf) : 0;
+			size_t line = off >= lpos ? lno + wap_count_nl(buf + lpos, off - lpos) :
+				      1 + wap_count_nl(buf, off);
+			if (feed && !lines)
+				line = 1 + lines_before(feed->fd, feed->skip + em.base) +
+				       wap_count_nl(buf, off);
 			if (!w->has_merr)
-				wap_match_err(merr, path, off >= lpos ?
-					      lno + wap_count_nl(buf + lpos, off - lpos) :
-					      1 + wap_count_nl(buf, off), &w->merr);
+				wap_match_err(merr, path, line, &w->merr);
 			w->has_merr = true;
 			json_decref(recs);
 			drop_entries(&f);
@@ -362,7 +388,8 @@ piece:
 	if (feed && !feed->eof && !((g->files || g->write) && count)) {
 		/* the next piece: the lines counted so far, the partial line
 		 * moved to the front */
-		lno += wap_count_nl(buf + lpos, len - lpos);
+		if (lines)
+			lno += wap_count_nl(buf + lpos, len - lpos);
 		lpos = 0;
 		em.base += len;
 		memmove(w->buf, w->buf + len, feed->have - len);
@@ -564,8 +591,8 @@ static bool whole_needed(const struct gctx *g, const struct wk *w)
  * hand; false when it must be mapped whole instead. */
 static bool search_big(struct gctx *g, struct wk *w, const char *path, int fd)
 {
-	struct feed feed = { .fd = fd, .have = w->have };
 	size_t bom = bom_len(w->buf, w->have);
+	struct feed feed = { .fd = fd, .have = w->have, .skip = bom };
 	bool be;
 
 	if (whole_needed(g, w) || wap_text_utf16_bom(w->buf, w->have, &be))
