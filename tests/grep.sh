@@ -424,6 +424,8 @@ for n in ((256 << 10) - 1, 256 << 10, (256 << 10) + 1):
 # binary: a NUL in the first 8 KiB; text with a NUL beyond them
 open(os.path.join(d, "bin.dat"), "wb").write(b"x\0" + b"PM_RESUME\n" * 60000)
 open(os.path.join(d, "late.txt"), "wb").write(b"PM_RESUME\n" * 1000 + b"\0\n" + b"PM_RESUME\n" * 60000)
+# a UTF-8 byte order mark (not searched, not shown) before pieces
+open(os.path.join(d, "bom.txt"), "wb").write(b"\xef\xbb\xbfPM_RESUME first\n" + b"b\n" * 200000 + b"PM_RESUME last\n")
 # UTF-16 with a byte order mark, over 256 KiB: searched whole, as UTF-8
 open(os.path.join(d, "u16.txt"), "wb").write(b"\xff\xfe" + ("w\n" * 70000 + "PM_RESUME u16\n").encode("utf-16-le"))
 PY
@@ -444,12 +446,16 @@ same "mid: -i as grep -i" "$OUT" "$(grep -Hni pm_resume mid/mid.txt)"
 expect "mid: a regex" 0 wap grep -m 0 'M_\w+ (on|\d+\r)' mid/mid.txt
 same "mid: a regex as grep -P" "$OUT" "$(grep -HnP 'M_\w+ (on|\d+\r)' mid/mid.txt)"
 expect "mid: -l" 0 wap grep -l PM_RESUME mid
-same "mid: -l (binary skipped)" "$OUT" "mid/edge262143.txt
+same "mid: -l (binary skipped)" "$OUT" "mid/bom.txt
+mid/edge262143.txt
 mid/edge262144.txt
 mid/edge262145.txt
 mid/late.txt
 mid/mid.txt
 mid/u16.txt"
+expect "mid: a UTF-8 BOM before pieces" 0 wap grep -m 0 PM_RESUME mid/bom.txt
+same "mid: BOM dropped, lines counted" "$OUT" "mid/bom.txt:1:PM_RESUME first
+mid/bom.txt:200002:PM_RESUME last"
 expect "mid: UTF-16 over one read" 0 wap grep -m 0 'PM_RESUME u16' mid/u16.txt
 same "mid: UTF-16 line number" "$OUT" "mid/u16.txt:70001:PM_RESUME u16"
 jcheck "mid: binary counted" "$(wap grep --json PM_RESUME mid)" 'j["binaryFilesSkipped"] == 1'
