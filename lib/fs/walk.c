@@ -57,7 +57,9 @@ struct dent {
 	char *name;
 };
 
-/* what a worker reuses from one directory to the next */
+/* what a worker reuses from one directory to the next; each on cache
+ * lines of its own (it writes its path's length for every entry: a line
+ * shared with the next worker would bounce between their cores) */
 struct worker {
 	struct walker *w;
 	int id;
@@ -65,7 +67,7 @@ struct worker {
 	struct dent *ents;
 	size_t cap;
 	struct wap_sb names, path;
-};
+} __attribute__((aligned(64)));
 
 #define DBUF (64 << 10)
 
@@ -750,7 +752,9 @@ int wap_walk(const struct wap_ws *ws, const char *rel, const struct wap_walk_opt
 	}
 	nt = wap_walk_threads(o);
 	w.nthreads = nt;
-	wks = calloc(nt, sizeof(*wks));
+	wks = aligned_alloc(64, nt * sizeof(*wks));
+	if (wks)
+		memset(wks, 0, nt * sizeof(*wks));
 	tids = calloc(nt, sizeof(*tids));
 	if (!wks || !tids) {
 		rc = wap_err_oom(err);
