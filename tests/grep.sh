@@ -387,6 +387,91 @@ else
 fi
 rm -rf big
 
+# --- files bigger than one read (256 KiB) but smaller than 16 MiB: read in
+# pieces of whole lines too.  Matches straddle every seam the pieces can
+# have (a match every few lines, and at each multiple of 256 KiB), several
+# on a line, CRLF lines, lines longer than a piece (not shown: output cuts
+# them), no final newline;
+# lines, numbers, counts and -o as GNU grep gives them.
+mkdir -p mid
+python3 - mid <<'PY'
+import os, sys
+d = sys.argv[1]
+out = bytearray()
+i = 0
+while len(out) < (1536 << 10):
+    i += 1
+    if i % 613 == 0:
+        out += b"PM_RESUME twice PM_RESUME on %d\n" % i
+    elif i % 457 == 0:
+        out += b"crlf PM_RESUME %d\r\n" % i
+    elif i % 1000 == 999 and len(out) > (1300 << 10):
+        out += b"long " + b"z" * (300 << 10) + b" PM_RESUMf %d\n" % i
+    else:
+        out += b"line %d " % i + b"x" * (i % 89) + b"\n"
+# a match across each multiple of 256 KiB, an unterminated last line
+for k in range(1, 6):
+    at = (k << 18) - 4
+    out[at:at + 9] = b"PM_RESUME"
+out += b"filler\nend PM_RESUME"
+open(os.path.join(d, "mid.txt"), "wb").write(out)
+# at the size of one read, one byte over, one under
+for n in ((256 << 10) - 1, 256 << 10, (256 << 10) + 1):
+    body = b"a\n" * ((n - 10) // 2)
+    body += b"PM_RESUME"[: n - len(body)]
+    body += b"\n" * (n - len(body))
+    open(os.path.join(d, "edge%d.txt" % n), "wb").write(body[:n - 10] + b"PM_RESUME\n")
+# binary: a NUL in the first 8 KiB; text with a NUL beyond them
+open(os.path.join(d, "bin.dat"), "wb").write(b"x\0" + b"PM_RESUME\n" * 60000)
+open(os.path.join(d, "late.txt"), "wb").write(b"PM_RESUME\n" * 1000 + b"\0\n" + b"PM_RESUME\n" * 60000)
+# a UTF-8 byte order mark (not searched, not shown) before pieces
+open(os.path.join(d, "bom.txt"), "wb").write(b"\xef\xbb\xbfPM_RESUME first\n" + b"b\n" * 200000 + b"PM_RESUME last\n")
+# UTF-16 with a byte order mark, over 256 KiB: searched whole, as UTF-8
+open(os.path.join(d, "u16.txt"), "wb").write(b"\xff\xfe" + ("w\n" * 70000 + "PM_RESUME u16\n").encode("utf-16-le"))
+PY
+for f in mid.txt edge262143.txt edge262144.txt edge262145.txt late.txt; do
+	expect "mid $f: matches" 0 wap grep -m 0 PM_RESUME mid/$f
+	grep -a -Hn PM_RESUME mid/$f > "$T/g.out"
+	if printf '%s\n' "$OUT" | cmp -s - "$T/g.out"; then ok "mid $f: the lines and numbers grep -n gives"
+	else fail "mid $f: lines differ from grep -n: $(printf '%s\n' "$OUT" | diff - "$T/g.out" | head -4)"; fi
+	expect "mid $f: -c" 0 wap grep -c PM_RESUME mid/$f
+	same "mid $f: -c as grep -c" "$OUT" "mid/$f:$(grep -a -c PM_RESUME mid/$f)"
+done
+expect "mid: -v -c" 0 wap grep -v -c PM_RESUME mid/mid.txt
+same "mid: -v -c as grep -v -c" "$OUT" "mid/mid.txt:$(grep -v -c PM_RESUME mid/mid.txt)"
+expect "mid: -o" 0 wap grep -m 0 -o PM_RESUME mid/mid.txt
+same "mid: -o as grep -o (two on a line)" "$OUT" "$(grep -Hno PM_RESUME mid/mid.txt)"
+expect "mid: -i" 0 wap grep -m 0 -i pm_resume mid/mid.txt
+same "mid: -i as grep -i" "$OUT" "$(grep -Hni pm_resume mid/mid.txt)"
+expect "mid: a regex" 0 wap grep -m 0 'M_\w+ (on|\d+\r)' mid/mid.txt
+same "mid: a regex as grep -P" "$OUT" "$(grep -HnP 'M_\w+ (on|\d+\r)' mid/mid.txt)"
+expect "mid: -l" 0 wap grep -l PM_RESUME mid
+same "mid: -l (binary skipped)" "$OUT" "mid/bom.txt
+mid/edge262143.txt
+mid/edge262144.txt
+mid/edge262145.txt
+mid/late.txt
+mid/mid.txt
+mid/u16.txt"
+expect "mid: a UTF-8 BOM before pieces" 0 wap grep -m 0 PM_RESUME mid/bom.txt
+same "mid: BOM dropped, lines counted" "$OUT" "mid/bom.txt:1:PM_RESUME first
+mid/bom.txt:200002:PM_RESUME last"
+expect "mid: UTF-16 over one read" 0 wap grep -m 0 'PM_RESUME u16' mid/u16.txt
+same "mid: UTF-16 line number" "$OUT" "mid/u16.txt:70001:PM_RESUME u16"
+jcheck "mid: binary counted" "$(wap grep --json PM_RESUME mid)" 'j["binaryFilesSkipped"] == 1'
+expect "mid: --jsonl" 0 wap grep --jsonl -m 0 PM_RESUME mid
+printf '%s\n' "$OUT" | python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m["type"] == "match" and m["data"]["path"]["text"] == "mid/mid.txt":
+        print("%d:%s" % (m["data"]["absolute_offset"], m["data"]["lines"]["text"].rstrip("\n")))' > "$T/jl.out"
+grep -b PM_RESUME mid/mid.txt > "$T/gb.out"
+if cmp -s "$T/jl.out" "$T/gb.out"; then ok "mid: --jsonl absolute_offset and lines as grep -b"
+else fail "mid: --jsonl offsets differ from grep -b: $(diff "$T/jl.out" "$T/gb.out" | head -4)"; fi
+expect "mid: -C 1 (read whole)" 0 wap grep -m 0 -C 1 PM_RESUME mid/mid.txt
+same "mid: -C 1 as grep -C 1" "$OUT" "$(grep -Hn -C 1 PM_RESUME mid/mid.txt)"
+rm -rf mid
+
 # --- agreement with ripgrep on a generated tree
 if command -v rg >/dev/null 2>&1; then
 	G=$T/gen

@@ -196,6 +196,15 @@ for opt in "" -U -o -c -l; do
 	has "grep $opt: and says what to do" "$ERR" "simplify the pattern"
 	if [ "$ms" -lt 10000 ]; then ok "grep $opt: in ${ms} ms"; else fail "grep $opt: took ${ms} ms"; fi
 done
+# in a file over one read (256 KiB: searched in pieces), the line in a
+# later piece, whether line numbers are shown (-c, -l: not counted as the
+# pieces go) or not
+{ python3 -c "print('line\n' * 70000, end='')"; python3 -c "print('a' * 30000 + 'xc')"; echo four; } > rxbig.txt
+for opt in "" -c -l; do
+	expect "grep $opt: a catastrophic pattern in a big file" 2 timeout 30 wap grep $opt '(a|aa)*[bc]' rxbig.txt
+	has "grep $opt: the error names the line of a later piece" "$ERR" "rxbig.txt:70001;"
+done
+rm -f rxbig.txt
 expect "grep --json: the limit's error code" 2 wap grep --json '(a|aa)*[bc]' rx.txt
 jcheck "grep --json: SIZE_LIMIT_EXCEEDED" "$OUT" 'j["code"]=="SIZE_LIMIT_EXCEEDED" and "rx.txt:3" in j["error"]'
 expect "grep: a sane pattern on the same file" 0 wap grep -c 'a+xc' rx.txt

@@ -155,6 +155,17 @@ static void lit_release(struct lit *l)
 	free(l->fold);
 }
 
+/* in the vector scans: no call, so that their constants stay in registers
+ * (a candidate rarely gets past its first bytes) */
+static inline __attribute__((always_inline)) bool lit_at_fold(const struct lit *l,
+							      const unsigned char *h, const bool fold)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if ((fold ? h[i] | l->fold[i] : h[i]) != l->low[i])
+			return false;
+	return true;
+}
+
 static inline bool lit_at(const struct lit *l, const unsigned char *h)
 {
 	if (!l->icase)
@@ -180,8 +191,13 @@ static __attribute__((unused)) size_t find_scalar(const struct lit *l, const uns
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx2")))
-static size_t find_avx2(const struct lit *l, const unsigned char *h, size_t from, size_t len)
+/* The two rare bytes of L compared at every position of H, 128 positions a
+ * round, one test a round.  FOLD (a constant: the function is compiled
+ * twice) ORs 0x20 into letters for -i; a case-sensitive scan spends no
+ * instruction on it. */
+__attribute__((target("avx2"), always_inline))
+static inline size_t find_avx2_fold(const struct lit *l, const unsigned char *h, size_t from,
+				    size_t len, const bool fold)
 {
 	size_t n = l->n, p = from, last;
 	__m256i b1, b2, f1, f2;
@@ -193,50 +209,133 @@ static size_t find_avx2(const struct lit *l, const unsigned char *h, size_t from
 	b2 = _mm256_set1_epi8((char)l->low[l->i2]);
 	f1 = _mm256_set1_epi8((char)l->fold[l->i1]);
 	f2 = _mm256_set1_epi8((char)l->fold[l->i2]);
-	while (p + 63 <= last) {
+#define EQ(q, b, f) _mm256_cmpeq_epi8(fold ? _mm256_or_si256(_mm256_loadu_si256((const __m256i *)(q)), f) \
+					    : _mm256_loadu_si256((const __m256i *)(q)), b)
+#define PAIR(k) _mm256_and_si256(EQ(q1 + (k), b1, f1), EQ(q2 + (k), b2, f2))
+	while (p + 127 <= last) {
 		const unsigned char *q1 = h + p + l->i1, *q2 = h + p + l->i2;
-		__m256i a0 = _mm256_loadu_si256((const __m256i *)q1);
-		__m256i a1 = _mm256_loadu_si256((const __m256i *)(q1 + 32));
-		__m256i c0 = _mm256_loadu_si256((const __m256i *)q2);
-		__m256i c1 = _mm256_loadu_si256((const __m256i *)(q2 + 32));
-		__m256i m0 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_or_si256(a0, f1), b1),
-					      _mm256_cmpeq_epi8(_mm256_or_si256(c0, f2), b2));
-		__m256i m1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_or_si256(a1, f1), b1),
-					      _mm256_cmpeq_epi8(_mm256_or_si256(c1, f2), b2));
+		__m256i m0 = PAIR(0), m1 = PAIR(32), m2 = PAIR(64), m3 = PAIR(96);
+		__m256i any = _mm256_or_si256(_mm256_or_si256(m0, m1), _mm256_or_si256(m2, m3));
 		uint64_t m;
-		if (_mm256_testz_si256(_mm256_or_si256(m0, m1), _mm256_or_si256(m0, m1))) {
-			p += 64;
+		if (_mm256_testz_si256(any, any)) {
+			p += 128;
 			continue;
 		}
-		m = (uint32_t)_mm256_movemask_epi8(m0) |
-		    ((uint64_t)(uint32_t)_mm256_movemask_epi8(m1) << 32);
-		while (m) {
-			unsigned k = __builtin_ctzll(m);
-			if (lit_at(l, h + p + k))
-				return p + k;
-			m &= m - 1;
+		for (int half = 0; half < 2; half++) {
+			m = half ? (uint32_t)_mm256_movemask_epi8(m2) |
+				   ((uint64_t)(uint32_t)_mm256_movemask_epi8(m3) << 32)
+				 : (uint32_t)_mm256_movemask_epi8(m0) |
+				   ((uint64_t)(uint32_t)_mm256_movemask_epi8(m1) << 32);
+			while (m) {
+				unsigned k = __builtin_ctzll(m);
+				if (lit_at_fold(l, h + p + k, fold))
+					return p + k;
+				m &= m - 1;
+			}
+			p += 64;
 		}
-		p += 64;
 	}
 	while (p + 31 <= last) {
-		__m256i a = _mm256_loadu_si256((const __m256i *)(h + p + l->i1));
-		__m256i b = _mm256_loadu_si256((const __m256i *)(h + p + l->i2));
-		unsigned m;
-		a = _mm256_cmpeq_epi8(_mm256_or_si256(a, f1), b1);
-		b = _mm256_cmpeq_epi8(_mm256_or_si256(b, f2), b2);
-		m = (unsigned)_mm256_movemask_epi8(_mm256_and_si256(a, b));
+		const unsigned char *q1 = h + p + l->i1, *q2 = h + p + l->i2;
+		unsigned m = (unsigned)_mm256_movemask_epi8(PAIR(0));
 		while (m) {
 			unsigned k = __builtin_ctz(m);
-			if (lit_at(l, h + p + k))
+			if (lit_at_fold(l, h + p + k, fold))
 				return p + k;
 			m &= m - 1;
 		}
 		p += 32;
 	}
+#undef PAIR
+#undef EQ
 	for (; p <= last; p++)
-		if (lit_at(l, h + p))
+		if (lit_at_fold(l, h + p, fold))
 			return p;
 	return NONE;
+}
+
+__attribute__((target("avx2")))
+static size_t find_avx2(const struct lit *l, const unsigned char *h, size_t from, size_t len)
+{
+	return l->icase ? find_avx2_fold(l, h, from, len, true) :
+			  find_avx2_fold(l, h, from, len, false);
+}
+
+/* The same with AVX-512 (BW): 64 positions a compare, the results in mask
+ * registers, half the instructions a byte of AVX2's. */
+__attribute__((target("avx512f,avx512bw"), always_inline))
+static inline size_t find_avx512_fold(const struct lit *l, const unsigned char *h, size_t from,
+				      size_t len, const bool fold)
+{
+	size_t n = l->n, p = from, last;
+	__m512i b1, b2, f1, f2;
+
+	if (len < n || from > len - n)
+		return NONE;
+	last = len - n;
+	b1 = _mm512_set1_epi8((char)l->low[l->i1]);
+	b2 = _mm512_set1_epi8((char)l->low[l->i2]);
+	f1 = _mm512_set1_epi8((char)l->fold[l->i1]);
+	f2 = _mm512_set1_epi8((char)l->fold[l->i2]);
+#define EQ(q, b, f) _mm512_cmpeq_epi8_mask(fold ? _mm512_or_si512(_mm512_loadu_si512((const void *)(q)), f) \
+					      : _mm512_loadu_si512((const void *)(q)), b)
+#define PAIR(k) (EQ(q1 + (k), b1, f1) & EQ(q2 + (k), b2, f2))
+	/* one unaligned round, then the first byte's loads aligned: a
+	 * 64-byte load across two cache lines costs two (the positions the
+	 * two rounds share are looked at twice) */
+	if (p + 63 <= last) {
+		const unsigned char *q1 = h + p + l->i1, *q2 = h + p + l->i2;
+		uint64_t m = PAIR(0);
+		while (m) {
+			unsigned k = __builtin_ctzll(m);
+			if (lit_at_fold(l, h + p + k, fold))
+				return p + k;
+			m &= m - 1;
+		}
+		p += 64 - ((uintptr_t)q1 & 63);
+	}
+	while (p + 127 <= last) {
+		const unsigned char *q1 = h + p + l->i1, *q2 = h + p + l->i2;
+		uint64_t m0 = PAIR(0), m1 = PAIR(64);
+		if (!(m0 | m1)) {
+			p += 128;
+			continue;
+		}
+		for (int half = 0; half < 2; half++) {
+			uint64_t m = half ? m1 : m0;
+			while (m) {
+				unsigned k = __builtin_ctzll(m);
+				if (lit_at_fold(l, h + p + k, fold))
+					return p + k;
+				m &= m - 1;
+			}
+			p += 64;
+		}
+	}
+	while (p + 63 <= last) {
+		const unsigned char *q1 = h + p + l->i1, *q2 = h + p + l->i2;
+		uint64_t m = PAIR(0);
+		while (m) {
+			unsigned k = __builtin_ctzll(m);
+			if (lit_at_fold(l, h + p + k, fold))
+				return p + k;
+			m &= m - 1;
+		}
+		p += 64;
+	}
+#undef PAIR
+#undef EQ
+	for (; p <= last; p++)
+		if (lit_at_fold(l, h + p, fold))
+			return p;
+	return NONE;
+}
+
+__attribute__((target("avx512f,avx512bw")))
+static size_t find_avx512(const struct lit *l, const unsigned char *h, size_t from, size_t len)
+{
+	return l->icase ? find_avx512_fold(l, h, from, len, true) :
+			  find_avx512_fold(l, h, from, len, false);
 }
 
 static size_t find_sse2(const struct lit *l, const unsigned char *h, size_t from, size_t len)
@@ -272,38 +371,80 @@ static size_t find_sse2(const struct lit *l, const unsigned char *h, size_t from
 	return NONE;
 }
 
-static int have_avx2 = -1;
-
-/* AVX2 as glibc found it at start-up (<sys/platform/x86.h>, glibc 2.33):
- * __builtin_cpu_supports links libgcc's constructor that asks the CPU
- * again, with CPUID, at every start of wap - 90 us of each `wap exec` in
- * a VM, where each CPUID traps to the hypervisor. */
-static int cpu_avx2(void)
+/* the CPU's features as glibc found them at start-up (<sys/platform/x86.h>,
+ * glibc 2.33): __builtin_cpu_supports links libgcc's constructor that asks
+ * the CPU again, with CPUID, at every start of wap - 90 us of each `wap
+ * exec` in a VM, where each CPUID traps to the hypervisor. */
+static int cpu_simd(void)
 {
 #if __has_include(<sys/platform/x86.h>)
-	return CPU_FEATURE_ACTIVE(AVX2) ? 1 : 0;
+	return CPU_FEATURE_ACTIVE(AVX512BW) && CPU_FEATURE_ACTIVE(AVX512F) ? 2 :
+		CPU_FEATURE_ACTIVE(AVX2) ? 1 : 0;
 #else
-	return __builtin_cpu_supports("avx2") ? 1 : 0;
+	return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512f") ? 2 :
+		__builtin_cpu_supports("avx2") ? 1 : 0;
 #endif
+}
+
+/* the widest scan the CPU has: 2 AVX-512 (BW), 1 AVX2, 0 SSE2 */
+static int simd = -1, have_avx2 = -1;
+
+static void simd_init(void)
+{
+	int s = cpu_simd();
+	have_avx2 = s >= 1;
+	simd = s;
+}
+
+int wap_match_simd(int max)
+{
+	simd_init();
+	if (simd > max)
+		simd = max < 0 ? 0 : max;
+	return simd;
 }
 
 static size_t lit_find(const struct lit *l, const unsigned char *h, size_t from, size_t len)
 {
-	if (have_avx2 < 0)
-		have_avx2 = cpu_avx2();
+	if (simd < 0)
+		simd_init();
 	if (l->n == 1 && !l->icase) {
 		const unsigned char *r = from < len ? memchr(h + from, l->low[0], len - from) : NULL;
 		return r ? (size_t)(r - h) : NONE;
 	}
-	return have_avx2 ? find_avx2(l, h, from, len) : find_sse2(l, h, from, len);
+	return simd == 2 ? find_avx512(l, h, from, len) :
+	       simd == 1 ? find_avx2(l, h, from, len) : find_sse2(l, h, from, len);
 }
 
+/* Each newline adds one to a byte of one of four accumulators (cmpeq
+ * gives -1, subtracted); they are summed before a byte can overflow, 255
+ * rounds of 128 bytes. */
 __attribute__((target("avx2")))
 static size_t count_nl_avx2(const unsigned char *p, size_t n)
 {
-	const __m256i nl = _mm256_set1_epi8('\n');
+	const __m256i nl = _mm256_set1_epi8('\n'), zero = _mm256_setzero_si256();
+	__m256i sum = zero;
 	size_t c = 0, i = 0;
 
+	while (n - i >= 128) {
+		__m256i a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+		size_t k = (n - i) / 128;
+		if (k > 255)
+			k = 255;
+		for (; k; k--, i += 128) {
+			const __m256i *q = (const __m256i *)(p + i);
+			a0 = _mm256_sub_epi8(a0, _mm256_cmpeq_epi8(_mm256_loadu_si256(q), nl));
+			a1 = _mm256_sub_epi8(a1, _mm256_cmpeq_epi8(_mm256_loadu_si256(q + 1), nl));
+			a2 = _mm256_sub_epi8(a2, _mm256_cmpeq_epi8(_mm256_loadu_si256(q + 2), nl));
+			a3 = _mm256_sub_epi8(a3, _mm256_cmpeq_epi8(_mm256_loadu_si256(q + 3), nl));
+		}
+		sum = _mm256_add_epi64(sum, _mm256_sad_epu8(a0, zero));
+		sum = _mm256_add_epi64(sum, _mm256_sad_epu8(a1, zero));
+		sum = _mm256_add_epi64(sum, _mm256_sad_epu8(a2, zero));
+		sum = _mm256_add_epi64(sum, _mm256_sad_epu8(a3, zero));
+	}
+	c = (size_t)_mm256_extract_epi64(sum, 0) + (size_t)_mm256_extract_epi64(sum, 1) +
+	    (size_t)_mm256_extract_epi64(sum, 2) + (size_t)_mm256_extract_epi64(sum, 3);
 	for (; i + 32 <= n; i += 32) {
 		__m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
 		c += __builtin_popcount((unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, nl)));
@@ -318,7 +459,7 @@ size_t wap_count_nl(const char *p, size_t n)
 	size_t c = 0;
 
 	if (have_avx2 < 0)
-		have_avx2 = cpu_avx2();
+		simd_init();
 	if (have_avx2)
 		return count_nl_avx2((const unsigned char *)p, n);
 	for (const char *e = p + n; (p = memchr(p, '\n', e - p)); p++)
@@ -326,6 +467,12 @@ size_t wap_count_nl(const char *p, size_t n)
 	return c;
 }
 #else
+int wap_match_simd(int max)
+{
+	(void)max;
+	return 0;
+}
+
 static size_t lit_find(const struct lit *l, const unsigned char *h, size_t from, size_t len)
 {
 	return find_scalar(l, h, from, len);

@@ -100,4 +100,8 @@ size_t wap_matcher_literals(const struct wap_matcher *m, const char **first);
 /* Number of '\n' in P[0..N). */
 size_t wap_count_nl(const char *p, size_t n);
 
+/* The literal scan's vector width: 2 AVX-512, 1 AVX2, 0 SSE2 (or none),
+ * at most MAX (tests try each); the width now in use. */
+int wap_match_simd(int max);
+
 #endif

@@ -59,7 +59,9 @@ struct dent {
 	unsigned char type;
 };
 
-/* what a worker reuses from one directory to the next */
+/* what a worker reuses from one directory to the next; each on cache
+ * lines of its own (it writes its path's length for every entry: a line
+ * shared with the next worker would bounce between their cores) */
 struct worker {
 	struct walker *w;
 	int id;
@@ -68,7 +70,7 @@ struct worker {
 	struct dent *ents, *tmp;
 	size_t cap;
 	struct wap_sb path;
-};
+} __attribute__((aligned(64)));
 
 #define DBUF (64 << 10)
 
@@ -842,7 +844,9 @@ int wap_walk(const struct wap_ws *ws, const char *rel, const struct wap_walk_opt
 	}
 	nt = wap_walk_threads(o);
 	w.nthreads = nt;
-	wks = calloc(nt, sizeof(*wks));
+	wks = aligned_alloc(64, nt * sizeof(*wks));
+	if (wks)
+		memset(wks, 0, nt * sizeof(*wks));
 	tids = calloc(nt, sizeof(*tids));
 	if (!wks || !tids) {
 		rc = wap_err_oom(err);

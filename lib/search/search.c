@@ -200,16 +200,38 @@ char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t *
 	return NULL;
 }
 
-/* A file too big to hold (BIGFILE) read in pieces of whole lines through
- * the worker's buffer: memory stays bounded whatever the file's size. */
+/* A file bigger than the worker's buffer read in pieces of whole lines
+ * through it: memory stays bounded whatever the file's size, and the
+ * bytes stay in the core's cache from the read to the search. */
 struct feed {
 	int fd;
 	size_t have;		/* bytes in the buffer (the piece and a partial line) */
+	size_t skip;		/* bytes of the file before the first piece (a BOM) */
 	bool eof;
 };
 
+/* The newlines of FD's first END bytes, read again: only an error message
+ * needs them when line numbers were not counted. */
+static size_t lines_before(int fd, size_t end)
+{
+	char b[16384];
+	size_t n = 0, at = 0;
+
+	while (at < end) {
+		ssize_t r = pread(fd, b, end - at < sizeof(b) ? end - at : sizeof(b), at);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += wap_count_nl(b, r);
+		at += r;
+	}
+	return n;
+}
+
 /* Read in pieces of PIECE bytes: one read, the search and the line count
- * of a piece stay in the core's cache (16 MiB pieces ran at half speed). */
+ * of a piece stay in the core's cache (16 MiB pieces ran at half speed).
+ * The worker's buffer starts at that size. */
 #define PIECE (256u << 10)
 
 /* Fill W's buffer from F's file up to LIMIT bytes; false on a read error. */
@@ -268,6 +290,9 @@ static void search_buf(struct gctx *g, struct wk *w, const char *path, const cha
 {
 	size_t pos = 0, ls, le, count = 0, lpos = 0, lno = 1, nrec = 0;
 	bool need = !g->files && !g->count && !g->write, asked = false;
+	/* line numbers are shown: counted as the pieces go (LNO is the line
+	 * at LPOS); else an error's line is counted when there is one */
+	const bool lines = need;
 	size_t cap = (g->max && !g->jsonl) ? g->max : (size_t)-1;
 	json_t *recs = NULL;
 	struct frec f = { 0 };
@@ -347,10 +372,13 @@ piece:
 		int merr = wap_match_error(w->st, &at);
 		if (merr) {
 			size_t off = at && at >= buf && at <= buf + len ? (size_t)(at - buf) : 0;
+			size_t line = off >= lpos ? lno + wap_count_nl(buf + lpos, off - lpos) :
+				      1 + wap_count_nl(buf, off);
+			if (feed && !lines)
+				line = 1 + lines_before(feed->fd, feed->skip + em.base) +
+				       wap_count_nl(buf, off);
 			if (!w->has_merr)
-				wap_match_err(merr, path, off >= lpos ?
-					      lno + wap_count_nl(buf + lpos, off - lpos) :
-					      1 + wap_count_nl(buf, off), &w->merr);
+				wap_match_err(merr, path, line, &w->merr);
 			w->has_merr = true;
 			json_decref(recs);
 			drop_entries(&f);
@@ -360,7 +388,8 @@ piece:
 	if (feed && !feed->eof && !((g->files || g->write) && count)) {
 		/* the next piece: the lines counted so far, the partial line
 		 * moved to the front */
-		lno += wap_count_nl(buf + lpos, len - lpos);
+		if (lines)
+			lno += wap_count_nl(buf + lpos, len - lpos);
 		lpos = 0;
 		em.base += len;
 		memmove(w->buf, w->buf + len, feed->have - len);
@@ -506,11 +535,14 @@ static void search_archive(struct gctx *g, struct wk *w, const char *path, const
 /* ---- the walk ---- */
 
 /* Read FD whole into the worker's buffer; -2 when it is larger than
- * BIGFILE, with the buffer full (W->have bytes): then it is searched in
- * pieces through that buffer (search_big). */
+ * LIMIT (or the buffer, when that has grown beyond it), with the buffer
+ * full (W->have bytes): then it is searched in pieces through that buffer
+ * (search_big), or mapped whole.  LIMIT is PIECE when a search in pieces
+ * can show everything (whole_needed), else BIGFILE: a file read whole into
+ * a buffer bigger than the core's cache is read twice from memory. */
 #define BIGFILE (16u << 20)
 
-static ssize_t read_all(int fd, struct wk *w)
+static ssize_t read_all(int fd, struct wk *w, size_t limit)
 {
 	size_t n = 0;
 
@@ -518,11 +550,11 @@ static ssize_t read_all(int fd, struct wk *w)
 		size_t want;
 		ssize_t r;
 		if (w->cap - n < 16384) {
-			if (w->cap >= BIGFILE) {
+			if (w->cap >= limit) {
 				w->have = n;
 				return -2;
 			}
-			size_t nc = w->cap ? w->cap * 2 : 256 << 10;
+			size_t nc = w->cap ? w->cap * 2 : PIECE;
 			char *nb = realloc(w->buf, nc);
 			if (!nb)
 				return -1;
@@ -544,17 +576,26 @@ static ssize_t read_all(int fd, struct wk *w)
 	return n;
 }
 
-/* A file bigger than BIGFILE, its first W->have bytes in W's buffer:
+/* Does the search of a file need all of it at once?  Context lines,
+ * multiline matches and archives reach beyond the line at hand; a file
+ * named to --jsonl is searched whole (as ripgrep reports a named binary
+ * file). */
+static bool whole_needed(const struct gctx *g, const struct wk *w)
+{
+	return g->multiline || g->before || g->after || g->archives || w->named ||
+	       (g->mode == WAP_SEARCH_JSON && g->jsonl);
+}
+
+/* A file bigger than the buffer, its first W->have bytes in W's buffer:
  * search it a piece at a time when nothing needs more than the line at
  * hand; false when it must be mapped whole instead. */
 static bool search_big(struct gctx *g, struct wk *w, const char *path, int fd)
 {
-	struct feed feed = { .fd = fd, .have = w->have };
 	size_t bom = bom_len(w->buf, w->have);
+	struct feed feed = { .fd = fd, .have = w->have, .skip = bom };
 	bool be;
 
-	if (g->multiline || g->before || g->after || g->archives || w->named ||
-	    (g->mode == WAP_SEARCH_JSON && g->jsonl) || wap_text_utf16_bom(w->buf, w->have, &be))
+	if (whole_needed(g, w) || wap_text_utf16_bom(w->buf, w->have, &be))
 		return false;
 	__atomic_add_fetch(&w->searched, 1, __ATOMIC_RELAXED);
 	/* as search_one: a UTF-8 byte order mark is dropped, a NUL early
@@ -659,7 +700,7 @@ static int on_file(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 	if (fd < 0)
 		return 0;
 	w->named = g->mode == WAP_SEARCH_JSONL && e->depth == 0;
-	n = read_all(fd, w);
+	n = read_all(fd, w, whole_needed(g, w) ? BIGFILE : PIECE);
 	if (n == -2 && search_big(g, w, e->path, fd)) {
 		close(fd);
 		return worker_error(w, err);

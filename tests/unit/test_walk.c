@@ -192,41 +192,88 @@ static void test_matcher(void **state)
 	}
 }
 
-/* the SIMD scan: a literal at every offset of buffers of every length up
- * to a few blocks finds exactly that line, in both cases */
-static void test_scan_edges(void **state)
+/* the SIMD newline count: every length around its block sizes (32, 128
+ * bytes, 255 rounds of 128), newlines sparse, dense and everywhere (a
+ * counter byte that overflowed would lose 256), at every alignment */
+static void test_count_nl(void **state)
 {
-	const char *pats[1] = { "PM_RESUME" };
-	struct wap_match_opts o = { .patterns = pats, .n = 1 };
-	struct wap_err err = { 0 };
-	char buf[300];
+	static const size_t lens[] = { 0, 1, 31, 32, 33, 127, 128, 129, 255, 256, 4095,
+				       32639, 32640, 32641, 65279, 65280, 65281, 100000 };
+	static const int every[] = { 1, 2, 7, 100, 0 };
+	char *buf = malloc(100000 + 64);
 
 	(void)state;
-	for (int icase = 0; icase < 2; icase++) {
-		struct wap_matcher *m;
-		struct wap_mstate *s;
-		o.icase = icase;
-		pats[0] = icase ? "pM_rEUME" : "PM_RESUME";
-		m = wap_matcher_new(&o, &err);
-		assert_non_null(m);
-		s = wap_mstate_new(m);
-		for (size_t len = 0; len < 200; len += 7) {
-			for (size_t at = 0; at + 9 <= len; at++) {
-				size_t ls, le;
-				memset(buf, 'P', len);	/* half-matches everywhere */
-				memcpy(buf + at, icase ? "Pm_ReumE" : "PM_RESUME", icase ? 8 : 9);
-				wap_match_begin(s);
-				if (!wap_match_line(m, s, buf, len, 0, &ls, &le) || ls != 0 || le != len)
-					fail_msg("icase %d len %zu at %zu: not found", icase, len, at);
-				memset(buf + at, 'M', 1);
-				wap_match_begin(s);
-				if (wap_match_line(m, s, buf, len, 0, &ls, &le))
-					fail_msg("icase %d len %zu at %zu: false match", icase, len, at);
+	assert_non_null(buf);
+	for (size_t e = 0; e < sizeof(every) / sizeof(every[0]); e++) {
+		for (size_t i = 0; i < 100000 + 64; i++)
+			buf[i] = every[e] && !(i % every[e]) ? '\n' : (char)('a' + i % 26);
+		for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+			for (size_t al = 0; al < 3; al++) {
+				size_t want = 0;
+				for (size_t i = 0; i < lens[k]; i++)
+					want += buf[al + i] == '\n';
+				if (wap_count_nl(buf + al, lens[k]) != want)
+					fail_msg("every %d len %zu at %zu: %zu newlines, counted %zu", every[e],
+						 lens[k], al, want, wap_count_nl(buf + al, lens[k]));
 			}
 		}
-		wap_mstate_free(s);
-		wap_matcher_free(m);
 	}
+	free(buf);
+}
+
+/* the SIMD scan: a literal at every offset of buffers of every length up
+ * to a few rounds of 128 bytes finds exactly that line, in both cases,
+ * with a decoy (the literal's rare bytes, not the literal) 1 to 130 bytes
+ * before it, in the same round or the one before; the buffer at SHIFT
+ * bytes from an alignment */
+static void scan_edges(int lv, bool icase, size_t shift)
+{
+	const char *pats[1] = { icase ? "pM_rEUME" : "PM_RESUME" };
+	struct wap_match_opts o = { .patterns = pats, .n = 1, .icase = icase };
+	struct wap_err err = { 0 };
+	struct wap_matcher *m = wap_matcher_new(&o, &err);
+	struct wap_mstate *s;
+	char mem[600 + 64], *buf = mem + shift;
+
+	assert_non_null(m);
+	s = wap_mstate_new(m);
+	for (size_t len = 0; len < 420; len += 7) {
+		for (size_t at = 0; at + 9 <= len; at++) {
+			size_t ls, le;
+			memset(buf, 'P', len);	/* half-matches everywhere */
+			if (at >= 9) {
+				size_t d = at - 9 - (at * 7 % (at - 8 < 122 ? at - 8 : 122));
+				memcpy(buf + d, icase ? "PmXReumE" : "PM_RXSUME", icase ? 8 : 9);
+			}
+			memcpy(buf + at, icase ? "Pm_ReumE" : "PM_RESUME", icase ? 8 : 9);
+			wap_match_begin(s);
+			if (!wap_match_line(m, s, buf, len, 0, &ls, &le) || ls != 0 || le != len)
+				fail_msg("simd %d icase %d shift %zu len %zu at %zu: not found", lv, icase,
+					 shift, len, at);
+			memset(buf + at, 'M', 1);
+			wap_match_begin(s);
+			if (wap_match_line(m, s, buf, len, 0, &ls, &le))
+				fail_msg("simd %d icase %d shift %zu len %zu at %zu: false match", lv,
+					 icase, shift, len, at);
+		}
+	}
+	wap_mstate_free(s);
+	wap_matcher_free(m);
+}
+
+static void test_scan_edges(void **state)
+{
+	int top = wap_match_simd(99);
+
+	(void)state;
+	/* every vector width this CPU has, every alignment class */
+	for (int lv = top; lv >= 0; lv--) {
+		assert_int_equal(wap_match_simd(lv), lv);
+		for (int icase = 0; icase < 2; icase++)
+			for (size_t shift = 0; shift < 64; shift += 21)
+				scan_edges(lv, icase, shift);
+	}
+	assert_int_equal(wap_match_simd(99), top);
 }
 
 /* Differential: random patterns over random text; the matcher's lines
@@ -470,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_ignore_rules),
 		cmocka_unit_test(test_matcher),
 		cmocka_unit_test(test_scan_edges),
+		cmocka_unit_test(test_count_nl),
 		cmocka_unit_test(test_differential),
 		cmocka_unit_test(test_walk),
 	};
