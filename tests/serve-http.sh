@@ -191,9 +191,19 @@ post "$INIT"
 S7="-H mcp-session-id:$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')"
 post '{"jsonrpc":"2.0","id":2,"method":"ping"}' $S7
 same "a fresh session answers" "$CODE" 200
-sleep 2.2
+post "$INIT"
+S7b="-H mcp-session-id:$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')"
+inuse=200
+for _ in 1 2 3 4 5 6; do	# one used all along, the other idle
+	sleep 0.4
+	post '{"jsonrpc":"2.0","id":3,"method":"ping"}' $S7b
+	[ "$CODE" = 200 ] || inuse=$CODE
+done
 post '{"jsonrpc":"2.0","id":2,"method":"ping"}' $S7
 same "an expired session is 404" "$CODE" 404
+same "a session in use all along does not expire" "$inuse" 200
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' $S7b
+same "a session in use is still there after another expired" "$CODE" 200
 
 # tokens and widened allow-lists
 start "$T/s3.log" --token s3cret --allowed-hosts myhost.lan,other.lan --allowed-origins https://app.example

@@ -84,6 +84,7 @@ struct httpd {
 	struct txn *ready;
 	struct sess *sessions;
 	int nsessions;
+	time_t swept;		/* the second of the last sweep */
 	unsigned char *wbuf;		/* LWS_PRE + CHUNK, for the loop thread */
 	int nconns;			/* connections open (loop thread) */
 	int live;			/* transactions not yet freed (atomic) */
@@ -246,10 +247,15 @@ static void sess_free(struct sess *x)
 	free(x);
 }
 
+/* at most once a second (what `used` counts in): not a walk of every
+ * session on every request */
 static void sess_sweep(struct httpd *h, time_t now)
 {
 	int idle = h->o->session_idle_s > 0 ? h->o->session_idle_s : 3600;
 
+	if (now == h->swept)
+		return;
+	h->swept = now;
 	for (struct sess **p = &h->sessions; *p;) {
 		if (now - (*p)->used > idle) {
 			struct sess *x = *p;
