@@ -1,8 +1,9 @@
 /* httpfloor.c - the HTTP client's ceiling for bench/serve.sh: a server that
  * does nothing but answer every POST with one recorded reply (wap's, a
- * line of REPLY_FILE) and an Mcp-Session-Id, on keep-alive connections,
- * one thread, poll(2).  What jsonl-client.mjs reaches against it is what
- * the client (and the machine) can drive at all.
+ * line of REPLY_FILE, its JSON-RPC id replaced by the request's) and an
+ * Mcp-Session-Id, a notification (no id) with a bare 202, on keep-alive
+ * connections, one thread, poll(2).  What a client reaches against it is
+ * what the client (and the machine) can drive at all.
  *   httpfloor REPLY_FILE    prints http://127.0.0.1:PORT, serves until killed */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -18,6 +19,23 @@
 
 #define MAXC 256
 
+/* the recorded reply with the request's id, or a 202 to a notification */
+static int reply(int fd, const char *req, size_t rlen, char *resp, const char *body, size_t pre,
+		 const char *post, const char *accepted)
+{
+	const char *id = memmem(req, rlen, "\"id\":", 5);
+	size_t ilen, n, blen;
+
+	if (!id)
+		return write(fd, accepted, strlen(accepted)) < 0 ? -1 : 0;
+	id += 5;
+	ilen = strspn(id, "0123456789");
+	blen = pre + ilen + strlen(post);
+	n = sprintf(resp, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: floor\r\n"
+		    "content-length: %zu\r\n\r\n%.*s%.*s%s", blen, (int)pre, body, (int)ilen, id, post);
+	return write(fd, resp, n) < 0 ? -1 : 0;
+}
+
 struct conn {
 	int fd;
 	size_t len;
@@ -30,8 +48,9 @@ int main(int argc, char **argv)
 	struct pollfd p[MAXC + 1];
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t al = sizeof(a);
-	char body[65536], *resp;
-	size_t blen, rlen;
+	char body[65536], *resp, *idp;
+	size_t blen, pre;
+	static const char accepted[] = "HTTP/1.1 202 Accepted\r\nmcp-session-id: floor\r\ncontent-length: 0\r\n\r\n";
 	int one = 1, ls, n = 0;
 	FILE *f;
 
@@ -39,9 +58,14 @@ int main(int argc, char **argv)
 		return 2;
 	fclose(f);
 	blen = strcspn(body, "\n");
+	body[blen] = 0;
+	/* the reply cut around its id's digits: body[0, pre) ID idp */
+	if (!(idp = strstr(body, "\"id\":")))
+		return 2;
+	idp += 5;
+	pre = idp - body;
+	idp += strspn(idp, "0123456789");
 	resp = malloc(blen + 256);
-	rlen = sprintf(resp, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: floor\r\n"
-		       "content-length: %zu\r\n\r\n%.*s", blen, (int)blen, body);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	ls = socket(AF_INET, SOCK_STREAM, 0);
 	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 128) ||
@@ -77,7 +101,8 @@ int main(int argc, char **argv)
 				need = end + 4 - k->buf + (cl && cl < end ? strtoul(cl + 15, NULL, 10) : 0);
 				if (k->len < need)
 					break;
-				if (write(k->fd, resp, rlen) < 0)
+				if (reply(k->fd, k->buf + (end + 4 - k->buf), need - (end + 4 - k->buf),
+					  resp, body, pre, idp, accepted) < 0)
 					break;
 				memmove(k->buf, k->buf + need, k->len - need + 1);
 				k->len -= need;

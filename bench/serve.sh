@@ -1,22 +1,24 @@
 #!/bin/sh
 # bench/serve.sh - tools/call throughput and latency of `wap serve` against
 # its peers in the same run, each driven by the same lean client
-# (bench/jsonl-client.mjs), ROUNDS rounds (default 3) taken in turn, medians
-# and per-round ratios:
+# (bench/jsonl-client.mjs over stdio, bench/httpload.c over HTTP), ROUNDS
+# rounds (default 3) taken in turn, medians and per-round ratios:
 #   1. small reads over stdio, pipelined (DEPTH in flight, default 32):
 #      wap; the client's own ceiling (the same client fed wap's replies,
 #      recorded in this run, with no server behind them); the official MCP
 #      filesystem server (@modelcontextprotocol/server-filesystem);
 #   2. small reads over Streamable HTTP with 1, 8 and 64 clients (a
-#      session and a connection each): wap against the official SDK's
-#      Streamable HTTP server (bench/sdk-http-server.mjs), and the client's
-#      own ceiling: a C server that only answers each POST with wap's
-#      recorded reply (bench/httpfloor.c); the CPU time a call of the
-#      client and of each server;
+#      session and a connection each) in closed loop, and 8 in open loop
+#      at RATE calls/s (default 10000), driven by a C client
+#      (bench/httpload.c): wap against the official SDK's Streamable HTTP
+#      server (bench/sdk-http-server.mjs), and the client's own ceiling: a
+#      C server that only answers each POST with wap's recorded reply
+#      (bench/httpfloor.c); the CPU time a call of the client and of each
+#      server;
 #   3. wap's RSS after 100k and 1M pipelined reads (stdio);
 #   4. a glob over stdio, one call at a time: wap and the filesystem server.
 # Prints markdown tables and the load average.  N=2 doubles the calls,
-# RSS=0 skips 3.
+# STDIO=0 skips 1, RSS=0 skips 3.
 #   bench/serve.sh [WAP]
 set -eu
 cd "$(dirname "$0")"
@@ -29,7 +31,8 @@ FS="node $(pwd)/node_modules/@modelcontextprotocol/server-filesystem/dist/index.
 D=$(mktemp -d /tmp/wap-bench.XXXXXX)
 hp= sp= fp=
 trap 'kill $hp $sp $fp 2>/dev/null; rm -rf "$D"' EXIT
-echo "small file, read in every call" > "$D/small.txt"
+TXT="small file, read in every call"
+echo "$TXT" > "$D/small.txt"
 for d in $(seq 1 20); do
 	mkdir -p "$D/tree/d$d/sub"
 	for f in $(seq 1 25); do echo "int f$f;" > "$D/tree/d$d/f$f.c"; echo x > "$D/tree/d$d/sub/g$f.txt"; done
@@ -50,6 +53,7 @@ for i in range(1, n + 1):
 PY
 "$WAP" serve --drain --root "$D" < "$D/req.jsonl" > "$D/replies.jsonl"
 
+if [ "${STDIO:-1}" != 0 ]; then
 echo "## stdio: small reads, $DEPTH in flight (load before: $(load))"
 echo
 echo "| round | client ceiling calls/s | wap calls/s | server-filesystem calls/s | wap / ceiling | wap / server-filesystem | wap p50 / p99 ms |"
@@ -84,12 +88,14 @@ sort -k5 -g "$D/ratios" | awk -v n="$ROUNDS" 'NR == int((n + 1) / 2) { printf "\
 sort -k6 -g "$D/ratios" | awk -v n="$ROUNDS" 'NR == int((n + 1) / 2) { printf "median wap / server-filesystem: %.1fx", $6 }'
 echo " (load after: $(load))"
 echo
+fi
 
 echo "## Streamable HTTP: small reads, one session and connection per client (load before: $(load))"
 echo
 "$WAP" serve --http 127.0.0.1:0 --no-auth --root "$D" 2>"$D/http.log" &
 hp=$!
 ${CC:-cc} -O2 -o "$D/httpfloor" httpfloor.c
+${CC:-cc} -O2 -o "$D/httpload" httpload.c
 sed -n 3p "$D/replies.jsonl" > "$D/one.jsonl"	# a read's reply
 "$D/httpfloor" "$D/one.jsonl" > "$D/floor.url" &
 fp=$!
@@ -102,17 +108,23 @@ done
 WU=http://127.0.0.1:$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$D/http.log" | head -n 1)
 SU=$(cat "$D/sdk.url")
 FU=$(cat "$D/floor.url")
-echo "| clients | server | calls | calls/s | p50 ms | p99 ms | peak RSS | server CPU us/call | client CPU us/call |"
-echo "|---|---|---|---|---|---|---|---|---|"
-for k in 1 8 64; do
-	n=$((5000 * S)); [ "$k" = 1 ] && n=$((3000 * S))
+echo "| clients | load | server | calls | calls/s | p50 ms | p99 ms | peak RSS | server CPU us/call | client CPU us/call |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+# closed loop with 1, 8 and 64 clients, then open loop at RATE calls/s
+# spread over 8 (latency from when a call was due)
+RATE=${RATE:-10000}
+for k in 1 8 64 open; do
 	for who in floor wap sdk; do
+		n=$((20000 * S)) ns=$((2000 * S)) opt= c=$k mode="closed"
+		if [ "$k" = open ]; then
+			n=$((2 * RATE * S)) ns=$((3000 * S)) opt="-r $RATE" c=8 mode="open, $RATE/s"
+		fi
 		case $who in
-		floor) out=$($C http "$n" "$k" read "$RD" "$FU" "$fp"); name="client ceiling (httpfloor.c)" ;;
-		wap) out=$($C http "$n" "$k" read "$RD" "$WU" "$hp"); name=wap ;;
-		sdk) out=$($C http $((n / 2)) "$k" read_text_file "$RD" "$SU" "$sp"); name="SDK StreamableHTTPServerTransport" ;;
+		floor) out=$("$D/httpload" $opt -p "$fp" -c "$TXT" "$FU" "$n" "$c" read "$RD"); name="client ceiling (httpfloor.c)" ;;
+		wap) out=$("$D/httpload" $opt -p "$hp" -c "$TXT" "$WU" "$n" "$c" read "$RD"); name=wap ;;
+		sdk) out=$("$D/httpload" $opt -p "$sp" -c "$TXT" "$SU" "$ns" "$c" read_text_file "$RD"); name="SDK StreamableHTTPServerTransport" ;;
 		esac
-		echo "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); print("| %s | %s | %d | %d | %.3f | %.3f | %.1f MB | %.0f | %.0f |" % (sys.argv[1], sys.argv[2], j["calls"], j["calls_per_s"], j["p50_ms"], j["p99_ms"], j["rss_kb"] / 1024, j["server_cpu_us_per_call"], j["client_cpu_us_per_call"]))' "$k" "$name"
+		echo "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); print("| %s | %s | %s | %d | %d | %.3f | %.3f | %.1f MB | %.1f | %.1f |" % (sys.argv[1], sys.argv[2], sys.argv[3], j["calls"], j["calls_per_s"], j["p50_ms"], j["p99_ms"], j["rss_kb"] / 1024, j["server_cpu_us_per_call"], j["client_cpu_us_per_call"]))' "$c" "$mode" "$name"
 	done
 done
 kill $hp $sp $fp 2>/dev/null || true

@@ -191,9 +191,19 @@ post "$INIT"
 S7="-H mcp-session-id:$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')"
 post '{"jsonrpc":"2.0","id":2,"method":"ping"}' $S7
 same "a fresh session answers" "$CODE" 200
-sleep 2.2
+post "$INIT"
+S7b="-H mcp-session-id:$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')"
+inuse=200
+for _ in 1 2 3 4 5 6; do	# one used all along, the other idle
+	sleep 0.4
+	post '{"jsonrpc":"2.0","id":3,"method":"ping"}' $S7b
+	[ "$CODE" = 200 ] || inuse=$CODE
+done
 post '{"jsonrpc":"2.0","id":2,"method":"ping"}' $S7
 same "an expired session is 404" "$CODE" 404
+same "a session in use all along does not expire" "$inuse" 200
+post '{"jsonrpc":"2.0","id":3,"method":"ping"}' $S7b
+same "a session in use is still there after another expired" "$CODE" 200
 
 # tokens and widened allow-lists
 start "$T/s3.log" --token s3cret --allowed-hosts myhost.lan,other.lan --allowed-origins https://app.example
@@ -384,6 +394,52 @@ PY
 b=$(sed -n 's/^body //p' "$T/slow"); hd=$(sed -n 's/^head //p' "$T/slow")
 check "a body trickled byte by byte is cut at the body timeout (${b}s)" test "${b:-99}" -le 5
 check "headers trickled byte by byte are cut after 10 s (${hd}s)" test "${hd:-99}" -le 15
+
+# requests pipelined on one connection (the next sent before the reply):
+# the first answered, the connection closed, and no loop left behind
+# (libwebsockets handed the next request back as the first's body
+# completion, forever, the server spinning at 100% CPU)
+start "$T/s17.log" --no-auth
+python3 - "$port" "$SPID" > "$T/pipe" <<'PY'
+import json, socket, sys, time
+port, pid = int(sys.argv[1]), sys.argv[2]
+def req(body, sid=None):
+    b = json.dumps(body).encode()
+    h = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n"
+    if sid:
+        h += "mcp-session-id: %s\r\n" % sid
+    return (h + "content-length: %d\r\n\r\n" % len(b)).encode() + b
+def cpu():
+    f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+    return int(f[11]) + int(f[12])
+s = socket.create_connection(("127.0.0.1", port)); s.settimeout(10)
+s.sendall(req({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+d = b""
+while b"\r\n\r\n" not in d:
+    d += s.recv(65536)
+h = d.split(b"\r\n\r\n")[0].decode().lower()
+sid = [l.split(":", 1)[1].strip() for l in h.split("\r\n") if l.startswith("mcp-session-id")][0]
+s.close()
+s = socket.create_connection(("127.0.0.1", port)); s.settimeout(10)
+s.sendall(b"".join(req({"jsonrpc": "2.0", "id": i, "method": "ping"}, sid) for i in (1, 2, 3)))
+got = b""
+try:
+    while True:
+        c = s.recv(65536)
+        if not c:
+            break
+        got += c
+except socket.timeout:
+    print("hung")
+print("first answered" if b'"id":1' in got else "first not answered")
+c0 = cpu(); time.sleep(1); print("cpu ticks in 1 s:", cpu() - c0)
+PY
+has "pipelined requests: the first is answered" "$(cat "$T/pipe")" "first answered"
+lacks "pipelined requests: the connection does not hang" "$(cat "$T/pipe")" "hung"
+ticks=$(sed -n 's/^cpu ticks in 1 s: //p' "$T/pipe")
+check "pipelined requests: no loop left spinning (${ticks:-?} ticks of CPU in 1 s)" test "${ticks:-99}" -le 10
+CODE=$(curl -s -o /dev/null -w '%{http_code}' "$U/health")
+same "pipelined requests: the server still answers" "$CODE" 200
 
 start "$T/s16.log" --no-auth --max-connections 5
 python3 - "$port" > "$T/mc" <<'PY'

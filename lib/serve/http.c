@@ -60,6 +60,7 @@ struct txn {
 	bool done;			/* no more output will come */
 	bool busy;			/* a worker holds it */
 	bool queued;			/* on the ready list */
+	bool body_done;			/* its body's completion seen */
 	bool headers_sent;
 	struct wap_sb out;
 	size_t sent;
@@ -84,6 +85,7 @@ struct httpd {
 	struct txn *ready;
 	struct sess *sessions;
 	int nsessions;
+	time_t swept;		/* the second of the last sweep */
 	unsigned char *wbuf;		/* LWS_PRE + CHUNK, for the loop thread */
 	int nconns;			/* connections open (loop thread) */
 	int live;			/* transactions not yet freed (atomic) */
@@ -246,10 +248,15 @@ static void sess_free(struct sess *x)
 	free(x);
 }
 
+/* at most once a second (what `used` counts in): not a walk of every
+ * session on every request */
 static void sess_sweep(struct httpd *h, time_t now)
 {
 	int idle = h->o->session_idle_s > 0 ? h->o->session_idle_s : 3600;
 
+	if (now == h->swept)
+		return;
+	h->swept = now;
 	for (struct sess **p = &h->sessions; *p;) {
 		if (now - (*p)->used > idle) {
 			struct sess *x = *p;
@@ -1029,6 +1036,21 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
 		if (!t)
 			return -1;
+		if (t->body_done) {
+			/* a request pipelined behind this one: libwebsockets'
+			 * h1 parser hands it back as this body's completion,
+			 * again and again, a loop that never sleeps.  This
+			 * reply goes out if it is ready, then the connection
+			 * closes (the client sends the rest again) */
+			pthread_mutex_lock(&h->mu);
+			r = t->done && !t->busy;
+			pthread_mutex_unlock(&h->mu);
+			t->close = true;
+			if (r)
+				write_some(h, t);
+			return -1;
+		}
+		t->body_done = true;
 		if (t->status)
 			return 0;	/* already answered */
 		if (!strcmp(t->path, "/mcp") || !strcmp(t->path, "/mcp/"))
