@@ -308,7 +308,7 @@ def key(p):
 sys.stdout.buffer.write(b"".join(p + b"\n" for p in sorted(ps, key=key)))' "$R" "$@"
 }
 for j in 1 3; do
-	for q in "**" "--type f **" "--type d **" "**/*.c" "big/**" "** s" "-L **" "-L **/*.c"; do
+	for q in "**" "--type f **" "--type d **" "**/*.c" "big/**" "** s" "-L **" "-L **/*.c" "*" "big/*"; do
 		set -f
 		st=
 		case $q in -L*) st=stat;; esac

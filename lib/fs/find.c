@@ -280,7 +280,8 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 			mt = st.st_mtim;
 		if (fd >= 0)
 			close(fd);
-	} else if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW)) {
+	} else if (e->fd >= 0 ? fstat(e->fd, &st) :
+		   fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW)) {
 		hit = false;
 	} else {
 		mt = st.st_mtim;

@@ -51,6 +51,8 @@ struct wap_walk_ent {
 	void **subctx;		/* a directory the walk will enter: where the
 				 * callback may leave the dirctx its entries get;
 				 * NULL for the rest */
+	int fd;			/* such a directory, open (O_RDONLY|O_DIRECTORY)
+				 * during the call, or -1 (not open yet) */
 };
 
 /* Return 0 to go on, 1 to skip (a directory: do not descend), -1 to stop
