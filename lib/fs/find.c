@@ -173,33 +173,48 @@ static inline uint64_t mtime_key(const struct wap_hit *h, time_t lo)
 	return ~((((uint64_t)h->mtime.tv_sec - (uint64_t)lo) << 30) | ns);
 }
 
-/* Stable LSD radix sort of A[0..N) by key into H, a byte at a time and
- * only over the bytes where the keys differ (DIFF: none in a tree unpacked
- * at one time, and the path order stands as it is); B holds N. */
-static void radix_mtime(struct mkey *a, struct mkey *b, size_t n, uint64_t diff,
+/* Stable LSD radix sort of A[0..N) by key into H, 11 bits at a time and
+ * only over the span of bits where the keys differ (DIFF: none in a tree
+ * unpacked at one time, and the path order stands as it is; seconds alone
+ * when no file has nanoseconds); B holds N.  One read counts every pass's
+ * digits.  -1: no memory. */
+#define RBITS 11
+static int radix_mtime(struct mkey *a, struct mkey *b, size_t n, uint64_t diff,
 			struct wap_hit **h)
 {
+	int lo = diff ? __builtin_ctzll(diff) : 0, hi = diff ? 64 - __builtin_clzll(diff) : 0;
+	int passes = (hi - lo + RBITS - 1) / RBITS;
+	size_t (*cnt)[1 << RBITS] = NULL;
 	struct mkey *t;
 
-	for (int sh = 0; sh < 64; sh += 8) {
-		size_t cnt[256] = { 0 }, at = 0;
-		if (!((diff >> sh) & 0xff))
-			continue;
-		for (size_t i = 0; i < n; i++)
-			cnt[(a[i].key >> sh) & 0xff]++;
-		for (int c = 0; c < 256; c++) {
-			size_t k = cnt[c];
-			cnt[c] = at;
+	if (passes) {
+		cnt = calloc(passes, sizeof(*cnt));
+		if (!cnt)
+			return -1;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t k = a[i].key >> lo;
+			for (int p = 0; p < passes; p++, k >>= RBITS)
+				cnt[p][k & ((1 << RBITS) - 1)]++;
+		}
+	}
+	for (int p = 0; p < passes; p++) {
+		int sh = lo + p * RBITS;
+		size_t at = 0, *c = cnt[p];
+		for (int d = 0; d < 1 << RBITS; d++) {
+			size_t k = c[d];
+			c[d] = at;
 			at += k;
 		}
 		for (size_t i = 0; i < n; i++)
-			b[cnt[(a[i].key >> sh) & 0xff]++] = a[i];
+			b[c[(a[i].key >> sh) & ((1 << RBITS) - 1)]++] = a[i];
 		t = a;
 		a = b;
 		b = t;
 	}
 	for (size_t i = 0; i < n; i++)
 		h[i] = a[i].h;
+	free(cnt);
+	return 0;
 }
 
 /* N bytes aligned to 8 from HS's arena, which keeps 8 readable bytes past
@@ -458,8 +473,8 @@ static struct wap_hit **gather(const struct gl *g, int nw, size_t total)
 	    (uint64_t)hi - (uint64_t)lo < 1ull << 34)
 		mk = malloc(2 * total * sizeof(*mk));
 	if (tree && mk) {
-		if (tree_order(g, NULL, mk, lo, &diff) == total) {
-			radix_mtime(mk, mk + total, total, diff, all);
+		if (tree_order(g, NULL, mk, lo, &diff) == total &&
+		    !radix_mtime(mk, mk + total, total, diff, all)) {
 			free(mk);
 			return all;
 		}
