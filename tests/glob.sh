@@ -344,6 +344,36 @@ same "tree order: the set is the walk's" "$(WAP_ROOT=$R wap glob -m0 '**' | wc -
 same "tree order: -m 7 is the head of the order" "$(WAP_ROOT=$R wap glob -m7 '**' | head -n 7)" \
 	"$(WAP_ROOT=$R wap glob -m0 '**' | head -n 7)"
 
+# A tree big enough that one worker's entries, its names and the radix
+# keys outgrow the heap's arrays (2 MB and more are mapped): 72k files
+B=$T/bigtree
+python3 - "$B" <<'EOF2'
+import os, random, sys
+random.seed(9)
+root = sys.argv[1]
+for d in range(120):
+    dp = os.path.join(root, "dir-%03d-%s" % (d, "x" * (d % 13)))
+    os.makedirs(dp)
+    for f in range(600):
+        p = os.path.join(dp, "file-%04d-%s.c" % ((f * 7919) % 600, "y" * (f % 11)))
+        open(p, "w").close()
+        t = 1700000000 + random.randint(0, 3000)
+        os.utime(p, ns=(t * 10**9, t * 10**9 + random.choice([0, 0, 0, 250])))
+    os.utime(dp, ns=(1700000001 * 10**9, 1700000001 * 10**9))
+EOF2
+R0=$R; R=$B
+for j in 1 2; do
+	set -f
+	all=$(WAP_ROOT=$B wap glob -m0 -j$j --sort none '**')
+	same "72k files, newest first, -j$j" "$(WAP_ROOT=$B wap glob -m0 -j$j '**')" \
+		"$(printf '%s\n' "$all" | ref_order mtime)"
+	same "72k files, path, -j$j" "$(WAP_ROOT=$B wap glob -m0 -j$j --sort path '**')" \
+		"$(printf '%s\n' "$all" | ref_order path)"
+	set +f
+done
+same "72k files: all of them" "$(WAP_ROOT=$B wap glob -m0 '**' | wc -l)" 72120
+R=$R0
+
 # The one order the tree cannot give: a name that is a sibling's name and
 # byte 0x01 ("q\1b" sorts between "q" and "q/c", '/' weighing 0x01); such
 # a name sends the hits to a comparison sort of whole paths

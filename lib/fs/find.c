@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +35,7 @@ enum { SORT_MTIME, SORT_PATH, SORT_NONE };
 struct chunk {
 	struct chunk *next;
 	size_t used, cap;
+	size_t map;		/* mapped bytes (big_alloc), 0: malloc'd */
 	char data[];
 };
 
@@ -54,8 +56,8 @@ struct dnode {
 };
 
 struct wap_hits {
-	struct went *e;
-	size_t n, cap;
+	struct went *e;		/* malloc'd, or mapped (ecap bytes) */
+	size_t n, cap, ecap;
 	size_t hits;		/* the entries that are hits */
 	time_t lo, hi;		/* their oldest and newest mtime (s) */
 	struct chunk *arena;	/* paths and names, and dnodes */
@@ -217,6 +219,48 @@ static int radix_mtime(struct mkey *a, struct mkey *b, size_t n, uint64_t diff,
 	return 0;
 }
 
+/* Arrays of megabytes are mapped on 2 MB boundaries, where the kernel's
+ * transparent huge pages (when not disabled) fill them in one fault per 2 MB
+ * rather than one per 4 KB page (some 2,500 faults on the Linux tree).
+ * N bytes, rounded up to 2 MB in *N; NULL when out of memory. */
+#define HUGE (2u << 20)
+static void *huge_alloc(size_t *n)
+{
+	size_t len = (*n + HUGE - 1) & ~(size_t)(HUGE - 1);
+	char *p = mmap(NULL, len + HUGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t q;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	q = ((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1);
+	if (q > (uintptr_t)p)
+		munmap(p, q - (uintptr_t)p);
+	if ((uintptr_t)p + HUGE > q)
+		munmap((char *)q + len, (uintptr_t)p + HUGE - q);
+	madvise((void *)q, len, MADV_HUGEPAGE);
+	*n = len;
+	return (void *)q;
+}
+
+/* N bytes from the heap (*SZ 0) or, from 2 MB on, mapped (*SZ bytes) */
+static void *big_alloc(size_t n, size_t *sz)
+{
+	*sz = 0;
+	if (n < HUGE)
+		return malloc(n ? n : 1);
+	*sz = n;
+	return huge_alloc(sz);
+}
+
+static void big_free(void *p, size_t sz)
+{
+	if (sz)
+		munmap(p, sz);
+	else
+		free(p);
+}
+
 /* N bytes aligned to 8 from HS's arena, which keeps 8 readable bytes past
  * every string for pathcmp's word reads. */
 static void *arena_alloc(struct wap_hits *hs, size_t n)
@@ -226,14 +270,21 @@ static void *arena_alloc(struct wap_hits *hs, size_t n)
 
 	n = (n + 7) & ~(size_t)7;
 	if (!c || c->cap - c->used < n + 8) {
-		size_t cap = n + 8 > (256 << 10) ? n + 8 : (256 << 10);
-		c = malloc(sizeof(*c) + cap);
-		if (!c)
+		/* each chunk twice the last, up to 8 MB: the big ones mapped */
+		size_t cap = c ? 2 * (c->cap + sizeof(*c)) : 256 << 10, map;
+		struct chunk *nc;
+		if (cap > (8u << 20))
+			cap = 8u << 20;
+		if (cap < sizeof(*c) + n + 8)
+			cap = sizeof(*c) + n + 8;
+		nc = big_alloc(cap, &map);
+		if (!nc)
 			return NULL;
-		c->next = hs->arena;
-		c->used = 0;
-		c->cap = cap;
-		hs->arena = c;
+		nc->next = c;
+		nc->used = 0;
+		nc->cap = (map ? map : cap) - sizeof(*c);
+		nc->map = map;
+		hs->arena = c = nc;
 	}
 	p = c->data + c->used;
 	c->used += n;
@@ -304,8 +355,17 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 	if (!hit && !sub)
 		return 0;
 	if (hs->n == hs->cap) {
-		size_t nc = hs->cap ? hs->cap * 2 : 256;
-		struct went *n = realloc(hs->e, nc * sizeof(*n));
+		size_t nc = hs->cap ? hs->cap * 2 : 256, sz = nc * sizeof(struct went);
+		struct went *n;
+		if (sz < HUGE) {
+			n = realloc(hs->e, sz);
+		} else if ((n = huge_alloc(&sz))) {
+			/* from the heap to a mapping, or a bigger mapping */
+			memcpy(n, hs->e, hs->n * sizeof(*n));
+			big_free(hs->e, hs->ecap);
+			hs->ecap = sz;
+			nc = sz / sizeof(*n);
+		}
 		if (!n)
 			return wap_err_oom(err);
 		hs->e = n;
@@ -381,9 +441,9 @@ static void per_release(struct wap_hits *per, int nw)
 		while (per[i].arena) {
 			struct chunk *c = per[i].arena;
 			per[i].arena = c->next;
-			free(c);
+			big_free(c, c->map);
 		}
-		free(per[i].e);
+		big_free(per[i].e, per[i].ecap);
 	}
 	free(per);
 }
@@ -456,7 +516,7 @@ static struct wap_hit **gather(const struct gl *g, int nw, size_t total)
 	struct mkey *mk = NULL;
 	time_t lo = 0, hi = 0;
 	uint64_t diff = 0;
-	size_t k = 0;
+	size_t k = 0, mksz = 0;
 
 	if (!all)
 		return NULL;
@@ -471,18 +531,18 @@ static struct wap_hit **gather(const struct gl *g, int nw, size_t total)
 	/* newest first by radix when the key holds the span of mtimes */
 	if (tree && g->sortby == SORT_MTIME && total > 1 &&
 	    (uint64_t)hi - (uint64_t)lo < 1ull << 34)
-		mk = malloc(2 * total * sizeof(*mk));
+		mk = big_alloc(2 * total * sizeof(*mk), &mksz);
 	if (tree && mk) {
 		if (tree_order(g, NULL, mk, lo, &diff) == total &&
 		    !radix_mtime(mk, mk + total, total, diff, all)) {
-			free(mk);
+			big_free(mk, mksz);
 			return all;
 		}
 		tree = false;
 	} else if (tree && tree_order(g, all, NULL, 0, NULL) != total) {
 		tree = false;
 	}
-	free(mk);
+	big_free(mk, mksz);
 	if (!tree) {
 		for (int i = 0; i < nw; i++)
 			for (size_t j = 0; j < g->per[i].n; j++)
