@@ -339,6 +339,25 @@ for j in 1 3; do
 		set +f
 	done
 done
+# files the pattern's last component rules out are dropped as the walk
+# reads them: the same set and order as an equal pattern that cannot be
+# tested on a name alone (a class, a '?')
+for j in 1 3; do
+	set -f
+	for pq in "**/*.c|**/*.[c]" "big/**/abc*|big/**/ab[c]*" "s/*|s/?*" "**/{a,A}*|**/[aA]*" \
+		"*|?*" "big/abcdefgh/*.c|big/abcdefgh/*.[c]" "**/a*-|**/a*[-]" "-t d **/a*|-t d **/[a]*" \
+		"-L **/*.c|-L **/*.[c]"; do
+		p=${pq%%|*} q=${pq#*|}
+		same "early drop -j$j: $p as $q" "$(WAP_ROOT=$R wap glob -m0 -j$j $p)" \
+			"$(WAP_ROOT=$R wap glob -m0 -j$j $q)"
+		same "early drop -j$j, --sort none: $p as $q" \
+			"$(WAP_ROOT=$R wap glob -m0 -j$j --sort none $p | sort)" \
+			"$(WAP_ROOT=$R wap glob -m0 -j$j --sort none $q | sort)"
+	done
+	set +f
+done
+same "early drop: some found" "$(WAP_ROOT=$R wap glob -m0 '**/*.c' | wc -l | tr -d ' ')" \
+	"$(cd "$R" && find . -name '*.c' \( -type f -o -type l \) | wc -l | tr -d ' ')"
 same "tree order: the set is the walk's" "$(WAP_ROOT=$R wap glob -m0 '**' | wc -l)" \
 	"$(cd "$R" && find . -mindepth 1 | wc -l)"
 same "tree order: -m 7 is the head of the order" "$(WAP_ROOT=$R wap glob -m7 '**' | head -n 7)" \

@@ -66,6 +66,7 @@ struct wap_hits {
 struct gl {
 	const struct wap_ws *ws;
 	struct wap_glob *g;
+	struct wap_glob *last;	/* the pattern's last component, or NULL */
 	size_t baselen;		/* strip "PATH/" from root-relative paths */
 	int type;		/* 0 all, 1 files, 2 dirs */
 	int sortby;
@@ -300,6 +301,30 @@ static char *arena_dup(struct wap_hits *hs, const char *s, size_t n)
 		p[n] = 0;
 	}
 	return p;
+}
+
+/* A regular file can match only if its name matches the pattern's last
+ * component: most of a tree's files are dropped before the walk sorts a
+ * directory's names (wap_walk_opts.keep_file). */
+static bool keep_file(void *arg, const char *name, size_t len)
+{
+	struct gl *g = arg;
+
+	if (g->type == 2)
+		return false;
+	return !g->last || wap_glob_test(g->last, name, len) != 0;
+}
+
+/* The pattern's last component, when a name alone can be tested against
+ * it: no "**", and nothing that could match or hide a '/' (a class, an
+ * escape, a '?', braces before the last '/'). */
+static const char *last_component(const char *pat)
+{
+	const char *slash = strrchr(pat, '/'), *last = slash ? slash + 1 : pat, *brace = strchr(pat, '{');
+
+	if (!*last || strstr(last, "**") || strpbrk(last, "[\\?") || (brace && brace < last))
+		return NULL;
+	return last;
 }
 
 static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
@@ -618,6 +643,17 @@ int wap_find(const struct wap_call *call, const json_t *req, bool mtime,
 	g.g = wap_glob_new(pattern, 0, err);
 	if (!g.g)
 		return -1;
+	if (last_component(pattern)) {
+		/* "**" + "/" + LAST: the same test of a name, and glob's
+		 * fast suffix test where LAST is "*" and a literal tail.
+		 * NULL (no memory): merely no early drop. */
+		struct wap_sb lg = WAP_SB_INIT;
+		wap_sb_addf(&lg, "**/%s", last_component(pattern));
+		if (!lg.oom)
+			g.last = wap_glob_new(lg.buf, 0, NULL);
+		wap_sb_release(&lg);
+	}
+	wo.keep_file = keep_file;
 	if (wap_req_path(call, req, "path", ".", &base, err))
 		goto out;
 	g.baselen = strcmp(base, ".") ? strlen(base) + 1 : 0;
@@ -689,6 +725,7 @@ out:
 	free(all);
 	per_release(g.per, nw);
 	wap_glob_free(g.g);
+	wap_glob_free(g.last);
 	free(base);
 	free(start);
 	return rc;

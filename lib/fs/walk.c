@@ -336,6 +336,10 @@ static void do_dir(struct worker *wk, struct job *j)
 				else if (!strcmp(nm, ".ignore"))
 					has_ig = true;
 			}
+			/* a file the caller can tell it will not want: never
+			 * sorted nor called back */
+			if (de->d_type == DT_REG && o->keep_file && !o->keep_file(w->arg, nm, nl))
+				continue;
 			if (n == wk->cap) {
 				size_t nc = wk->cap ? wk->cap * 2 : 256;
 				struct dent *ne = realloc(wk->ents, nc * sizeof(*ne));

@@ -70,6 +70,10 @@ struct wap_walk_opts {
 	bool sorted;		/* each directory's entries in the byte order of
 				 * their names (a name before the longer names
 				 * it begins) */
+	/* may be NULL; false: a regular file (known so from its directory
+	 * entry) the callback would not want, dropped as it is read, by NAME
+	 * (LEN bytes) alone; called with the callback's ARG */
+	bool (*keep_file)(void *arg, const char *name, size_t len);
 	const struct wap_globset *exclude;	/* root-relative globs to prune */
 	const struct wap_cancel *cancel;	/* may be NULL */
 	/* called by each worker that ran, in its thread, once the whole walk
