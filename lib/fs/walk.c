@@ -807,7 +807,7 @@ int wap_walk(const struct wap_ws *ws, const char *rel, const struct wap_walk_opt
 	if (!S_ISDIR(st.st_mode)) {
 		struct wap_walk_ent ent = {
 			.dirfd = -1, .name = rel, .path = rel, .pathlen = strlen(rel),
-			.type = WAP_WALK_FILE, .depth = 0, .worker = 0, .link = true,
+			.type = WAP_WALK_FILE, .depth = 0, .worker = 0, .link = true, .fd = -1,
 		};
 		close(fd);
 		if (!S_ISREG(st.st_mode))
