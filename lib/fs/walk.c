@@ -338,6 +338,10 @@ static void do_dir(struct worker *wk, struct job *j)
 				else if (!strcmp(nm, ".ignore"))
 					has_ig = true;
 			}
+			/* a file the caller can tell it will not want: never
+			 * sorted nor called back */
+			if (de->d_type == DT_REG && o->keep_file && !o->keep_file(w->arg, nm, nl))
+				continue;
 			if (n == wk->cap) {
 				size_t nc = wk->cap ? wk->cap * 2 : 256;
 				struct dent *ne = realloc(wk->ents, nc * sizeof(*ne));
@@ -463,38 +467,45 @@ report:
 		ent.link = link;
 		ent.dirctx = j->ctx;
 		ent.subctx = NULL;
+		ent.fd = -1;
 		if (t == DT_REG || t == DT_LNK) {
 			if (o->max_depth >= 0 && depth > o->max_depth)
 				continue;
 			ent.type = t == DT_LNK ? WAP_WALK_LINK : WAP_WALK_FILE;
 			rc = w->fn(w->arg, &ent, &cerr);
 		} else {
-			int cfd;
+			int cfd = -1;
 			struct job *nj;
 			void *sub = NULL;
+			bool descend = !(o->max_depth >= 0 && depth >= o->max_depth);
 			if (o->max_depth >= 0 && depth > o->max_depth)
 				continue;
 			ent.type = WAP_WALK_DIR;
-			if (!(o->max_depth >= 0 && depth >= o->max_depth))
-				ent.subctx = &sub;
-			rc = o->dirs ? w->fn(w->arg, &ent, &cerr) : 0;
-			if (rc < 0) {
-				fail_with(w, &cerr);
-				break;
-			}
-			if (rc == 1 || (o->max_depth >= 0 && depth >= o->max_depth))
-				continue;
-			if (link) {
+			/* opened before the callback, which may fstat it rather
+			 * than look its name up again */
+			if (!descend) {
+			} else if (link) {
 				struct wap_err er = { 0 };
 				cfd = wap_ws_open(ws, pathp->buf, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, &er);
 				wap_err_release(&er);
-				if (cfd < 0)
-					continue;
+				descend = cfd >= 0;
 			} else {
 				cfd = openat(fd, e->name,
 					     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-				if (cfd < 0 && errno != EMFILE && errno != ENFILE)
-					continue;
+				descend = cfd >= 0 || errno == EMFILE || errno == ENFILE;
+			}
+			if (descend)
+				ent.subctx = &sub;
+			ent.fd = cfd;
+			rc = o->dirs ? w->fn(w->arg, &ent, &cerr) : 0;
+			if (rc < 0 || rc == 1 || !descend) {
+				if (cfd >= 0)
+					close(cfd);
+				if (rc < 0) {
+					fail_with(w, &cerr);
+					break;
+				}
+				continue;
 			}
 			{
 				struct devino di;
@@ -798,7 +809,7 @@ int wap_walk(const struct wap_ws *ws, const char *rel, const struct wap_walk_opt
 	if (!S_ISDIR(st.st_mode)) {
 		struct wap_walk_ent ent = {
 			.dirfd = -1, .name = rel, .path = rel, .pathlen = strlen(rel),
-			.type = WAP_WALK_FILE, .depth = 0, .worker = 0, .link = true,
+			.type = WAP_WALK_FILE, .depth = 0, .worker = 0, .link = true, .fd = -1,
 		};
 		close(fd);
 		if (!S_ISREG(st.st_mode))

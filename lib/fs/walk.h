@@ -51,6 +51,8 @@ struct wap_walk_ent {
 	void **subctx;		/* a directory the walk will enter: where the
 				 * callback may leave the dirctx its entries get;
 				 * NULL for the rest */
+	int fd;			/* such a directory, open (O_RDONLY|O_DIRECTORY)
+				 * during the call, or -1 (not open yet) */
 };
 
 /* Return 0 to go on, 1 to skip (a directory: do not descend), -1 to stop
@@ -68,6 +70,10 @@ struct wap_walk_opts {
 	bool sorted;		/* each directory's entries in the byte order of
 				 * their names (a name before the longer names
 				 * it begins) */
+	/* may be NULL; false: a regular file (known so from its directory
+	 * entry) the callback would not want, dropped as it is read, by NAME
+	 * (LEN bytes) alone; called with the callback's ARG */
+	bool (*keep_file)(void *arg, const char *name, size_t len);
 	const struct wap_globset *exclude;	/* root-relative globs to prune */
 	const struct wap_cancel *cancel;	/* may be NULL */
 	/* called by each worker that ran, in its thread, once the whole walk
