@@ -214,6 +214,9 @@ int main(int argc, char **argv)
 	}
 	wap_strv_free(g.restrict_globs);
 	call.ws = &ws;
+	/* one op, then only output to open fds and exit (no audit log, no
+	 * config or temp file written after it): see wap_call.oneshot */
+	call.oneshot = true;
 	/* after the workspace: an option naming a data file is read beneath
 	 * its root, under its policy */
 	req = wap_args_parse(a, &ws, argc, argv, &err);

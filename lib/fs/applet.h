@@ -30,6 +30,11 @@ struct wap_call {
 	void (*output)(void *arg, const char *stream, const char *data, size_t len);
 	void *arg;
 	const char *session;			/* for the audit log; may be NULL */
+	/* the one-shot CLI: the calling thread does nothing after the op but
+	 * write to fds it holds open and exit, so an op may confine it for
+	 * good (git's Landlock domain) rather than run in a thread of its
+	 * own; a server's threads serve other calls and never set this */
+	bool oneshot;
 };
 
 static inline bool wap_call_cancelled(const struct wap_call *c)
