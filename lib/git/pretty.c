@@ -496,6 +496,14 @@ static void one_commit(struct wap_sb *out, const struct pretty *p, const json_t 
 		wap_sb_addc(out, '\n');
 }
 
+void wap_git_pretty_entry(const json_t *commit, size_t n, const json_t *req, struct wap_sb *out)
+{
+	struct pretty p;
+
+	if (!pretty_parse(req, &p, NULL))
+		one_commit(out, &p, commit, n > 0);
+}
+
 int wap_git_pretty(const json_t *res, const json_t *req, struct wap_sb *out, struct wap_err *err)
 {
 	const char *action = json_string_value(json_object_get(req, "action"));

@@ -21,8 +21,9 @@
  * action runs in a thread of its own that first enters a Landlock domain
  * allowing writes (create, remove, rename, truncate) only beneath the root:
  * the kernel then refuses any write that resolves outside it.  Landlock
- * domains belong to a thread, so the rest of wap (and `wap serve`) is not
- * confined.  Reading is not restricted here (alternates, the common dir
+ * domains belong to a thread (and pass to the threads it starts), so the
+ * rest of `wap serve` is not confined; the one-shot CLI enters the domain
+ * on its only thread (run_confined).  Reading is not restricted here (alternates, the common dir
  * and the git dir are checked in open_repo, confine.c).  Without Landlock
  * (ABI 2, for REFER: libgit2 renames objects across directories), actions
  * that write are refused: wap fails closed. */
