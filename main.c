@@ -112,7 +112,8 @@ static int install(int argc, char **argv)
 static void text_out(void *arg, const char *data, size_t len)
 {
 	(void)arg;
-	fwrite(data, 1, len, stdout);
+	if (len)	/* an empty format's entry: DATA may be NULL */
+		fwrite(data, 1, len, stdout);
 }
 
 static bool exit2;	/* the applet wants 2 for every error (WAP_APPLET_EXIT2) */
