@@ -108,6 +108,14 @@ static int install(int argc, char **argv)
 	return rc;
 }
 
+/* wap_call.text: the op's text straight to stdout */
+static void text_out(void *arg, const char *data, size_t len)
+{
+	(void)arg;
+	if (len)	/* an empty format's entry: DATA may be NULL */
+		fwrite(data, 1, len, stdout);
+}
+
 static bool exit2;	/* the applet wants 2 for every error (WAP_APPLET_EXIT2) */
 
 static void die_err(const char *who, struct wap_err *err, bool json)
@@ -214,6 +222,11 @@ int main(int argc, char **argv)
 	}
 	wap_strv_free(g.restrict_globs);
 	call.ws = &ws;
+	/* one op, then only output to open fds and exit (no audit log, no
+	 * config or temp file written after it): see wap_call.oneshot */
+	call.oneshot = true;
+	if (!g.json)
+		call.text = text_out;
 	/* after the workspace: an option naming a data file is read beneath
 	 * its root, under its policy */
 	req = wap_args_parse(a, &ws, argc, argv, &err);

@@ -226,6 +226,7 @@ bytes "log --format=%b (bodies)" "log --format=[%b]" "log --format=[%b]" "$L"
 bytes "log --format=%B%n%%" "log --format=%B%n%%" "log --format=%B%n%%" "$L"
 bytes "log --pretty=format: (separators)" "log --pretty=format:%h%x09%s" "log --pretty=format:%h%x09%s" "$L"
 bytes "log --pretty=tformat:" "log --pretty=tformat:%h%x20%s" "log --pretty=tformat:%h%x20%s" "$L"
+bytes "log --pretty=format: empty (only the separators)" "log --pretty=format:" "log --pretty=format:" "$L"
 for df in short iso iso-strict unix raw; do
 	bytes "log --date=$df" "log --date=$df --pretty=fuller -n 2" "log --date $df --pretty=fuller -n 2" "$L"
 	bytes "log --date=$df: %ad %cd" "log --date=$df --format=%ad|%cd|%as" "log --date $df --format=%ad|%cd|%as" "$L"

@@ -30,6 +30,17 @@ struct wap_call {
 	void (*output)(void *arg, const char *stream, const char *data, size_t len);
 	void *arg;
 	const char *session;			/* for the audit log; may be NULL */
+	/* the one-shot CLI: the calling thread does nothing after the op but
+	 * write to fds it holds open and exit, so an op may confine it for
+	 * good (git's Landlock domain) rather than run in a thread of its
+	 * own; a server's threads serve other calls and never set this */
+	bool oneshot;
+	/* the CLI's text output (stdout), set only when it prints text: an op
+	 * whose text is long (git log) may write it here as it goes, in the
+	 * same bytes its render would print, rather than keep it all in the
+	 * result; NULL in a server and for JSON output */
+	void (*text)(void *arg, const char *data, size_t len);
+	void *text_arg;
 };
 
 static inline bool wap_call_cancelled(const struct wap_call *c)

@@ -10,7 +10,8 @@
  * Nothing is written through a symbolic link in the work tree or in the
  * git directory (checked before libgit2 writes), and, under that, each
  * action runs in a thread that Landlock confines to writing beneath the
- * root (without Landlock, actions that write are refused).  A .git file,
+ * root: a thread of its own, or the caller's for good when call->oneshot
+ * (without Landlock, actions that write are refused).  A .git file,
  * commondir, object store or alternates leading out of the root are
  * refused before libgit2 opens the repository.
  *
@@ -52,5 +53,10 @@ void wap_git_quote_path(struct wap_sb *sb, const char *path);
  * only checks the format (RES may be NULL).  -1 and ERR on a format wap
  * cannot print as git does. */
 int wap_git_pretty(const json_t *res, const json_t *req, struct wap_sb *out, struct wap_err *err);
+
+/* The text `git log` prints for COMMIT, an entry of log's result, the
+ * (N+1)th shown, in REQ's format (checked with wap_git_pretty first):
+ * what wap_git_pretty prints for it among the others, onto OUT. */
+void wap_git_pretty_entry(const json_t *commit, size_t n, const json_t *req, struct wap_sb *out);
 
 #endif

@@ -399,6 +399,8 @@ int op_log(struct g *g, json_t **res)
 	const char *s;
 	json_t *entries = NULL;
 	git_commit *c = NULL;
+	struct wap_sb text = WAP_SB_INIT;
+	long long shown = 0;
 	int rc = -1, k;
 
 	if ((k = wap_req_int(g->req, "max_count", &max, g->err)) < 0 ||
@@ -522,11 +524,22 @@ int op_log(struct g *g, json_t **res)
 			pv[i] = NULL;
 		}
 		if (show && !(has_until && t > until) && log_match(c, &author_re, has_author, &grep_re, has_grep)) {
-			if ((long long)json_array_size(entries) >= max) {
+			if (shown >= max) {
 				truncated = true;
 				break;
 			}
-			json_array_append_new(entries, commit_json(g, c));
+			if (g->call->text) {
+				/* the CLI's text: each commit printed and
+				 * dropped (not 2,000 held as JSON to the end) */
+				json_t *j = commit_json(g, c);
+				text.len = 0;
+				wap_git_pretty_entry(j, shown, g->req, &text);
+				g->call->text(g->call->text_arg, text.buf, text.len);
+				json_decref(j);
+			} else {
+				json_array_append_new(entries, commit_json(g, c));
+			}
+			shown++;
 		}
 		git_commit_free(c);
 	}
@@ -549,6 +562,7 @@ out:
 	free(seen.v);
 	free(hidden.v);
 	json_decref(entries);
+	wap_sb_release(&text);
 	strv_free(&revs);
 	strv_free(&paths);
 	strv_free(&starts);

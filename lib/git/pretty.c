@@ -90,8 +90,6 @@ static int pretty_parse(const json_t *req, struct pretty *p, struct wap_err *err
 				   "Invalid --format: '%s' (oneline, short, medium, full, fuller, or format:/tformat: with placeholders)",
 				   f);
 	}
-	if (!*p->user)
-		p->term = false;	/* nothing at all for each commit (--format=) */
 	return 0;
 }
 
@@ -474,10 +472,12 @@ static void named_format(struct wap_sb *out, const struct pretty *p, const json_
 /* commit C as git log prints it (SEPARATE: not the first shown) */
 static void one_commit(struct wap_sb *out, const struct pretty *p, const json_t *c, bool separate)
 {
-	if (p->kind == P_USER && !*p->user)
-		return;
+	/* format:'s separator even between empty entries, as git; an
+	 * empty tformat: (--format=) prints nothing at all */
 	if (separate && !p->term)
 		wap_sb_addc(out, '\n');
+	if (p->kind == P_USER && !*p->user)
+		return;
 	if (p->kind == P_USER) {
 		user_format(out, p->user, p->date, c, NULL);
 	} else if (p->kind == P_ONELINE) {
@@ -494,6 +494,14 @@ static void one_commit(struct wap_sb *out, const struct pretty *p, const json_t 
 	}
 	if (p->term)
 		wap_sb_addc(out, '\n');
+}
+
+void wap_git_pretty_entry(const json_t *commit, size_t n, const json_t *req, struct wap_sb *out)
+{
+	struct pretty p;
+
+	if (!pretty_parse(req, &p, NULL))
+		one_commit(out, &p, commit, n > 0);
 }
 
 int wap_git_pretty(const json_t *res, const json_t *req, struct wap_sb *out, struct wap_err *err)
