@@ -304,6 +304,22 @@ for v in 2 3 4; do
 	[ $v = 3 ] && git -C "$V" update-index --no-skip-worktree a
 done
 
+# ---- many directories: the status walk holds an fd for each waiting one
+# (1,600 on the Linux tree); under a soft fd limit of 256 wap raises it
+# and grows its fd table once (lib/fs/walk.c wap_fd_room) ----
+M=$T/many
+git init -q "$M"
+for i in $(seq 1 1500); do mkdir "$M/d$i" && echo "$i" > "$M/d$i/f"; done
+git -C "$M" add -A && git -C "$M" commit -qm base
+echo changed >> "$M/d777/f" && echo new > "$M/d1234/new"
+sleep 1
+nofile=$(ulimit -Sn)
+ulimit -Sn 256
+bytes "diff: 1,500 directories under a soft fd limit of 256" "diff" "diff" "$M"
+# (and a new file among them: libgit2 given the candidates' index alone missed it)
+bytes "status: 1,500 directories under a soft fd limit of 256, one new file" "status -sb" "status" "$M"
+ulimit -Sn "$nofile"
+
 # ---- dates as log.c and pretty.c write them (no gmtime, no printf) and
 # abbreviations from the packs alone where no loose directory shares an
 # id's first byte (lib/git/repo.c): packed history, then loose commits ----

@@ -88,6 +88,11 @@ int wap_walk_threads(const struct wap_walk_opts *o);
  * depth 0.  Returns 0, or -1 with ERR (FILE_NOT_FOUND for a missing REL,
  * the callback's error, TIMEOUT when cancelled).  Unreadable directories
  * below the start are skipped silently, as ripgrep does. */
+/* Room for WANT fds: the soft RLIMIT_NOFILE raised (to 65536 at most) and
+ * the process's fd table grown once, before threads open many fds (each
+ * growth under threads waits for an RCU grace period).  FD: any open fd. */
+void wap_fd_room(int fd, int want);
+
 int wap_walk(const struct wap_ws *ws, const char *rel, const struct wap_walk_opts *o,
 	     wap_walk_fn fn, void *arg, struct wap_err *err);
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "walk.h"
 #include "workers.h"
 
 #define GITLINK_MODE 0160000
@@ -34,6 +35,7 @@ struct walk {
 	pthread_mutex_t mu;
 	struct strv cand;		/* the paths to look at */
 	bool failed;			/* out of memory: look at everything */
+	bool fresh;			/* an untracked path found */
 };
 
 struct dirjob {
@@ -318,6 +320,12 @@ static void run_dir(void *p)
 				else
 					walk_failed(w);
 			} else if (w->untracked) {
+				/* libgit2, given an index of the candidates
+				 * alone, can miss an untracked file among
+				 * many candidates (1,500 directories, one new
+				 * file: not listed, tests/git-ident.sh): left
+				 * to libgit2's own walk of the whole tree */
+				__atomic_store_n(&w->fresh, true, __ATOMIC_RELAXED);
 				add_cand(w, j->prefix, y->name, y->len);
 			}
 			b++;
@@ -663,6 +671,7 @@ int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bo
 		goto done;
 	pthread_mutex_init(&w.mu, NULL);
 	top = calloc(1, sizeof(*top));
+	wap_fd_room(fd, 4096);	/* the walk holds 1,600 fds on the Linux tree */
 	w.pool = wap_workers_new(2);
 	if (top && w.pool && (top->prefix = strdup(""))) {
 		top->w = &w;
@@ -687,7 +696,7 @@ int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bo
 	pthread_mutex_destroy(&w.mu);
 	/* most of the tree changed (a checkout, ctimes touched by hard
 	 * links): a list that long costs libgit2 more than its own walk */
-	if (w.failed || (w.cand.n > 4096 && w.cand.n > w.n / 8))
+	if (w.failed || w.fresh || (w.cand.n > 4096 && w.cand.n > w.n / 8))
 		goto done;
 	if (w.cand.n)
 		qsort(w.cand.v, w.cand.n, sizeof(*w.cand.v), strv_cmp);
