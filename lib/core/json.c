@@ -354,6 +354,20 @@ int wap_json_dump(const json_t *v, struct wap_sb *sb)
 	return 0;
 }
 
+int wap_json_dump_str(struct wap_sb *sb, const char *s, size_t n)
+{
+	size_t was = sb->len;
+
+	if (sb->oom || dump_string(sb, s, n)) {
+		sb->len = was;
+		if (sb->buf)
+			sb->buf[was] = 0;
+		return -1;
+	}
+	sb->buf[sb->len] = 0;
+	return 0;
+}
+
 char *wap_json_dumps(const json_t *v, size_t *len)
 {
 	struct wap_sb sb = WAP_SB_INIT;

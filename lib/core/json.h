@@ -13,6 +13,9 @@
  * container inside itself; and when out of memory (SB->oom set).  A key
  * that is not UTF-8 (json_object_setn_nocheck) fails too, where jansson
  * writes a broken string.
+ * wap_json_dump_str appends the N bytes at S as a JSON string, exactly as
+ * wap_json_dump writes a string value holding them; -1 (SB as it was) if
+ * they are not valid UTF-8, as json_stringn refuses them.
  * wap_json_dumps returns the text as a malloc'd string (its length in *LEN
  * if LEN), or NULL.
  *
@@ -35,6 +38,7 @@
 
 void wap_json_cache_init(void);
 int wap_json_dump(const json_t *v, struct wap_sb *sb);
+int wap_json_dump_str(struct wap_sb *sb, const char *s, size_t n);
 char *wap_json_dumps(const json_t *v, size_t *len);
 json_t *wap_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *err);
 

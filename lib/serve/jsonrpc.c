@@ -142,6 +142,68 @@ json_t *wap_rpc_result(const json_t *id, json_t *result)
 	return o;
 }
 
+#define TOOL_TEXT_NOT_UTF8 "(the text rendering is not valid UTF-8; see structuredContent)"
+
+json_t *wap_rpc_tool_result(const json_t *id, const char *text, bool is_error, json_t *res)
+{
+	/* built by hand: json_pack's format parsing cost more than the rest */
+	json_t *t = json_string(text ? text : ""), *item = json_object(), *content = json_array();
+	json_t *r = json_object();
+
+	if (!t)	/* text not valid UTF-8: say so rather than fail */
+		t = json_string(TOOL_TEXT_NOT_UTF8);
+	json_object_set_new_nocheck(item, "type", json_string_nocheck("text"));
+	json_object_set_new_nocheck(item, "text", t);
+	json_array_append_new(content, item);
+	json_object_set_new_nocheck(r, "content", content);
+	json_object_set_new_nocheck(r, "isError", json_boolean(is_error));
+	if (res)
+		json_object_set_nocheck(r, "structuredContent", res);
+	return wap_rpc_result(id, r);
+}
+
+/* The same bytes as wap_json_dump(wap_rpc_tool_result(...)): the keys in
+ * the order that function sets them, the strings through the one escaper.
+ * A call's reply is written once, straight into the output buffer: no
+ * reply tree to allocate, hash and free (tests/unit/test_jsonrpc.c checks
+ * the two agree). */
+int wap_rpc_tool_reply(struct wap_sb *sb, const json_t *id, const char *text, bool is_error,
+		       const json_t *res)
+{
+	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+	static const char mid[] = ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":";
+	static const char sc[] = ",\"structuredContent\":";
+	size_t was = sb->len;
+
+	if (!text)
+		text = "";
+	wap_sb_add(sb, head, sizeof(head) - 1);
+	if (id && !json_is_null(id)) {
+		if (wap_json_dump(id, sb))
+			goto fail;
+	} else {
+		wap_sb_add(sb, "null", 4);
+	}
+	wap_sb_add(sb, mid, sizeof(mid) - 1);
+	if (wap_json_dump_str(sb, text, strlen(text)) &&
+	    wap_json_dump_str(sb, TOOL_TEXT_NOT_UTF8, sizeof(TOOL_TEXT_NOT_UTF8) - 1))
+		goto fail;
+	wap_sb_adds(sb, is_error ? "}],\"isError\":true" : "}],\"isError\":false");
+	if (res) {
+		wap_sb_add(sb, sc, sizeof(sc) - 1);
+		if (wap_json_dump(res, sb))
+			goto fail;
+	}
+	wap_sb_add(sb, "}}", 2);
+	if (!sb->oom)
+		return 0;
+fail:
+	sb->len = was;
+	if (sb->buf)
+		sb->buf[was] = 0;
+	return -1;
+}
+
 json_t *wap_rpc_error(const json_t *id, int code, const char *message, json_t *data)
 {
 	json_t *o = json_object(), *e = json_object(), *m;

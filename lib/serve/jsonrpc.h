@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "strbuf.h"
 
 #define WAP_RPC_PARSE_ERROR	(-32700)
 #define WAP_RPC_INVALID_REQUEST	(-32600)
@@ -81,6 +82,17 @@ json_t *wap_rpc_oom(const json_t *id);
 /* Outgoing messages. */
 json_t *wap_rpc_notification(const char *method, json_t *params /* stolen; may be NULL */);
 json_t *wap_rpc_request(const json_t *id, const char *method, json_t *params /* stolen */);
+
+/* The reply to ID of an MCP tools/call that ran: {"content": [{"type":
+ * "text", "text": TEXT}], "isError": IS_ERROR, "structuredContent": RES}
+ * (no structuredContent if RES is NULL; a TEXT that is not valid UTF-8
+ * is replaced by a sentence saying so).  wap_rpc_tool_result builds it as
+ * a value (RES not stolen); wap_rpc_tool_reply appends to SB the bytes
+ * wap_json_dump writes for that value, without building it: 0, or -1 and
+ * SB as it was when it cannot be written (what wap_json_dump refuses). */
+json_t *wap_rpc_tool_result(const json_t *id, const char *text, bool is_error, json_t *res);
+int wap_rpc_tool_reply(struct wap_sb *sb, const json_t *id, const char *text, bool is_error,
+		       const json_t *res);
 
 /* One line of compact JSON without a trailing newline (jansson escapes
  * control characters, so the text never holds a raw newline).  Malloc'd;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "json.h"
 #include "mcp.h"
 #include "strbuf.h"
 #include "term.h"
@@ -812,7 +813,8 @@ static json_t *tools_list(struct wap_mcp_session *s, const struct wap_rpc_msg *m
  * otherwise (acp) the result itself or a JSON-RPC error. */
 static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 			struct inflight *c, const struct wap_ptool *t, const json_t *args,
-			bool as_tool, wap_mcp_send_fn send, void *arg)
+			bool as_tool, wap_mcp_send_fn send, void *arg, struct wap_sb *raw,
+			bool *wrote)
 {
 	struct progress prog = { 0 };
 	struct wap_call call = { 0 };
@@ -861,23 +863,12 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 			"content", "type", "text", "text", etext ? etext : err.msg, "isError", 1));
 		free(etext);
 		json_decref(e);
+	} else if (raw) {
+		/* the door takes the reply as bytes: written once, no tree */
+		out = NULL;
+		*wrote = !wap_rpc_tool_reply(raw, m->id, text, rc == 1, res);
 	} else {
-		/* {"content": [{"type": "text", "text": TEXT}], "isError": B,
-		 * "structuredContent": RES}, built by hand: json_pack's format
-		 * parsing cost more than the rest of it */
-		json_t *t = json_string(text ? text : ""), *item = json_object(), *content = json_array();
-		json_t *r = json_object();
-
-		if (!t)	/* text not valid UTF-8: say so rather than fail */
-			t = json_string("(the text rendering is not valid UTF-8; see structuredContent)");
-		json_object_set_new_nocheck(item, "type", json_string_nocheck("text"));
-		json_object_set_new_nocheck(item, "text", t);
-		json_array_append_new(content, item);
-		json_object_set_new_nocheck(r, "content", content);
-		json_object_set_new_nocheck(r, "isError", json_boolean(rc == 1));
-		if (res)
-			json_object_set_nocheck(r, "structuredContent", res);
-		out = wap_rpc_result(m->id, r);
+		out = wap_rpc_tool_result(m->id, text, rc == 1, res);
 	}
 	if (call.progress) {
 		pthread_mutex_destroy(&prog.mu);
@@ -891,7 +882,7 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 }
 
 static json_t *tools_call(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
-			  wap_mcp_send_fn send, void *arg)
+			  wap_mcp_send_fn send, void *arg, struct wap_sb *raw, bool *wrote)
 {
 	json_t *name = json_object_get(m->params, "name");
 	json_t *args = json_object_get(m->params, "arguments"), *empty = NULL, *out;
@@ -909,7 +900,7 @@ static json_t *tools_call(struct wap_mcp_session *s, const struct wap_rpc_msg *m
 	else {
 		if (!args || json_is_null(args))
 			args = empty = json_object();
-		out = run_tool(s, m, c, t, args, true, send, arg);	/* ends the call */
+		out = run_tool(s, m, c, t, args, true, send, arg, raw, wrote);	/* ends the call */
 		json_decref(empty);
 		return out;
 	}
@@ -1073,7 +1064,8 @@ json_t *wap_mcp_handle(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 			end_call(s, c);
 			return invalid_params(m, "Invalid params: params must be an object%s", NULL);
 		}
-		out = run_tool(s, m, c, t, m->params ? m->params : (empty = json_object()), false, send, arg);
+		out = run_tool(s, m, c, t, m->params ? m->params : (empty = json_object()), false, send,
+			       arg, NULL, NULL);
 		json_decref(empty);
 		return out;
 	}
@@ -1092,10 +1084,34 @@ json_t *wap_mcp_handle(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 	if (!strcmp(m->method, "tools/list"))
 		return tools_list(s, m);
 	if (!strcmp(m->method, "tools/call"))
-		return tools_call(s, m, send, arg);
+		return tools_call(s, m, send, arg, NULL, NULL);
 	{
 		char msg[300];
 		snprintf(msg, sizeof(msg), "Method not found: %.200s", m->method);
 		return wap_rpc_error(m->id, WAP_RPC_METHOD_NOT_FOUND, msg, NULL);
 	}
+}
+
+int wap_mcp_reply(struct wap_mcp_session *s, const struct wap_rpc_msg *m, wap_mcp_send_fn send,
+		  void *arg, struct wap_sb *sb)
+{
+	json_t *r;
+	bool wrote = false;
+	int rc;
+
+	/* a tool's result straight into SB; any other reply as a value
+	 * (the same dispatch as wap_mcp_handle: no profile with methods has
+	 * tools/call) */
+	if (m->kind == WAP_RPC_REQUEST && !s->srv->profile->methods && !strcmp(m->method, "tools/call")) {
+		r = tools_call(s, m, send, arg, sb, &wrote);
+		if (wrote)
+			return 1;
+	} else {
+		r = wap_mcp_handle(s, m, send, arg);
+	}
+	if (!r)
+		return 0;
+	rc = wap_json_dump(r, sb);
+	json_decref(r);
+	return rc ? 0 : 1;
 }

@@ -60,6 +60,13 @@ void wap_mcp_session_cancel_all(struct wap_mcp_session *s);
  * sends while handling (progress); may be NULL. */
 json_t *wap_mcp_handle(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 		       wap_mcp_send_fn send, void *arg);
+/* wap_mcp_handle with the reply appended to SB (one line of JSON, without
+ * its newline) rather than returned: 1 if a reply was written, 0 if there
+ * is none, or it cannot be written (not valid UTF-8, no memory: a door
+ * drops such a reply).  A tools/call's reply is written without being
+ * built as a value (wap_rpc_tool_reply): the stdio door's path. */
+int wap_mcp_reply(struct wap_mcp_session *s, const struct wap_rpc_msg *m, wap_mcp_send_fn send,
+		  void *arg, struct wap_sb *sb);
 
 /* Does M take long enough to belong on a worker thread (tools/call and
  * the acp methods, but for the quick tools: read, stat)?  A transport that queues it calls wap_mcp_expect()

@@ -81,6 +81,36 @@ static void out_put(struct out *o, const json_t *msg, bool hold)
 	pthread_mutex_unlock(&o->mu);
 }
 
+static void out_send(void *arg, const json_t *msg);
+static void out_send_held(void *arg, const json_t *msg);
+
+/* LEN bytes of a reply line (without its newline), as out_put */
+static void out_put_bytes(struct out *o, const char *line, size_t len, bool hold)
+{
+	pthread_mutex_lock(&o->mu);
+	while (o->buf.len > OUT_MAX && o->writing && !o->dead)
+		pthread_cond_wait(&o->cv, &o->mu);
+	if (!o->dead && wap_sb_grow(&o->buf, len + 1)) {
+		memcpy(o->buf.buf + o->buf.len, line, len);
+		o->buf.len += len;
+		o->buf.buf[o->buf.len++] = '\n';
+	}
+	o->buf.oom = false;
+	if (!o->writing && (!hold || o->buf.len > OUT_HELD))
+		out_drain(o);
+	pthread_mutex_unlock(&o->mu);
+}
+
+/* M's reply, if any, made into SCRATCH (reused, emptied) and put out */
+static void reply_to(struct wap_mcp_session *s, struct out *o, const struct wap_rpc_msg *m,
+		     struct wap_sb *scratch, bool hold)
+{
+	scratch->len = 0;
+	scratch->oom = false;
+	if (wap_mcp_reply(s, m, hold ? out_send_held : out_send, o, scratch) > 0)
+		out_put_bytes(o, scratch->buf, scratch->len, hold);
+}
+
 static void out_flush(struct out *o)
 {
 	pthread_mutex_lock(&o->mu);
@@ -107,6 +137,7 @@ static void out_send_held(void *arg, const json_t *msg)
 struct ctx {
 	struct wap_mcp_session *s;
 	struct out *out;
+	struct wap_sb scratch;	/* the reader's replies are made here */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int pending;
@@ -121,16 +152,12 @@ static void run_job(void *arg)
 {
 	struct job *j = arg;
 	struct wap_rpc_msg m;
-	json_t *reply = NULL;
+	struct wap_sb sb = WAP_SB_INIT;
 
-	if (wap_rpc_check(j->msg, &m, &reply) == WAP_RPC_INVALID) {
-		/* cannot happen: checked before queueing */
-	} else {
-		reply = wap_mcp_handle(j->ctx->s, &m, out_send, j->ctx->out);
-	}
-	if (reply)
-		out_send(j->ctx->out, reply);
-	json_decref(reply);
+	/* (checked before queueing: it is valid) */
+	if (wap_rpc_check(j->msg, &m, NULL) != WAP_RPC_INVALID)
+		reply_to(j->ctx->s, j->ctx->out, &m, &sb, false);
+	wap_sb_release(&sb);
 	json_decref(j->msg);
 	pthread_mutex_lock(&j->ctx->mu);
 	j->ctx->pending--;
@@ -203,8 +230,9 @@ static void handle_line(struct ctx *c, struct wap_workers *w, const struct wap_r
 			free(j);
 		}
 	}
-	reply = wap_mcp_handle(c->s, &m, out_send_held, c->out);
+	reply_to(c->s, c->out, &m, &c->scratch, true);
 	json_decref(v);
+	return;
 send:
 	if (reply)
 		out_send_held(c->out, reply);
@@ -229,6 +257,7 @@ int wap_stdio_serve(struct wap_mcp_server *srv, const struct wap_stdio_opts *o)
 	snprintf(sid, sizeof(sid), "stdio-%ld", (long)getpid());
 	c.s = wap_mcp_session_new(srv, sid);
 	c.out = &out;
+	c.scratch = (struct wap_sb)WAP_SB_INIT;
 	c.pending = 0;
 	pthread_mutex_init(&c.mu, NULL);
 	pthread_cond_init(&c.cv, NULL);
@@ -304,6 +333,7 @@ int wap_stdio_serve(struct wap_mcp_server *srv, const struct wap_stdio_opts *o)
 	pthread_cond_destroy(&out.cv);
 	wap_sb_release(&out.buf);
 	wap_sb_release(&out.spare);
+	wap_sb_release(&c.scratch);
 	free(buf);
 	return rc;
 }

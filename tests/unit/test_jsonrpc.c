@@ -9,6 +9,7 @@
 
 #include "audit.h"
 #include "http.h"
+#include "json.h"
 #include "jsonrpc.h"
 
 static int code_of(const json_t *r)
@@ -196,6 +197,80 @@ static void test_audit_summary(void **state)
 	json_decref(req);
 }
 
+/* A tool's reply written straight as bytes (the stdio door) against the
+ * same reply built as a value and dumped (every other door): the same
+ * bytes, or both refused, whatever the text, the id and the result hold. */
+static void one_tool_reply(const json_t *id, const char *text, bool is_error, json_t *res)
+{
+	json_t *v = wap_rpc_tool_result(id, text, is_error, res);
+	struct wap_sb tree = WAP_SB_INIT, raw = WAP_SB_INIT;
+	int rt = wap_json_dump(v, &tree);
+	int rr;
+
+	/* in the middle of a buffer, as in the door's: what was there stays */
+	wap_sb_adds(&raw, "before\n");
+	rr = wap_rpc_tool_reply(&raw, id, text, is_error, res);
+	assert_int_equal(rr, rt);
+	if (!rt) {
+		assert_int_equal(raw.len, tree.len + 7);
+		assert_memory_equal(raw.buf + 7, tree.buf, tree.len);
+	} else {
+		assert_int_equal(raw.len, 7);
+	}
+	assert_string_equal(raw.buf, rt ? "before\n" : raw.buf);
+	json_decref(v);
+	wap_sb_release(&tree);
+	wap_sb_release(&raw);
+}
+
+static void test_tool_reply_bytes(void **state)
+{
+	static const char *const texts[] = {
+		"", "plain", "1: small file, read in every call\n",
+		"quote \" backslash \\ slash / tab \t cr \r nl \n bs \b ff \f",
+		"\x01\x02\x1f\x7f controls", "\xe2\x80\xa8 U+2028 \xe2\x80\xa9 U+2029",
+		"\xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80 \xef\xbf\xbd \xf4\x8f\xbf\xbf",
+		"\xff invalid lead", "cut \xe2\x82", "overlong \xc0\xaf", "surrogate \xed\xa0\x80",
+		"past U+10FFFF \xf4\x90\x80\x80", "\x80 lone continuation", "\"\\\"\\\\",
+		"eight by eight: abcdefgh\"ijklmnop\\qrstuvwx\x19yz",
+		NULL,
+	};
+	json_t *ids[] = {
+		json_integer(0), json_integer(-9007199254740993LL), json_string("id \"\\\n\xe2\x80\xa8"),
+		json_real(1.5), json_null(), NULL,
+	};
+	json_t *bad = json_object();
+	json_t *res[4];
+	char *big = malloc(300001);
+
+	(void)state;
+	res[0] = NULL;
+	res[1] = json_pack("{s:s, s:i, s:b, s:n, s:f, s:[s, {s:s}]}", "content", "a\"b\\c\n\x01",
+			   "n", 42, "t", 1, "z", "r", 0.1, "list", "\xe2\x80\xa8", "k\x1f", "v");
+	res[2] = json_object();
+	/* not UTF-8 (a _nocheck string): both refuse the reply */
+	json_object_set_new_nocheck(bad, "s", json_string_nocheck("\xff"));
+	res[3] = bad;
+	for (size_t i = 0; i < 300000; i++)
+		big[i] = "ab\"\\\n\x01\xc3\xa9x"[i % 9];
+	big[300000] = 0;
+	for (size_t t = 0; texts[t]; t++)
+		for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+			for (size_t r = 0; r < 4; r++) {
+				one_tool_reply(ids[i], texts[t], r & 1, res[r]);
+				one_tool_reply(ids[i], texts[t], !(r & 1), res[r]);
+			}
+	one_tool_reply(ids[0], big, false, res[1]);
+	big[9 * 33332 + 7] = 0;	/* ends inside an é: not UTF-8, the sentence instead */
+	one_tool_reply(ids[0], big, false, res[1]);
+	one_tool_reply(ids[0], NULL, false, NULL);
+	free(big);
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		json_decref(ids[i]);
+	for (size_t r = 0; r < 4; r++)
+		json_decref(res[r]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_dump_one_line),
 		cmocka_unit_test(test_allow_lists),
 		cmocka_unit_test(test_audit_summary),
+		cmocka_unit_test(test_tool_reply_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
