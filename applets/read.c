@@ -52,6 +52,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -947,34 +948,73 @@ static int read_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	return read_path(call, req, res, false, err);
 }
 
+/* The fields of a read's result the text shows, taken in one pass over
+ * it: a lookup each (most of them absent) hashed its key every time, and
+ * the text of every call over a server is rendered. */
+struct rfields {
+	const json_t *content, *path, *meta, *total, *start, *returned, *entries, *binary;
+	const json_t *msize, *member, *mime, *encoding, *from_end, *truncated, *next, *limit;
+	const json_t *invalid;
+};
+
+static void rfields(const json_t *res, struct rfields *f)
+{
+	static const struct { const char *key; size_t off; } keys[] = {
+#define K(k, m) { k, offsetof(struct rfields, m) }
+		K("content", content), K("path", path), K("metadata", meta),
+		K("totalLines", total), K("startLine", start), K("returnedLines", returned),
+		K("entries", entries), K("binary", binary), K("memberSize", msize),
+		K("member", member), K("mimeType", mime), K("encoding", encoding),
+		K("fromEnd", from_end), K("isTruncated", truncated), K("nextOffset", next),
+		K("outputLimit", limit), K("invalidUtf8", invalid),
+#undef K
+	};
+	const char *k;
+	json_t *v;
+
+	memset(f, 0, sizeof(*f));
+	json_object_foreach((json_t *)res, k, v)
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (k[0] == keys[i].key[0] && !strcmp(k, keys[i].key)) {
+				*(const json_t **)((char *)f + keys[i].off) = v;
+				break;
+			}
+}
+
 static int read_render(const json_t *res, const json_t *req, FILE *out)
 {
-	const char *content = json_string_value(json_object_get(res, "content"));
-	const char *path = json_string_value(json_object_get(res, "path"));
-	size_t len = json_string_length(json_object_get(res, "content"));
-	json_t *meta = json_object_get(res, "metadata");
-	json_t *total = json_object_get(res, "totalLines");
-	long long line = json_integer_value(json_object_get(res, "startLine"));
-	long long returned = json_integer_value(json_object_get(res, "returnedLines"));
-	bool numbered = !json_object_get(res, "entries");
+	struct rfields f;
+	const char *content, *path;
+	size_t len;
+	json_t *meta, *total;
+	long long line, returned;
+	bool numbered;
 	const char *p, *end;
 
+	rfields(res, &f);
+	content = json_string_value(f.content);
+	path = json_string_value(f.path);
+	len = json_string_length(f.content);
+	meta = (json_t *)f.meta;
+	total = (json_t *)f.total;
+	line = json_integer_value(f.start);
+	returned = json_integer_value(f.returned);
+	numbered = !f.entries;
 	(void)req;
 	if (!out)
 		return 0;
-	if (json_is_true(json_object_get(res, "binary"))) {
-		json_t *msize = json_object_get(res, "memberSize");
+	if (json_is_true(f.binary)) {
+		const json_t *msize = f.msize;
 		fprintf(out, "Binary file: %s%s%s (%lld bytes, %s); its bytes are not shown\n",
-			path, json_object_get(res, "member") ? " member " : "",
-			json_object_get(res, "member") ? json_string_value(json_object_get(res, "member")) : "",
+			path, f.member ? " member " : "",
+			f.member ? json_string_value(f.member) : "",
 			(long long)json_integer_value(msize ? msize : json_object_get(meta, "size")),
-			json_string_value(json_object_get(res, "mimeType")));
+			json_string_value(f.mime));
 		return 0;
 	}
-	if (json_object_get(res, "encoding")) {	/* the bytes as they are */
+	if (f.encoding) {	/* the bytes as they are */
 		fwrite(content ? content : "", 1, len, out);
-		if (json_is_string(json_object_get(res, "encoding")) &&
-		    !strcmp(json_string_value(json_object_get(res, "encoding")), "base64"))
+		if (json_is_string(f.encoding) && !strcmp(json_string_value(f.encoding), "base64"))
 			fputc('\n', out);
 		return 0;
 	}
@@ -992,13 +1032,13 @@ static int read_render(const json_t *res, const json_t *req, FILE *out)
 	if (!returned && json_is_integer(total) && json_integer_value(total) > 0)
 		fprintf(out, "[no lines from line %lld: %s has %lld]\n", line, path,
 			(long long)json_integer_value(total));
-	if (json_is_true(json_object_get(res, "fromEnd"))) {
-		if (json_is_true(json_object_get(res, "isTruncated")))
+	if (json_is_true(f.from_end)) {
+		if (json_is_true(f.truncated))
 			fprintf(out, "[the last %lld lines of %s, numbered from the end; use --offset N or --head N for lines from the start]\n",
 				returned, path);
-	} else if (json_is_true(json_object_get(res, "isTruncated"))) {
-		long long next = json_integer_value(json_object_get(res, "nextOffset"));
-		json_t *lim = json_object_get(res, "outputLimit");
+	} else if (json_is_true(f.truncated)) {
+		long long next = json_integer_value(f.next);
+		const json_t *lim = f.limit;
 		fprintf(out, "[truncated: showing %s %lld-%lld", numbered ? "lines" : "entries",
 			next - returned, next - 1);
 		if (json_is_integer(total))
@@ -1007,7 +1047,7 @@ static int read_render(const json_t *res, const json_t *req, FILE *out)
 			fprintf(out, " (output limit of %lld bytes reached)", (long long)json_integer_value(lim));
 		fprintf(out, "; read on with --offset %lld]\n", next);
 	}
-	if (json_is_true(json_object_get(res, "invalidUtf8")))
+	if (json_is_true(f.invalid))
 		fprintf(out, "[%s is not valid UTF-8: invalid bytes are shown as U+FFFD]\n", path);
 	return 0;
 }
