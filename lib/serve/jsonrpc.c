@@ -58,6 +58,35 @@ static bool valid_id(const json_t *id)
 	return json_is_string(id) || json_is_integer(id) || json_is_real(id);
 }
 
+/* The members of a message, in one pass over its keys: a message has a
+ * handful, and six lookups hashed six keys, most of them absent.  A key
+ * is its bytes and its length: "id\u0000x" is not "id". */
+#define IS(k, n, lit) ((n) == sizeof(lit) - 1 && !memcmp(k, lit, sizeof(lit) - 1))
+
+static void members(const json_t *msg, const json_t **ver, const json_t **id, const json_t **method,
+		    const json_t **params, const json_t **result, const json_t **error)
+{
+	const char *k;
+	size_t n;
+	json_t *v;
+
+	*ver = *id = *method = *params = *result = *error = NULL;
+	json_object_keylen_foreach((json_t *)msg, k, n, v) {
+		if (IS(k, n, "jsonrpc"))
+			*ver = v;
+		else if (IS(k, n, "id"))
+			*id = v;
+		else if (IS(k, n, "method"))
+			*method = v;
+		else if (IS(k, n, "params"))
+			*params = v;
+		else if (IS(k, n, "result"))
+			*result = v;
+		else if (IS(k, n, "error"))
+			*error = v;
+	}
+}
+
 enum wap_rpc_kind wap_rpc_check(const json_t *msg, struct wap_rpc_msg *m, json_t **reply)
 {
 	const json_t *ver, *id, *method, *params, *result, *error;
@@ -73,22 +102,17 @@ enum wap_rpc_kind wap_rpc_check(const json_t *msg, struct wap_rpc_msg *m, json_t
 		id = NULL;
 		goto invalid;
 	}
-	id = json_object_get(msg, "id");
+	members(msg, &ver, &id, &method, &params, &result, &error);
 	if (id && !valid_id(id)) {
 		why = json_is_null(id) ? "Invalid Request: id must not be null"
 				       : "Invalid Request: id must be a string or a number";
 		id = NULL;
 		goto invalid;
 	}
-	ver = json_object_get(msg, "jsonrpc");
 	if (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0")) {
 		why = "Invalid Request: \"jsonrpc\" must be \"2.0\"";
 		goto invalid;
 	}
-	method = json_object_get(msg, "method");
-	params = json_object_get(msg, "params");
-	result = json_object_get(msg, "result");
-	error = json_object_get(msg, "error");
 	if (method) {
 		if (!json_is_string(method) || !json_string_length(method)) {
 			why = "Invalid Request: \"method\" must be a non-empty string";

@@ -223,6 +223,49 @@ static void one_tool_reply(const json_t *id, const char *text, bool is_error, js
 	wap_sb_release(&raw);
 }
 
+/* the members are found by their whole key: a NUL inside a key, a key
+ * that only starts like one, or a duplicate (the last one wins) */
+static void test_member_keys(void **state)
+{
+	int calls = 0;
+	json_t *r;
+	struct wap_rpc_msg m;
+	json_t *msg = json_object();
+
+	(void)state;
+	/* the parser refuses a NUL in a key; a message made by hand may hold one */
+	r = run("{\"jsonrpc\":\"2.0\",\"id\\u0000x\":5,\"method\":\"m\"}", &calls);
+	assert_int_equal(code_of(r), WAP_RPC_PARSE_ERROR);
+	json_decref(r);
+	json_object_set_new(msg, "jsonrpc", json_string("2.0"));
+	json_object_set_new(msg, "method", json_string("m"));
+	json_object_setn_new(msg, "id\0x", 4, json_integer(5));
+	assert_int_equal(wap_rpc_check(msg, &m, &r), WAP_RPC_NOTIFICATION);	/* no "id" */
+	assert_null(m.id);
+	json_object_setn_new(msg, "jsonrpc\0", 8, json_string("1.0"));
+	json_object_setn_new(msg, "id", 2, json_integer(6));
+	assert_int_equal(wap_rpc_check(msg, &m, &r), WAP_RPC_REQUEST);
+	assert_int_equal(json_integer_value(m.id), 6);
+	json_object_del(msg, "jsonrpc");
+	assert_int_equal(wap_rpc_check(msg, &m, &r), WAP_RPC_INVALID);
+	assert_int_equal(code_of(r), WAP_RPC_INVALID_REQUEST);
+	json_decref(r);
+	json_decref(msg);
+	r = run("{\"jsonrpc\":\"2.0\",\"id\":1,\"methods\":\"m\",\"metho\":\"m\"}", &calls);
+	assert_int_equal(code_of(r), WAP_RPC_INVALID_REQUEST);
+	json_decref(r);
+	r = run("{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"first\",\"method\":\"last\"}", &calls);
+	assert_int_equal(json_integer_value(json_object_get(r, "id")), 2);
+	assert_string_equal(json_string_value(json_object_get(r, "result")), "last");
+	json_decref(r);
+	r = run("{\"method\":\"m\",\"params\":[],\"i\":1,\"jsonrpc\":\"2.0\",\"resul\":1,\"errors\":1}", &calls);
+	assert_null(r);
+	assert_int_equal(calls, 2);
+	r = run("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"m\",\"error\":{\"code\":1}}", &calls);
+	assert_int_equal(code_of(r), WAP_RPC_INVALID_REQUEST);
+	json_decref(r);
+}
+
 static void test_tool_reply_bytes(void **state)
 {
 	static const char *const texts[] = {
@@ -281,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_allow_lists),
 		cmocka_unit_test(test_audit_summary),
 		cmocka_unit_test(test_tool_reply_bytes),
+		cmocka_unit_test(test_member_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
