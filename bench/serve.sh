@@ -5,8 +5,9 @@
 # rounds (default 3) taken in turn, medians and per-round ratios:
 #   1. small reads over stdio, pipelined (DEPTH in flight, default 32):
 #      wap; the client's own ceiling (the same client fed wap's replies,
-#      recorded in this run, with no server behind them); the official MCP
-#      filesystem server (@modelcontextprotocol/server-filesystem);
+#      recorded in this run, with no server behind them); a do-nothing
+#      server on real pipes (bench/stdiofloor.c, the same replies); the
+#      official MCP filesystem server (@modelcontextprotocol/server-filesystem);
 #   2. small reads over Streamable HTTP with 1, 8 and 64 clients (a
 #      session and a connection each) in closed loop, and 8 in open loop
 #      at RATE calls/s (default 10000), driven by a C client
@@ -56,22 +57,26 @@ PY
 if [ "${STDIO:-1}" != 0 ]; then
 echo "## stdio: small reads, $DEPTH in flight (load before: $(load))"
 echo
-echo "| round | client ceiling calls/s | wap calls/s | server-filesystem calls/s | wap / ceiling | wap / server-filesystem | wap p50 / p99 ms |"
-echo "|---|---|---|---|---|---|---|"
+echo "| round | client ceiling calls/s | do-nothing server calls/s | wap calls/s | server-filesystem calls/s | wap / ceiling | wap / do-nothing | wap / server-filesystem | wap p50 / p99 ms |"
+echo "|---|---|---|---|---|---|---|---|---|"
 : > "$D/ratios"
+${CC:-cc} -O2 -o "$D/stdiofloor" stdiofloor.c
+sed -n '1p;3p' "$D/replies.jsonl" > "$D/floor.jsonl"	# initialize's reply, a read's
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	ceil=$($C replay "$calls" "$DEPTH" read "$RD" "$D/replies.jsonl")
+	nil=$($C stdio "$calls" "$DEPTH" read "$RD" -- "$D/stdiofloor" "$D/floor.jsonl")
 	w=$($C stdio "$calls" "$DEPTH" read "$RD" -- "$WAP" serve --root "$D")
 	f=$($C stdio $((2000 * S)) "$DEPTH" read_text_file "{\"path\":\"$D/small.txt\"}" -- $FS "$D")
-	echo "$ceil" > "$D/c$r"; echo "$w" > "$D/w$r"; echo "$f" > "$D/f$r"
-	python3 - "$r" "$D/c$r" "$D/w$r" "$D/f$r" >> "$D/ratios" <<'PY'
+	echo "$ceil" > "$D/c$r"; echo "$w" > "$D/w$r"; echo "$f" > "$D/f$r"; echo "$nil" > "$D/n$r"
+	python3 - "$r" "$D/c$r" "$D/w$r" "$D/f$r" "$D/n$r" >> "$D/ratios" <<'PY'
 import json, sys
-c, w, f = (json.load(open(p)) for p in sys.argv[2:5])
+c, w, f, n = (json.load(open(p)) for p in sys.argv[2:6])
 print(sys.argv[1], c["calls_per_s"], w["calls_per_s"], f["calls_per_s"],
-      w["calls_per_s"] / c["calls_per_s"], w["calls_per_s"] / f["calls_per_s"], w["p50_ms"], w["p99_ms"])
+      w["calls_per_s"] / c["calls_per_s"], w["calls_per_s"] / f["calls_per_s"], w["p50_ms"], w["p99_ms"],
+      n["calls_per_s"], w["calls_per_s"] / n["calls_per_s"])
 PY
-	tail -n 1 "$D/ratios" | awk '{ printf "| %s | %d | %d | %d | %.2f | %.1f | %.3f / %.3f |\n", $1, $2, $3, $4, $5, $6, $7, $8 }'
+	tail -n 1 "$D/ratios" | awk '{ printf "| %s | %d | %d | %d | %d | %.2f | %.2f | %.1f | %.3f / %.3f |\n", $1, $2, $9, $3, $4, $5, $10, $6, $7, $8 }'
 	r=$((r + 1))
 done
 # CPU per call, which the load does not change: wap fed the same calls
@@ -85,6 +90,7 @@ ccpu=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["client_c
 echo
 echo "CPU per call (user + system): wap $wcpu us (\`wap serve --drain\` fed the same $calls calls from a file), the client alone $ccpu us (replay)"
 sort -k5 -g "$D/ratios" | awk -v n="$ROUNDS" 'NR == int((n + 1) / 2) { printf "\nmedian wap / ceiling: %.2f; ", $5 }'
+sort -k10 -g "$D/ratios" | awk -v n="$ROUNDS" 'NR == int((n + 1) / 2) { printf "median wap / do-nothing server: %.2f; ", $10 }'
 sort -k6 -g "$D/ratios" | awk -v n="$ROUNDS" 'NR == int((n + 1) / 2) { printf "median wap / server-filesystem: %.1fx", $6 }'
 echo " (load after: $(load))"
 echo
