@@ -288,6 +288,8 @@ out:
 	json_decref(g.updates);
 	free(g.wd_rel);
 	git_odb_free(g.packs);
+	git_object_free(g.memo_obj);
+	free(g.memo_rev);
 	git_repository_free(g.repo);
 	free(g.args);
 	git_error_clear();
