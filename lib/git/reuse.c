@@ -17,7 +17,6 @@ struct rblob {
 	git_oid id;
 	char *rel;
 	git_index_entry e;
-	bool nocr;	/* only if it holds no CR (its CRLF filter is then a no-op) */
 };
 
 struct rbackend {
@@ -75,7 +74,7 @@ static int rb_read(void **out, size_t *len, git_object_t *type, git_odb_backend 
 		got += r;
 	}
 	/* still the same file, and no longer than the index says */
-	if (!same_stat(fd, &b->e) || read(fd, &(char){ 0 }, 1) != 0 || (b->nocr && memchr(buf, '\r', sz)))
+	if (!same_stat(fd, &b->e) || read(fd, &(char){ 0 }, 1) != 0 || memchr(buf, '\r', sz))
 		goto pass;
 	close(fd);
 	*out = buf;
@@ -104,36 +103,31 @@ static int path_cmp(const void *a, const void *b)
 }
 
 /* Is the work tree's file at P its blob, byte for byte, when the index
- * says it is unchanged?  Not when a filter stands between the two: a
- * filter driver or a working-tree-encoding (git's, which libgit2 does not
- * run: its diff shows the blob), ident; but CRLF conversion (text, eol,
- * core.autocrlf) changes nothing in a file without a CR: *NOCR says the
- * file read must have none. */
-static bool plain_file(struct g *g, const char *p, bool *nocr)
+ * says it is unchanged?  Not when a filter stands between the two (git's
+ * would_convert_to_git): a filter driver, a working-tree-encoding (git
+ * runs them, libgit2 does not: its diff shows the blob), ident.  CRLF
+ * conversion (text, eol, core.autocrlf) only takes CRs out: the file read
+ * must hold none (rb_read). */
+static bool plain_file(struct g *g, const char *p)
 {
-	static const char *names[] = { "filter", "working-tree-encoding" };
-	const char *v[2] = { NULL, NULL };
-	git_filter_list *fl = NULL;
-	bool ok;
+	static const char *names[] = { "filter", "working-tree-encoding", "ident" };
+	const char *v[3] = { NULL, NULL, NULL };
 
-	*nocr = false;
-	if (git_attr_get_many(v, g->repo, 0, p, 2, names) || GIT_ATTR_IS_TRUE(v[0]) || GIT_ATTR_HAS_VALUE(v[0]) ||
-	    GIT_ATTR_IS_TRUE(v[1]) || GIT_ATTR_HAS_VALUE(v[1]) ||
-	    git_filter_list_load(&fl, g->repo, NULL, p, GIT_FILTER_TO_ODB, GIT_FILTER_DEFAULT)) {
+	if (git_attr_get_many(v, g->repo, 0, p, 3, names)) {
 		git_error_clear();
 		return false;
 	}
-	ok = !fl || (git_filter_list_length(fl) == 1 && git_filter_list_contains(fl, "crlf"));
-	*nocr = fl != NULL;
-	git_filter_list_free(fl);
-	return ok;
+	for (int i = 0; i < 3; i++)
+		if (GIT_ATTR_IS_TRUE(v[i]) || GIT_ATTR_HAS_VALUE(v[i]))
+			return false;
+	return true;
 }
 
 /* Diff D's new sides (a diff against the work tree through index IDX)
  * whose work-tree file the index says is their blob: not among CAND (the
  * sorted paths prestat.c found changed or racily clean), the index's blob,
- * a regular file, and with no filter between the work tree and the
- * object store that changes it (plain_file): libgit2 reads them from the work tree, through a store of its own put
+ * a regular file, with no filter between the work tree and the object
+ * store that could change it (plain_file): libgit2 reads them from the work tree, through a store of its own put
  * before the packs.  Nothing is made when no side qualifies; errors leave
  * the packs to serve them all. */
 void wt_reuse(struct g *g, git_diff *d, git_index *idx, const struct strv *cand)
@@ -157,7 +151,7 @@ void wt_reuse(struct g *g, git_diff *d, git_index *idx, const struct strv *cand)
 		    (e->flags_extended & (GIT_INDEX_ENTRY_SKIP_WORKTREE | GIT_INDEX_ENTRY_INTENT_TO_ADD)) ||
 		    (e->flags & GIT_INDEX_ENTRY_VALID))
 			continue;
-		if (!plain_file(g, p, &rb->v[rb->n].nocr))
+		if (!plain_file(g, p))
 			continue;
 		if (!(rb->v[rb->n].rel = ws_path(g, p)))
 			goto fail;
