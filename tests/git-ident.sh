@@ -314,6 +314,17 @@ git -C "$R" rm -q file.up && git -C "$R" commit -qm three
 echo "line 9" >> "$R/plain.txt"
 bytes "diff REV: a file changed since the index, and the ones that are not" "diff HEAD~2" "diff HEAD~2" "$R"
 
+# ---- a binary file renamed unchanged: git prints no "Binary files ... differ" ----
+B=$T/binren
+git init -q "$B" && printf 'a\0b\0c' > "$B/bin.dat" && echo t > "$B/t.txt"
+git -C "$B" add -A && git -C "$B" commit -qm one
+mkdir "$B/d" && git -C "$B" mv bin.dat d/bin.dat && printf 'x\0y' > "$B/other.dat"
+git -C "$B" add -A && git -C "$B" commit -qm two
+bytes "show: a binary file renamed unchanged, and one added" "show HEAD" "show HEAD" "$B"
+bytes "diff A B: the same" "diff HEAD~1 HEAD" "diff HEAD~1 HEAD" "$B"
+sleep 1 && git -C "$B" status --porcelain >/dev/null
+bytes "diff REV: the same" "diff HEAD~1" "diff HEAD~1" "$B"
+
 # ---- the index as lib/git/prestat.c reads it: versions 2, 3 and 4 ----
 # (version 4 writes each path as a cut of the one before and a suffix;
 # the paths of 2 and 3 are used where they lie in the file read)

@@ -318,6 +318,11 @@ static int print_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_d
 	int sim = -1;
 
 	(void)h;
+	/* a binary file renamed or copied unchanged: git says nothing of
+	 * its content (libgit2 says it differs) */
+	if (l->origin == GIT_DIFF_LINE_BINARY && git_oid_equal(&d->old_file.id, &d->new_file.id) &&
+	    !git_oid_is_zero(&d->old_file.id))
+		return 0;
 	if (l->origin == GIT_DIFF_LINE_FILE_HDR &&
 	    (d->status == GIT_DELTA_RENAMED || d->status == GIT_DELTA_COPIED))
 		sim = git_similarity(pc->g, &d->old_file.id, &d->new_file.id);
