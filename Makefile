@@ -54,14 +54,16 @@ ifneq ($(findstring x86_64,$(shell $(CC) -dumpmachine)),)
 # OpenSSL and Kerberos) are loaded when a remote first calls them
 # (lib/git/deps.c: trampolines, x86-64 only; elsewhere libgit2 stays
 # dlopened as libarchive and libwebsockets are).  lib/git/git.c wraps
-# mbedTLS's reading of the CA certificates and seeding of its random
-# generator to defer them to the first remote.
+# libgit2's TLS set-up, mbedTLS's reading of the CA certificates and seeding
+# of its random generator to defer them to the first remote.
 LAZY_PKGS := libarchive libwebsockets
 LINKED_PKGS := libgit2
 OPT += -DWAP_LINK_GIT2
 LDLIBS += -Wl,-Bstatic -lgit2 -lmbedtls -lmbedx509 -lmbedcrypto -lhttp_parser -lz -Wl,-Bdynamic
 LDFLAGS += -Wl,--wrap=mbedtls_x509_crt_parse_file -Wl,--wrap=mbedtls_x509_crt_parse_path \
-	-Wl,--wrap=mbedtls_entropy_init -Wl,--wrap=mbedtls_ctr_drbg_seed
+	-Wl,--wrap=mbedtls_entropy_init -Wl,--wrap=mbedtls_ctr_drbg_seed \
+	-Wl,--wrap=git_mbedtls_stream_global_init -Wl,--wrap=git_mbedtls_stream_new \
+	-Wl,--wrap=git_mbedtls_stream_wrap
 else
 # lib/git/git.c defers libgit2's reading of the CA certificates
 LDFLAGS += -Wl,--export-dynamic-symbol=mbedtls_x509_crt_parse_file \

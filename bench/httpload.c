@@ -11,12 +11,21 @@
  *   open loop (-r RATE): call i is due at start + i / RATE, sent on an idle
  *     connection (the next one round the ring) when it is due, or as soon
  *     as one is idle; latency from the time it was due, not sent, so a
- *     server that falls behind shows it (no coordinated omission).
+ *     server that falls behind shows it (no coordinated omission).  So
+ *     that the client's own lateness is not put on the server, it sleeps
+ *     with a timer slack of 1 ns (the default 50 us made every call late
+ *     by 50-70 us), wakes ahead of the due time by what its wake-ups have
+ *     overshot lately, and spins the rest, reading replies as it spins;
+ *     it reports how late it sent (lag) and the time from sending to the
+ *     reply (service) beside the latency, which is still counted from the
+ *     due time.  -R runs the client SCHED_FIFO (when allowed), so that it
+ *     wakes on time on a loaded machine; the servers keep their priority.
  * Prints one JSON line: calls, errors, seconds, calls_per_s, p50_ms,
- * p99_ms, client_cpu_us_per_call (this process's user + system time), and
- * with -p PID the server's rss_kb (VmHWM) and server_cpu_us_per_call (all
- * its threads, /proc, clock ticks).
- *   httpload [-r RATE] [-p PID] [-c TEXT] URL N CLIENTS TOOL ARGS_JSON */
+ * p99_ms, p999_ms, max_ms, client_cpu_us_per_call (this process's user +
+ * system time), in open loop lag_p50_ms, lag_p99_ms, svc_p50_ms and
+ * svc_p99_ms, and with -p PID the server's rss_kb (VmHWM) and
+ * server_cpu_us_per_call (all its threads, /proc, clock ticks).
+ *   httpload [-R] [-r RATE] [-p PID] [-c TEXT] URL N CLIENTS TOOL ARGS_JSON */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,7 +37,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sched.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -41,6 +52,7 @@ struct conn {
 	int busy;		/* a request in flight */
 	uint64_t id;		/* its JSON-RPC id */
 	uint64_t t0;		/* when it was sent (closed) or due (open loop) */
+	uint64_t ts;		/* when it was sent */
 	size_t len;
 	char sid[256];
 	char buf[RBUF + 1];
@@ -257,13 +269,15 @@ int main(int argc, char **argv)
 	static const char inited[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
 	struct epoll_event ev[256];
 	struct conn *c;
-	uint64_t n, sent = 0, done = 0, *lat, t0, t1, due = 0, period = 0, rate = 0;
+	uint64_t n, sent = 0, done = 0, *lat, *lag, *svc, ahead = 20000, t0, t1, due = 0, period = 0, rate = 0;
 	double c0, s0 = -1, c1, s1 = -1;
-	int k, ep, opt, pid = 0, ring = 0, one = 1;
+	int k, ep, opt, pid = 0, ring = 0, one = 1, rt = 0;
 	char hostbuf[256], *u;
 
-	while ((opt = getopt(argc, argv, "r:p:c:")) != -1) {
-		if (opt == 'r')
+	while ((opt = getopt(argc, argv, "Rr:p:c:")) != -1) {
+		if (opt == 'R')
+			rt = 1;
+		else if (opt == 'r')
 			rate = strtoull(optarg, NULL, 10);
 		else if (opt == 'p')
 			pid = atoi(optarg);
@@ -273,7 +287,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (argc - optind != 5 || strncmp(argv[optind], "http://", 7)) {
-		fprintf(stderr, "usage: httpload [-r RATE] [-p PID] [-c TEXT] URL N CLIENTS TOOL ARGS_JSON\n");
+		fprintf(stderr, "usage: httpload [-R] [-r RATE] [-p PID] [-c TEXT] URL N CLIENTS TOOL ARGS_JSON\n");
 		return 2;
 	}
 	/* http://HOST:PORT[/PATH], the path /mcp if none */
@@ -298,7 +312,16 @@ int main(int argc, char **argv)
 		return 2;
 	a.sin_port = htons(port);
 	signal(SIGPIPE, SIG_IGN);
-	if (!(c = calloc(k, sizeof(*c))) || !(lat = malloc(n * sizeof(*lat))))
+	/* timers to the nanosecond, not 50 us late (the default slack) */
+	prctl(PR_SET_TIMERSLACK, 1UL);
+	if (rt) {
+		struct sched_param sp = { .sched_priority = 1 };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp))
+			perror("httpload: SCHED_FIFO (going on without)");
+	}
+	if (!(c = calloc(k, sizeof(*c))) || !(lat = malloc(n * sizeof(*lat))) ||
+	    !(lag = calloc(n, sizeof(*lag))) || !(svc = malloc(n * sizeof(*svc))))
 		die("malloc");
 	if ((ep = epoll_create1(0)) < 0)
 		die("epoll_create1");
@@ -330,9 +353,10 @@ int main(int argc, char **argv)
 		period = 1000000000u / rate, due = t0;
 	else
 		for (int i = 0; i < k && sent < n; i++)
-			c[i].t0 = now_ns(), call(&c[i], ++sent);
+			c[i].ts = c[i].t0 = now_ns(), call(&c[i], ++sent);
 	while (done < n) {
 		struct timespec to, *top = NULL;
+		uint64_t wake = 0;
 		int m;
 
 		if (rate) {
@@ -348,16 +372,33 @@ int main(int argc, char **argv)
 					break;	/* all busy: sent late, its latency from when due */
 				ring = (i + 1) % k;
 				c[i].t0 = due;
+				c[i].ts = now_ns();
+				lag[sent] = c[i].ts - due;
 				call(&c[i], ++sent);
 				due += period;
 			}
+			/* asleep until a wake-up's overshoot before the due
+			 * time, then spinning (replies read meanwhile) */
 			if (sent < n && due > t) {
-				to.tv_sec = (due - t) / 1000000000u;
-				to.tv_nsec = (due - t) % 1000000000u;
+				uint64_t w = due - t > ahead ? due - t - ahead : 0;
+
+				to.tv_sec = w / 1000000000u;
+				to.tv_nsec = w % 1000000000u;
 				top = &to;
+				if (w)
+					wake = t + w;
 			}
 		}
 		m = epoll_pwait2(ep, ev, 256, top, NULL);
+		if (m == 0 && wake) {	/* woken by the timer: how late? */
+			/* the median overshoot, tracked a step at a time:
+			 * half the wake-ups spin a little, half are late by
+			 * a little; a stray long one moves it by a step */
+			if (now_ns() - wake > ahead)
+				ahead += ahead < 200000 ? 500 : 0;
+			else if (ahead > 500)
+				ahead -= 500;
+		}
 		if (m < 0 && errno != EINTR)
 			die("epoll_pwait2");
 		for (int e = 0; e < m; e++) {
@@ -380,6 +421,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			t1 = now_ns();
+			svc[done] = t1 - x->ts;
 			lat[done++] = t1 - x->t0;
 			x->busy = 0;
 			snprintf(idk, sizeof(idk), "\"id\":%llu", (unsigned long long)x->id);
@@ -401,7 +443,7 @@ int main(int argc, char **argv)
 			memmove(x->buf, x->buf + used, x->len - used);
 			x->len -= used;
 			if (!rate && sent < n)
-				x->t0 = now_ns(), call(x, ++sent);
+				x->ts = x->t0 = now_ns(), call(x, ++sent);
 		}
 	}
 	t1 = now_ns();
@@ -409,13 +451,20 @@ int main(int argc, char **argv)
 	if (pid)
 		s1 = proc_cpu_us(pid);
 	qsort(lat, n, sizeof(*lat), cmp64);
+	qsort(lag, n, sizeof(*lag), cmp64);
+	qsort(svc, n, sizeof(*svc), cmp64);
 	{
 		double secs = (t1 - t0) / 1e9;
 
 		printf("{\"calls\":%llu,\"errors\":%llu,\"seconds\":%.3f,\"calls_per_s\":%.0f,\"p50_ms\":%.3f,"
-		       "\"p99_ms\":%.3f,\"client_cpu_us_per_call\":%.2f",
+		       "\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"client_cpu_us_per_call\":%.2f",
 		       (unsigned long long)n, (unsigned long long)errors, secs, n / secs,
-		       lat[n / 2] / 1e6, lat[(uint64_t)(n * 0.99)] / 1e6, (c1 - c0) / n);
+		       lat[n / 2] / 1e6, lat[(uint64_t)(n * 0.99)] / 1e6, lat[(uint64_t)(n * 0.999)] / 1e6,
+		       lat[n - 1] / 1e6, (c1 - c0) / n);
+		if (rate)
+			printf(",\"lag_p50_ms\":%.3f,\"lag_p99_ms\":%.3f,\"svc_p50_ms\":%.3f,\"svc_p99_ms\":%.3f",
+			       lag[n / 2] / 1e6, lag[(uint64_t)(n * 0.99)] / 1e6, svc[n / 2] / 1e6,
+			       svc[(uint64_t)(n * 0.99)] / 1e6);
 		if (pid)
 			printf(",\"rss_kb\":%ld,\"server_cpu_us_per_call\":%.1f",
 			       proc_field(pid, "status", "VmHWM:"), (s1 - s0) / n);

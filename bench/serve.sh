@@ -19,7 +19,9 @@
 #   3. wap's RSS after 100k and 1M pipelined reads (stdio);
 #   4. a glob over stdio, one call at a time: wap and the filesystem server.
 # Prints markdown tables and the load average.  N=2 doubles the calls,
-# STDIO=0 skips 1, RSS=0 skips 3.
+# STDIO=0 skips 1, RSS=0 skips 3, RT=0 runs the open-loop client at normal
+# priority (by default SCHED_FIFO when allowed, so that its own wake-ups are
+# on time; its lateness is reported beside the latency).
 #   bench/serve.sh [WAP]
 set -eu
 cd "$(dirname "$0")"
@@ -114,8 +116,8 @@ done
 WU=http://127.0.0.1:$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$D/http.log" | head -n 1)
 SU=$(cat "$D/sdk.url")
 FU=$(cat "$D/floor.url")
-echo "| clients | load | server | calls | calls/s | p50 ms | p99 ms | peak RSS | server CPU us/call | client CPU us/call |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| clients | load | server | calls | calls/s | p50 ms | p99 ms | p99.9 ms | client late p99 ms | reply p99 ms | peak RSS | server CPU us/call | client CPU us/call |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 # closed loop with 1, 8 and 64 clients, then open loop at RATE calls/s
 # spread over 8 (latency from when a call was due)
 RATE=${RATE:-10000}
@@ -124,13 +126,14 @@ for k in 1 8 64 open; do
 		n=$((20000 * S)) ns=$((2000 * S)) opt= c=$k mode="closed"
 		if [ "$k" = open ]; then
 			n=$((2 * RATE * S)) ns=$((3000 * S)) opt="-r $RATE" c=8 mode="open, $RATE/s"
+			[ "${RT:-1}" = 0 ] || opt="$opt -R"
 		fi
 		case $who in
 		floor) out=$("$D/httpload" $opt -p "$fp" -c "$TXT" "$FU" "$n" "$c" read "$RD"); name="client ceiling (httpfloor.c)" ;;
 		wap) out=$("$D/httpload" $opt -p "$hp" -c "$TXT" "$WU" "$n" "$c" read "$RD"); name=wap ;;
 		sdk) out=$("$D/httpload" $opt -p "$sp" -c "$TXT" "$SU" "$ns" "$c" read_text_file "$RD"); name="SDK StreamableHTTPServerTransport" ;;
 		esac
-		echo "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); print("| %s | %s | %s | %d | %d | %.3f | %.3f | %.1f MB | %.1f | %.1f |" % (sys.argv[1], sys.argv[2], sys.argv[3], j["calls"], j["calls_per_s"], j["p50_ms"], j["p99_ms"], j["rss_kb"] / 1024, j["server_cpu_us_per_call"], j["client_cpu_us_per_call"]))' "$c" "$mode" "$name"
+		echo "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); o=lambda k: "%.3f" % j[k] if k in j else "-"; print("| %s | %s | %s | %d | %d | %.3f | %.3f | %.3f | %s | %s | %.1f MB | %.1f | %.1f |" % (sys.argv[1], sys.argv[2], sys.argv[3], j["calls"], j["calls_per_s"], j["p50_ms"], j["p99_ms"], j["p999_ms"], o("lag_p99_ms"), o("svc_p99_ms"), j["rss_kb"] / 1024, j["server_cpu_us_per_call"], j["client_cpu_us_per_call"]))' "$c" "$mode" "$name"
 	done
 done
 kill $hp $sp $fp 2>/dev/null || true

@@ -284,6 +284,47 @@ bytes "diff REV (the work tree): the index's attributes apply" "diff HEAD~1" "di
 echo 'a.txt -diff' > "$A/.gitattributes"
 bytes "show: the work tree's attributes apply" "show" "show" "$A"
 
+# ---- diff REV: the files the index says are unchanged are read from the
+# work tree (lib/git/reuse.c), unless a filter stands between the work tree
+# and the blob: CRLF conversion of a file with CRs, ident, a filter driver ----
+R=$T/reuse
+git init -q "$R"
+printf '* text=auto\n*.id ident\n*.up filter=up\n' > "$R/.gitattributes"
+git -C "$R" config filter.up.clean "tr a-z A-Z"
+git -C "$R" config filter.up.smudge cat
+for i in 1 2 3 4 5 6 7 8; do echo "line $i" >> "$R/plain.txt"; done
+cp "$R/plain.txt" "$R/exec.sh" && chmod +x "$R/exec.sh"
+printf 'one\r\ntwo\r\nthree\r\n' > "$R/crlf.txt"
+printf 'a\n$Id$\nb\n' > "$R/file.id"
+printf 'lower case\n' > "$R/file.up"
+git -C "$R" add -A && git -C "$R" commit -qm one
+sed -i 's/line 4/line FOUR/' "$R/plain.txt" "$R/exec.sh"
+printf 'one\r\n2\r\nthree\r\n' > "$R/crlf.txt"
+printf 'a\n$Id$\nB\n' > "$R/file.id"
+printf 'lower case again\n' > "$R/file.up"
+cp "$R/plain.txt" "$R/same-as-plain.txt"
+git -C "$R" add -A && git -C "$R" commit -qm two
+rm "$R/file.id" && git -C "$R" checkout -- file.id	# ident: "$Id: ... $" in the work tree
+sleep 1 && git -C "$R" status --porcelain >/dev/null	# not racily clean
+bytes "diff REV: unchanged files read from the work tree, filtered ones not" "diff HEAD~1" "diff HEAD~1" "$R"
+bytes "diff REV --stat: the same" "diff HEAD~1 --stat" "diff HEAD~1 --stat" "$R"
+# one file changed since the index (then libgit2 runs the filters it knows
+# on every work tree side: not the filter driver, so that file leaves)
+git -C "$R" rm -q file.up && git -C "$R" commit -qm three
+echo "line 9" >> "$R/plain.txt"
+bytes "diff REV: a file changed since the index, and the ones that are not" "diff HEAD~2" "diff HEAD~2" "$R"
+
+# ---- a binary file renamed unchanged: git prints no "Binary files ... differ" ----
+B=$T/binren
+git init -q "$B" && printf 'a\0b\0c' > "$B/bin.dat" && echo t > "$B/t.txt"
+git -C "$B" add -A && git -C "$B" commit -qm one
+mkdir "$B/d" && git -C "$B" mv bin.dat d/bin.dat && printf 'x\0y' > "$B/other.dat"
+git -C "$B" add -A && git -C "$B" commit -qm two
+bytes "show: a binary file renamed unchanged, and one added" "show HEAD" "show HEAD" "$B"
+bytes "diff A B: the same" "diff HEAD~1 HEAD" "diff HEAD~1 HEAD" "$B"
+sleep 1 && git -C "$B" status --porcelain >/dev/null
+bytes "diff REV: the same" "diff HEAD~1" "diff HEAD~1" "$B"
+
 # ---- the index as lib/git/prestat.c reads it: versions 2, 3 and 4 ----
 # (version 4 writes each path as a cut of the one before and a suffix;
 # the paths of 2 and 3 are used where they lie in the file read)

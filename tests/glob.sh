@@ -417,6 +417,25 @@ done
 same "0x01 names: 'q\\1b' between 'q/\\1' and 'q/c'" "$(WAP_ROOT=$X wap glob -m0 --sort path -t f 'q*/**' | od -An -c)" \
 	"$(printf 'q/\001\nq\001b\nq/c\nq\001d\n' | od -An -c)"
 
+# The same with the 0x01 in a directory that is no hit (-t f keeps no
+# name for it, only its place in the tree): "p\1/e" before "p/x"
+X2=$T/odd2
+python3 - "$X2" <<'EOF2'
+import os, sys
+root = sys.argv[1]
+for p in ["p/x", "p\x01/e"]:
+    f = os.path.join(root, p)
+    os.makedirs(os.path.dirname(f), exist_ok=True)
+    open(f, "w").close()
+    os.utime(f, ns=(5 * 10**18, 5 * 10**18))
+EOF2
+for j in 1 2; do
+	same "0x01 in a directory not listed, path, -j$j" "$(WAP_ROOT=$X2 wap glob -m0 -j$j -t f --sort path '**' | od -An -c)" \
+		"$(printf 'p\001/e\np/x\n' | od -An -c)"
+	same "0x01 in a directory not listed, newest first, -j$j" "$(WAP_ROOT=$X2 wap glob -m0 -j$j -t f '**' | od -An -c)" \
+		"$(printf 'p\001/e\np/x\n' | od -An -c)"
+done
+
 # mtimes more than 2^34 s (544 years) apart do not fit the radix key: a
 # comparison sort then, the same order (ext4 keeps 2^34 s at most: tmpfs)
 Y=$(mktemp -d /dev/shm/wap-ages.XXXXXX 2>/dev/null) || Y=$T/ages

@@ -398,7 +398,10 @@ check "headers trickled byte by byte are cut after 10 s (${hd}s)" test "${hd:-99
 # requests pipelined on one connection (the next sent before the reply):
 # the first answered, the connection closed, and no loop left behind
 # (libwebsockets handed the next request back as the first's body
-# completion, forever, the server spinning at 100% CPU)
+# completion, forever, the server spinning at 100% CPU); GETs are all
+# answered in turn; a POST behind a GET is refused saying why, not misread
+# (libwebsockets gave it its own header bytes as its body).  Answering
+# pipelined POSTs is not done: README "Not done yet" says why
 start "$T/s17.log" --no-auth
 python3 - "$port" "$SPID" > "$T/pipe" <<'PY'
 import json, socket, sys, time
@@ -432,9 +435,38 @@ try:
 except socket.timeout:
     print("hung")
 print("first answered" if b'"id":1' in got else "first not answered")
+s.close()
+def drain(s):
+    got = b""
+    try:
+        while True:
+            c = s.recv(65536)
+            if not c:
+                break
+            got += c
+    except socket.timeout:
+        got += b"<hung>"
+    return got
+# GETs pipelined: every one answered, in turn
+s = socket.create_connection(("127.0.0.1", port)); s.settimeout(3)
+s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 3)
+got = drain(s)
+print("gets:", got.count(b"HTTP/1.1 200"), got.count(b'"status":"ok"'))
+s.close()
+# a POST pipelined behind a GET: answered, or refused saying why; never
+# read wrong (libwebsockets handed it its own header bytes as its body)
+s = socket.create_connection(("127.0.0.1", port)); s.settimeout(3)
+s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + req({"jsonrpc": "2.0", "id": 7, "method": "ping"}, sid))
+got = drain(s).decode(errors="replace")
+print("post behind get:", "answered" if '"id":7,"result"' in got else
+      "refused, saying why" if "pipelined" in got and "Parse error" not in got else "misread: " + got[-200:].replace("\r\n", " "))
+s.close()
 c0 = cpu(); time.sleep(1); print("cpu ticks in 1 s:", cpu() - c0)
 PY
 has "pipelined requests: the first is answered" "$(cat "$T/pipe")" "first answered"
+same "pipelined GETs: every one answered" "$(sed -n 's/^gets: //p' "$T/pipe")" "3 3"
+check "a POST pipelined behind a GET: answered or refused saying why" grep -qE '^post behind get: (answered|refused, saying why)$' "$T/pipe"
+lacks "a POST pipelined behind a GET: not misread" "$(sed -n 's/^post behind get: //p' "$T/pipe")" "misread"
 lacks "pipelined requests: the connection does not hang" "$(cat "$T/pipe")" "hung"
 ticks=$(sed -n 's/^cpu ticks in 1 s: //p' "$T/pipe")
 check "pipelined requests: no loop left spinning (${ticks:-?} ticks of CPU in 1 s)" test "${ticks:-99}" -le 10

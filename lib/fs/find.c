@@ -41,12 +41,12 @@ struct chunk {
 
 struct dnode;
 
-/* an entry of the walk: a hit, a directory the walk entered, or both */
+/* an entry of the walk: a hit, a directory the walk entered, or both;
+ * 40 bytes, the directories that are no hits with no name kept (the tree
+ * needs their place, not their names) */
 struct went {
-	struct wap_hit h;	/* h.path: a hit's path, else the name alone */
+	struct wap_hit h;	/* h.path: a hit's path, NULL for no hit */
 	struct dnode *sub;	/* a directory entered: its entries */
-	uint32_t noff;		/* where the name starts in h.path */
-	bool hit;
 };
 
 /* a directory's entries: a run of one worker's array */
@@ -225,6 +225,7 @@ static int radix_mtime(struct mkey *a, struct mkey *b, size_t n, uint64_t diff,
  * rather than one per 4 KB page (some 2,500 faults on the Linux tree).
  * N bytes, rounded up to 2 MB in *N; NULL when out of memory. */
 #define HUGE (2u << 20)
+#define ESMALL (64u << 10)	/* bigger than this: mapped */
 static void *huge_alloc(size_t *n)
 {
 	size_t len = (*n + HUGE - 1) & ~(size_t)(HUGE - 1);
@@ -271,8 +272,10 @@ static void *arena_alloc(struct wap_hits *hs, size_t n)
 
 	n = (n + 7) & ~(size_t)7;
 	if (!c || c->cap - c->used < n + 8) {
-		/* each chunk twice the last, up to 8 MB: the big ones mapped */
-		size_t cap = c ? 2 * (c->cap + sizeof(*c)) : 256 << 10, map;
+		/* a first chunk of 64 KB, then 2 MB, twice the last, up to
+		 * 8 MB, mapped (huge pages) */
+		size_t cap = !c ? ESMALL : c->cap + sizeof(*c) < HUGE ? HUGE :
+			     2 * (c->cap + sizeof(*c)), map;
 		struct chunk *nc;
 		if (cap > (8u << 20))
 			cap = 8u << 20;
@@ -332,7 +335,7 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 	struct gl *g = arg;
 	struct wap_hits *hs = &g->per[e->worker];
 	const char *rel = e->path + g->baselen;
-	size_t rlen = e->pathlen - g->baselen, nlen;
+	size_t rlen = e->pathlen - g->baselen;
 	bool dir = e->type == WAP_WALK_DIR, hit = true;
 	struct dnode *sub = NULL, *dn;
 	struct timespec mt = { 0 };
@@ -380,9 +383,11 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 	if (!hit && !sub)
 		return 0;
 	if (hs->n == hs->cap) {
+		/* from 64 KB on straight to mappings of 2 MB and up (huge
+		 * pages: a fault per 2 MB, not per 4 KB page) */
 		size_t nc = hs->cap ? hs->cap * 2 : 256, sz = nc * sizeof(struct went);
 		struct went *n;
-		if (sz < HUGE) {
+		if (sz <= ESMALL) {
 			n = realloc(hs->e, sz);
 		} else if ((n = huge_alloc(&sz))) {
 			/* from the heap to a mapping, or a bigger mapping */
@@ -407,27 +412,24 @@ static int on_ent(void *arg, const struct wap_walk_ent *e, struct wap_err *err)
 		dn->n++;
 	}
 	w = &hs->e[hs->n++];
-	nlen = strlen(e->name);
+	w->h.path = NULL;
+	w->h.len = 0;
 	if (hit) {
 		w->h.path = arena_dup(hs, e->path, e->pathlen);
+		if (!w->h.path)
+			return wap_err_oom(err);
 		w->h.len = e->pathlen;
-		w->noff = e->pathlen - nlen;
 		if (!hs->hits++ || mt.tv_sec < hs->lo)
 			hs->lo = mt.tv_sec;
 		if (hs->hits == 1 || mt.tv_sec > hs->hi)
 			hs->hi = mt.tv_sec;
-	} else {
-		w->h.path = arena_dup(hs, e->name, nlen);
-		w->h.len = nlen;
-		w->noff = 0;
 	}
-	if (!w->h.path)
-		return wap_err_oom(err);
-	if (g->tree && has_01(w->h.path + w->noff, nlen))
+	/* the name where the walk read it (the copy just written would be
+	 * read back through the store buffer, a stall per word) */
+	if (g->tree && has_01(e->name, e->namelen))
 		__atomic_store_n(&g->odd, true, __ATOMIC_RELAXED);
 	w->h.dir = dir;
 	w->h.mtime = mt;
-	w->hit = hit;
 	w->sub = sub;
 	return 0;
 }
@@ -475,7 +477,7 @@ static void per_release(struct wap_hits *per, int nw)
 
 void wap_found_release(struct wap_found *f)
 {
-	free(f->all);
+	big_free(f->all, f->allsz);
 	per_release(f->per, f->nw);
 	memset(f, 0, sizeof(*f));
 }
@@ -507,12 +509,12 @@ static size_t tree_order(const struct gl *g, struct wap_hit **all, struct mkey *
 			continue;
 		}
 		w = &g->per[f->d->worker].e[f->d->start + f->i++];
-		if (w->hit && mk) {
+		if (w->h.path && mk) {
 			mk[k].key = mtime_key(&w->h, lo);
 			mk[k].h = &w->h;
 			*diff |= mk[k].key ^ mk[0].key;
 			k++;
-		} else if (w->hit) {
+		} else if (w->h.path) {
 			all[k++] = &w->h;
 		}
 		if (w->sub && w->sub->n) {
@@ -532,11 +534,11 @@ static size_t tree_order(const struct gl *g, struct wap_hit **all, struct mkey *
 	return k;
 }
 
-/* Every worker's hits, TOTAL of them, in one array in the order asked;
- * NULL when out of memory. */
-static struct wap_hit **gather(const struct gl *g, int nw, size_t total)
+/* Every worker's hits, TOTAL of them, in one array in the order asked
+ * (big_alloc'ed, its size in *ALLSZ); NULL when out of memory. */
+static struct wap_hit **gather(const struct gl *g, int nw, size_t total, size_t *allsz)
 {
-	struct wap_hit **all = malloc((total ? total : 1) * sizeof(*all)), **tmp;
+	struct wap_hit **all = big_alloc((total ? total : 1) * sizeof(*all), allsz), **tmp;
 	bool tree = g->tree && !g->odd;
 	struct mkey *mk = NULL;
 	time_t lo = 0, hi = 0;
@@ -571,7 +573,7 @@ static struct wap_hit **gather(const struct gl *g, int nw, size_t total)
 	if (!tree) {
 		for (int i = 0; i < nw; i++)
 			for (size_t j = 0; j < g->per[i].n; j++)
-				if (g->per[i].e[j].hit)
+				if (g->per[i].e[j].h.path)
 					all[k++] = &g->per[i].e[j].h;
 	}
 	if (g->sortby == SORT_NONE || total < 2 || (tree && g->sortby == SORT_PATH))
@@ -579,7 +581,7 @@ static struct wap_hit **gather(const struct gl *g, int nw, size_t total)
 	/* a comparison sort: no tree, or mtimes centuries apart */
 	tmp = malloc((total / 2 + 1) * sizeof(*tmp));
 	if (!tmp) {
-		free(all);
+		big_free(all, *allsz);
 		return NULL;
 	}
 	sort_hits(all, tmp, total, g->sortby);
@@ -598,7 +600,7 @@ int wap_find(const struct wap_call *call, const json_t *req, bool mtime,
 	long long max = (long long)ws->lim.max_search_results, threads = 0;
 	int sortby = SORT_MTIME, nw = 0, rc = -1;
 	struct wap_hit **all = NULL;
-	size_t total = 0, pre;
+	size_t total = 0, pre, allsz = 0;
 
 	memset(fo, 0, sizeof(*fo));
 	if (wap_req_str(req, "pattern", &pattern, err) < 0 ||
@@ -708,12 +710,13 @@ int wap_find(const struct wap_call *call, const json_t *req, bool mtime,
 		goto out;
 	for (int i = 0; i < nw; i++)
 		total += g.per[i].hits;
-	all = gather(&g, nw, total);
+	all = gather(&g, nw, total, &allsz);
 	if (!all) {
 		wap_err_oom(err);
 		goto out;
 	}
 	fo->all = all;
+	fo->allsz = allsz;
 	fo->total = total;
 	fo->max = max;
 	fo->per = g.per;
@@ -722,7 +725,7 @@ int wap_find(const struct wap_call *call, const json_t *req, bool mtime,
 	g.per = NULL;
 	rc = 0;
 out:
-	free(all);
+	big_free(all, allsz);
 	per_release(g.per, nw);
 	wap_glob_free(g.g);
 	wap_glob_free(g.last);

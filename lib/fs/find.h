@@ -23,6 +23,7 @@ struct wap_hits;
 /* what a glob found, sorted; ALL[0 .. min(TOTAL, MAX)) are shown */
 struct wap_found {
 	struct wap_hit **all;
+	size_t allsz;		/* ALL's mapped size, 0: malloc'd */
 	size_t total;
 	size_t max;		/* 0: all */
 	struct wap_hits *per;	/* own the paths */

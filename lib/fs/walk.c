@@ -52,9 +52,11 @@ struct walker {
 	bool errset;
 };
 
+/* 16 bytes: a directory's entries are sorted by moving these */
 struct dent {
 	uint64_t pre;		/* sorted: the name's first 8 bytes, in order */
-	char *name;		/* in dbuf */
+	uint32_t off;		/* the name's offset in dbuf (which may move
+				 * while the directory is read) */
 	unsigned short len;
 	unsigned char type;
 };
@@ -240,39 +242,39 @@ static inline uint64_t name_prefix(const char *name, size_t len)
 #endif
 }
 
-/* names by their bytes, a shorter name before the longer it begins */
-static inline int dentcmp(const struct dent *a, const struct dent *b)
+/* names (in B) by their bytes, a shorter name before the longer it begins */
+static inline int dentcmp(const char *b, const struct dent *x, const struct dent *y)
 {
-	size_t n = a->len < b->len ? a->len : b->len;
+	size_t n = x->len < y->len ? x->len : y->len;
 	int c;
 
-	if (a->pre != b->pre)
-		return a->pre < b->pre ? -1 : 1;
-	c = n > 8 ? memcmp(a->name + 8, b->name + 8, n - 8) : 0;
-	return c ? c : (int)a->len - (int)b->len;
+	if (x->pre != y->pre)
+		return x->pre < y->pre ? -1 : 1;
+	c = n > 8 ? memcmp(b + x->off + 8, b + y->off + 8, n - 8) : 0;
+	return c ? c : (int)x->len - (int)y->len;
 }
 
 /* Insertion sort for short runs, merge sort above; TMP holds N/2 + 1. */
-static void sort_dents(struct dent *v, struct dent *tmp, size_t n)
+static void sort_dents(const char *b, struct dent *v, struct dent *tmp, size_t n)
 {
 	size_t m = n / 2, i, j, k;
 
 	if (n <= 12) {
 		for (i = 1; i < n; i++) {
 			struct dent t = v[i];
-			for (j = i; j && dentcmp(&t, &v[j - 1]) < 0; j--)
+			for (j = i; j && dentcmp(b, &t, &v[j - 1]) < 0; j--)
 				v[j] = v[j - 1];
 			v[j] = t;
 		}
 		return;
 	}
-	sort_dents(v, tmp, m);
-	sort_dents(v + m, tmp, n - m);
-	if (dentcmp(&v[m], &v[m - 1]) >= 0)
+	sort_dents(b, v, tmp, m);
+	sort_dents(b, v + m, tmp, n - m);
+	if (dentcmp(b, &v[m], &v[m - 1]) >= 0)
 		return;
 	memcpy(tmp, v, m * sizeof(*v));
 	for (i = 0, j = m, k = 0; i < m && j < n;)
-		v[k++] = dentcmp(&v[j], &tmp[i]) < 0 ? v[j++] : tmp[i++];
+		v[k++] = dentcmp(b, &v[j], &tmp[i]) < 0 ? v[j++] : tmp[i++];
 	while (i < m)
 		v[k++] = tmp[i++];
 }
@@ -313,7 +315,8 @@ static void do_dir(struct worker *wk, struct job *j)
 	for (size_t used = 0;;) {
 		long nr;
 		if (wk->dcap - used < DBUF / 2 + 8) {
-			char *nb = realloc(wk->dbuf, wk->dcap * 2);
+			/* offsets of 32 bits (4 GB of names: never) */
+			char *nb = wk->dcap < UINT32_MAX / 2 ? realloc(wk->dbuf, wk->dcap * 2) : NULL;
 			if (!nb)
 				break;
 			wk->dbuf = nb;
@@ -352,23 +355,21 @@ static void do_dir(struct worker *wk, struct job *j)
 			}
 			wk->ents[n].type = de->d_type;
 			wk->ents[n].len = nl;
-			/* an offset for now: the buffer may move */
-			wk->ents[n].name = (char *)(uintptr_t)(nm - wk->dbuf);
+			wk->ents[n].off = nm - wk->dbuf;
+			/* while the name is in the cache */
+			if (o->sorted)
+				wk->ents[n].pre = name_prefix(nm, nl);
 			n++;
 		}
 		used += nr;
 	}
 	ents = wk->ents;
-	for (size_t i = 0; i < n; i++)
-		ents[i].name = wk->dbuf + (uintptr_t)ents[i].name;
 	if (o->sorted && n > 1) {
 		struct dent *t = realloc(wk->tmp, (n / 2 + 1) * sizeof(*t));
 		if (!t)
 			goto out;
 		wk->tmp = t;
-		for (size_t i = 0; i < n; i++)
-			ents[i].pre = name_prefix(ents[i].name, ents[i].len);
-		sort_dents(ents, t, n);
+		sort_dents(wk->dbuf, ents, t, n);
 	}
 
 	if (has_gi || has_ig) {
@@ -396,6 +397,7 @@ static void do_dir(struct worker *wk, struct job *j)
 	cerr.details = NULL;
 	for (size_t i = 0; i < n && !__atomic_load_n(&w->stop, __ATOMIC_RELAXED); i++) {
 		struct dent *e = &ents[i];
+		const char *name = wk->dbuf + e->off;
 		unsigned char t = e->type;
 		struct wap_walk_ent ent;
 		bool link = false;
@@ -410,12 +412,12 @@ static void do_dir(struct worker *wk, struct job *j)
 		int depth = j->depth + 1, rc;
 
 		pathp->len = plen;
-		wap_sb_add(pathp, e->name, e->len);
+		wap_sb_add(pathp, name, e->len);
 		if (pathp->oom)
 			break;
 		if (t == DT_UNKNOWN) {
 			struct stat st;
-			if (fstatat(fd, e->name, &st, AT_SYMLINK_NOFOLLOW))
+			if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW))
 				continue;
 			t = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG :
 			    S_ISLNK(st.st_mode) ? DT_LNK : DT_FIFO;
@@ -449,7 +451,7 @@ report:
 		if (t != DT_DIR && t != DT_REG && t != DT_LNK)
 			continue;
 		if (t == DT_DIR && !o->no_default_excludes &&
-		    wap_exclude_default_dir(e->name, strlen(e->name)))
+		    wap_exclude_default_dir(name, e->len))
 			continue;
 		if (ws->pol.restricted.n && wap_ws_restricted(ws, pathp->buf, pathp->len))
 			continue;
@@ -459,7 +461,8 @@ report:
 			continue;
 
 		ent.dirfd = fd;
-		ent.name = e->name;
+		ent.name = name;
+		ent.namelen = e->len;
 		ent.path = pathp->buf;
 		ent.pathlen = pathp->len;
 		ent.depth = depth;
@@ -490,7 +493,7 @@ report:
 				wap_err_release(&er);
 				descend = cfd >= 0;
 			} else {
-				cfd = openat(fd, e->name,
+				cfd = openat(fd, name,
 					     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 				descend = cfd >= 0 || errno == EMFILE || errno == ENFILE;
 			}
@@ -815,7 +818,7 @@ int wap_walk(const struct wap_ws *ws, const char *rel, const struct wap_walk_opt
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		struct wap_walk_ent ent = {
-			.dirfd = -1, .name = rel, .path = rel, .pathlen = strlen(rel),
+			.dirfd = -1, .name = rel, .namelen = strlen(rel), .path = rel, .pathlen = strlen(rel),
 			.type = WAP_WALK_FILE, .depth = 0, .worker = 0, .link = true, .fd = -1,
 		};
 		close(fd);

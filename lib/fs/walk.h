@@ -39,7 +39,10 @@
 
 struct wap_walk_ent {
 	int dirfd;		/* the directory holding it, open during the call */
-	const char *name;	/* its name in dirfd ("." for a start directory) */
+	const char *name;	/* its name in dirfd ("." for a start directory);
+				 * below the start, 8 bytes past its end are
+				 * readable (word reads) */
+	size_t namelen;		/* strlen(name) */
 	const char *path;	/* root-relative path ("src/a.c"), NUL-terminated */
 	size_t pathlen;
 	int type;		/* WAP_WALK_FILE, _DIR or _LINK */

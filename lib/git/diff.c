@@ -318,6 +318,11 @@ static int print_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_d
 	int sim = -1;
 
 	(void)h;
+	/* a binary file renamed or copied unchanged: git says nothing of
+	 * its content (libgit2 says it differs) */
+	if (l->origin == GIT_DIFF_LINE_BINARY && git_oid_equal(&d->old_file.id, &d->new_file.id) &&
+	    !git_oid_is_zero(&d->old_file.id))
+		return 0;
 	if (l->origin == GIT_DIFF_LINE_FILE_HDR &&
 	    (d->status == GIT_DELTA_RENAMED || d->status == GIT_DELTA_COPIED))
 		sim = git_similarity(pc->g, &d->old_file.id, &d->new_file.id);
@@ -783,6 +788,17 @@ static bool is_rev(struct g *g, const char *arg)
 		return false;
 	/* a failed range leaves its left side set: free both always */
 	ok = !git_revparse(&spec, g->repo, arg);
+	if (ok && (spec.flags & GIT_REVSPEC_SINGLE) && spec.from) {
+		/* kept for resolve_rev, which would parse it again */
+		char *s = strdup(arg);
+		if (s) {
+			git_object_free(g->memo_obj);
+			free(g->memo_rev);
+			g->memo_rev = s;
+			g->memo_obj = spec.from;
+			spec.from = NULL;
+		}
+	}
 	git_object_free(spec.from);
 	git_object_free(spec.to);
 	git_error_clear();
@@ -853,6 +869,41 @@ int tree_diff_index(struct g *g)
 	}
 	git_index_free(idx);	/* the repository holds it */
 	return 0;
+}
+
+/* git diff REV: libgit2's git_diff_tree_to_workdir_with_index (the tree
+ * against the index, merged with the index against the work tree), but
+ * the work tree is looked at only where the index's stat data says a file
+ * may have changed (prestat.c), as git does, not walked whole; and the
+ * files the index says are unchanged are read from the work tree, not
+ * inflated (reuse.c). */
+static int tree_to_workdir(struct g *g, git_tree *ta, git_diff_options *o, git_diff **out)
+{
+	git_diff_options o2 = *o;
+	git_index *idx = NULL;
+	git_diff *d2 = NULL;
+	struct strv cand = { 0 };
+	int e;
+
+	if (o->pathspec.count)
+		return git_diff_tree_to_workdir_with_index(out, g->repo, ta, o);
+	if ((e = git_repository_index(&idx, g->repo)))
+		return e;
+	if (!wt_prestat(g, idx, false, &cand, NULL, NULL)) {
+		git_index_free(idx);
+		return git_diff_tree_to_workdir_with_index(out, g->repo, ta, o);
+	}
+	o2.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+	o2.pathspec = strv_arr(&cand);
+	e = git_diff_tree_to_index(out, g->repo, ta, idx, o);
+	if (!e && cand.n && !(e = git_diff_index_to_workdir(&d2, g->repo, idx, &o2)))
+		e = git_diff_merge(*out, d2);
+	if (!e)
+		wt_reuse(g, *out, idx, &cand);
+	git_diff_free(d2);
+	git_index_free(idx);
+	strv_free(&cand);
+	return e;
 }
 
 static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool staged, git_diff **out,
@@ -939,7 +990,7 @@ static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool s
 		if (staged)
 			e = git_diff_tree_to_index(out, g->repo, ta, NULL, &o);
 		else if (!need_workdir(g))
-			e = git_diff_tree_to_workdir_with_index(out, g->repo, ta, &o);
+			e = tree_to_workdir(g, ta, &o, out);
 		else
 			goto out;
 	} else {

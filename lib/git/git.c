@@ -147,9 +147,52 @@ int __wrap_mbedtls_ctr_drbg_seed(void *ctx, int (*f)(void *, unsigned char *, si
 }
 #endif
 
+#ifdef WAP_LINK_GIT2
+/* And the whole of libgit2's TLS set-up (an SSL config, its ciphersuites
+ * looked up by name: 1-2 % of a `git show`), done by the first TLS stream
+ * or wap_git_certs, whichever comes first. */
+static bool tls_deferred;
+int __real_git_mbedtls_stream_global_init(void);
+int __wrap_git_mbedtls_stream_global_init(void);
+int __real_git_mbedtls_stream_new(void **out, const char *host, const char *port);
+int __wrap_git_mbedtls_stream_new(void **out, const char *host, const char *port);
+int __real_git_mbedtls_stream_wrap(void **out, void *in, const char *host);
+int __wrap_git_mbedtls_stream_wrap(void **out, void *in, const char *host);
+
+int __wrap_git_mbedtls_stream_global_init(void)
+{
+	if (!deferring)
+		return __real_git_mbedtls_stream_global_init();
+	tls_deferred = true;
+	return 0;
+}
+
+static void load_certs(void);
+
+int __wrap_git_mbedtls_stream_new(void **out, const char *host, const char *port)
+{
+	pthread_once(&certs_once, load_certs);
+	if (certs_rc)
+		return -1;
+	return __real_git_mbedtls_stream_new(out, host, port);
+}
+
+int __wrap_git_mbedtls_stream_wrap(void **out, void *in, const char *host)
+{
+	pthread_once(&certs_once, load_certs);
+	if (certs_rc)
+		return -1;
+	return __real_git_mbedtls_stream_wrap(out, in, host);
+}
+#endif
+
 static void load_certs(void)
 {
 #ifdef WAP_LINK_GIT2
+	if (tls_deferred && (certs_rc = __real_git_mbedtls_stream_global_init())) {
+		git_error_set_str(GIT_ERROR_SSL, "cannot set up TLS");
+		return;
+	}
 	if (entropy_ctx)
 		__real_mbedtls_entropy_init(entropy_ctx);
 	if (drbg_ctx && (certs_rc = __real_mbedtls_ctr_drbg_seed(drbg_ctx, drbg_f, drbg_entropy,
@@ -288,6 +331,8 @@ out:
 	json_decref(g.updates);
 	free(g.wd_rel);
 	git_odb_free(g.packs);
+	git_object_free(g.memo_obj);
+	free(g.memo_rev);
 	git_repository_free(g.repo);
 	free(g.args);
 	git_error_clear();

@@ -33,6 +33,8 @@ struct g {
 	git_odb *packs;		/* the packs alone, for abbreviations (repo.c) */
 	bool packs_tried;
 	unsigned char loose[32];	/* which objects/XX/ directories exist */
+	char *memo_rev;		/* the last revision parsed (is_rev), and */
+	git_object *memo_obj;	/* its object: resolve_rev does not parse it again */
 };
 
 /* A NULL-terminated list of strings it owns (strv_add, strv_free). */
@@ -111,6 +113,9 @@ int cred_cb(git_credential **out, const char *url, const char *user, unsigned in
 /* prestat.c */
 int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bool *nothing_staged,
 	git_index **small);
+
+/* reuse.c */
+void wt_reuse(struct g *g, git_diff *d, git_index *idx, const struct strv *cand);
 
 /* status.c */
 int op_status(struct g *g, json_t **res);

@@ -356,7 +356,11 @@ int resolve_rev(struct g *g, const char *rev, git_object_t type, git_object **ou
 	*out = NULL;
 	if (!*rev || rev[0] == '-')
 		return wap_err_set(g->err, WAP_E_INVALID, "Unknown revision: '%s'", rev);
-	e = git_revparse_single(&o, g->repo, rev);
+	/* HEAD~50 walks 50 commits, which libgit2 does not cache (git.c) */
+	if (g->memo_rev && !strcmp(g->memo_rev, rev))
+		e = git_object_dup(&o, g->memo_obj);
+	else
+		e = git_revparse_single(&o, g->repo, rev);
 	if (!e) {
 		e = git_object_peel(out, o, type);
 		git_object_free(o);
