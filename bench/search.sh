@@ -51,6 +51,7 @@ RUNS=${RUNS:-3}
 JS=${JS:-2 1}
 GIT=${GIT:-1}
 OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/wap-bench.XXXXXX")}
+mkdir -p "$OUT"
 
 need() { command -v "$1" >/dev/null 2>&1 || { echo "bench: $1 is needed ($2)" >&2; exit 2; }; }
 need hyperfine "apt-get install hyperfine"
