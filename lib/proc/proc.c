@@ -1232,9 +1232,9 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	pid_t pid, self = getpid();
 	long start = now_ms();
 	int level;
-	void *shmap = NULL;
 #ifdef SHARED_INIT
 	struct shared sh;
+	void *shmap = NULL;
 #endif
 
 	memset(res, 0, sizeof(*res));
@@ -1420,8 +1420,10 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 			;
 	}
+#ifdef SHARED_INIT
 	if (shmap)	/* the init is gone, and the command was exec'd or is gone */
 		munmap(shmap, 2 * (SHARED_STACK + (size_t)sysconf(_SC_PAGESIZE)));
+#endif
 	{
 		/* a SIGPIPE from writing stdin is ours to swallow */
 		sigset_t pend;
