@@ -790,10 +790,9 @@ static int shared_cmd(void *arg)
 	for (const char *s = file; *s; s++)
 		if (*s == '/')
 			path = "";
-	if (path && !*path && file[0] != '/' && r_strlen(file) == 0)
-		path = NULL;
 	if (path && !*path) {
-		e = r_execve(file, o->argv, sh->envp);	/* a path: no search */
+		/* a path, or PATH empty (the working directory alone) */
+		e = r_execve(file, o->argv, sh->envp);
 	} else {
 		size_t fl = r_strlen(file);
 		char buf[PATH_MAX];
