@@ -85,6 +85,8 @@ expect "a daemon breeding daemons" 0 wap exec --kill-after 100 -c '(setsid sh -c
 sleep 0.2
 left=$(ps -eo args | grep -c '^sleep 31[.]4159$')
 if [ "$left" = 0 ]; then ok "nothing of them is left"; else fail "$left of them left"; ps -eo pid=,args= | awk '$2 == "sleep" && $3 == "31.4159" { print $1 }' | xargs -r kill -9; fi
+expect "signals to the init from inside change nothing" 0 wap exec --json -c 'for s in HUP INT TERM QUIT USR1 USR2 ALRM PIPE WINCH CHLD URG; do kill -$s 1; done; sleep 0.2; echo still'
+jcheck "not cancelled, output whole" "$OUT" 'j["stdout"]=="still\n" and j["exit_code"]==0 and not j["cancelled"] and not j["timed_out"]'
 for i in 1 2 3 4 5; do
 	OUT=$(wap exec --max-output 1000000 -c 'head -c 300000 /dev/zero | tr "\0" a; echo; echo e >&2' 2>/dev/null | tr -d a | wc -c)
 	OUT=$OUT-$(wap exec --json -c 'head -c 300000 /dev/zero | tr "\0" a' | python3 -c 'import json, sys; j = json.load(sys.stdin); o = j["stdout"]; print(j["stdout_bytes"], o.startswith("a" * 25600) and o.endswith("a" * 25600))')

@@ -864,6 +864,7 @@ static int shared_init(void *arg)
 	const struct wap_proc_opts *o = sh->o;
 	const struct child_io *io = sh->io;
 	struct ksigaction dfl = { 0 };
+	unsigned long all = ~0UL;
 	struct rec done = { .type = REC_DONE };
 	long deadline = 0, kill_at = 0, cmd;
 	enum { RUN, TERM, KILL } phase = RUN;
@@ -872,7 +873,12 @@ static int shared_init(void *arg)
 	unsigned lo = 3;
 	int n = (int)(sizeof(keep) / sizeof(keep[0]));
 
-	R4(rt_sigprocmask, SIG_BLOCK, &sh->block, NULL, sizeof(sh->block));
+	/* every signal blocked, not only those it waits for: the handlers
+	 * are still wap's, and one run here would run on wap's memory (the
+	 * command, as init's child, could send it one: init takes signals
+	 * from inside for which it has a handler).  The command is started
+	 * with them blocked and resets them before it unblocks any. */
+	R4(rt_sigprocmask, SIG_BLOCK, &all, NULL, sizeof(all));
 	/* close_others, in system calls */
 	for (int i = 1; i < n; i++)
 		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
@@ -991,7 +997,7 @@ static pid_t shared_start(struct shared *sh, const struct wap_proc_opts *o,
 		    1UL << (SIGHUP - 1);
 	sh->cmd_top = m + half;
 	sh->envp = o->envp ? (char **)o->envp : environ;
-	pid = clone(shared_init, m + 2 * half, SIGCHLD, sh);
+	pid = clone(shared_init, m + 2 * half, CLONE_VM | SIGCHLD, sh);
 	if (pid < 0)
 		munmap(m, 2 * half);
 	else

@@ -131,6 +131,17 @@ s.exec(20, {"command": f"kill -0 {spid} && echo reached || echo unreachable"})
 r = s.result(20)
 ok(r is not None and r["stdout"] == "unreachable\n", f"the command cannot signal wap serve: {r}")
 
+# the init shares wap serve's memory (CLONE_VM): a signal the command sends
+# it must not run one of the server's handlers there, nor end the call
+s.exec(23, {"command": "for s in HUP INT TERM QUIT USR1 USR2 ALRM PIPE WINCH CHLD URG; do kill -$s 1; done; "
+                       "sleep 0.2; echo still"})
+r = s.result(23)
+ok(r is not None and r["stdout"] == "still\n" and r["exit_code"] == 0 and not r.get("cancelled"),
+   f"signals sent to the init from inside change nothing: {r}")
+s.exec(24, {"command": "echo after"})
+r = s.result(24)
+ok(r is not None and r["stdout"] == "after\n", f"the server answers after them: {r}")
+
 # ---- nothing escapes the deadline: kill the parent, kill pid 1, a setsid daemon ----
 t0 = time.monotonic()
 s.exec(21, {"command": "kill -9 $PPID; kill -9 1; "
