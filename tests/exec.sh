@@ -74,6 +74,9 @@ expect "PATH: only a file not executable" 125 wap exec --env PATH="$W/pa" -- wap
 has "its error is the exec's" "$ERR" "wap exec: Cannot run wapcmd: Permission denied"
 expect "PATH: an empty element is the working directory" 0 wap exec --cwd pb --env PATH=/no/such/dir: -- wapcmd
 same "found in the working directory" "$OUT" "from-pb"
+printf 'echo "$#"\n' > pb/wapcount && chmod 755 pb/wapcount
+expect "a script without #! and 100000 arguments" 0 wap exec --env PATH="$W/pb" -- wapcount $(seq 1 100000)
+same "all passed on through sh" "$OUT" 100000
 expect "no PATH at all: execvp's default" 0 wap exec --clear-env -- true
 expect "a path with a slash is not searched" 125 wap exec --env PATH="$W/pb" -- ./wapcmd
 has "not found there" "$ERR" "wap exec: Command not found: ./wapcmd"

@@ -972,34 +972,45 @@ static int shared_init(void *arg)
 	return 0;
 }
 
-#define SHARED_STACK (64 * 1024)
+/* The init's stack, and the command's until its exec: big enough for the
+ * argv of a script run through /bin/sh (the kernel takes at most a quarter
+ * of an 8 MiB stack of arguments) and only touched pages are backed. */
+#define INIT_STACK (64 * 1024)
+#define CMD_STACK (8 * 1024 * 1024)
 
-/* Clone the init; its two stacks (the init's, and the command's until its
- * exec) are *MAP, SHARED_STACK * 2 + a guard page under each, unmapped by
- * the caller after the init is reaped. */
+static size_t shared_len(void)
+{
+	return INIT_STACK + CMD_STACK + 2 * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Clone the init; its stack and the command's, a guard page under each,
+ * are *MAP (shared_len() bytes), unmapped by the caller once the init is
+ * reaped. */
 static pid_t shared_start(struct shared *sh, const struct wap_proc_opts *o,
 			  const struct child_io *io, void **map)
 {
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE), half = SHARED_STACK + pg;
-	char *m = mmap(NULL, 2 * half, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = shared_len();
+	char *m = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK |
+		       MAP_NORESERVE, -1, 0);
+	char *cmd_top = m + pg + CMD_STACK;
 	pid_t pid;
 
 	if (m == MAP_FAILED)
 		return -1;
-	if (mprotect(m + pg, SHARED_STACK, PROT_READ | PROT_WRITE) ||
-	    mprotect(m + half + pg, SHARED_STACK, PROT_READ | PROT_WRITE)) {
-		munmap(m, 2 * half);
+	if (mprotect(m + pg, CMD_STACK, PROT_READ | PROT_WRITE) ||
+	    mprotect(cmd_top + pg, INIT_STACK, PROT_READ | PROT_WRITE)) {
+		munmap(m, len);
 		return -1;
 	}
 	sh->o = o;
 	sh->io = io;
 	sh->block = 1UL << (SIGCHLD - 1) | 1UL << (SIGTERM - 1) | 1UL << (SIGINT - 1) |
 		    1UL << (SIGHUP - 1);
-	sh->cmd_top = m + half;
+	sh->cmd_top = cmd_top;
 	sh->envp = o->envp ? (char **)o->envp : environ;
-	pid = clone(shared_init, m + 2 * half, CLONE_VM | SIGCHLD, sh);
+	pid = clone(shared_init, m + len, CLONE_VM | SIGCHLD, sh);
 	if (pid < 0)
-		munmap(m, 2 * half);
+		munmap(m, len);
 	else
 		*map = m;
 	return pid;
@@ -1427,7 +1438,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	}
 #ifdef SHARED_INIT
 	if (shmap)	/* the init is gone, and the command was exec'd or is gone */
-		munmap(shmap, 2 * (SHARED_STACK + (size_t)sysconf(_SC_PAGESIZE)));
+		munmap(shmap, shared_len());
 #endif
 	{
 		/* a SIGPIPE from writing stdin is ours to swallow */
