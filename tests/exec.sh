@@ -62,6 +62,41 @@ same "stdin is /dev/null by default" "$OUT" ""
 expect "--stdin outside the root" 4 wap exec --stdin ../x -- cat
 expect "--stdin missing" 3 wap exec --stdin nope.txt -- cat
 
+# ---- the command's start: execvp's search, made without libc ----
+# (as root, a command without --sandbox is started by an init that shares
+# wap's memory and searches PATH itself: it must find what execvp finds)
+mkdir -p pa pb pc/wapcmd
+printf '#!/bin/sh\necho not-me\n' > pa/wapcmd && chmod 644 pa/wapcmd
+printf 'echo from-pb "$@"\n' > pb/wapcmd && chmod 755 pb/wapcmd
+expect "PATH: a file not executable and a directory are passed over" 0 wap exec --env PATH="$W/pc:$W/pa:$W/pb" -- wapcmd x 'y z'
+same "the later one runs, a script without #! through sh" "$OUT" "from-pb x y z"
+expect "PATH: only a file not executable" 125 wap exec --env PATH="$W/pa" -- wapcmd
+has "its error is the exec's" "$ERR" "wap exec: Cannot run wapcmd: Permission denied"
+expect "PATH: an empty element is the working directory" 0 wap exec --cwd pb --env PATH=/no/such/dir: -- wapcmd
+same "found in the working directory" "$OUT" "from-pb"
+printf 'echo "$#"\n' > pb/wapcount && chmod 755 pb/wapcount
+expect "a script without #! and 100000 arguments" 0 wap exec --env PATH="$W/pb" -- wapcount $(seq 1 100000)
+same "all passed on through sh" "$OUT" 100000
+expect "no PATH at all: execvp's default" 0 wap exec --clear-env -- true
+expect "a path with a slash is not searched" 125 wap exec --env PATH="$W/pb" -- ./wapcmd
+has "not found there" "$ERR" "wap exec: Command not found: ./wapcmd"
+expect "a directory given as the command" 125 wap exec -- "$W/pc"
+has "its error" "$ERR" "wap exec: Cannot run $W/pc: Permission denied"
+# hostile: a daemon that leaves the session and, every 20 ms, forks more
+# that do the same; none is left when the call returns
+expect "a daemon breeding daemons" 0 wap exec --kill-after 100 -c '(setsid sh -c "trap \"\" TERM; while :; do (setsid sh -c \"trap \\\"\\\" TERM; exec sleep 31.4159\" &); sleep 0.02; done" </dev/null >/dev/null 2>&1 &); sleep 0.3; echo started'
+sleep 0.2
+left=$(ps -eo args | grep -c '^sleep 31[.]4159$')
+if [ "$left" = 0 ]; then ok "nothing of them is left"; else fail "$left of them left"; ps -eo pid=,args= | awk '$2 == "sleep" && $3 == "31.4159" { print $1 }' | xargs -r kill -9; fi
+expect "signals to the init from inside change nothing" 0 wap exec --json -c 'for s in HUP INT TERM QUIT USR1 USR2 ALRM PIPE WINCH CHLD URG; do kill -$s 1; done; sleep 0.2; echo still'
+jcheck "not cancelled, output whole" "$OUT" 'j["stdout"]=="still\n" and j["exit_code"]==0 and not j["cancelled"] and not j["timed_out"]'
+for i in 1 2 3 4 5; do
+	OUT=$(wap exec --max-output 1000000 -c 'head -c 300000 /dev/zero | tr "\0" a; echo; echo e >&2' 2>/dev/null | tr -d a | wc -c)
+	OUT=$OUT-$(wap exec --json -c 'head -c 300000 /dev/zero | tr "\0" a' | python3 -c 'import json, sys; j = json.load(sys.stdin); o = j["stdout"]; print(j["stdout_bytes"], o.startswith("a" * 25600) and o.endswith("a" * 25600))')
+	[ "$OUT" = "1-300000 True" ] || break
+done
+same "output read whole while the init runs beside wap" "$OUT" "1-300000 True"
+
 # ---- output limits ----
 expect "--max-output cuts head and tail" 0 wap exec --json --max-output 20 -c 'seq 1 1000'
 jcheck "head, marker, tail, true count" "$OUT" 'j["stdout"].startswith("1\n2\n3\n4\n5") and j["stdout"].endswith("999\n1000\n") and "bytes omitted]" in j["stdout"] and j["stdout_truncated"] and j["stdout_bytes"]==3893'

@@ -10,13 +10,16 @@ import json, os, select, signal, subprocess, sys, threading, time
 wap, root = sys.argv[1], sys.argv[2]
 
 
+TAG = ""
+
+
 def ok(cond, desc):
-    print(("ok - " if cond else "not ok - ") + desc, flush=True)
+    print(("ok - " if cond else "not ok - ") + TAG + desc, flush=True)
 
 
 class Server:
-    def __init__(self, workers=4):
-        self.p = subprocess.Popen([wap, "serve", "--root", root, "--workers", str(workers)],
+    def __init__(self, extra, workers=4):
+        self.p = subprocess.Popen([wap, "serve", "--root", root, "--workers", str(workers)] + extra,
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL)
         self.replies, self.lock = {}, threading.Condition()
@@ -84,76 +87,94 @@ def gone(pattern, timeout):
     return False
 
 
-s = Server()
-spid = s.p.pid
-ourns = os.readlink(f"/proc/{spid}/ns/pid")
+def run(extra):
+    s = Server(extra)
+    spid = s.p.pid
+    ourns = os.readlink(f"/proc/{spid}/ns/pid")
 
-# ---- who supervises the command ----
-# (the host's view through /proc: the shell's parent, and that one's parent)
-s.exec(1, {"command": "read _ _ _ sup _ < /proc/self/stat; read _ _ _ up _ < /proc/$sup/stat; "
-                      "echo $up; readlink /proc/self/ns/pid; echo $$"})
-r = s.result(1)
-lines = (r or {}).get("stdout", "").split()
-ok(r is not None and r["exit_code"] == 0 and len(lines) == 3, f"exec in serve runs: {r}")
-if len(lines) == 3:
-    ok(lines[1] != ourns, "the command has a PID namespace of its own")
-    ok(lines[2] == "1" or lines[2] == "2", f"the command is at the root of its namespace (pid {lines[2]})")
-    if os.geteuid() == 0:
-        ok(lines[0] == str(spid), f"the namespace's init is a child of wap serve itself "
-           f"(its parent {lines[0]}, serve {spid}): no reaper in between")
-    else:
-        ok(True, "# SKIP not root: a reaper makes the user namespace")
+    # ---- who supervises the command ----
+    # (the host's view through /proc: the shell's parent, and that one's parent)
+    s.exec(1, {"command": "read _ _ _ sup _ < /proc/self/stat; read _ _ _ up _ < /proc/$sup/stat; "
+                          "echo $up; readlink /proc/self/ns/pid; echo $$"})
+    r = s.result(1)
+    lines = (r or {}).get("stdout", "").split()
+    ok(r is not None and r["exit_code"] == 0 and len(lines) == 3, f"exec in serve runs: {r}")
+    if len(lines) == 3:
+        ok(lines[1] != ourns, "the command has a PID namespace of its own")
+        ok(lines[2] == "1" or lines[2] == "2", f"the command is at the root of its namespace (pid {lines[2]})")
+        if os.geteuid() == 0:
+            ok(lines[0] == str(spid), f"the namespace's init is a child of wap serve itself "
+               f"(its parent {lines[0]}, serve {spid}): no reaper in between")
+        else:
+            ok(True, "# SKIP not root: a reaper makes the user namespace")
 
-# ---- calls side by side: each its own namespace, all answered ----
-for i in range(10, 16):
-    s.exec(i, {"command": "sleep 0.3; readlink /proc/self/ns/pid"})
-res = [s.result(i) for i in range(10, 16)]
-nss = [(r or {}).get("stdout", "").strip() for r in res]
-ok(all(r and r["exit_code"] == 0 for r in res), "six exec calls side by side all answered")
-ok(len(set(nss)) == 6 and ourns not in nss, f"each call had a namespace of its own: {nss}")
-# and a next one, on threads that made namespaces before
-s.exec(17, {"command": "echo again"})
-r = s.result(17)
-ok(r is not None and r["stdout"] == "again\n", "a later exec on the same threads runs")
-# every thread of the server still makes its children in the server's namespace
-bad = []
-for t in os.listdir(f"/proc/{spid}/task"):
-    try:
-        ns = os.readlink(f"/proc/{spid}/task/{t}/ns/pid_for_children")
-    except OSError:
-        continue
-    if ns != ourns:
-        bad.append((t, ns))
-ok(not bad, f"every thread of wap serve makes its children in its own PID namespace {bad}")
+    # ---- calls side by side: each its own namespace, all answered ----
+    for i in range(10, 16):
+        s.exec(i, {"command": "sleep 0.3; readlink /proc/self/ns/pid"})
+    res = [s.result(i) for i in range(10, 16)]
+    nss = [(r or {}).get("stdout", "").strip() for r in res]
+    ok(all(r and r["exit_code"] == 0 for r in res), "six exec calls side by side all answered")
+    ok(len(set(nss)) == 6 and ourns not in nss, f"each call had a namespace of its own: {nss}")
+    # and a next one, on threads that made namespaces before
+    s.exec(17, {"command": "echo again"})
+    r = s.result(17)
+    ok(r is not None and r["stdout"] == "again\n", "a later exec on the same threads runs")
+    # every thread of the server still makes its children in the server's namespace
+    bad = []
+    for t in os.listdir(f"/proc/{spid}/task"):
+        try:
+            ns = os.readlink(f"/proc/{spid}/task/{t}/ns/pid_for_children")
+        except OSError:
+            continue
+        if ns != ourns:
+            bad.append((t, ns))
+    ok(not bad, f"every thread of wap serve makes its children in its own PID namespace {bad}")
 
-# ---- the command cannot reach the server ----
-s.exec(20, {"command": f"kill -0 {spid} && echo reached || echo unreachable"})
-r = s.result(20)
-ok(r is not None and r["stdout"] == "unreachable\n", f"the command cannot signal wap serve: {r}")
+    # ---- the command cannot reach the server ----
+    s.exec(20, {"command": f"kill -0 {spid} && echo reached || echo unreachable"})
+    r = s.result(20)
+    ok(r is not None and r["stdout"] == "unreachable\n", f"the command cannot signal wap serve: {r}")
 
-# ---- nothing escapes the deadline: kill the parent, kill pid 1, a setsid daemon ----
-t0 = time.monotonic()
-s.exec(21, {"command": "kill -9 $PPID; kill -9 1; "
-                       "(setsid sh -c 'trap \"\" TERM; exec sleep 91.25' </dev/null >/dev/null 2>&1 &); "
-                       "exec sleep 92.25", "timeout_ms": 1000, "kill_after": 300})
-r = s.result(21)
-dt = time.monotonic() - t0
-ok(r is not None and r["timed_out"], f"kill -9 $PPID, kill -9 1, a setsid daemon: still timed out: {r}")
-ok(0.9 < dt < 6, f"ended at the deadline ({dt * 1000:.0f} ms)")
-ok(gone("^sleep 9[12][.]25$", 3), "the command and the daemon are gone")
-# a daemon left after the command itself exited at once
-s.exec(22, {"command": "(setsid sh -c 'trap \"\" TERM; exec sleep 90.25' </dev/null >/dev/null 2>&1 &); "
-                       "echo left", "kill_after": 300})
-r = s.result(22)
-ok(r is not None and r["stdout"] == "left\n" and not r["timed_out"], f"a command leaving a daemon returns: {r}")
-ok(gone("^sleep 90[.]25$", 1), "the daemon it left is gone when the call returns")
+    # the init shares wap serve's memory (CLONE_VM): a signal the command sends
+    # it must not run one of the server's handlers there, nor end the call
+    s.exec(23, {"command": "for s in HUP INT TERM QUIT USR1 USR2 ALRM PIPE WINCH CHLD URG; do kill -$s 1; done; "
+                           "sleep 0.2; echo still"})
+    r = s.result(23)
+    ok(r is not None and r["stdout"] == "still\n" and r["exit_code"] == 0 and not r.get("cancelled"),
+       f"signals sent to the init from inside change nothing: {r}")
+    s.exec(24, {"command": "echo after"})
+    r = s.result(24)
+    ok(r is not None and r["stdout"] == "after\n", f"the server answers after them: {r}")
 
-# ---- the server killed outright: its commands die with it ----
-s.exec(30, {"command": "trap '' TERM; exec sleep 89.25", "kill_after": 300})
-end = time.monotonic() + 10
-while not alive("^sleep 89[.]25$") and time.monotonic() < end:
-    time.sleep(0.05)
-ok(bool(alive("^sleep 89[.]25$")), "a long command runs")
-s.p.kill()
-s.p.wait()
-ok(gone("^sleep 89[.]25$", 5), "wap serve killed with SIGKILL: the command's tree is gone")
+    # ---- nothing escapes the deadline: kill the parent, kill pid 1, a setsid daemon ----
+    t0 = time.monotonic()
+    s.exec(21, {"command": "kill -9 $PPID; kill -9 1; "
+                           "(setsid sh -c 'trap \"\" TERM; exec sleep 91.25' </dev/null >/dev/null 2>&1 &); "
+                           "exec sleep 92.25", "timeout_ms": 1000, "kill_after": 300})
+    r = s.result(21)
+    dt = time.monotonic() - t0
+    ok(r is not None and r["timed_out"], f"kill -9 $PPID, kill -9 1, a setsid daemon: still timed out: {r}")
+    ok(0.9 < dt < 6, f"ended at the deadline ({dt * 1000:.0f} ms)")
+    ok(gone("^sleep 9[12][.]25$", 3), "the command and the daemon are gone")
+    # a daemon left after the command itself exited at once
+    s.exec(22, {"command": "(setsid sh -c 'trap \"\" TERM; exec sleep 90.25' </dev/null >/dev/null 2>&1 &); "
+                           "echo left", "kill_after": 300})
+    r = s.result(22)
+    ok(r is not None and r["stdout"] == "left\n" and not r["timed_out"], f"a command leaving a daemon returns: {r}")
+    ok(gone("^sleep 90[.]25$", 1), "the daemon it left is gone when the call returns")
+
+    # ---- the server killed outright: its commands die with it ----
+    s.exec(30, {"command": "trap '' TERM; exec sleep 89.25", "kill_after": 300})
+    end = time.monotonic() + 10
+    while not alive("^sleep 89[.]25$") and time.monotonic() < end:
+        time.sleep(0.05)
+    ok(bool(alive("^sleep 89[.]25$")), "a long command runs")
+    s.p.kill()
+    s.p.wait()
+    ok(gone("^sleep 89[.]25$", 5), "wap serve killed with SIGKILL: the command's tree is gone")
+
+
+# sandboxed (the default: the init is forked), and not (with wap made the
+# namespace, the init is cloned into the server's memory: CLONE_VM)
+for TAG, extra in (("", []), ("--no-sandbox: ", ["--no-sandbox"])):
+    run(extra)
