@@ -12,6 +12,11 @@
 #   hard-linked copy (cp -al) with Debian's top-level .gitignore (which ends
 #   in "/*") removed, `git init`, `git add -A`, one commit, then one line of
 #   kernel/sched/core.c changed (a new file: the hard link is broken).
+# - UNTR (${TMPDIR:-/tmp}/wap-bench-linux-untracked): a copy of LINUX
+#   (cp -a: LINUX is not touched, not even the ctimes a hard link would
+#   change), its index refreshed (the copy's inodes are new), then one
+#   untracked file in a tracked directory and one untracked directory
+#   (git and wap both show "?? dir/"): what a workspace usually holds.
 # - JQ (/work/corpus/jq): a clone of jq's history (JQ_URL names where to
 #   clone it from when it is missing).
 #
@@ -32,6 +37,7 @@ WAP=${WAP:-$here/wap}
 LINUX=${LINUX:-/work/corpus/linux-git}
 SRC=${SRC:-/work/corpus/linux-source-6.1}
 JQ=${JQ:-/work/corpus/jq}
+UNTR=${UNTR:-${TMPDIR:-/tmp}/wap-bench-linux-untracked}
 JQ_URL=${JQ_URL:-}
 ROUNDS=${ROUNDS:-3}
 RUNS=${RUNS:-5}
@@ -55,6 +61,15 @@ if [ ! -d "$LINUX/.git" ]; then
 	git -C "$LINUX" -c user.name=bench -c user.email=bench@example.com commit -qm "linux 6.1"
 	sed -i '100s/$/ \/* bench change *\//' "$LINUX/kernel/sched/core.c"	# sed -i writes a new file
 fi
+case "status (Linux, one change, untracked file and dir)" in *"${ONLY:-}"*) untr=yes ;; *) untr=no ;; esac
+if [ "$untr" = yes ] && [ ! -d "$UNTR/.git" ]; then
+	echo "bench: copying $LINUX to $UNTR (a minute)" >&2
+	rm -rf "$UNTR"
+	cp -a "$LINUX" "$UNTR"
+	git -C "$UNTR" update-index -q --refresh >/dev/null || true
+	echo "bench untracked file" > "$UNTR/kernel/sched/bench-new.c"
+	mkdir -p "$UNTR/bench-new-dir/sub" && echo x > "$UNTR/bench-new-dir/sub/file"
+fi
 if [ ! -d "$JQ/.git" ]; then
 	[ -n "$JQ_URL" ] || { echo "bench: no $JQ: set JQ_URL to jq's repository to clone it" >&2; exit 2; }
 	echo "bench: cloning $JQ_URL into $JQ" >&2
@@ -71,6 +86,7 @@ cmds() {
 	t=$(printf '\t')
 	echo "status (Linux, one change)$t$LINUX${t}git status${t}status -sb"
 	echo "diff (Linux, one change)$t$LINUX${t}git diff${t}diff"
+	echo "status (Linux, one change, untracked file and dir)$t$UNTR${t}git status${t}status -sb"
 	echo "log -n 2000 (jq)$t$JQ${t}git log -n 2000${t}log -n 2000"
 	echo "show HEAD (jq)$t$JQ${t}git show HEAD${t}show HEAD"
 	echo "diff HEAD~50 (jq)$t$JQ${t}git diff HEAD~50${t}diff HEAD~50"

@@ -361,6 +361,40 @@ bytes "diff: 1,500 directories under a soft fd limit of 256" "diff" "diff" "$M"
 bytes "status: 1,500 directories under a soft fd limit of 256, one new file" "status -sb" "status" "$M"
 ulimit -Sn "$nofile"
 
+# ---- untracked paths in tracked directories whose entries are all clean:
+# status's fast path (lib/git/prestat.c) hands libgit2 an index of the
+# candidates alone; a directory none of whose entries is a candidate looked
+# untracked to libgit2 ("d/" matched no pathspec: its new file vanished),
+# so each directory holding an untracked path brings one clean entry ----
+U=$T/untracked
+git init -q "$U"
+mkdir -p "$U/d/e" "$U/p/q" "$U/a/b/c" "$U/ign" "$U/build" "$U/s" "$U/quiet/x"
+for f in d/f d/g d/e/h p/q/f a/b/c/f a/x ign/keep s/t top quiet/x/y; do echo "$f" > "$U/$f"; done
+printf '*.o\nbuild/\n' > "$U/.gitignore" && echo '*.tmp' > "$U/d/.gitignore" && echo b > "$U/build/keep"
+sleep 1	# none racily clean: their stat data decides, and no entry is a candidate
+git -C "$U" add -A && git -C "$U" add -f build/keep && git -C "$U" commit -qm base
+echo new > "$U/d/new"
+bytes "status: an untracked file among clean tracked files" "status -sb" "status" "$U"
+mkdir -p "$U/d/e/sub" && echo x > "$U/d/e/sub/x" && echo n > "$U/p/new" && echo n > "$U/a/b/new"
+bytes "status: an untracked directory in a tracked one, a new file beside a tracked directory" \
+	"status -sb" "status" "$U"
+echo o > "$U/d/x.o" && echo o > "$U/ign/only.o" && mkdir "$U/newo" && echo o > "$U/newo/x.o"
+echo t > "$U/d/y.tmp" && echo b > "$U/build/new" && mkdir "$U/d/empty" "$U/d/e/empty2"
+bytes "status: ignored files, an ignored directory with a tracked file, empty directories" \
+	"status -sb" "status" "$U"
+mkdir -p "$U/n/m/k" "$U/d/repo" && echo k > "$U/n/m/k/file" && git init -q "$U/d/repo" && echo r > "$U/d/repo/r"
+echo q > "$U/s/é new" && echo changed >> "$U/d/g" && mkdir -p "$U/a/b/c/deep/er" && echo z > "$U/a/b/c/deep/er/z"
+bytes "status: nested untracked directories, a repository, a quoted name, a change" "status -sb" "status" "$U"
+if command -v strace >/dev/null 2>&1 && strace -f -qq -o /dev/null true 2>/dev/null; then
+	# the fast path: libgit2 opens no directory without a candidate
+	# (its own walk opens each by its path; prestat.c's by its parent's fd)
+	(cd "$U" && strace -f -qq -e trace=openat -o "$T/strace" wap git --root "$U" status >/dev/null 2>&1)
+	lacks "status: with untracked files, libgit2 walks only the candidates' directories" \
+		"$(grep -F "\"$U/quiet" "$T/strace")" quiet
+else
+	ok "status: with untracked files, libgit2 walks only the candidates' directories # SKIP no strace"
+fi
+
 # ---- dates as log.c and pretty.c write them (no gmtime, no printf) and
 # abbreviations from the packs alone where no loose directory shares an
 # id's first byte (lib/git/repo.c): packed history, then loose commits ----

@@ -34,8 +34,8 @@ struct walk {
 	bool untracked;
 	pthread_mutex_t mu;
 	struct strv cand;		/* the paths to look at */
+	struct strv keep;		/* a clean entry of each directory holding an untracked path */
 	bool failed;			/* out of memory: look at everything */
-	bool fresh;			/* an untracked path found */
 };
 
 struct dirjob {
@@ -69,17 +69,41 @@ static void walk_failed(struct walk *w)
 	pthread_mutex_unlock(&w->mu);
 }
 
-static void add_cand(struct walk *w, const char *prefix, const char *name, size_t len)
+static void add_path(struct walk *w, struct strv *to, const char *prefix, const char *name, size_t len)
 {
 	struct wap_sb sb = WAP_SB_INIT;
 
 	wap_sb_adds(&sb, prefix);
 	wap_sb_add(&sb, name, len);
 	pthread_mutex_lock(&w->mu);
-	if (sb.oom || strv_add(&w->cand, wap_sb_detach(&sb)))
+	if (sb.oom || strv_add(to, wap_sb_detach(&sb)))
 		w->failed = true;
 	pthread_mutex_unlock(&w->mu);
 	wap_sb_release(&sb);
+}
+
+static void add_cand(struct walk *w, const char *prefix, const char *name, size_t len)
+{
+	add_path(w, &w->cand, prefix, name, len);
+}
+
+/* Directory J holds an untracked path.  libgit2, given an index of the
+ * candidates alone, would take a directory none of whose entries is one
+ * for an untracked directory: it would name it ("d/", as git names a new
+ * directory) and, that matching no pathspec, drop it with the new file in
+ * it.  So one entry of J (a file of its own if it has one), beneath no
+ * candidate and so clean, goes to libgit2 too: J and its parents are then
+ * tracked, as they are.  IC: J's index children, sorted. */
+static void keep_tracked(struct walk *w, const struct dirjob *j, const struct child *ic, size_t ni)
+{
+	const char *path = w->e[j->lo]->path;
+
+	for (size_t a = 0; a < ni; a++)
+		if (!ic[a].dir) {
+			path = w->e[ic[a].lo]->path;
+			break;
+		}
+	add_path(w, &w->keep, "", path, strlen(path));
 }
 
 /* Does the file at NAME in FD still have the stat data of index entry E?
@@ -215,6 +239,7 @@ static void run_dir(void *p)
 	struct walk *w = j->w;
 	struct child *ic = NULL, *dc = NULL;
 	size_t ni = 0, nd = 0, cap = 64, a, b;
+	bool kept = false;
 	ssize_t n;
 	struct dirent *de;
 	DIR *d = NULL;
@@ -320,12 +345,10 @@ static void run_dir(void *p)
 				else
 					walk_failed(w);
 			} else if (w->untracked) {
-				/* libgit2, given an index of the candidates
-				 * alone, can miss an untracked file among
-				 * many candidates (1,500 directories, one new
-				 * file: not listed, tests/git-ident.sh): left
-				 * to libgit2's own walk of the whole tree */
-				__atomic_store_n(&w->fresh, true, __ATOMIC_RELAXED);
+				if (*j->prefix && !kept && ni) {
+					keep_tracked(w, j, ic, ni);
+					kept = true;
+				}
 				add_cand(w, j->prefix, y->name, y->len);
 			}
 			b++;
@@ -570,17 +593,41 @@ static bool default_caps(struct g *g)
 	return fm && sl && !ic;
 }
 
+/* Is PATH, or a directory above it, one of the sorted paths of V? */
+static bool covered(const struct strv *v, const char *path)
+{
+	char *p = strdup(path), *slash;
+	bool r = false;
+
+	if (!p)
+		return true;	/* then it is not added: a pathspec less */
+	for (;;) {
+		if (v->n && bsearch(&p, v->v, v->n, sizeof(*v->v), strv_cmp)) {
+			r = true;
+			break;
+		}
+		if (!(slash = strrchr(p, '/')))
+			break;
+		*slash = 0;
+	}
+	free(p);
+	return r;
+}
+
 /* An index in memory holding the entries of IE at the paths of CAND (and
  * beneath them), their times cleared so that libgit2 compares their
- * contents (never trusts their stat data): 0, or -1. */
-static int small_index(const struct ientries *ie, const struct strv *cand, git_index **out)
+ * contents (never trusts their stat data), and those at the paths of KEEP
+ * (clean: the walk named none of them) as they are: 0, or -1. */
+static int small_index(const struct ientries *ie, const struct strv *cand, const struct strv *keep,
+		       git_index **out)
 {
 	git_index *idx = NULL;
 
 	if (git_index_new(&idx))
 		return -1;
-	for (size_t c = 0; c < cand->n; c++) {
-		const char *p = cand->v[c];
+	for (size_t c = 0; c < cand->n + keep->n; c++) {
+		bool clean = c >= cand->n;
+		const char *p = clean ? keep->v[c - cand->n] : cand->v[c];
 		size_t pl = strlen(p), lo = 0, hi = ie->n;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
@@ -590,12 +637,14 @@ static int small_index(const struct ientries *ie, const struct strv *cand, git_i
 				hi = mid;
 		}
 		for (; lo < ie->n && !strncmp(ie->v[lo].path, p, pl) &&
-		       (!ie->v[lo].path[pl] || ie->v[lo].path[pl] == '/'); lo++) {
+		       (!ie->v[lo].path[pl] || (!clean && ie->v[lo].path[pl] == '/')); lo++) {
 			git_index_entry e = ie->v[lo];
 			if (git_index_get_bypath(idx, e.path, git_index_entry_stage(&e)))
 				continue;	/* a path under two candidates */
-			e.mtime.seconds = 0;
-			e.mtime.nanoseconds = 0;
+			if (!clean) {
+				e.mtime.seconds = 0;
+				e.mtime.nanoseconds = 0;
+			}
 			if (git_index_add(idx, &e)) {
 				git_index_free(idx);
 				return -1;
@@ -624,6 +673,7 @@ int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bo
 	struct wap_err e2 = { 0 };
 	char *ipath = NULL;
 	git_oid root;
+	size_t k;
 	int fd, known = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -696,20 +746,41 @@ int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bo
 	pthread_mutex_destroy(&w.mu);
 	/* most of the tree changed (a checkout, ctimes touched by hard
 	 * links): a list that long costs libgit2 more than its own walk */
-	if (w.failed || w.fresh || (w.cand.n > 4096 && w.cand.n > w.n / 8))
+	if (w.failed || (w.cand.n > 4096 && w.cand.n > w.n / 8))
 		goto done;
 	if (w.cand.n)
 		qsort(w.cand.v, w.cand.n, sizeof(*w.cand.v), strv_cmp);
-	if (!idx && small && small_index(&ie, &w.cand, small)) {
+	/* the clean entries that keep directories tracked, unless a
+	 * candidate brings them already; named to libgit2 with the rest */
+	if (w.keep.n)
+		qsort(w.keep.v, w.keep.n, sizeof(*w.keep.v), strv_cmp);
+	k = 0;
+	for (size_t i = 0; i < w.keep.n; i++) {
+		if ((k && !strcmp(w.keep.v[k - 1], w.keep.v[i])) || covered(&w.cand, w.keep.v[i]))
+			free(w.keep.v[i]);
+		else
+			w.keep.v[k++] = w.keep.v[i];
+	}
+	w.keep.n = k;
+	if (!idx && small && small_index(&ie, &w.cand, &w.keep, small)) {
 		git_error_clear();
 		goto done;
 	}
+	for (size_t i = 0; i < w.keep.n; i++) {
+		char *p = w.keep.v[i];
+		w.keep.v[i] = NULL;
+		if (strv_add(&w.cand, p))
+			goto done;
+	}
+	if (w.keep.n)
+		qsort(w.cand.v, w.cand.n, sizeof(*w.cand.v), strv_cmp);
 	*out = w.cand;
 	w.cand.v = NULL;
 	w.cand.n = 0;
 	known = 1;
 done:
 	strv_free(&w.cand);
+	strv_free(&w.keep);
 	free(w.e);
 	ientries_free(&ie);
 	return known;
