@@ -337,14 +337,10 @@ static int dump_value(struct dumper *d, const json_t *v)
 	return 0;
 }
 
-int wap_json_dump(const json_t *v, struct wap_sb *sb)
+/* SB as it was at WAS when the dump failed (FAILED), else terminated. */
+static int dump_end(struct wap_sb *sb, size_t was, bool failed)
 {
-	struct dumper d;
-	size_t was = sb->len;
-
-	d.sb = sb;
-	d.depth = 0;
-	if (!v || sb->oom || dump_value(&d, v)) {
+	if (failed) {
 		sb->len = was;
 		if (sb->buf)
 			sb->buf[was] = 0;
@@ -354,18 +350,21 @@ int wap_json_dump(const json_t *v, struct wap_sb *sb)
 	return 0;
 }
 
+int wap_json_dump(const json_t *v, struct wap_sb *sb)
+{
+	struct dumper d;	/* not zeroed: open[] is written as it goes */
+	size_t was = sb->len;
+
+	d.sb = sb;
+	d.depth = 0;
+	return dump_end(sb, was, !v || sb->oom || dump_value(&d, v));
+}
+
 int wap_json_dump_str(struct wap_sb *sb, const char *s, size_t n)
 {
 	size_t was = sb->len;
 
-	if (sb->oom || dump_string(sb, s, n)) {
-		sb->len = was;
-		if (sb->buf)
-			sb->buf[was] = 0;
-		return -1;
-	}
-	sb->buf[sb->len] = 0;
-	return 0;
+	return dump_end(sb, was, sb->oom || dump_string(sb, s, n));
 }
 
 char *wap_json_dumps(const json_t *v, size_t *len)

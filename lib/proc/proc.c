@@ -314,6 +314,40 @@ static __attribute__((noinline)) pid_t start_command(const struct wap_proc_opts 
 	return p;
 }
 
+/* The init cloned into the caller's memory (CLONE_VM, below) calls no libc:
+ * it makes its system calls itself. */
+#if !defined(__SANITIZE_ADDRESS__) && (defined(__x86_64__) || defined(__aarch64__))
+#define SHARED_INIT 1
+
+static long rsys(long n, long a, long b, long c, long d)
+{
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = d;
+	long ret;
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret;
+#else
+	register long x8 __asm__("x8") = n, x0 __asm__("x0") = a, x1 __asm__("x1") = b,
+		 x2 __asm__("x2") = c, x3 __asm__("x3") = d;
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+	return x0;
+#endif
+}
+#define R0(n) rsys(SYS_##n, 0, 0, 0, 0)
+#define R1(n, a) rsys(SYS_##n, (long)(a), 0, 0, 0)
+#define R2(n, a, b) rsys(SYS_##n, (long)(a), (long)(b), 0, 0)
+#define R3(n, a, b, c) rsys(SYS_##n, (long)(a), (long)(b), (long)(c), 0)
+#define R4(n, a, b, c, d) rsys(SYS_##n, (long)(a), (long)(b), (long)(c), (long)(d))
+/* the fd closing both inits share: system calls of its own where the
+ * shared init may run it (no errno, no libc) */
+#define sys_close_range(lo, hi) R3(close_range, lo, hi, 0)
+#define sys_close(fd) R1(close, fd)
+#else
+#define sys_close_range(lo, hi) syscall(SYS_close_range, lo, hi, 0)
+#define sys_close(fd) close(fd)
+#endif
+
 /* Close every fd from 3 up but those in KEEP.  In a threaded server another
  * call's pipes may have been open at our fork: holding their write ends
  * would keep that call waiting for EOF until this one ends. */
@@ -333,10 +367,10 @@ static void close_others(int *keep, int n)
 		unsigned hi = i < n ? (unsigned)keep[i] : (unsigned)INT_MAX + 1;
 		if (i < n && (keep[i] < 0 || (unsigned)keep[i] < lo))
 			continue;
-		if (hi > lo && syscall(SYS_close_range, lo, hi - 1, 0) < 0) {
+		if (hi > lo && sys_close_range(lo, hi - 1) < 0) {
 			unsigned end = i == n ? 65536 : hi;
 			for (unsigned fd = lo; fd < end; fd++)
-				close((int)fd);
+				sys_close((int)fd);
 		}
 		if (i < n)
 			lo = hi + 1;
@@ -668,29 +702,7 @@ entered:
  * own stacks and the status pipe, and leave the messages to the caller.
  * The guarantees are the namespace's, as with a forked init: the same
  * supervision (shared_supervise is supervise's in_pidns branch). */
-#if !defined(__SANITIZE_ADDRESS__) && (defined(__x86_64__) || defined(__aarch64__))
-#define SHARED_INIT 1
-
-static long rsys(long n, long a, long b, long c, long d)
-{
-#if defined(__x86_64__)
-	register long r10 __asm__("r10") = d;
-	long ret;
-	__asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
-			 : "rcx", "r11", "memory");
-	return ret;
-#else
-	register long x8 __asm__("x8") = n, x0 __asm__("x0") = a, x1 __asm__("x1") = b,
-		 x2 __asm__("x2") = c, x3 __asm__("x3") = d;
-	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
-	return x0;
-#endif
-}
-#define R0(n) rsys(SYS_##n, 0, 0, 0, 0)
-#define R1(n, a) rsys(SYS_##n, (long)(a), 0, 0, 0)
-#define R2(n, a, b) rsys(SYS_##n, (long)(a), (long)(b), 0, 0)
-#define R3(n, a, b, c) rsys(SYS_##n, (long)(a), (long)(b), (long)(c), 0)
-#define R4(n, a, b, c, d) rsys(SYS_##n, (long)(a), (long)(b), (long)(c), (long)(d))
+#ifdef SHARED_INIT
 
 struct ksigaction {
 	void *handler;
@@ -870,7 +882,6 @@ static int shared_init(void *arg)
 	enum { RUN, TERM, KILL } phase = RUN;
 	bool cmd_done = false;
 	int keep[] = { io->in, io->out, io->err, io->status, o->cwdfd };
-	unsigned lo = 3;
 	int n = (int)(sizeof(keep) / sizeof(keep[0]));
 
 	/* every signal blocked, not only those it waits for: the handlers
@@ -879,25 +890,7 @@ static int shared_init(void *arg)
 	 * from inside for which it has a handler).  The command is started
 	 * with them blocked and resets them before it unblocks any. */
 	R4(rt_sigprocmask, SIG_BLOCK, &all, NULL, sizeof(all));
-	/* close_others, in system calls */
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
-			int t = keep[j];
-			keep[j] = keep[j - 1];
-			keep[j - 1] = t;
-		}
-	for (int i = 0; i <= n; i++) {
-		unsigned hi = i < n ? (unsigned)keep[i] : (unsigned)INT_MAX + 1;
-		if (i < n && (keep[i] < 0 || (unsigned)keep[i] < lo))
-			continue;
-		if (hi > lo && R3(close_range, lo, hi - 1, 0) < 0) {
-			unsigned end = i == n ? 65536 : hi;
-			for (unsigned fd = lo; fd < end; fd++)
-				R1(close, fd);
-		}
-		if (i < n)
-			lo = hi + 1;
-	}
+	close_others(keep, n);
 	if (io->in > 1 && io->out > 1 && io->err > 1 && io->status > 1) {
 		r_dup2(io->in, 0);
 		r_dup2(io->err, 1);
