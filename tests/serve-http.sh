@@ -412,6 +412,17 @@ def req(body, sid=None):
     if sid:
         h += "mcp-session-id: %s\r\n" % sid
     return (h + "content-length: %d\r\n\r\n" % len(b)).encode() + b
+def drain(s):
+    got = b""
+    try:
+        while True:
+            c = s.recv(65536)
+            if not c:
+                break
+            got += c
+    except socket.timeout:
+        got += b"<hung>"
+    return got
 def cpu():
     f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
     return int(f[11]) + int(f[12])
@@ -425,28 +436,11 @@ sid = [l.split(":", 1)[1].strip() for l in h.split("\r\n") if l.startswith("mcp-
 s.close()
 s = socket.create_connection(("127.0.0.1", port)); s.settimeout(10)
 s.sendall(b"".join(req({"jsonrpc": "2.0", "id": i, "method": "ping"}, sid) for i in (1, 2, 3)))
-got = b""
-try:
-    while True:
-        c = s.recv(65536)
-        if not c:
-            break
-        got += c
-except socket.timeout:
+got = drain(s)
+if got.endswith(b"<hung>"):
     print("hung")
 print("first answered" if b'"id":1' in got else "first not answered")
 s.close()
-def drain(s):
-    got = b""
-    try:
-        while True:
-            c = s.recv(65536)
-            if not c:
-                break
-            got += c
-    except socket.timeout:
-        got += b"<hung>"
-    return got
 # GETs pipelined: every one answered, in turn
 s = socket.create_connection(("127.0.0.1", port)); s.settimeout(3)
 s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 3)
