@@ -109,12 +109,22 @@ def run(extra):
             ok(True, "# SKIP not root: a reaper makes the user namespace")
 
     # ---- calls side by side: each its own namespace, all answered ----
+    # (the kernel reuses a freed namespace's inode number, so only calls
+    # whose lives overlapped must show different ones: each prints when
+    # it began and ended, from /proc/uptime)
     for i in range(10, 16):
-        s.exec(i, {"command": "sleep 0.3; readlink /proc/self/ns/pid"})
+        s.exec(i, {"command": "read a _ < /proc/uptime; readlink /proc/self/ns/pid; sleep 0.3; "
+                              "read b _ < /proc/uptime; echo $a $b"})
     res = [s.result(i) for i in range(10, 16)]
-    nss = [(r or {}).get("stdout", "").strip() for r in res]
-    ok(all(r and r["exit_code"] == 0 for r in res), "six exec calls side by side all answered")
-    ok(len(set(nss)) == 6 and ourns not in nss, f"each call had a namespace of its own: {nss}")
+    out = [(r or {}).get("stdout", "").split() for r in res]
+    ok(all(r and r["exit_code"] == 0 and len(o) == 3 for r, o in zip(res, out)),
+       "six exec calls side by side all answered")
+    nss = [o[0] if len(o) == 3 else "" for o in out]
+    span = [(float(o[1]), float(o[2])) if len(o) == 3 else (0.0, 0.0) for o in out]
+    clash = [(nss[i], nss[j]) for i in range(6) for j in range(i + 1, 6)
+             if span[i][0] < span[j][1] and span[j][0] < span[i][1] and nss[i] == nss[j]]
+    ok(all(nss) and not clash and ourns not in nss,
+       f"each call had a namespace of its own: {nss} {span}")
     # and a next one, on threads that made namespaces before
     s.exec(17, {"command": "echo again"})
     r = s.result(17)
