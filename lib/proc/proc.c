@@ -976,36 +976,67 @@ static size_t shared_len(void)
 	return INIT_STACK + CMD_STACK + 2 * (size_t)sysconf(_SC_PAGESIZE);
 }
 
-/* Clone the init; its stack and the command's, a guard page under each,
- * are *MAP (shared_len() bytes), unmapped by the caller once the init is
- * reaped. */
+/* The stacks, a guard page under each: mapped once for each thread that
+ * starts commands and kept until it ends (mapping, touching and unmapping
+ * 8 MiB a call costs about 25 µs); a thread runs one command at a time,
+ * and the init it cloned is reaped before the call returns. */
+static pthread_key_t stk_key;
+static pthread_once_t stk_once = PTHREAD_ONCE_INIT;
+
+static void stk_free(void *m)
+{
+	munmap(m, shared_len());
+}
+
+static void stk_key_new(void)
+{
+	pthread_key_create(&stk_key, stk_free);
+}
+
+static char *shared_stacks(void **map)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = shared_len();
+	char *m;
+
+	pthread_once(&stk_once, stk_key_new);
+	if ((m = pthread_getspecific(stk_key)))
+		return m;
+	m = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
+		 -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (mprotect(m + pg, CMD_STACK, PROT_READ | PROT_WRITE) ||
+	    mprotect(m + 2 * pg + CMD_STACK, INIT_STACK, PROT_READ | PROT_WRITE)) {
+		munmap(m, len);
+		return NULL;
+	}
+	if (pthread_setspecific(stk_key, m))
+		*map = m;	/* not kept: the caller unmaps it */
+	return m;
+}
+
+/* Clone the init on the thread's stacks; *MAP is set when the caller must
+ * unmap them once the init is reaped. */
 static pid_t shared_start(struct shared *sh, const struct wap_proc_opts *o,
 			  const struct child_io *io, void **map)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = shared_len();
-	char *m = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK |
-		       MAP_NORESERVE, -1, 0);
-	char *cmd_top = m + pg + CMD_STACK;
+	char *m = shared_stacks(map);
 	pid_t pid;
 
-	if (m == MAP_FAILED)
+	if (!m)
 		return -1;
-	if (mprotect(m + pg, CMD_STACK, PROT_READ | PROT_WRITE) ||
-	    mprotect(cmd_top + pg, INIT_STACK, PROT_READ | PROT_WRITE)) {
-		munmap(m, len);
-		return -1;
-	}
 	sh->o = o;
 	sh->io = io;
 	sh->block = 1UL << (SIGCHLD - 1) | 1UL << (SIGTERM - 1) | 1UL << (SIGINT - 1) |
 		    1UL << (SIGHUP - 1);
-	sh->cmd_top = cmd_top;
+	sh->cmd_top = m + pg + CMD_STACK;
 	sh->envp = o->envp ? (char **)o->envp : environ;
 	pid = clone(shared_init, m + len, CLONE_VM | SIGCHLD, sh);
-	if (pid < 0)
+	if (pid < 0 && *map) {
 		munmap(m, len);
-	else
-		*map = m;
+		*map = NULL;
+	}
 	return pid;
 }
 #endif
