@@ -412,3 +412,35 @@ for f in medium fuller "format:%ad|%ai|%aI|%at|%as|%cd" "format:%h|%p|%s"; do
 	done
 done
 bytes "log --oneline: packed and loose" "log --oneline" "log --oneline" "$D"
+
+# ---- a diff of two trees looks only at the paths that changed (diff.c
+# tree_to_tree: libgit2 would read every tree of both sides): every shape of
+# change, against git's show and diff A B ----
+P=$T/prune
+git init -q "$P"
+mkdir -p "$P/big/a/b" "$P/big/c" "$P/deep/x/y/z" "$P/gone/sub" "$P/tf" "$P/zz"
+for i in 1 2 3 4 5; do echo "b$i" > "$P/big/a/b/f$i"; echo "c$i" > "$P/big/c/g$i"; done
+echo deep > "$P/deep/x/y/z/leaf" && echo keep > "$P/deep/x/keep"
+echo g > "$P/gone/sub/g" && echo t > "$P/tf/inner" && echo file > "$P/ft"
+echo z > "$P/zz/last" && echo top > "$P/top.txt" && printf '#!/bin/sh\n' > "$P/run.sh"
+ln -s top.txt "$P/link"
+git -C "$P" add -A && git -C "$P" commit -qm base
+echo changed > "$P/deep/x/y/z/leaf"			# deep, beside unchanged trees
+git -C "$P" commit -qam "deep change"
+git -C "$P" rm -rq gone && mkdir -p "$P/new/dir" && echo n > "$P/new/dir/n"
+git -C "$P" add -A && git -C "$P" commit -qm "a tree gone, a tree new"
+git -C "$P" rm -rq tf ft && echo now-a-file > "$P/tf" && mkdir "$P/ft" && echo in > "$P/ft/x"
+git -C "$P" add -A && git -C "$P" commit -qm "a tree become a file, a file a tree"
+chmod +x "$P/run.sh" && ln -sf zz/last "$P/link"
+git -C "$P" add -A && git -C "$P" commit -qm "a mode and a link"
+git -C "$P" mv big/c/g1 zz/moved && echo z2 >> "$P/zz/last"
+git -C "$P" commit -qm "a rename across trees"
+git -C "$P" commit -q --allow-empty -m "nothing changed"
+for r in HEAD HEAD~1 HEAD~2 HEAD~3 HEAD~4 HEAD~5 HEAD~6; do
+	bytes "show $r: only the changed trees read, the same text" "show $r" "show $r" "$P"
+	bytes "show --stat $r: the same" "show --stat $r" "show --stat $r" "$P"
+done
+bytes "diff A B across every change" "diff HEAD~6 HEAD" "diff HEAD~6 HEAD" "$P"
+bytes "diff B A (reversed)" "diff HEAD HEAD~6" "diff HEAD HEAD~6" "$P"
+bytes "diff A..B --stat" "diff --stat HEAD~5..HEAD~2" "diff --stat HEAD~5..HEAD~2" "$P"
+same "diff A A: nothing" "$(wap git --root "$P" diff HEAD HEAD~0 2>&1)" ""

@@ -405,7 +405,7 @@ static int checkout_preflight(struct g *g, git_object *target)
 		lg(g, e, "cannot read HEAD");
 		goto out;
 	}
-	if ((e = git_diff_tree_to_tree(&d[0], g->repo, ht, (git_tree *)tt, &o)) ||
+	if ((e = tree_to_tree(g, &d[0], ht, (git_tree *)tt, &o)) ||
 	    (e = git_diff_tree_to_workdir_with_index(&d[1], g->repo, (git_tree *)tt, &o))) {
 		lg(g, e, "cannot check out");
 		goto out;

@@ -852,6 +852,85 @@ int split_revs_paths(struct g *g, struct strv *revs, struct strv *paths, int acc
 	return collect_paths(g, after, after ? g->nargs - dd - 1 : 0, access, paths);
 }
 
+/* The paths (files, links, submodules) that differ between trees A and B
+ * (either may be NULL), below PREFIX, into OUT: git's diff_tree, which
+ * does not read a subtree whose id is the same on both sides. */
+static int changed_paths(struct g *g, git_tree *a, git_tree *b, const char *prefix,
+			 struct strv *out)
+{
+	git_tree *side[2] = { a, b };
+	int e = 0;
+
+	for (int s = 0; s < 2 && !e; s++) {
+		git_tree *t = side[s], *other = side[!s];
+		size_t n = t ? git_tree_entrycount(t) : 0;
+
+		for (size_t i = 0; i < n && !e; i++) {
+			const git_tree_entry *te = git_tree_entry_byindex(t, i), *oe;
+			const char *name = git_tree_entry_name(te);
+			git_tree *sub[2] = { NULL, NULL };
+			bool tt, ot;
+			char *path;
+
+			oe = other ? git_tree_entry_byname(other, name) : NULL;
+			if (oe && (s == 1 || (git_oid_equal(git_tree_entry_id(te), git_tree_entry_id(oe)) &&
+					      git_tree_entry_filemode(te) == git_tree_entry_filemode(oe))))
+				continue;	/* the same, or seen from A's side */
+			if (asprintf(&path, "%s%s", prefix, name) < 0)
+				return git_error_set_oom(), GIT_ERROR;
+			tt = git_tree_entry_type(te) == GIT_OBJECT_TREE;
+			ot = oe && git_tree_entry_type(oe) == GIT_OBJECT_TREE;
+			if (tt || ot) {
+				char *dir = NULL;
+				if (tt)
+					e = git_tree_lookup(&sub[s], g->repo, git_tree_entry_id(te));
+				if (!e && ot)
+					e = git_tree_lookup(&sub[!s], g->repo, git_tree_entry_id(oe));
+				if (!e && asprintf(&dir, "%s/", path) < 0)
+					e = GIT_ERROR, git_error_set_oom();
+				if (!e)
+					e = changed_paths(g, sub[0], sub[1], dir, out);
+				free(dir);
+				git_tree_free(sub[0]);
+				git_tree_free(sub[1]);
+			}
+			if (!e && (!tt || (oe && !ot))) {
+				if (strv_add(out, path))
+					return git_error_set_oom(), GIT_ERROR;
+			} else {
+				free(path);
+			}
+		}
+	}
+	return e;
+}
+
+/* git_diff_tree_to_tree, looking only at the paths that changed (given
+ * to libgit2's iterators as their list of paths): libgit2 reads every
+ * tree of both sides, git only those that differ (a one-file show on jq:
+ * 110 trees read, and 61 objects inflated, against git's 15). */
+int tree_to_tree(struct g *g, git_diff **out, git_tree *a, git_tree *b, const git_diff_options *o)
+{
+	git_diff_options o2 = *o;
+	struct strv ch = { 0 };
+	int e;
+
+	if (o->pathspec.count || (o->flags & (GIT_DIFF_INCLUDE_UNMODIFIED |
+					      GIT_DIFF_DISABLE_PATHSPEC_MATCH)))
+		return git_diff_tree_to_tree(out, g->repo, a, b, o);
+	if ((e = changed_paths(g, a, b, "", &ch))) {
+		strv_free(&ch);
+		return e;
+	}
+	o2.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+	o2.pathspec = strv_arr(&ch);
+	/* nothing changed: no path at all, which an empty list is not */
+	e = ch.n ? git_diff_tree_to_tree(out, g->repo, a, b, &o2)
+		 : git_diff_tree_to_tree(out, g->repo, NULL, NULL, o);
+	strv_free(&ch);
+	return e;
+}
+
 /* Before a diff of two trees (diff A B, show): the repository gets an
  * empty index of its own.  git reads no index for these, so attributes
  * (a file's diff driver, -diff) come from the work tree's .gitattributes
@@ -983,7 +1062,7 @@ static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool s
 		free(b);
 		if (g->err->kind || tree_diff_index(g))
 			goto out;
-		e = git_diff_tree_to_tree(out, g->repo, ta, tb, &o);
+		e = tree_to_tree(g, out, ta, tb, &o);
 	} else if (revs->n == 1) {
 		if (rev_tree(g, revs->v[0], &ta))
 			goto out;
@@ -996,7 +1075,7 @@ static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool s
 	} else {
 		if (rev_tree(g, revs->v[0], &ta) || rev_tree(g, revs->v[1], &tb) || tree_diff_index(g))
 			goto out;
-		e = git_diff_tree_to_tree(out, g->repo, ta, tb, &o);
+		e = tree_to_tree(g, out, ta, tb, &o);
 	}
 lgfail:
 	if (e) {

@@ -611,7 +611,7 @@ int op_show(struct g *g, json_t **res)
 		goto out;
 	if ((e = git_commit_tree(&t, c)) ||
 	    (git_commit_parentcount(c) && ((e = git_commit_parent(&p, c, 0)) || (e = git_commit_tree(&pt, p)))) ||
-	    (e = git_diff_tree_to_tree(&d, g->repo, pt, t, &o))) {
+	    (e = tree_to_tree(g, &d, pt, t, &o))) {
 		lg(g, e, "cannot compute the diff of %s", rev);
 		goto out;
 	}
