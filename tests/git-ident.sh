@@ -444,3 +444,22 @@ bytes "diff A B across every change" "diff HEAD~6 HEAD" "diff HEAD~6 HEAD" "$P"
 bytes "diff B A (reversed)" "diff HEAD HEAD~6" "diff HEAD HEAD~6" "$P"
 bytes "diff A..B --stat" "diff --stat HEAD~5..HEAD~2" "diff --stat HEAD~5..HEAD~2" "$P"
 same "diff A A: nothing" "$(wap git --root "$P" diff HEAD HEAD~0 2>&1)" ""
+
+# ---- each file's attributes from its own directories, though libgit2's
+# realpath() answers are remembered through an action (git.c): the same
+# names in directories with different .gitattributes ----
+Q=$T/attrdirs
+git init -q "$Q"
+for d in a b a/deep c; do
+	mkdir -p "$Q/$d"
+	for f in one.txt two.dat three.txt; do printf '1\n2\n3\n' > "$Q/$d/$f"; done
+done
+printf '*.txt -diff\n' > "$Q/a/.gitattributes"
+printf '*.dat -diff\n*.txt diff\n' > "$Q/a/deep/.gitattributes"
+printf '*.dat binary\n' > "$Q/c/.gitattributes"
+git -C "$Q" add -A && git -C "$Q" commit -qm one
+for d in a b a/deep c; do for f in one.txt two.dat three.txt; do echo 4 >> "$Q/$d/$f"; done; done
+bytes "diff REV: attributes by directory, realpath remembered" "diff HEAD" "diff HEAD" "$Q"
+bytes "diff: the same, against the index" "diff" "diff" "$Q"
+git -C "$Q" commit -qam two
+bytes "show: the same names, attributes by directory" "show" "show" "$Q"

@@ -560,6 +560,40 @@ static bool same_path_pair(git_diff *d, size_t i, size_t j, git_delta_t first, g
 	       !strcmp(a->new_file.path, b->old_file.path);
 }
 
+/* A work-tree file libgit2 took for binary from its attributes alone
+ * (-diff, binary) has no id: it read none of it, and its printer writes
+ * "index X..0000000" and "/dev/null" for the new side.  git hashes it (its
+ * clean filters applied); so does this, as libgit2 itself sets the id of
+ * a side it loads: a regular file, opened through the workspace (no link
+ * followed, nothing restricted) and hashed through that descriptor.  Left
+ * zero when it cannot be read. */
+static void work_id(struct g *g, git_diff_delta *dd)
+{
+	struct wap_err e2 = { 0 };
+	char *rel, fdpath[32];
+	git_oid id;
+	int fd, e;
+
+	if (dd->new_file.mode != GIT_FILEMODE_BLOB && dd->new_file.mode != GIT_FILEMODE_BLOB_EXECUTABLE)
+		return;
+	if (!(rel = ws_path(g, dd->new_file.path)))
+		return;
+	fd = wap_ws_open(g->ws, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0, WAP_ACC_READ, &e2);
+	wap_err_release(&e2);
+	free(rel);
+	if (fd < 0)
+		return;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	e = git_repository_hashfile(&id, g->repo, fdpath, GIT_OBJECT_BLOB, dd->new_file.path);
+	close(fd);
+	if (e) {
+		git_error_clear();
+		return;
+	}
+	dd->new_file.id = id;
+	dd->new_file.flags |= GIT_DIFF_FLAG_VALID_ID;
+}
+
 /* Fill R with "files" and "diff" (the text git would print: the patch,
  * or --stat, or --name-only). */
 int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
@@ -606,6 +640,9 @@ int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
 				goto out;
 			}
 			pd = p ? git_patch_get_delta(p) : git_diff_get_delta(d, ord[k + part]);
+			if ((pd->flags & GIT_DIFF_FLAG_BINARY) && pd->status != GIT_DELTA_DELETED &&
+			    !(pd->new_file.flags & GIT_DIFF_FLAG_VALID_ID) && git_oid_is_zero(&pd->new_file.id))
+				work_id(g, (git_diff_delta *)pd);
 			if (p)
 				git_patch_line_stats(NULL, &pa, &pdl, p);
 			if (pd->flags & GIT_DIFF_FLAG_BINARY) {

@@ -186,6 +186,88 @@ int __wrap_git_mbedtls_stream_wrap(void **out, void *in, const char *host)
 }
 #endif
 
+/* ---- realpath() remembered through one action ----
+ * libgit2 resolves the whole path of a file at each attribute look-up
+ * (git_fs_path_find_dir: glibc's realpath makes a readlink a component),
+ * three times for each file a diff shows (its diff driver on both sides,
+ * reuse.c's filters): a third of the system calls of a `diff HEAD~50` on
+ * jq.  While an action runs (run_action), the thread that runs it keeps
+ * what realpath answered, as git keeps its attribute stack by directory;
+ * wap's own callers (the workspace's root, Landlock's rules) run outside
+ * that window.  Where libgit2 is not linked in, nothing is wrapped. */
+#ifdef WAP_LINK_GIT2
+#define RP_BUCKETS 256
+#define RP_MAX 4096		/* paths kept at most: then no more are added */
+
+struct rp_ent {
+	struct rp_ent *next;
+	char *out;
+	char in[];
+};
+
+static __thread struct rp_memo {
+	bool on;
+	unsigned n;
+	struct rp_ent *b[RP_BUCKETS];
+} rpm;
+
+char *__real_realpath(const char *path, char *resolved);
+char *__wrap_realpath(const char *path, char *resolved);
+
+static unsigned rp_hash(const char *s)
+{
+	unsigned h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h % RP_BUCKETS;
+}
+
+char *__wrap_realpath(const char *path, char *resolved)
+{
+	struct rp_ent *e;
+	char *r;
+	size_t n;
+
+	if (!rpm.on || !path)
+		return __real_realpath(path, resolved);
+	for (e = rpm.b[rp_hash(path)]; e; e = e->next)
+		if (!strcmp(e->in, path))
+			return resolved ? strcpy(resolved, e->out) : strdup(e->out);
+	r = __real_realpath(path, resolved);
+	if (!r || rpm.n >= RP_MAX)
+		return r;
+	n = strlen(path) + 1;
+	if ((e = malloc(sizeof(*e) + n)) && (e->out = strdup(r))) {
+		unsigned h = rp_hash(path);
+		memcpy(e->in, path, n);
+		e->next = rpm.b[h];
+		rpm.b[h] = e;
+		rpm.n++;
+	} else {
+		free(e);
+	}
+	return r;
+}
+#endif
+
+void git_realpath_memo(bool on)
+{
+#ifdef WAP_LINK_GIT2
+	for (int i = 0; i < RP_BUCKETS; i++)
+		while (rpm.b[i]) {
+			struct rp_ent *e = rpm.b[i];
+			rpm.b[i] = e->next;
+			free(e->out);
+			free(e);
+		}
+	rpm.n = 0;
+	rpm.on = on;
+#else
+	(void)on;
+#endif
+}
+
 static void load_certs(void)
 {
 #ifdef WAP_LINK_GIT2

@@ -82,6 +82,8 @@ static bool action_writes(struct g *g, const struct action *a)
 
 static int run_action(struct g *g, const struct action *a, json_t **res)
 {
+	int rc;
+
 	if (!(a->flags & A_NOREPO)) {
 		const char *cd;
 		if (open_repo(g, a->flags & A_WRITE))
@@ -92,7 +94,10 @@ static int run_action(struct g *g, const struct action *a, json_t **res)
 		     (cd && strcmp(cd, git_repository_path(g->repo)) && check_gitdir_writes(g, cd))))
 			return -1;
 	}
-	return a->fn(g, res);
+	git_realpath_memo(true);
+	rc = a->fn(g, res);
+	git_realpath_memo(false);
+	return rc;
 }
 
 struct confined {
