@@ -468,6 +468,19 @@ for l in sys.stdin:
 grep -b PM_RESUME mid/mid.txt > "$T/gb.out"
 if cmp -s "$T/jl.out" "$T/gb.out"; then ok "mid: --jsonl absolute_offset and lines as grep -b"
 else fail "mid: --jsonl offsets differ from grep -b: $(diff "$T/jl.out" "$T/gb.out" | head -4)"; fi
+# found in a directory it is searched in pieces; named, whole (as ripgrep
+# reports a named binary file): the same matches, offsets and end stats
+jlm() { python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m["data"].get("path", {}).get("text") == "mid/mid.txt" and m["type"] != "begin":
+        m["data"].get("stats", {}).pop("elapsed", None)
+        print(json.dumps(m, sort_keys=True))'; }
+printf '%s\n' "$OUT" | jlm > "$T/jl.dir"
+expect "mid: --jsonl of the file named" 0 wap grep --jsonl -m 0 PM_RESUME mid/mid.txt
+printf '%s\n' "$OUT" | jlm > "$T/jl.named"
+if [ -s "$T/jl.dir" ] && cmp -s "$T/jl.dir" "$T/jl.named"; then ok "mid: --jsonl in pieces as searched whole"
+else fail "mid: --jsonl in pieces differs from whole: $(diff "$T/jl.dir" "$T/jl.named" | head -4)"; fi
 expect "mid: -C 1 (read whole)" 0 wap grep -m 0 -C 1 PM_RESUME mid/mid.txt
 same "mid: -C 1 as grep -C 1" "$OUT" "$(grep -Hn -C 1 PM_RESUME mid/mid.txt)"
 rm -rf mid

@@ -582,8 +582,7 @@ static ssize_t read_all(int fd, struct wk *w, size_t limit)
  * file). */
 static bool whole_needed(const struct gctx *g, const struct wk *w)
 {
-	return g->multiline || g->before || g->after || g->archives || w->named ||
-	       (g->mode == WAP_SEARCH_JSON && g->jsonl);
+	return g->multiline || g->before || g->after || g->archives || w->named;
 }
 
 /* A file bigger than the buffer, its first W->have bytes in W's buffer:
