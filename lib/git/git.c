@@ -186,7 +186,7 @@ int __wrap_git_mbedtls_stream_wrap(void **out, void *in, const char *host)
 }
 #endif
 
-/* ---- realpath() remembered through one action ----
+/* ---- libgit2's path resolutions remembered through one action ----
  * libgit2 resolves the whole path of a file at each attribute look-up
  * (git_fs_path_find_dir: glibc's realpath makes a readlink a component),
  * three times for each file a diff shows (its diff driver on both sides,
@@ -202,6 +202,7 @@ int __wrap_git_mbedtls_stream_wrap(void **out, void *in, const char *host)
 struct rp_ent {
 	struct rp_ent *next;
 	char *out;
+	size_t outlen;		/* strlen(out) + 1 */
 	char in[];
 };
 
@@ -233,13 +234,15 @@ char *__wrap_realpath(const char *path, char *resolved)
 		return __real_realpath(path, resolved);
 	for (e = rpm.b[rp_hash(path)]; e; e = e->next)
 		if (!strcmp(e->in, path))
-			return resolved ? strcpy(resolved, e->out) : strdup(e->out);
+			return resolved ? memcpy(resolved, e->out, e->outlen)
+					: strdup(e->out);
 	r = __real_realpath(path, resolved);
 	if (!r || rpm.n >= RP_MAX)
 		return r;
 	n = strlen(path) + 1;
 	if ((e = malloc(sizeof(*e) + n)) && (e->out = strdup(r))) {
 		unsigned h = rp_hash(path);
+		e->outlen = strlen(r) + 1;
 		memcpy(e->in, path, n);
 		e->next = rpm.b[h];
 		rpm.b[h] = e;
