@@ -463,3 +463,48 @@ bytes "diff REV: attributes by directory, realpath remembered" "diff HEAD" "diff
 bytes "diff: the same, against the index" "diff" "diff" "$Q"
 git -C "$Q" commit -qam two
 bytes "show: the same names, attributes by directory" "show" "show" "$Q"
+
+# ---- an action that writes nothing keeps libgit2's stat() and access()
+# answers (git.c), but only through itself: in one server, a second diff
+# sees the .gitattributes and the config changed after the first ----
+R=$T/statmemo
+git init -q "$R"
+printf 'a\nb\n' > "$R/f.txt"
+git -C "$R" add -A && git -C "$R" commit -qm one
+echo c >> "$R/f.txt"
+out=$(python3 - "$WAP" "$R" <<'PY'
+import json, subprocess, sys
+p = subprocess.Popen([sys.argv[1], "serve", "--root", sys.argv[2]], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, text=True)
+def call(i, method, params):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+call(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}})
+p.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+def diff(i):
+    r = call(i, "tools/call", {"name": "git", "arguments": {"action": "diff"}})
+    return r["result"]["content"][0]["text"]
+print(diff(2), end="=====\n")
+open(sys.argv[2] + "/.gitattributes", "w").write("*.txt -diff\n")
+print(diff(3), end="=====\n")
+subprocess.run(["git", "-C", sys.argv[2], "config", "diff.noprefix", "true"], check=True)
+import os; os.remove(sys.argv[2] + "/.gitattributes")
+print(diff(4), end="=====\n")
+p.stdin.close(); p.wait()
+PY
+)
+g1=$(git -C "$R" -c diff.noprefix=false diff)
+printf '*.txt -diff\n' > "$R/.gitattributes"
+g2=$(git -C "$R" -c diff.noprefix=false diff)
+rm "$R/.gitattributes"
+git -C "$R" config diff.noprefix true
+g3=$(git -C "$R" diff)
+same "one server, three diffs: each sees the attributes and config of its time" \
+	"$out" "$g1
+=====
+$g2
+=====
+$g3
+====="

@@ -15,9 +15,12 @@
  * libgit2 is linked in).
  * internal.h declares what they share.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -252,7 +255,102 @@ char *__wrap_realpath(const char *path, char *resolved)
 	}
 	return r;
 }
+
+/* stat() and access() remembered through one action that writes nothing
+ * (run_action): libgit2, at each attribute look-up without a session (the
+ * public API has none, and a diff's driver look-up opens one a file),
+ * stats every attribute file from the file's directory up and checks the
+ * system's, and at each configuration read stats the three config files:
+ * some 600 system calls of a diff HEAD~50 on jq.  git reads them once a
+ * process.  An action that writes (the index, a config, a checkout's
+ * .gitattributes) must see its own writes: it is not given the memo. */
+struct st_ent {
+	struct st_ent *next;
+	int rc, err;
+	struct stat st;
+	char in[];		/* 's' or 'a' and access's mode, then the path */
+};
+
+static __thread struct st_memo {
+	bool on;
+	unsigned n;
+	struct st_ent *b[RP_BUCKETS];
+} stm;
+
+int __real_stat(const char *path, struct stat *st);
+int __wrap_stat(const char *path, struct stat *st);
+int __real_access(const char *path, int mode);
+int __wrap_access(const char *path, int mode);
+
+/* the entry of KEY (kind and path), made by calling the real function
+ * when there is none; NULL when it cannot be kept */
+static struct st_ent *st_get(char kind, int mode, const char *path)
+{
+	size_t n = strlen(path) + 3;
+	struct st_ent *e = malloc(sizeof(*e) + n);
+	unsigned h;
+
+	if (!e)
+		return NULL;
+	e->in[0] = kind;
+	e->in[1] = (char)('0' + (mode & 7));
+	memcpy(e->in + 2, path, n - 2);
+	h = rp_hash(e->in);
+	for (struct st_ent *o = stm.b[h]; o; o = o->next)
+		if (!strcmp(o->in, e->in)) {
+			free(e);
+			return o;
+		}
+	if (stm.n >= RP_MAX) {
+		free(e);
+		return NULL;
+	}
+	e->rc = kind == 's' ? __real_stat(path, &e->st) : __real_access(path, mode);
+	e->err = errno;
+	e->next = stm.b[h];
+	stm.b[h] = e;
+	stm.n++;
+	return e;
+}
+
+int __wrap_stat(const char *path, struct stat *st)
+{
+	struct st_ent *e;
+
+	if (!stm.on || !path || !(e = st_get('s', 0, path)))
+		return __real_stat(path, st);
+	if (!e->rc)
+		*st = e->st;
+	errno = e->err;
+	return e->rc;
+}
+
+int __wrap_access(const char *path, int mode)
+{
+	struct st_ent *e;
+
+	if (!stm.on || !path || !(e = st_get('a', mode, path)))
+		return __real_access(path, mode);
+	errno = e->err;
+	return e->rc;
+}
 #endif
+
+void git_stat_memo(bool on)
+{
+#ifdef WAP_LINK_GIT2
+	for (int i = 0; i < RP_BUCKETS; i++)
+		while (stm.b[i]) {
+			struct st_ent *e = stm.b[i];
+			stm.b[i] = e->next;
+			free(e);
+		}
+	stm.n = 0;
+	stm.on = on;
+#else
+	(void)on;
+#endif
+}
 
 void git_realpath_memo(bool on)
 {

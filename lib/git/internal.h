@@ -125,6 +125,7 @@ bool restricted_rp(struct g *g, const char *rp);
 int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names);
 int diff_opts(struct g *g, git_diff_options *o, struct strv *paths);
 void git_realpath_memo(bool on);
+void git_stat_memo(bool on);
 int tree_to_tree(struct g *g, git_diff **out, git_tree *a, git_tree *b, const git_diff_options *o);
 int find_renames(struct g *g, git_diff *d);
 int tree_diff_index(struct g *g);

@@ -82,6 +82,7 @@ static bool action_writes(struct g *g, const struct action *a)
 
 static int run_action(struct g *g, const struct action *a, json_t **res)
 {
+	bool ro;
 	int rc;
 
 	if (!(a->flags & A_NOREPO)) {
@@ -94,8 +95,13 @@ static int run_action(struct g *g, const struct action *a, json_t **res)
 		     (cd && strcmp(cd, git_repository_path(g->repo)) && check_gitdir_writes(g, cd))))
 			return -1;
 	}
+	/* libgit2's path look-ups answered once an action (git.c); its
+	 * stat() and access() too when the action writes nothing */
+	ro = !action_writes(g, a);
 	git_realpath_memo(true);
+	git_stat_memo(ro);
 	rc = a->fn(g, res);
+	git_stat_memo(false);
 	git_realpath_memo(false);
 	return rc;
 }
