@@ -82,25 +82,26 @@ static bool action_writes(struct g *g, const struct action *a)
 
 static int run_action(struct g *g, const struct action *a, json_t **res)
 {
-	bool ro;
-	int rc;
+	bool ro = !action_writes(g, a);
+	int rc = -1;
 
+	/* libgit2's path look-ups answered once an action (git.c), the
+	 * opening of the repository included; its stat() and access() too
+	 * when the action writes nothing */
+	git_realpath_memo(true);
+	git_stat_memo(ro);
 	if (!(a->flags & A_NOREPO)) {
 		const char *cd;
 		if (open_repo(g, a->flags & A_WRITE))
-			return -1;
+			goto out;
 		cd = git_repository_commondir(g->repo);
-		if (action_writes(g, a) &&
+		if (!ro &&
 		    (check_gitdir_writes(g, git_repository_path(g->repo)) ||
 		     (cd && strcmp(cd, git_repository_path(g->repo)) && check_gitdir_writes(g, cd))))
-			return -1;
+			goto out;
 	}
-	/* libgit2's path look-ups answered once an action (git.c); its
-	 * stat() and access() too when the action writes nothing */
-	ro = !action_writes(g, a);
-	git_realpath_memo(true);
-	git_stat_memo(ro);
 	rc = a->fn(g, res);
+out:
 	git_stat_memo(false);
 	git_realpath_memo(false);
 	return rc;
