@@ -508,3 +508,13 @@ $g2
 =====
 $g3
 ====="
+
+# ---- libgit2's realpath() made a component at a time from the kept
+# directory (git.c): a root reached through a link, and a link to a link,
+# still give each file the attributes of its own directories ----
+for d in a b a/deep c; do for f in one.txt two.dat three.txt; do echo 5 >> "$Q/$d/$f"; done; done
+ln -s "$Q" "$T/attrlink"
+mkdir -p "$T/linkdir" && ln -s ../attrlink "$T/linkdir/two"
+bytes "diff REV through a linked root: attributes by directory" "diff HEAD" "diff HEAD" "$T/attrlink"
+bytes "diff through a link to a link" "diff" "diff" "$T/linkdir/two"
+bytes "diff --stat through a link to a link" "diff --stat HEAD" "diff --stat HEAD" "$T/linkdir/two"

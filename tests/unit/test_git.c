@@ -1,6 +1,8 @@
 /* test_git.c - lib/git/ called in-process, as `wap serve` calls it:
  * progress reports, cancellation, and many calls without leaks (run under
  * ASan/LSan by `make check ASAN=1`). */
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,6 +15,7 @@
 
 #include "applet.h"
 #include "git.h"
+#include "internal.h"
 
 /* libgit2 1.5 leaks PCRE2 match data on remote lookups: see
  * tests/lsan-libgit2.supp.  This binary tests only lib/git/. */
@@ -212,6 +215,64 @@ static void test_confined_thread_only(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* libgit2's realpath() while an action runs (git.c's memo, made a
+ * component at a time from the kept directory): every answer glibc's,
+ * through links, links to links, ".", "..", a trailing '/', a missing
+ * file, a file used as a directory, asked twice (the second from the
+ * memo) */
+static void test_realpath_memo(void **state)
+{
+	static const char *rel[] = {
+		"real", "real/sub", "real/sub/f", "link", "link/sub", "link/sub/f", "link2/sub/f",
+		"link2/sub/", "real/./sub", "real/../link/sub", "missing", "missing/x", "file/x",
+		"real//sub", "dangling", "dangling/x", "link/sub/../sub/f",
+	};
+	char d[] = "/tmp/wap-rp-XXXXXX", cmd[512], p[256], want[PATH_MAX], got[PATH_MAX];
+
+	(void)state;
+	assert_non_null(mkdtemp(d));
+	snprintf(cmd, sizeof(cmd), "cd %s && mkdir -p real/sub && : > real/sub/f && : > file && "
+		 "ln -s real link && ln -s link link2 && ln -s nowhere dangling", d);
+	assert_int_equal(system(cmd), 0);
+	for (int round = 0; round < 2; round++) {
+		git_realpath_memo(true);
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+				char *w, *g;
+				int we, ge;
+				snprintf(p, sizeof(p), "%s/%s", d, rel[i]);
+				git_realpath_memo(false);
+				errno = 0;
+				w = realpath(p, want);
+				we = errno;
+				git_realpath_memo(true);
+				errno = 0;
+				g = realpath(p, got);
+				ge = errno;
+				if (!w) {
+					assert_null(g);
+					assert_int_equal(ge, we);
+				} else {
+					assert_non_null(g);
+					assert_string_equal(got, want);
+				}
+				g = realpath(p, NULL);
+				if (w) {
+					assert_non_null(g);
+					assert_string_equal(g, want);
+				}
+				free(g);
+			}
+		git_realpath_memo(false);
+		/* a second action sees the links as they are now */
+		snprintf(cmd, sizeof(cmd), "cd %s && rm link && mkdir -p other/sub && : > other/sub/f && "
+			 "ln -s other link", d);
+		assert_int_equal(system(cmd), 0);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_cancelled),
 		cmocka_unit_test(test_many_calls),
 		cmocka_unit_test(test_confined_thread_only),
+		cmocka_unit_test(test_realpath_memo),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
