@@ -326,7 +326,10 @@ char *__wrap_realpath(const char *path, char *resolved)
  * system's, and at each configuration read stats the three config files:
  * some 600 system calls of a diff HEAD~50 on jq.  git reads them once a
  * process.  An action that writes (the index, a config, a checkout's
- * .gitattributes) must see its own writes: it is not given the memo. */
+ * .gitattributes) must see its own writes: it is not given the memo.
+ * wap's own stat() and access() callers (lib/proc's sandbox, which
+ * compares stat(".") across a mount, lib/serve's look-ups) never run on
+ * a thread inside an action. */
 struct st_ent {
 	struct st_ent *next;
 	int rc, err;
