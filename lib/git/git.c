@@ -403,36 +403,30 @@ int __wrap_access(const char *path, int mode)
 
 #endif
 
-void git_stat_memo(bool on)
+/* Both memos emptied, then on or off: PATHS the realpath memo, STATS the
+ * stat() and access() one. */
+void git_memo(bool paths, bool stats)
 {
 #ifdef WAP_LINK_GIT2
-	for (int i = 0; i < RP_BUCKETS; i++)
-		while (stm.b[i]) {
-			struct st_ent *e = stm.b[i];
-			stm.b[i] = e->next;
-			free(e);
-		}
-	stm.n = 0;
-	stm.on = on;
-#else
-	(void)on;
-#endif
-}
-
-void git_realpath_memo(bool on)
-{
-#ifdef WAP_LINK_GIT2
-	for (int i = 0; i < RP_BUCKETS; i++)
+	for (int i = 0; i < RP_BUCKETS; i++) {
 		while (rpm.b[i]) {
 			struct rp_ent *e = rpm.b[i];
 			rpm.b[i] = e->next;
 			free(e->out);
 			free(e);
 		}
-	rpm.n = 0;
-	rpm.on = on;
+		while (stm.b[i]) {
+			struct st_ent *e = stm.b[i];
+			stm.b[i] = e->next;
+			free(e);
+		}
+	}
+	rpm.n = stm.n = 0;
+	rpm.on = paths;
+	stm.on = stats;
 #else
-	(void)on;
+	(void)paths;
+	(void)stats;
 #endif
 }
 

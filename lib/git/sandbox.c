@@ -88,8 +88,7 @@ static int run_action(struct g *g, const struct action *a, json_t **res)
 	/* libgit2's path look-ups answered once an action (git.c), the
 	 * opening of the repository included; its stat() and access() too
 	 * when the action writes nothing */
-	git_realpath_memo(true);
-	git_stat_memo(ro);
+	git_memo(true, ro);
 	if (!(a->flags & A_NOREPO)) {
 		const char *cd;
 		if (open_repo(g, a->flags & A_WRITE))
@@ -102,8 +101,7 @@ static int run_action(struct g *g, const struct action *a, json_t **res)
 	}
 	rc = a->fn(g, res);
 out:
-	git_stat_memo(false);
-	git_realpath_memo(false);
+	git_memo(false, false);
 	return rc;
 }
 

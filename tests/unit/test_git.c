@@ -235,17 +235,17 @@ static void test_realpath_memo(void **state)
 		 "ln -s real link && ln -s link link2 && ln -s nowhere dangling", d);
 	assert_int_equal(system(cmd), 0);
 	for (int round = 0; round < 2; round++) {
-		git_realpath_memo(true);
+		git_memo(true, false);
 		for (int pass = 0; pass < 2; pass++)
 			for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
 				char *w, *g;
 				int we, ge;
 				snprintf(p, sizeof(p), "%s/%s", d, rel[i]);
-				git_realpath_memo(false);
+				git_memo(false, false);
 				errno = 0;
 				w = realpath(p, want);
 				we = errno;
-				git_realpath_memo(true);
+				git_memo(true, false);
 				errno = 0;
 				g = realpath(p, got);
 				ge = errno;
@@ -263,7 +263,7 @@ static void test_realpath_memo(void **state)
 				}
 				free(g);
 			}
-		git_realpath_memo(false);
+		git_memo(false, false);
 		/* a second action sees the links as they are now */
 		snprintf(cmd, sizeof(cmd), "cd %s && rm link && mkdir -p other/sub && : > other/sub/f && "
 			 "ln -s other link", d);
