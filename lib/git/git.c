@@ -242,6 +242,7 @@ static struct rp_ent *rp_find(const char *path)
 static void rp_keep(const char *path, const char *out)
 {
 	size_t n = strlen(path) + 1;
+	unsigned h = rp_hash(path);
 	struct rp_ent *e;
 
 	if (rpm.n >= RP_MAX || !(e = malloc(sizeof(*e) + n)))
@@ -251,8 +252,8 @@ static void rp_keep(const char *path, const char *out)
 		return;
 	}
 	memcpy(e->in, path, n);
-	e->next = rpm.b[rp_hash(path)];
-	rpm.b[rp_hash(path)] = e;
+	e->next = rpm.b[h];
+	rpm.b[h] = e;
 	rpm.n++;
 }
 
@@ -284,12 +285,13 @@ static char *rp_resolve(const char *path, int depth)
 		return strdup(e->out);
 	if (depth < 64 && rp_plain(path) &&
 	    (dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path)))) {
+		size_t ul, sl = strlen(slash);
 		up = !strcmp(dir, "/") ? dir : rp_resolve(dir, depth + 1);
-		if (up && strlen(up) + strlen(slash) < PATH_MAX &&
-		    (r = malloc(strlen(up) + strlen(slash) + 1))) {
+		ul = up && strcmp(up, "/") ? strlen(up) : 0;	/* "/" + "/x": "/x" */
+		if (up && ul + sl < PATH_MAX && (r = malloc(ul + sl + 1))) {
 			char c;
-			memcpy(r, up, strlen(up));
-			memcpy(r + (strcmp(up, "/") ? strlen(up) : 0), slash, strlen(slash) + 1);
+			memcpy(r, up, ul);
+			memcpy(r + ul, slash, sl + 1);
 			if (readlink(r, &c, 1) >= 0 || errno != EINVAL) {
 				free(r);	/* a link, or not there: glibc says */
 				r = NULL;
