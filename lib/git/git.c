@@ -271,9 +271,12 @@ static bool rp_plain(const char *path)
 	return true;
 }
 
+static bool st_nolink(const char *path);
+
 /* PATH resolved (malloc'd; NULL and errno as realpath's), its directory
  * through what is kept: one readlink() for its last component where
- * glibc makes one a component.  What is not plain, or is a link, or is
+ * glibc makes one a component, none when the stat() memo saw it is no
+ * link (libgit2 stats a file before its attribute look-up realpaths it).  What is not plain, or is a link, or is
  * not there, glibc's realpath answers. */
 static char *rp_resolve(const char *path, int depth)
 {
@@ -292,7 +295,7 @@ static char *rp_resolve(const char *path, int depth)
 			char c;
 			memcpy(r, up, ul);
 			memcpy(r + ul, slash, sl + 1);
-			if (readlink(r, &c, 1) >= 0 || errno != EINVAL) {
+			if (!st_nolink(r) && (readlink(r, &c, 1) >= 0 || errno != EINVAL)) {
 				free(r);	/* a link, or not there: glibc says */
 				r = NULL;
 			}
@@ -335,6 +338,7 @@ char *__wrap_realpath(const char *path, char *resolved)
 struct st_ent {
 	struct st_ent *next;
 	int rc, err;
+	bool nolink;		/* 's': lstat() found it, and no link */
 	struct stat st;
 	char in[];		/* 's' or 'a' and access's mode, then the path */
 };
@@ -350,33 +354,52 @@ int __wrap_stat(const char *path, struct stat *st);
 int __real_access(const char *path, int mode);
 int __wrap_access(const char *path, int mode);
 
-/* the entry of KEY (kind and path), made by calling the real function
- * when there is none; NULL when it cannot be kept */
+/* the kept entry of KIND (MODE) for PATH, if any */
+static struct st_ent *st_find(char kind, int mode, const char *path)
+{
+	for (struct st_ent *o = stm.b[rp_hash(path)]; o; o = o->next)
+		if (o->in[0] == kind && o->in[1] == (char)('0' + (mode & 7)) &&
+		    !strcmp(o->in + 2, path))
+			return o;
+	return NULL;
+}
+
+/* Is PATH known (this action) to be there and no link? */
+static bool st_nolink(const char *path)
+{
+	struct st_ent *e;
+
+	return stm.on && (e = st_find('s', 0, path)) && e->nolink;
+}
+
+/* the entry of KIND (MODE) for PATH, made by calling the real function
+ * when there is none; NULL when it cannot be kept.  A stat() is made an
+ * lstat(), followed by a stat() only for a link: the same answer, and
+ * whether it is a link, which saves realpath its readlink(). */
 static struct st_ent *st_get(char kind, int mode, const char *path)
 {
+	struct st_ent *e = st_find(kind, mode, path);
 	size_t n = strlen(path) + 3;
-	struct st_ent *e = malloc(sizeof(*e) + n);
-	unsigned h;
 
-	if (!e)
+	if (e)
+		return e;
+	if (stm.n >= RP_MAX || !(e = malloc(sizeof(*e) + n)))
 		return NULL;
 	e->in[0] = kind;
 	e->in[1] = (char)('0' + (mode & 7));
 	memcpy(e->in + 2, path, n - 2);
-	h = rp_hash(e->in);
-	for (struct st_ent *o = stm.b[h]; o; o = o->next)
-		if (!strcmp(o->in, e->in)) {
-			free(e);
-			return o;
-		}
-	if (stm.n >= RP_MAX) {
-		free(e);
-		return NULL;
+	e->nolink = false;
+	if (kind == 'a') {
+		e->rc = __real_access(path, mode);
+	} else if ((e->rc = lstat(path, &e->st)) || !S_ISLNK(e->st.st_mode)) {
+		/* no link; or not there, which stat() says as lstat() does */
+		e->nolink = !e->rc;
+	} else {
+		e->rc = __real_stat(path, &e->st);
 	}
-	e->rc = kind == 's' ? __real_stat(path, &e->st) : __real_access(path, mode);
 	e->err = errno;
-	e->next = stm.b[h];
-	stm.b[h] = e;
+	e->next = stm.b[rp_hash(path)];
+	stm.b[rp_hash(path)] = e;
 	stm.n++;
 	return e;
 }

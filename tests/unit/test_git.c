@@ -273,6 +273,57 @@ static void test_realpath_memo(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The stat() memo made of lstat() (git.c): what stat() says, through
+ * links, dangling links and missing paths; and realpath() after a stat()
+ * (which then skips its readlink() for what lstat() saw is no link) still
+ * glibc's answer, also for a link stat()ed first. */
+static void test_stat_memo(void **state)
+{
+	static const char *rel[] = {
+		"real", "real/sub/f", "link", "link/sub/f", "link2/sub", "dangling",
+		"missing", "file/x", "real/sub/", "flink",
+	};
+	char d[] = "/tmp/wap-st-XXXXXX", cmd[512], p[256], want[PATH_MAX], got[PATH_MAX];
+
+	(void)state;
+	assert_non_null(mkdtemp(d));
+	snprintf(cmd, sizeof(cmd), "cd %s && mkdir -p real/sub && : > real/sub/f && : > file && "
+		 "ln -s real link && ln -s link link2 && ln -s nowhere dangling && "
+		 "ln -s real/sub/f flink", d);
+	assert_int_equal(system(cmd), 0);
+	for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+		struct stat ws, gs;
+		int wr, we, gr, ge;
+		char *w, *g;
+		snprintf(p, sizeof(p), "%s/%s", d, rel[i]);
+		git_memo(false, false);
+		errno = 0;
+		wr = stat(p, &ws);
+		we = errno;
+		w = realpath(p, want);
+		git_memo(true, true);
+		for (int pass = 0; pass < 2; pass++) {
+			errno = 0;
+			gr = stat(p, &gs);
+			ge = errno;
+			assert_int_equal(gr, wr);
+			if (wr)
+				assert_int_equal(ge, we);
+			else
+				assert_true(gs.st_ino == ws.st_ino && gs.st_mode == ws.st_mode &&
+					    gs.st_size == ws.st_size);
+			g = realpath(p, got);
+			if (w)
+				assert_string_equal(g, want);
+			else
+				assert_null(g);
+		}
+	}
+	git_memo(false, false);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_many_calls),
 		cmocka_unit_test(test_confined_thread_only),
 		cmocka_unit_test(test_realpath_memo),
+		cmocka_unit_test(test_stat_memo),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
