@@ -81,7 +81,10 @@ LINKED_LIBS := $(shell pkg-config --libs $(filter-out $(LAZY_PKGS) $(LINKED_PKGS
 LDLIBS += $(foreach l,$(LINKED_LIBS),$(if $(filter -l%,$(l)),$(if $(wildcard \
 	$(shell $(CC) -print-file-name=lib$(l:-l%=%).a)),-l:lib$(l:-l%=%).a,$(l)),$(l))) \
 	-ldl -lpthread -lutil
+# ... and nettle's fat dispatch with no constructor (scripts/nettle-lazy)
+NETTLE_LAZY := $(B)/nettle-lazy.o
 ifeq ($(STATIC),1)
+NETTLE_LAZY :=
 # libarchive needs libxml2, libxml2 ICU: its 31 MB of data are left out
 # for an empty table (deploy/image/icudata-stub.c; see scripts/image)
 ICU_MAJOR := $(firstword $(subst ., ,$(shell pkg-config --modversion icu-uc 2>/dev/null)))
@@ -122,8 +125,12 @@ $(B)/applets.o: $(B)/applets.c $(wildcard lib/*/*.h)
 $(B)/libwap.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(B)/main.o $(B)/libwap.a $(STATIC_STUBS)
-	$(CC) $(LDFLAGS) -o $@ $(B)/main.o $(B)/libwap.a $(LDLIBS)
+$(BIN): $(B)/main.o $(B)/libwap.a $(STATIC_STUBS) $(NETTLE_LAZY)
+	$(CC) $(LDFLAGS) -o $@ $(B)/main.o $(B)/libwap.a $(NETTLE_LAZY) $(LDLIBS)
+
+# nettle's fat dispatch without its start-up cpuid (scripts/nettle-lazy)
+$(B)/nettle-lazy.o: scripts/nettle-lazy | $(B)/.deps-ok
+	@scripts/nettle-lazy "$(CC)" $@
 
 $(B)/icudata-stub.o: deploy/image/icudata-stub.c
 	@mkdir -p $(dir $@)

@@ -51,6 +51,20 @@ has "... the version" "$OUT" "wap "
 expect "wap --root X --list" 0 wap --root "$R" --list
 has "... lists the applets" "$OUT" "read"
 
+# nettle's fat set-up (its cpuid) runs at the first hash, not at every
+# start (scripts/nettle-lazy); NETTLE_FAT_VERBOSE makes it say when
+printf 'hello\n' >"$R/nettle.txt"
+NETTLE_FAT_VERBOSE=1 wap --root "$R" read --json nettle.txt >"$T/out" 2>"$T/err"
+if grep -q '^libnettle: fat' "$T/err"; then
+	has "a read sets nettle's dispatch up at its first hash" "$(cat "$T/err")" "sha1_compress_init"
+	jcheck "... and the version is git's blob id" "$(cat "$T/out")" \
+		'j["version"] == "ce013625030ba8dba906f756967f9e9ca394464a"'
+	expect "wap --version sets nothing of nettle up" 0 env NETTLE_FAT_VERBOSE=1 wap --version
+	lacks "... no libnettle line" "$ERR" "libnettle"
+else
+	ok "nettle set up at the first hash # SKIP nettle here is not a fat build"
+fi
+
 # the help of wap names every global of the one table, and so do the
 # completions made from it
 for g in --root --config --json --read-only --restrict --help --version; do
