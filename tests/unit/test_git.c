@@ -215,6 +215,19 @@ static void test_confined_thread_only(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A new directory from template D: real/sub/f, file, and links to them
+ * (link, link2 to link, flink to the file), one dangling. */
+static void links_tree(char *d)
+{
+	char cmd[512];
+
+	assert_non_null(mkdtemp(d));
+	snprintf(cmd, sizeof(cmd), "cd %s && mkdir -p real/sub && : > real/sub/f && : > file && "
+		 "ln -s real link && ln -s link link2 && ln -s nowhere dangling && "
+		 "ln -s real/sub/f flink", d);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* libgit2's realpath() while an action runs (git.c's memo, made a
  * component at a time from the kept directory): every answer glibc's,
  * through links, links to links, ".", "..", a trailing '/', a missing
@@ -225,15 +238,12 @@ static void test_realpath_memo(void **state)
 	static const char *rel[] = {
 		"real", "real/sub", "real/sub/f", "link", "link/sub", "link/sub/f", "link2/sub/f",
 		"link2/sub/", "real/./sub", "real/../link/sub", "missing", "missing/x", "file/x",
-		"real//sub", "dangling", "dangling/x", "link/sub/../sub/f",
+		"real//sub", "dangling", "dangling/x", "link/sub/../sub/f", "flink",
 	};
 	char d[] = "/tmp/wap-rp-XXXXXX", cmd[512], p[256], want[PATH_MAX], got[PATH_MAX];
 
 	(void)state;
-	assert_non_null(mkdtemp(d));
-	snprintf(cmd, sizeof(cmd), "cd %s && mkdir -p real/sub && : > real/sub/f && : > file && "
-		 "ln -s real link && ln -s link link2 && ln -s nowhere dangling", d);
-	assert_int_equal(system(cmd), 0);
+	links_tree(d);
 	for (int round = 0; round < 2; round++) {
 		git_memo(true, false);
 		for (int pass = 0; pass < 2; pass++)
@@ -286,11 +296,7 @@ static void test_stat_memo(void **state)
 	char d[] = "/tmp/wap-st-XXXXXX", cmd[512], p[256], want[PATH_MAX], got[PATH_MAX];
 
 	(void)state;
-	assert_non_null(mkdtemp(d));
-	snprintf(cmd, sizeof(cmd), "cd %s && mkdir -p real/sub && : > real/sub/f && : > file && "
-		 "ln -s real link && ln -s link link2 && ln -s nowhere dangling && "
-		 "ln -s real/sub/f flink", d);
-	assert_int_equal(system(cmd), 0);
+	links_tree(d);
 	for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
 		struct stat ws, gs;
 		int wr, we, gr, ge;
