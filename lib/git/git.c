@@ -276,8 +276,9 @@ static bool st_nolink(const char *path);
 /* PATH resolved (malloc'd; NULL and errno as realpath's), its directory
  * through what is kept: one readlink() for its last component where
  * glibc makes one a component, none when the stat() memo saw it is no
- * link (libgit2 stats a file before its attribute look-up realpaths it).  What is not plain, or is a link, or is
- * not there, glibc's realpath answers. */
+ * link (libgit2 stats a file before its attribute look-up realpaths it).
+ * What is not plain, or is a link, or is not there, glibc's realpath
+ * answers. */
 static char *rp_resolve(const char *path, int depth)
 {
 	struct rp_ent *e = rp_find(path);
