@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """baseline.py WAP ROOT - memory returns to its baseline: the server's RSS
-after 5 rounds of 1,000 mixed calls (reads, listings, searches, errors,
-bad JSON) does not keep growing.  (Leaks themselves are caught by
-LeakSanitizer in `make check ASAN=1`.)  TAP lines."""
+after 10 rounds of 1,000 mixed calls (reads, listings, searches, errors,
+bad JSON) does not keep growing over 6 more.  The heap takes some 10
+rounds to settle (a run of 40 rounds here: 4.7 MB, 5.2 MB after round 10,
+5.1-5.4 MB to the end); measured from round 4 the settling alone came to
+536 KiB once.  (Leaks themselves are caught by LeakSanitizer in `make
+check ASAN=1`.)  TAP lines."""
 import json, os, subprocess, sys
 
 wap, root = sys.argv[1:3]
@@ -37,9 +40,9 @@ def round_(k):
     return rss()
 
 
-sizes = [round_(k) for k in range(8)]
+sizes = [round_(k) for k in range(16)]
 p.stdin.close()
 p.wait()
-grow = sizes[-1] - sizes[3]
+grow = sizes[-1] - sizes[9]
 print(("ok" if grow <= 512 else "not ok") + f" 1 - RSS after each 1,000 calls (KiB): {sizes}; growth after warm-up {grow} KiB")
 print(("ok" if p.returncode == 0 else "not ok") + " 2 - server exits 0")
