@@ -82,6 +82,24 @@ expect "a path with a slash is not searched" 125 wap exec --env PATH="$W/pb" -- 
 has "not found there" "$ERR" "wap exec: Command not found: ./wapcmd"
 expect "a directory given as the command" 125 wap exec -- "$W/pc"
 has "its error" "$ERR" "wap exec: Cannot run $W/pc: Permission denied"
+# and with --sandbox too, the init is cloned into wap's memory (no copy of
+# wap is made) and the command enters its sandbox with system calls only:
+# kcmp(KCMP_VM) says 0 when two processes share their memory
+if [ "$(id -u)" != 0 ] || [ -n "${ASAN:-}" ]; then
+	ok "# SKIP the init is cloned into wap's memory only as root, not under ASan"
+else
+	for how in "" --sandbox; do
+		wap exec $how -- sleep 0.8 & wp=$!
+		init=
+		for i in $(seq 100); do init=$(pgrep -P "$wp") && break; sleep 0.02; done
+		if [ -n "$init" ] && python3 "$SRC/tests/serve/execns.py" --kcmp-vm "$wp" "$init"; then
+			ok "${how:-no sandbox}: the init shares wap's memory"
+		else
+			fail "${how:-no sandbox}: the init ($init) does not share wap's memory ($wp)"
+		fi
+		wait "$wp"
+	done
+fi
 # hostile: a daemon that leaves the session and, every 20 ms, forks more
 # that do the same; none is left when the call returns
 expect "a daemon breeding daemons" 0 wap exec --kill-after 100 -c '(setsid sh -c "trap \"\" TERM; while :; do (setsid sh -c \"trap \\\"\\\" TERM; exec sleep 31.4159\" &); sleep 0.02; done" </dev/null >/dev/null 2>&1 &); sleep 0.3; echo started'

@@ -28,6 +28,7 @@
 #include "cmdpolicy.h"
 #include "config.h"
 #include "landlock.h"
+#include "rsys.h"
 
 #define LL_FS_EXECUTE		(1ULL << 0)
 #define LL_FS_WRITE_FILE	(1ULL << 1)
@@ -756,17 +757,43 @@ void wap_sandbox_release(struct wap_sandbox *sb)
 	sb->ro = sb->noexec = NULL;
 }
 
+/* The rest of this file runs in the command's child, between its clone
+ * and its exec, where that child may share the caller's memory: system
+ * calls only (rsys.h), each returning -errno; no libc, no errno. */
+
 /* Write S to the /proc/self file NAME (user namespace maps). */
 static int put_proc(const char *name, const char *s)
 {
-	int fd = open(name, O_WRONLY | O_CLOEXEC), rc = 0;
+	long fd = R3(openat, AT_FDCWD, name, O_WRONLY | O_CLOEXEC), rc;
+	size_t n = 0;
 
 	if (fd < 0)
-		return errno;
-	if (write(fd, s, strlen(s)) < 0)
-		rc = errno;
-	close(fd);
-	return rc;
+		return (int)-fd;
+	while (s[n])
+		n++;
+	rc = R3(write, fd, s, n);
+	R1(close, fd);
+	return rc < 0 ? (int)-rc : 0;
+}
+
+/* "ID ID 1\n", the map of one id onto itself, into BUF (32 bytes). */
+static const char *id_map(char *buf, unsigned id)
+{
+	char d[12];
+	int n = 0, k = 0;
+
+	do
+		d[n++] = (char)('0' + id % 10);
+	while ((id /= 10));
+	for (int twice = 0; twice < 2; twice++) {
+		for (int i = n - 1; i >= 0; i--)
+			buf[k++] = d[i];
+		buf[k++] = ' ';
+	}
+	buf[k++] = '1';
+	buf[k++] = '\n';
+	buf[k] = 0;
+	return buf;
 }
 
 /* Landlock's network rules cover TCP bind and connect only: not TCP fast
@@ -824,7 +851,7 @@ static int no_net_filter(void)
 	};
 	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
 
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+	return (int)R5(prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
 #undef ARG_LO
 #else
 	return 0;
@@ -877,7 +904,7 @@ static int deny_filter(bool memfd)
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ALLOW);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, DENY);
 #undef JEQ_DENY
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+	return (int)R5(prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
 }
 #else
 static int deny_filter(bool memfd)
@@ -908,16 +935,15 @@ struct ll_mount_attr {
 static int remount(const char *path, uint64_t attr)
 {
 	struct ll_mount_attr ma = { .attr_set = attr };
-	int t = (int)syscall(SYS_open_tree, AT_FDCWD, path, OT_CLONE | OT_CLOEXEC | AT_RECURSIVE);
-	int e = 0;
+	long t = R3(open_tree, AT_FDCWD, path, OT_CLONE | OT_CLOEXEC | AT_RECURSIVE), e;
 
 	if (t < 0)
-		return errno;
-	if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH | AT_RECURSIVE, &ma, sizeof(ma)) < 0 ||
-	    syscall(SYS_move_mount, t, "", AT_FDCWD, path, MM_F_EMPTY_PATH) < 0)
-		e = errno;
-	close(t);
-	return e;
+		return (int)-t;
+	e = R5(mount_setattr, t, "", AT_EMPTY_PATH | AT_RECURSIVE, &ma, sizeof(ma));
+	if (e >= 0)
+		e = R5(move_mount, t, "", AT_FDCWD, path, MM_F_EMPTY_PATH);
+	R1(close, t);
+	return e < 0 ? (int)-e : 0;
 }
 
 /* Landlock holds for root too, but not against what capabilities reach
@@ -935,35 +961,47 @@ static int drop_caps(void)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2];
+	long e;
 
-	if (syscall(SYS_capget, &h, d) < 0)
-		return errno;
+	if ((e = R2(capget, &h, d)) < 0)
+		return (int)-e;
 	if (d[0].permitted & (1u << CAP_SETPCAP))
 		for (int c = 0; c < 64; c++)
 			if (c >= 32 || !(KEEP_CAPS & (1u << c)))
-				if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
-					return errno;
-	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+				if ((e = R5(prctl, PR_CAPBSET_DROP, c, 0, 0, 0)) < 0 && e != -EINVAL)
+					return (int)-e;
+	R5(prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	for (int i = 0; i < 2; i++) {
 		uint32_t keep = i ? 0 : KEEP_CAPS;
 		d[i].effective &= keep;
 		d[i].permitted &= keep;
 		d[i].inheritable &= keep;
 	}
-	if (syscall(SYS_capset, &h, d) < 0)
-		return errno;
+	if ((e = R2(capset, &h, d)) < 0)
+		return (int)-e;
 	return 0;
+}
+
+/* The device and inode of the working directory, to *DEV and *INO. */
+static long cwd_id(uint64_t *dev, uint64_t *ino)
+{
+	struct statx st = { 0 };
+	long e = R5(statx, AT_FDCWD, ".", 0, STATX_INO, &st);
+
+	*dev = (uint64_t)st.stx_dev_major << 32 | st.stx_dev_minor;
+	*ino = st.stx_ino;
+	return e;
 }
 
 int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 {
 	struct rlimit rl;
-	int e;
+	long e;
 
 #define LIMIT(res, v, name) \
 	if (v > 0) { \
 		rl.rlim_cur = rl.rlim_max = (rlim_t)v; \
-		if (setrlimit(res, &rl) < 0) { *what = name; return errno; } \
+		if ((e = R4(prlimit64, 0, res, &rl, NULL)) < 0) { *what = name; return (int)-e; } \
 	}
 	LIMIT(RLIMIT_AS, sb->max_memory, "--max-memory");
 	LIMIT(RLIMIT_NPROC, sb->max_procs, "--max-procs");
@@ -971,49 +1009,45 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 #undef LIMIT
 	if (sb->netns || sb->mntns) {
 		int flags = (sb->netns ? CLONE_NEWNET : 0) | (sb->mntns ? CLONE_NEWNS : 0);
-		struct stat before, after;
+		uint64_t dev = 0, ino = 0, dev2, ino2;
 
 		*what = "working directory";
-		if (sb->mntns && stat(".", &before) < 0)
-			return errno;
+		if (sb->mntns && (e = cwd_id(&dev, &ino)) < 0)
+			return (int)-e;
 		*what = sb->mntns ? "mount namespace" : "network namespace";
 		if (sb->userns) {
-			char map[64];
+			char map[32];
 			*what = "user namespace";
-			if (unshare(CLONE_NEWUSER | flags) < 0)
-				return errno;
-			snprintf(map, sizeof(map), "%u %u 1\n", sb->uid, sb->uid);
-			if ((e = put_proc("/proc/self/uid_map", map)))
-				return e;
+			if ((e = R1(unshare, CLONE_NEWUSER | flags)) < 0)
+				return (int)-e;
+			if ((e = put_proc("/proc/self/uid_map", id_map(map, sb->uid))))
+				return (int)e;
 			if ((e = put_proc("/proc/self/setgroups", "deny")))
-				return e;
-			snprintf(map, sizeof(map), "%u %u 1\n", sb->gid, sb->gid);
-			if ((e = put_proc("/proc/self/gid_map", map)))
-				return e;
-		} else if (unshare(flags) < 0) {
-			return errno;
+				return (int)e;
+			if ((e = put_proc("/proc/self/gid_map", id_map(map, sb->gid))))
+				return (int)e;
+		} else if ((e = R1(unshare, flags)) < 0) {
+			return (int)-e;
 		}
 		if (sb->mntns) {
 			/* nothing done here may reach the parent's namespace */
 			*what = "mount namespace (private /)";
-			if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-				return errno;
+			if ((e = R5(mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) < 0)
+				return (int)-e;
 			*what = "mount namespace (noexec root and temp dir)";
 			for (size_t i = 0; sb->noexec && sb->noexec[i]; i++)
 				if ((e = remount(sb->noexec[i], MA_NOEXEC)))
-					return e;
+					return (int)e;
 			*what = "mount namespace (read-only .git and .wap)";
 			for (size_t i = 0; sb->ro && sb->ro[i]; i++)
 				if ((e = remount(sb->ro[i], MA_RDONLY)))
-					return e;
+					return (int)e;
 			/* the old working directory lies under the old mounts:
 			 * enter it again through the new ones */
 			*what = "working directory";
-			if (chdir(sb->cwd) < 0)
-				return errno;
-			if (stat(".", &after) < 0)
-				return errno;
-			if (after.st_dev != before.st_dev || after.st_ino != before.st_ino)
+			if ((e = R1(chdir, sb->cwd)) < 0 || (e = cwd_id(&dev2, &ino2)) < 0)
+				return (int)-e;
+			if (dev2 != dev || ino2 != ino)
 				return ESTALE;
 		}
 	}
@@ -1022,23 +1056,23 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 		return 0;
 	if (sb->fs && (e = drop_caps())) {
 		*what = "capabilities";
-		return e;
+		return (int)e;
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+	if ((e = R5(prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) < 0) {
 		*what = "no_new_privs";
-		return errno;
+		return (int)-e;
 	}
-	if (sb->ruleset_fd >= 0 && syscall(SYS_landlock_restrict_self, sb->ruleset_fd, 0) < 0) {
+	if (sb->ruleset_fd >= 0 && (e = R2(landlock_restrict_self, sb->ruleset_fd, 0)) < 0) {
 		*what = "landlock_restrict_self";
-		return errno;
+		return (int)-e;
 	}
-	if (sb->no_udp && no_net_filter() < 0) {
+	if (sb->no_udp && (e = no_net_filter()) < 0) {
 		*what = "seccomp";
-		return errno;
+		return (int)-e;
 	}
-	if (sb->fs && deny_filter(sb->no_memfd) < 0) {
+	if (sb->fs && (e = deny_filter(sb->no_memfd)) < 0) {
 		*what = "seccomp";
-		return errno;
+		return (int)-e;
 	}
 	return 0;
 }

@@ -40,7 +40,9 @@
  * run less confined than requested.
  *
  * The ruleset is built in the caller (so errors are reported properly) and
- * entered in the forked command just before exec, with system calls only.
+ * entered in the command's child just before exec, with system calls only
+ * and no libc (rsys.h: that child may share the caller's memory, see
+ * proc.c), so a sandboxed command costs no copy of the caller either.
  */
 #ifndef WAP_LANDLOCK_H
 #define WAP_LANDLOCK_H

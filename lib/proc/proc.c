@@ -19,6 +19,7 @@
 
 #include "landlock.h"
 #include "proc.h"
+#include "rsys.h"
 #include "text.h"
 
 extern char **environ;
@@ -315,37 +316,9 @@ static __attribute__((noinline)) pid_t start_command(const struct wap_proc_opts 
 }
 
 /* The init cloned into the caller's memory (CLONE_VM, below) calls no libc:
- * it makes its system calls itself. */
-#if !defined(__SANITIZE_ADDRESS__) && (defined(__x86_64__) || defined(__aarch64__))
+ * it makes its system calls itself (rsys.h). */
+#if !defined(__SANITIZE_ADDRESS__) && defined(WAP_RSYS_RAW)
 #define SHARED_INIT 1
-
-static long rsys(long n, long a, long b, long c, long d)
-{
-#if defined(__x86_64__)
-	register long r10 __asm__("r10") = d;
-	long ret;
-	__asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
-			 : "rcx", "r11", "memory");
-	return ret;
-#else
-	register long x8 __asm__("x8") = n, x0 __asm__("x0") = a, x1 __asm__("x1") = b,
-		 x2 __asm__("x2") = c, x3 __asm__("x3") = d;
-	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
-	return x0;
-#endif
-}
-#define R0(n) rsys(SYS_##n, 0, 0, 0, 0)
-#define R1(n, a) rsys(SYS_##n, (long)(a), 0, 0, 0)
-#define R2(n, a, b) rsys(SYS_##n, (long)(a), (long)(b), 0, 0)
-#define R3(n, a, b, c) rsys(SYS_##n, (long)(a), (long)(b), (long)(c), 0)
-#define R4(n, a, b, c, d) rsys(SYS_##n, (long)(a), (long)(b), (long)(c), (long)(d))
-/* the fd closing both inits share: system calls of its own where the
- * shared init may run it (no errno, no libc) */
-#define sys_close_range(lo, hi) R3(close_range, lo, hi, 0)
-#define sys_close(fd) R1(close, fd)
-#else
-#define sys_close_range(lo, hi) syscall(SYS_close_range, lo, hi, 0)
-#define sys_close(fd) close(fd)
 #endif
 
 /* Close every fd from 3 up but those in KEEP.  In a threaded server another
@@ -367,10 +340,10 @@ static void close_others(int *keep, int n)
 		unsigned hi = i < n ? (unsigned)keep[i] : (unsigned)INT_MAX + 1;
 		if (i < n && (keep[i] < 0 || (unsigned)keep[i] < lo))
 			continue;
-		if (hi > lo && sys_close_range(lo, hi - 1) < 0) {
+		if (hi > lo && R3(close_range, lo, hi - 1, 0) < 0) {
 			unsigned end = i == n ? 65536 : hi;
 			for (unsigned fd = lo; fd < end; fd++)
-				sys_close((int)fd);
+				R1(close, fd);
 		}
 		if (i < n)
 			lo = hi + 1;
@@ -689,8 +662,8 @@ entered:
 
 /* ---- the init without a copy of the caller (CLONE_VM) ----
  *
- * Where the caller makes the namespace itself (SUP_DIRECT) and the command
- * has no sandbox, the init is cloned with CLONE_VM: it runs on a stack of
+ * Where the caller makes the namespace itself (SUP_DIRECT), the init is
+ * cloned with CLONE_VM, sandboxed command or not: it runs on a stack of
  * its own in the caller's memory, which saves copying the caller's page
  * tables and tearing them down again (a fork and exit of even a small
  * process costs 300-450 µs of CPU on a 2-core VM, clone(CLONE_VM) 25-65 µs;
@@ -699,9 +672,10 @@ entered:
  * thread in the same memory and with the same thread pointer: they must
  * not call into libc at all (errno is the calling thread's, malloc's cache
  * too), so they make their system calls themselves, write only to their
- * own stacks and the status pipe, and leave the messages to the caller.
+ * own stacks and the status pipe, and leave the messages to the caller
+ * (the sandbox too is entered with system calls only: landlock.c).
  * The guarantees are the namespace's, as with a forked init: the same
- * supervision (shared_supervise is supervise's in_pidns branch). */
+ * supervision (shared_init is supervise's in_pidns branch). */
 #ifdef SHARED_INIT
 
 struct ksigaction {
@@ -734,10 +708,11 @@ static void r_dup2(int from, int to)
 		R3(dup3, from, to, 0);
 }
 
-/* A failure record; the caller appends strerror(ENO) when ENO is set. */
-static void r_fail(int fd, const char *a, const char *b, int eno)
+/* A failure record of KIND; the caller appends strerror(ENO) when ENO is
+ * set. */
+static void r_fail(int fd, enum wap_errkind kind, const char *a, const char *b, int eno)
 {
-	struct rec r = { .type = REC_SPAWN_FAILED, .kind = WAP_E_FAILED, .eno = eno };
+	struct rec r = { .type = REC_SPAWN_FAILED, .kind = kind, .eno = eno };
 	size_t n = 0;
 
 	for (const char *s = a; s && *s && n < sizeof(r.msg) - 1; s++)
@@ -768,14 +743,14 @@ static long r_execve(const char *file, char *const *argv, char **envp)
 	return e;
 }
 
-/* The command, in the caller's memory until its exec: run_command without
- * the sandbox (which needs libc) and with execvp's PATH search made here. */
+/* The command, in the caller's memory until its exec: run_command, with
+ * execvp's PATH search made here. */
 static int shared_cmd(void *arg)
 {
 	const struct shared *sh = arg;
 	const struct wap_proc_opts *o = sh->o;
 	const struct child_io *io = sh->io;
-	const char *file = o->argv[0], *path = NULL;
+	const char *file = o->argv[0], *path = NULL, *what = NULL;
 	struct ksigaction dfl = { 0 };
 	unsigned long none = 0;
 	long e;
@@ -792,7 +767,11 @@ static int shared_cmd(void *arg)
 			R4(rt_sigaction, s, &dfl, NULL, sizeof(none));
 	R4(rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(none));
 	if (o->cwdfd >= 0 && (e = R1(fchdir, o->cwdfd)) < 0) {
-		r_fail(io->status, "Cannot enter the working directory", NULL, (int)-e);
+		r_fail(io->status, WAP_E_FAILED, "Cannot enter the working directory", NULL, (int)-e);
+		R1(exit_group, 126);
+	}
+	if (o->sandbox && (e = wap_sandbox_enter(o->sandbox, &what))) {
+		r_fail(io->status, WAP_E_DISABLED, "Sandbox unavailable: ", what, (int)e);
 		R1(exit_group, 126);
 	}
 	for (char **v = sh->envp; v && *v && !path; v++)
@@ -843,12 +822,12 @@ static int shared_cmd(void *arg)
 			e = -EACCES;
 	}
 	if (e == -ENOENT)
-		r_fail(io->status, "Command not found: ", file, 0);
+		r_fail(io->status, WAP_E_FAILED, "Command not found: ", file, 0);
 	else
-		r_fail(io->status, "Cannot run ", file, (int)-e);
+		r_fail(io->status, WAP_E_FAILED, "Cannot run ", file, (int)-e);
 	R1(exit_group, e == -ENOENT ? 127 : 126);
 fail:
-	r_fail(io->status, "Cannot start the command", NULL, (int)-e);
+	r_fail(io->status, WAP_E_FAILED, "Cannot start the command", NULL, (int)-e);
 	R1(exit_group, 126);
 	return 0;
 }
@@ -881,7 +860,8 @@ static int shared_init(void *arg)
 	long deadline = 0, kill_at = 0, cmd;
 	enum { RUN, TERM, KILL } phase = RUN;
 	bool cmd_done = false;
-	int keep[] = { io->in, io->out, io->err, io->status, o->cwdfd };
+	int keep[] = { io->in, io->out, io->err, io->status, o->cwdfd,
+		       o->sandbox ? o->sandbox->ruleset_fd : -1 };
 	int n = (int)(sizeof(keep) / sizeof(keep[0]));
 
 	/* every signal blocked, not only those it waits for: the handlers
@@ -900,7 +880,7 @@ static int shared_init(void *arg)
 
 	cmd = clone(shared_cmd, sh->cmd_top, CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)sh);
 	if (cmd < 0) {
-		r_fail(io->status, "Cannot start the command", NULL, EAGAIN);
+		r_fail(io->status, WAP_E_FAILED, "Cannot start the command", NULL, EAGAIN);
 		R1(exit_group, 125);
 	}
 	if (o->timeout_ms > 0)
@@ -1352,7 +1332,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 			ourns = -1;
 	}
 #ifdef SHARED_INIT
-	if (level == SUP_DIRECT && !o->sandbox)
+	if (level == SUP_DIRECT)
 		pid = shared_start(&sh, o, &io, &shmap);
 	else
 #endif
