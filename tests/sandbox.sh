@@ -234,6 +234,12 @@ check "sandbox: .git stays" test -d "$W/.git"
 expect "sandbox: cannot write .git from a cwd inside it" 2 wap exec --sandbox --cwd .git -- sh -c 'echo x > hooks/post-checkout'
 check "sandbox: no hook planted from inside" test ! -e "$W/.git/hooks/post-checkout"
 expect "sandbox: a nested repository's .git too" 2 wap exec --sandbox -- sh -c 'echo x > sub/nested/.git/hooks/pre-commit'
+git -C "$W" init -q lvl1
+mkdir -p "$W/sub/wt"
+printf 'gitdir: ../../.git\n' > "$W/sub/wt/.git"
+expect "sandbox: a repository's .git one level down" 2 wap exec --sandbox -- sh -c 'echo x > lvl1/.git/hooks/pre-commit'
+expect "sandbox: a .git file two levels down" 2 wap exec --sandbox -- sh -c 'echo "gitdir: /tmp" > sub/wt/.git'
+same "sandbox: the .git file unchanged" "$(cat "$W/sub/wt/.git")" "gitdir: ../../.git"
 expect "sandbox: cannot change .wap/config.json" 2 wap exec --sandbox -- sh -c 'echo "{\"security\":{}}" > .wap/config.json'
 same "sandbox: .wap/config.json unchanged" "$(cat "$W/.wap/config.json")" "{}"
 expect "sandbox: cannot add to .wap" 2 wap exec --sandbox -- sh -c 'echo x > .wap/new'
@@ -472,7 +478,7 @@ EOF2
 else
 	ok "# SKIP terminal.sendText in chunks: no node or tests/ws/node_modules (npm ci in tests/ws)"
 fi
-rm -rf "$W/.git" "$W/.wap" "$W/sub/nested" "$W/b.sh" "$W/lk" "$W/l"
+rm -rf "$W/.git" "$W/.wap" "$W/sub/nested" "$W/lvl1" "$W/sub/wt" "$W/b.sh" "$W/lk" "$W/l"
 fi
 
 # ---- wap serve sandboxes a client's commands by default ----

@@ -511,55 +511,85 @@ static void rm_tree(const char *path)
 	close(dfd);
 }
 
+/* Is the entry E of the directory DFD a directory (not a link to one)?
+ * Its d_type says, where the file system fills it in. */
+static bool is_dir_at(int dfd, const struct dirent *e)
+{
+	struct stat st;
+
+	if (e->d_type != DT_UNKNOWN)
+		return e->d_type == DT_DIR;
+	return !fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode);
+}
+
+/* The directory NAME in DFD, opened for reading its entries; NULL if it is
+ * none (or a link). */
+static DIR *open_dir_at(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	if (!(d = fdopendir(fd)))
+		close(fd);
+	return d;
+}
+
 /* ROOT/.git, ROOT/.wap and the .git of repositories up to two levels
- * down: read-only in the command's mount namespace. */
+ * down: read-only in the command's mount namespace.  Looked for at every
+ * sandboxed command (the one before may have made a repository): the
+ * listing of a directory of the first level says whether it holds a .git,
+ * d_type which of its entries are directories, so each directory of the
+ * second level costs one fstatat of its .git, and nothing else does. */
 static int find_protected(struct wap_sandbox *sb, const struct wap_ws *ws, struct wap_err *err)
 {
-	char path[4096];
+	char path[4096], rel[NAME_MAX + 6];
 	struct stat st;
-	DIR *d1, *d2;
+	DIR *d1 = NULL, *d2 = NULL;
 	struct dirent *e1, *e2;
 	size_t n = 0;
 
-#define PROTECT(p) do { \
-		if (!stat(p, &st) && n++ < 64 && wap_strv_push(&sb->ro, p)) \
-			return wap_err_oom(err); \
+#define PROTECT(...) do { \
+		snprintf(path, sizeof(path), __VA_ARGS__); \
+		if (n++ < 64 && wap_strv_push(&sb->ro, path)) \
+			goto oom; \
 	} while (0)
-	snprintf(path, sizeof(path), "%s/.git", ws->root);
-	PROTECT(path);
-	snprintf(path, sizeof(path), "%s/.wap", ws->root);
-	PROTECT(path);
-	if (!(d1 = opendir(ws->root)))
+	if (!fstatat(ws->rootfd, ".git", &st, 0))
+		PROTECT("%s/.git", ws->root);
+	if (!fstatat(ws->rootfd, ".wap", &st, 0))
+		PROTECT("%s/.wap", ws->root);
+	if (!(d1 = open_dir_at(ws->rootfd, ".")))
 		return 0;
 	while ((e1 = readdir(d1))) {
-		if (is_dot(e1->d_name) || !strcmp(e1->d_name, ".git") || !strcmp(e1->d_name, ".wap"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", ws->root, e1->d_name);
-		if (lstat(path, &st) || !S_ISDIR(st.st_mode))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/.git", ws->root, e1->d_name);
-		PROTECT(path);
-		snprintf(path, sizeof(path), "%s/%s", ws->root, e1->d_name);
-		if (!(d2 = opendir(path)))
+		if (is_dot(e1->d_name) || !strcmp(e1->d_name, ".git") ||
+		    !strcmp(e1->d_name, ".wap") || !is_dir_at(dirfd(d1), e1) ||
+		    !(d2 = open_dir_at(dirfd(d1), e1->d_name)))
 			continue;
 		while ((e2 = readdir(d2))) {
-			if (is_dot(e2->d_name) || !strcmp(e2->d_name, ".git"))
+			if (!strcmp(e2->d_name, ".git")) {
+				if (!fstatat(dirfd(d2), ".git", &st, 0))
+					PROTECT("%s/%s/.git", ws->root, e1->d_name);
 				continue;
-			snprintf(path, sizeof(path), "%s/%s/%s", ws->root, e1->d_name, e2->d_name);
-			if (lstat(path, &st) || !S_ISDIR(st.st_mode))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s/%s/.git", ws->root, e1->d_name, e2->d_name);
-			if (!stat(path, &st) && n++ < 64 && wap_strv_push(&sb->ro, path)) {
-				closedir(d2);
-				closedir(d1);
-				return wap_err_oom(err);
 			}
+			if (is_dot(e2->d_name) || !is_dir_at(dirfd(d2), e2))
+				continue;
+			snprintf(rel, sizeof(rel), "%s/.git", e2->d_name);
+			if (!fstatat(dirfd(d2), rel, &st, 0))
+				PROTECT("%s/%s/%s/.git", ws->root, e1->d_name, e2->d_name);
 		}
 		closedir(d2);
+		d2 = NULL;
 	}
 	closedir(d1);
-#undef PROTECT
 	return 0;
+oom:
+	if (d2)
+		closedir(d2);
+	if (d1)
+		closedir(d1);
+	return wap_err_oom(err);
+#undef PROTECT
 }
 
 static bool lists_active(const struct wap_sandbox_opts *o)
