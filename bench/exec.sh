@@ -29,12 +29,13 @@ while [ "$r" -le "$rounds" ]; do
 done
 cd "$src"
 loop_wap=$("$out/exec_loop" 1000)
+loop_sb=$(cd "$out/ws" && "$out/exec_loop" 1000 --sandbox)
 loop_node=$(node bench/spawnsync.js 1000)
-python3 - "$loop_wap" "$loop_node" "$out"/h*.json <<'PY'
+python3 - "$loop_wap" "$loop_node" "$loop_sb" "$out"/h*.json <<'PY'
 import json, sys, statistics
 names = ["wap exec -- /bin/true", "sh -c true", "node spawnSync.js (startup included)",
          "timeout 30 /bin/true"]
-rounds = [[r["median"] * 1000 for r in json.load(open(f))["results"]] for f in sys.argv[3:]]
+rounds = [[r["median"] * 1000 for r in json.load(open(f))["results"]] for f in sys.argv[4:]]
 print("whole process, hyperfine medians in ms (one column per round):")
 for i, n in enumerate(names):
     print("  %-38s %s" % (n, "  ".join("%7.2f" % r[i] for r in rounds)))
@@ -44,9 +45,11 @@ print("ratios (median over rounds):")
 print("  wap exec / sh -c true        %6.2fx" % ratio(0, 1))
 print("  wap exec / timeout /bin/true %6.2fx" % ratio(0, 3))
 print("  node spawnSync.js / wap exec %6.1fx" % ratio(2, 0))
-w, n = float(sys.argv[1]), float(sys.argv[2])
+w, n, sb = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
 print("per call in a warm process (median of 1000 calls):")
 print("  wap_proc_run(/bin/true)      %7.1f us" % w)
+print("  the same, sandboxed          %7.1f us  (wap exec --sandbox, wap serve's default)" % sb)
 print("  node spawnSync('/bin/true')  %7.1f us" % n)
 print("  node / wap                   %6.2fx" % (n / w))
+print("  wap / node                   %6.3fx   sandboxed %.3fx" % (w / n, sb / n))
 PY
