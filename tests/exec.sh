@@ -100,6 +100,49 @@ else
 		wait "$wp"
 	done
 fi
+# not root: clone makes the user and PID namespaces and the init in them,
+# still in wap's memory (no reaper, no copy of wap), the command as the user
+if [ "$(id -u)" != 0 ] || [ -n "${ASAN:-}" ] || ! command -v setpriv >/dev/null; then
+	ok "# SKIP needs root (to become another user) and setpriv, not ASan"
+else
+	nb=$(mktemp -d /tmp/wap-nobody.XXXXXX)
+	mkdir -p "$nb/ws" "$nb/cfg" && chmod -R 777 "$nb"
+	asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nb" XDG_CONFIG_HOME="$nb/cfg" WAP_ROOT="$nb/ws" "$@"; }
+	if asnobody "$WAP" info --json 2>/dev/null | grep -q '"execSupervisor": *"pid-namespace"'; then
+		expect "as nobody: runs" 0 asnobody "$WAP" exec -c 'id -u; echo hi > f.txt; stat -c %u f.txt; cat /proc/self/uid_map'
+		same "as nobody: the command is the user, its files the user's, the map one id" "$(echo $OUT)" "65534 65534 65534 65534 1"
+		for how in "" --sandbox; do
+			# (not through asnobody: a function run with & is a subshell)
+			setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nb" \
+				XDG_CONFIG_HOME="$nb/cfg" WAP_ROOT="$nb/ws" "$WAP" exec $how -- sleep 0.8 & wp=$!
+			init=
+			for i in $(seq 100); do init=$(pgrep -P "$wp") && break; sleep 0.02; done
+			if [ -n "$init" ] && python3 "$SRC/tests/serve/execns.py" --kcmp-vm "$wp" "$init"; then
+				ok "as nobody${how:+ $how}: the init is wap's own child and shares its memory"
+			else
+				fail "as nobody${how:+ $how}: the init ($init) does not share wap's memory ($wp)"
+			fi
+			wait "$wp"
+		done
+		expect "as nobody: a daemon ignoring SIGTERM and a deadline" 124 asnobody "$WAP" exec --timeout 400 --kill-after 100 -c '(setsid sh -c "trap \"\" TERM; exec sleep 61.803" </dev/null >/dev/null 2>&1 &); kill -9 $PPID; kill -9 1; sleep 5'
+		sleep 0.2
+		if pgrep -f '^sleep 61[.]803$' >/dev/null; then fail "as nobody: the daemon is left"; pkill -9 -f '^sleep 61[.]803$'; else ok "as nobody: nothing is left"; fi
+		expect "as nobody --sandbox: .wap read-only, TMPDIR the command's" 0 asnobody "$WAP" exec --sandbox -c 'echo x > .wap/x 2>/dev/null || echo ro; touch "$TMPDIR/t" && echo tmp; id -u'
+		same "as nobody --sandbox: its answers" "$(echo $OUT)" "ro tmp 65534"
+		# and inside `wap serve`, run as nobody
+		asnobody python3 "$SRC/tests/serve/execns.py" "$WAP" "$nb/ws" > "$T/execns-nobody" 2>&1
+		while IFS= read -r line; do
+			case $line in
+			"ok - "*) ok "serve as nobody: ${line#ok - }" ;;
+			"not ok - "*) fail "serve as nobody: ${line#not ok - }" ;;
+			*) fail "serve as nobody: $line" ;;
+			esac
+		done < "$T/execns-nobody"
+	else
+		ok "# SKIP no PID namespace for nobody here (no unprivileged user namespaces)"
+	fi
+	rm -rf "$nb"
+fi
 # hostile: a daemon that leaves the session and, every 20 ms, forks more
 # that do the same; none is left when the call returns
 expect "a daemon breeding daemons" 0 wap exec --kill-after 100 -c '(setsid sh -c "trap \"\" TERM; while :; do (setsid sh -c \"trap \\\"\\\" TERM; exec sleep 31.4159\" &); sleep 0.02; done" </dev/null >/dev/null 2>&1 &); sleep 0.3; echo started'

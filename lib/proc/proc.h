@@ -5,10 +5,13 @@
  * (unshare(CLONE_NEWPID) changes only that thread's next child, and setns
  * takes it back right after the fork) and the child it forks is the
  * namespace's init, the supervisor, which vforks the command in a session
- * and process group of its own.  Elsewhere wap_proc_run() forks a small
- * reaper process (a forked wap) in a session of its own, which makes the
- * PID namespace (inside a user namespace mapping only wap's uid and gid
- * when wap is not root) and forks the init.  Nothing inside the namespace
+ * and process group of its own.  Not root, where user namespaces may be
+ * made, clone makes the user namespace (mapping only wap's uid and gid),
+ * the PID namespace and the init in one step.  In both the init is cloned
+ * into wap's memory (CLONE_VM: no copy of a big server), sandboxed command
+ * or not.  Elsewhere wap_proc_run() forks a small reaper process (a forked
+ * wap) in a session of its own, which makes the PID namespace and forks
+ * the init.  Nothing inside the namespace
  * can kill its init (the kernel drops SIGKILL and SIGSTOP from within;
  * other signals from inside are ignored) or name a process outside it, and
  * when the init dies the kernel kills every process in it; the init itself
