@@ -31,11 +31,19 @@ cd "$src"
 loop_wap=$("$out/exec_loop" 1000)
 loop_sb=$(cd "$out/ws" && "$out/exec_loop" 1000 --sandbox)
 loop_node=$(node bench/spawnsync.js 1000)
-python3 - "$loop_wap" "$loop_node" "$loop_sb" "$out"/h*.json <<'PY'
+# not root (as nobody, where we are root): the user namespace's path
+nb=- nbsb=-
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	chmod 755 "$out" && chmod 777 "$out/ws"
+	asnobody() { (cd "$out/ws" && setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env HOME="$out/ws" XDG_CONFIG_HOME="$out/ws" "$@"); }
+	nb=$(asnobody "$out/exec_loop" 1000) nbsb=$(asnobody "$out/exec_loop" 1000 --sandbox)
+fi
+python3 - "$loop_wap" "$loop_node" "$loop_sb" "$nb" "$nbsb" "$out"/h*.json <<'PY'
 import json, sys, statistics
 names = ["wap exec -- /bin/true", "sh -c true", "node spawnSync.js (startup included)",
          "timeout 30 /bin/true"]
-rounds = [[r["median"] * 1000 for r in json.load(open(f))["results"]] for f in sys.argv[4:]]
+rounds = [[r["median"] * 1000 for r in json.load(open(f))["results"]] for f in sys.argv[6:]]
 print("whole process, hyperfine medians in ms (one column per round):")
 for i, n in enumerate(names):
     print("  %-38s %s" % (n, "  ".join("%7.2f" % r[i] for r in rounds)))
@@ -52,4 +60,9 @@ print("  the same, sandboxed          %7.1f us  (wap exec --sandbox, wap serve's
 print("  node spawnSync('/bin/true')  %7.1f us" % n)
 print("  node / wap                   %6.2fx" % (n / w))
 print("  wap / node                   %6.3fx   sandboxed %.3fx" % (w / n, sb / n))
+if sys.argv[4] != "-":
+    nb, nbsb = float(sys.argv[4]), float(sys.argv[5])
+    print("as nobody (not root: user and PID namespaces made by clone):")
+    print("  wap_proc_run(/bin/true)      %7.1f us  %.3fx node" % (nb, nb / n))
+    print("  the same, sandboxed          %7.1f us  %.3fx node" % (nbsb, nbsb / n))
 PY
