@@ -100,6 +100,13 @@ else
 		wait "$wp"
 	done
 fi
+# hostile: the init is wap's memory, so a command must not read or write
+# it (the command finds the init's pid as its parent in /proc/self/stat)
+peek='read _ _ _ sup _ < /proc/self/stat
+if head -c 1 "/proc/$sup/maps" >/dev/null 2>&1; then echo maps; else echo no-maps; fi
+if (exec 3<>"/proc/$sup/mem") 2>/dev/null; then echo mem; else echo no-mem; fi'
+expect "a sandboxed command and the init's memory" 0 wap exec --sandbox -c "$peek"
+same "a sandboxed command cannot read nor write the init's memory (wap's)" "$(echo $OUT)" "no-maps no-mem"
 # not root: clone makes the user and PID namespaces and the init in them,
 # still in wap's memory (no reaper, no copy of wap), the command as the user
 if [ "$(id -u)" != 0 ] || [ -n "${ASAN:-}" ] || ! command -v setpriv >/dev/null; then
@@ -129,6 +136,10 @@ else
 		if pgrep -f '^sleep 61[.]803$' >/dev/null; then fail "as nobody: the daemon is left"; pkill -9 -f '^sleep 61[.]803$'; else ok "as nobody: nothing is left"; fi
 		expect "as nobody --sandbox: .wap read-only, TMPDIR the command's" 0 asnobody "$WAP" exec --sandbox -c 'echo x > .wap/x 2>/dev/null || echo ro; touch "$TMPDIR/t" && echo tmp; id -u'
 		same "as nobody --sandbox: its answers" "$(echo $OUT)" "ro tmp 65534"
+		for how in "" --sandbox; do
+			expect "as nobody${how:+ $how}: a command and the init's memory" 0 asnobody "$WAP" exec $how -c "$peek"
+			same "as nobody${how:+ $how}: the command cannot read nor write the init's memory (wap's)" "$(echo $OUT)" "no-maps no-mem"
+		done
 		# and inside `wap serve`, run as nobody
 		asnobody python3 "$SRC/tests/serve/execns.py" "$WAP" "$nb/ws" > "$T/execns-nobody" 2>&1
 		while IFS= read -r line; do
