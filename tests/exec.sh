@@ -115,7 +115,11 @@ else
 	nb=$(mktemp -d /tmp/wap-nobody.XXXXXX)
 	mkdir -p "$nb/ws" "$nb/cfg" && chmod -R 777 "$nb"
 	asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nb" XDG_CONFIG_HOME="$nb/cfg" WAP_ROOT="$nb/ws" "$@"; }
-	if asnobody "$WAP" info --json 2>/dev/null | grep -q '"execSupervisor": *"pid-namespace"'; then
+	if asnobody unshare --user --map-current-user --pid --fork true 2>/dev/null; then
+		# nobody may make user namespaces here: wap's probe (a clone, not
+		# a fork) must find the PID namespace
+		expect "as nobody: wap info" 0 asnobody "$WAP" info --json
+		jcheck "as nobody: commands are held in PID namespaces" "$OUT" 'j["execSupervisor"] == "pid-namespace"'
 		expect "as nobody: runs" 0 asnobody "$WAP" exec -c 'id -u; echo hi > f.txt; stat -c %u f.txt; cat /proc/self/uid_map'
 		same "as nobody: the command is the user, its files the user's, the map one id" "$(echo $OUT)" "65534 65534 65534 65534 1"
 		for how in "" --sandbox; do
