@@ -393,6 +393,36 @@ if command -v gcc >/dev/null && [ -e /lib64/ld-linux-x86-64.so.2 ]; then
 else
 	ok "# SKIP programs built in the workspace: no gcc or not x86-64"
 fi
+# links in the PATH dirs: a refused name's link leads to its target's dir,
+# which then gets a rule a file (the link's target stays refused there),
+# whether the link is relative, absolute or a chain through a link beside it;
+# a link to a file beside it is that file
+if [ "$(id -u)" = 0 ] && [ -d /opt ]; then
+	ob=$(mktemp -d /opt/wap-lists.XXXXXX)
+	mkdir -p "$ob/bin" "$ob/lib"
+	for f in "$ob/lib/rel" "$ob/lib/abs" "$ob/lib/chain" "$ob/bin/beside" "$ob/lib/fine"; do
+		cp /bin/true "$f"
+	done
+	ln -s ../lib/rel "$ob/bin/badrel"
+	ln -s "$ob/lib/abs" "$ob/bin/badabs"
+	ln -s ../lib/chain "$ob/bin/mid"
+	ln -s mid "$ob/bin/badchain"
+	ln -s beside "$ob/bin/badbeside"
+	ln -s beside "$ob/bin/okbeside"
+	chmod -R a+rX "$ob"
+	printf '{"security":{"restrictedCommands":["badrel","badabs","badchain","badbeside"]}}' > "$TT/links.json"
+	for t in rel abs chain; do
+		expect "policy: a refused $t link's target is refused too" 125 wap exec --config "$TT/links.json" --env PATH="$ob/bin:/usr/bin" -- "$ob/lib/$t"
+	done
+	expect "policy: a refused link to a file beside it: that file is refused" 125 wap exec --config "$TT/links.json" --env PATH="$ob/bin:/usr/bin" -- "$ob/bin/beside"
+	expect "policy: and so is every name for it" 125 wap exec --config "$TT/links.json" --env PATH="$ob/bin:/usr/bin" -- okbeside
+	expect "policy: a file beside the refused ones still runs" 0 wap exec --config "$TT/links.json" --env PATH="$ob/bin:/usr/bin" -- "$ob/lib/fine"
+	printf '{"security":{"allowedCommands":["okbeside"]}}' > "$TT/links-ok.json"
+	expect "policy: an allowed link to a file beside it runs" 0 wap exec --config "$TT/links-ok.json" --env PATH="$ob/bin:/usr/bin" -- okbeside
+	rm -rf "$ob"
+else
+	ok "# SKIP links in a system dir: not root, or no /opt"
+fi
 printf 'wap secret\n' > "$TT/held.txt"
 exec 7< "$TT/held.txt"	# wap holds it open: PATH=/proc/self/fd must not name it
 expect "policy: PATH through /proc grants nothing" 1 wap exec --config "$TT/deny.json" --env PATH=/proc/self/fd:/usr/bin -- cat "$TT/held.txt"

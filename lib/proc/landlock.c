@@ -199,6 +199,8 @@ static int add_hole(struct xrules *x, const char *dir)
 	struct stat st;
 	int rc = 0;
 
+	if (in_set(x->holes, dir))
+		return 0;	/* a real path, and one of them already */
 	if (wap_strv_len(x->holes) >= MAX_HOLES) {
 		errno = E2BIG;
 		return -1;
@@ -214,6 +216,22 @@ static int add_hole(struct xrules *x, const char *dir)
 static bool is_dot(const char *n)
 {
 	return n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2]));
+}
+
+/* Is the link NAME in DFD one to a file beside it that is no link (gcc ->
+ * gcc-12, libz.so.1 -> libz.so.1.2.13)?  Then its real path is in DFD's
+ * real dir, and no realpath() (a readlink a component) is needed. */
+static bool same_dir_file(int dfd, const char *name)
+{
+	char t[NAME_MAX + 1];
+	struct stat st;
+	ssize_t n = readlinkat(dfd, name, t, sizeof(t) - 1);
+
+	if (n <= 0)
+		return false;
+	t[n] = 0;
+	return !strchr(t, '/') && !is_dot(t) && !fstatat(dfd, t, &st, AT_SYMLINK_NOFOLLOW) &&
+	       !S_ISLNK(st.st_mode);
 }
 
 /* The PATH dirs, then (until nothing changes) the dirs of the real files
@@ -253,16 +271,20 @@ static int find_holes(struct xrules *x)
 			struct stat st;
 			char *rp, *slash;
 
-			if (is_dot(e->d_name))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", x->holes[h], e->d_name);
-			if (stat(path, &st) || S_ISDIR(st.st_mode))
+			if (is_dot(e->d_name) || fstatat(dirfd(d), e->d_name, &st, 0) ||
+			    S_ISDIR(st.st_mode))
 				continue;
 			v = verdict(x, e->d_name);
 			if (ino_add(v == WAP_CMD_DENIED ? &x->bad : v ? &x->unlisted : &x->ok, &st))
 				goto oom;
-			if (v == WAP_CMD_ALLOWED)
+			/* where a refused name leads: only a link leads out of
+			 * this dir (a real path already), and one to a file
+			 * beside it that is no link (gcc -> gcc-12) does not */
+			if (v == WAP_CMD_ALLOWED || (e->d_type != DT_LNK && e->d_type != DT_UNKNOWN))
 				continue;
+			if (same_dir_file(dirfd(d), e->d_name))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", x->holes[h], e->d_name);
 			if ((rp = realpath(path, NULL)) && (slash = strrchr(rp, '/'))) {
 				*slash = 0;
 				if (add_hole(x, *rp ? rp : "/")) {
@@ -358,30 +380,34 @@ static int grant_hole(int rs, struct xrules *x, const char *dir, bool by_name,
 	struct dirent *e;
 	DIR *d;
 	int rc = 0;
+	bool here;
 
 	if (add_rule(rs, dir, -1, LL_FS_READ_DIR, x->all, err))
 		return -1;
 	if (!(d = opendir(dir)))
 		return 0;
+	here = program_area(x, dir);
 	while (!rc && (e = readdir(d))) {
 		struct stat st;
 		mode_t lst_mode;
 		if (is_dot(e->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name);
-		if (lstat(path, &st))
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			continue;
 		if (S_ISDIR(st.st_mode)) {
 			rc = grant_tree(rs, x, path, x->rd, 1, err);
 			continue;
 		}
 		lst_mode = st.st_mode;
-		if (stat(path, &st) || !S_ISREG(st.st_mode) || ino_has(&x->bad, &st))
+		if (fstatat(dirfd(d), e->d_name, &st, 0) || !S_ISREG(st.st_mode) ||
+		    ino_has(&x->bad, &st))
 			continue;
 		if (by_name ? verdict(x, e->d_name) != WAP_CMD_ALLOWED :
 			      ino_has(&x->unlisted, &st) && !ino_has(&x->ok, &st))
 			continue;
-		if (S_ISLNK(lst_mode)) {	/* the rule goes on the link's target */
+		if (S_ISLNK(lst_mode) && !(here && same_dir_file(dirfd(d), e->d_name))) {
+			/* the rule goes on the link's target */
 			char *rp = realpath(path, NULL);
 			bool in = rp && program_area(x, rp);
 			free(rp);
