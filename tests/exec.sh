@@ -83,21 +83,26 @@ has "not found there" "$ERR" "wap exec: Command not found: ./wapcmd"
 expect "a directory given as the command" 125 wap exec -- "$W/pc"
 has "its error" "$ERR" "wap exec: Cannot run $W/pc: Permission denied"
 # and with --sandbox too, the init is cloned into wap's memory (no copy of
-# wap is made) and the command enters its sandbox with system calls only:
-# kcmp(KCMP_VM) says 0 when two processes share their memory
+# wap is made) and the command enters its sandbox with system calls only.
+# shares_init DESC CMD...: CMD (a wap exec of a sleep) run in the background
+# must have a child, the init, sharing its memory (kcmp(KCMP_VM) says 0)
+shares_init() {
+	_d=$1; shift
+	"$@" & _wp=$!
+	_init=
+	for _i in $(seq 100); do _init=$(pgrep -P "$_wp") && break; sleep 0.02; done
+	if [ -n "$_init" ] && python3 "$SRC/tests/serve/execns.py" --kcmp-vm "$_wp" "$_init"; then
+		ok "$_d"
+	else
+		fail "$_d: the init ($_init) does not share wap's memory ($_wp)"
+	fi
+	wait "$_wp"
+}
 if [ "$(id -u)" != 0 ] || [ -n "${ASAN:-}" ]; then
 	ok "# SKIP the init is cloned into wap's memory only as root, not under ASan"
 else
 	for how in "" --sandbox; do
-		wap exec $how -- sleep 0.8 & wp=$!
-		init=
-		for i in $(seq 100); do init=$(pgrep -P "$wp") && break; sleep 0.02; done
-		if [ -n "$init" ] && python3 "$SRC/tests/serve/execns.py" --kcmp-vm "$wp" "$init"; then
-			ok "${how:-no sandbox}: the init shares wap's memory"
-		else
-			fail "${how:-no sandbox}: the init ($init) does not share wap's memory ($wp)"
-		fi
-		wait "$wp"
+		shares_init "${how:-no sandbox}: the init shares wap's memory" wap exec $how -- sleep 0.8
 	done
 fi
 # hostile: the init is wap's memory, so a command must not read or write
@@ -124,16 +129,9 @@ else
 		same "as nobody: the command is the user, its files the user's, the map one id" "$(echo $OUT)" "65534 65534 65534 65534 1"
 		for how in "" --sandbox; do
 			# (not through asnobody: a function run with & is a subshell)
-			setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nb" \
-				XDG_CONFIG_HOME="$nb/cfg" WAP_ROOT="$nb/ws" "$WAP" exec $how -- sleep 0.8 & wp=$!
-			init=
-			for i in $(seq 100); do init=$(pgrep -P "$wp") && break; sleep 0.02; done
-			if [ -n "$init" ] && python3 "$SRC/tests/serve/execns.py" --kcmp-vm "$wp" "$init"; then
-				ok "as nobody${how:+ $how}: the init is wap's own child and shares its memory"
-			else
-				fail "as nobody${how:+ $how}: the init ($init) does not share wap's memory ($wp)"
-			fi
-			wait "$wp"
+			shares_init "as nobody${how:+ $how}: the init is wap's own child and shares its memory" \
+				setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nb" \
+				XDG_CONFIG_HOME="$nb/cfg" WAP_ROOT="$nb/ws" "$WAP" exec $how -- sleep 0.8
 		done
 		expect "as nobody: a daemon ignoring SIGTERM and a deadline" 124 asnobody "$WAP" exec --timeout 400 --kill-after 100 -c '(setsid sh -c "trap \"\" TERM; exec sleep 61.803" </dev/null >/dev/null 2>&1 &); kill -9 $PPID; kill -9 1; sleep 5'
 		sleep 0.2
