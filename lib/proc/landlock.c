@@ -817,41 +817,6 @@ void wap_sandbox_release(struct wap_sandbox *sb)
  * and its exec, where that child may share the caller's memory: system
  * calls only (rsys.h), each returning -errno; no libc, no errno. */
 
-/* Write S to the /proc/self file NAME (user namespace maps). */
-static int put_proc(const char *name, const char *s)
-{
-	long fd = R3(openat, AT_FDCWD, name, O_WRONLY | O_CLOEXEC), rc;
-	size_t n = 0;
-
-	if (fd < 0)
-		return (int)-fd;
-	while (s[n])
-		n++;
-	rc = R3(write, fd, s, n);
-	R1(close, fd);
-	return rc < 0 ? (int)-rc : 0;
-}
-
-/* "ID ID 1\n", the map of one id onto itself, into BUF (32 bytes). */
-static const char *id_map(char *buf, unsigned id)
-{
-	char d[12];
-	int n = 0, k = 0;
-
-	do
-		d[n++] = (char)('0' + id % 10);
-	while ((id /= 10));
-	for (int twice = 0; twice < 2; twice++) {
-		for (int i = n - 1; i >= 0; i--)
-			buf[k++] = d[i];
-		buf[k++] = ' ';
-	}
-	buf[k++] = '1';
-	buf[k++] = '\n';
-	buf[k] = 0;
-	return buf;
-}
-
 /* Landlock's network rules cover TCP bind and connect only: not TCP fast
  * open (sendto with MSG_FASTOPEN, TCP_FASTOPEN_CONNECT), nor listen()
  * binding a port by itself, nor UDP, raw, netlink, vsock...  With
@@ -1076,12 +1041,10 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 			*what = "user namespace";
 			if ((e = R1(unshare, CLONE_NEWUSER | flags)) < 0)
 				return (int)-e;
-			if ((e = put_proc("/proc/self/uid_map", id_map(map, sb->uid))))
-				return (int)e;
-			if ((e = put_proc("/proc/self/setgroups", "deny")))
-				return (int)e;
-			if ((e = put_proc("/proc/self/gid_map", id_map(map, sb->gid))))
-				return (int)e;
+			if ((e = r_put_file("/proc/self/uid_map", r_id_map(map, sb->uid))) ||
+			    (e = r_put_file("/proc/self/setgroups", "deny")) ||
+			    (e = r_put_file("/proc/self/gid_map", r_id_map(map, sb->gid))))
+				return (int)-e;
 		} else if ((e = R1(unshare, flags)) < 0) {
 			return (int)-e;
 		}

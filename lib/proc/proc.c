@@ -860,28 +860,16 @@ static void r_terminate_all(int sig)
 		R2(kill, -1, SIGCONT);
 }
 
-/* Write S to the /proc/self file NAME; 0 or -errno. */
-static long r_put_proc(const char *name, const char *s)
-{
-	long fd = R3(openat, AT_FDCWD, name, O_WRONLY | O_CLOEXEC), e;
-
-	if (fd < 0)
-		return fd;
-	e = R3(write, fd, s, r_strlen(s));
-	R1(close, fd);
-	return e < 0 ? e : 0;
-}
-
 /* In a user namespace just made: map wap's uid and gid onto themselves
  * (enter_pidns's maps); 0 or -errno. */
 static long r_map_ids(const struct shared *sh)
 {
-	long e = r_put_proc("/proc/self/uid_map", sh->uid_map);
+	long e = r_put_file("/proc/self/uid_map", sh->uid_map);
 
-	if (!e && (e = r_put_proc("/proc/self/setgroups", "deny")) == -ENOENT)
+	if (!e && (e = r_put_file("/proc/self/setgroups", "deny")) == -ENOENT)
 		e = 0;	/* no setgroups file: the gid_map write alone decides */
 	if (!e)
-		e = r_put_proc("/proc/self/gid_map", sh->gid_map);
+		e = r_put_file("/proc/self/gid_map", sh->gid_map);
 	return e;
 }
 
@@ -1046,10 +1034,8 @@ static char *shared_stacks(void **map)
 /* The maps of a user namespace made by clone: wap's ids onto themselves. */
 static void shared_ids(struct shared *sh)
 {
-	snprintf(sh->uid_map, sizeof(sh->uid_map), "%u %u 1\n", (unsigned)geteuid(),
-		 (unsigned)geteuid());
-	snprintf(sh->gid_map, sizeof(sh->gid_map), "%u %u 1\n", (unsigned)getegid(),
-		 (unsigned)getegid());
+	r_id_map(sh->uid_map, (unsigned)geteuid());
+	r_id_map(sh->gid_map, (unsigned)getegid());
 }
 
 /* Clone the init on the thread's stacks; *MAP is set when the caller must

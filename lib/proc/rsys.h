@@ -9,6 +9,7 @@
 #define WAP_RSYS_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -37,6 +38,26 @@ static inline long rsys(long n, long a, long b, long c, long d, long e)
 	long r = syscall(n, a, b, c, d, e);
 
 	return r == -1 ? -errno : r;
+/* "ID ID 1\n", the map of one id onto itself, into BUF (32 bytes). */
+static inline const char *r_id_map(char *buf, unsigned id)
+{
+	char d[12];
+	int n = 0, k = 0;
+
+	do
+		d[n++] = (char)('0' + id % 10);
+	while ((id /= 10));
+	for (int twice = 0; twice < 2; twice++) {
+		for (int i = n - 1; i >= 0; i--)
+			buf[k++] = d[i];
+		buf[k++] = ' ';
+	}
+	buf[k++] = '1';
+	buf[k++] = '\n';
+	buf[k] = 0;
+	return buf;
+}
+
 #endif
 }
 
@@ -47,5 +68,41 @@ static inline long rsys(long n, long a, long b, long c, long d, long e)
 #define R4(n, a, b, c, d) rsys(SYS_##n, (long)(a), (long)(b), (long)(c), (long)(d), 0)
 #define R5(n, a, b, c, d, e) \
 	rsys(SYS_##n, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e))
+
+/* Write S to the file PATH (a /proc/self file: a user namespace's maps);
+ * 0 or -errno. */
+static inline long r_put_file(const char *path, const char *s)
+{
+	long fd = R3(openat, AT_FDCWD, path, O_WRONLY | O_CLOEXEC), e;
+	size_t n = 0;
+
+	if (fd < 0)
+		return fd;
+	while (s[n])
+		n++;
+	e = R3(write, fd, s, n);
+	R1(close, fd);
+	return e < 0 ? e : 0;
+}
+
+/* "ID ID 1\n", the map of one id onto itself, into BUF (32 bytes). */
+static inline const char *r_id_map(char *buf, unsigned id)
+{
+	char d[12];
+	int n = 0, k = 0;
+
+	do
+		d[n++] = (char)('0' + id % 10);
+	while ((id /= 10));
+	for (int twice = 0; twice < 2; twice++) {
+		for (int i = n - 1; i >= 0; i--)
+			buf[k++] = d[i];
+		buf[k++] = ' ';
+	}
+	buf[k++] = '1';
+	buf[k++] = '\n';
+	buf[k] = 0;
+	return buf;
+}
 
 #endif
