@@ -38,26 +38,6 @@ static inline long rsys(long n, long a, long b, long c, long d, long e)
 	long r = syscall(n, a, b, c, d, e);
 
 	return r == -1 ? -errno : r;
-/* "ID ID 1\n", the map of one id onto itself, into BUF (32 bytes). */
-static inline const char *r_id_map(char *buf, unsigned id)
-{
-	char d[12];
-	int n = 0, k = 0;
-
-	do
-		d[n++] = (char)('0' + id % 10);
-	while ((id /= 10));
-	for (int twice = 0; twice < 2; twice++) {
-		for (int i = n - 1; i >= 0; i--)
-			buf[k++] = d[i];
-		buf[k++] = ' ';
-	}
-	buf[k++] = '1';
-	buf[k++] = '\n';
-	buf[k] = 0;
-	return buf;
-}
-
 #endif
 }
 
