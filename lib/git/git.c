@@ -189,6 +189,7 @@ int __wrap_git_mbedtls_stream_wrap(void **out, void *in, const char *host)
 	return __real_git_mbedtls_stream_wrap(out, in, host);
 }
 #endif
+#endif	/* WAP_LAZY_STATIC */
 
 /* ---- libgit2's path resolutions remembered through one action ----
  * libgit2 resolves the whole path of a file at each attribute look-up
@@ -456,6 +457,7 @@ void git_memo(bool paths, bool stats)
 #endif
 }
 
+#ifndef WAP_LAZY_STATIC
 static void load_certs(void)
 {
 #ifdef WAP_LINK_GIT2
