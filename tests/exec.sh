@@ -118,32 +118,37 @@ if [ "$(id -u)" != 0 ] || [ -n "${ASAN:-}" ] || ! command -v setpriv >/dev/null;
 	ok "# SKIP needs root (to become another user) and setpriv, not ASan"
 else
 	nb=$(mktemp -d /tmp/wap-nobody.XXXXXX)
-	mkdir -p "$nb/ws" "$nb/cfg" && chmod -R 777 "$nb"
+	mkdir -p "$nb/ws" "$nb/cfg"
+	# nobody may not reach into this tree (a fresh clone under a 0700 dir):
+	# a copy of the binary (named wap: the applet is its name) and of the
+	# serve test
+	cp "$WAP" "$nb/wap" && cp "$SRC/tests/serve/execns.py" "$nb/" && chmod -R a+rwX "$nb"
+	NWAP=$nb/wap
 	asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nb" XDG_CONFIG_HOME="$nb/cfg" WAP_ROOT="$nb/ws" "$@"; }
 	if asnobody unshare --user --map-current-user --pid --fork true 2>/dev/null; then
 		# nobody may make user namespaces here: wap's probe (a clone, not
 		# a fork) must find the PID namespace
-		expect "as nobody: wap info" 0 asnobody "$WAP" info --json
+		expect "as nobody: wap info" 0 asnobody "$NWAP" info --json
 		jcheck "as nobody: commands are held in PID namespaces" "$OUT" 'j["execSupervisor"] == "pid-namespace"'
-		expect "as nobody: runs" 0 asnobody "$WAP" exec -c 'id -u; echo hi > f.txt; stat -c %u f.txt; cat /proc/self/uid_map'
+		expect "as nobody: runs" 0 asnobody "$NWAP" exec -c 'id -u; echo hi > f.txt; stat -c %u f.txt; cat /proc/self/uid_map'
 		same "as nobody: the command is the user, its files the user's, the map one id" "$(echo $OUT)" "65534 65534 65534 65534 1"
 		for how in "" --sandbox; do
 			# (not through asnobody: a function run with & is a subshell)
 			shares_init "as nobody${how:+ $how}: the init is wap's own child and shares its memory" \
 				setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nb" \
-				XDG_CONFIG_HOME="$nb/cfg" WAP_ROOT="$nb/ws" "$WAP" exec $how -- sleep 0.8
+				XDG_CONFIG_HOME="$nb/cfg" WAP_ROOT="$nb/ws" "$NWAP" exec $how -- sleep 0.8
 		done
-		expect "as nobody: a daemon ignoring SIGTERM and a deadline" 124 asnobody "$WAP" exec --timeout 400 --kill-after 100 -c '(setsid sh -c "trap \"\" TERM; exec sleep 61.803" </dev/null >/dev/null 2>&1 &); kill -9 $PPID; kill -9 1; sleep 5'
+		expect "as nobody: a daemon ignoring SIGTERM and a deadline" 124 asnobody "$NWAP" exec --timeout 400 --kill-after 100 -c '(setsid sh -c "trap \"\" TERM; exec sleep 61.803" </dev/null >/dev/null 2>&1 &); kill -9 $PPID; kill -9 1; sleep 5'
 		sleep 0.2
 		if pgrep -f '^sleep 61[.]803$' >/dev/null; then fail "as nobody: the daemon is left"; pkill -9 -f '^sleep 61[.]803$'; else ok "as nobody: nothing is left"; fi
-		expect "as nobody --sandbox: .wap read-only, TMPDIR the command's" 0 asnobody "$WAP" exec --sandbox -c 'echo x > .wap/x 2>/dev/null || echo ro; touch "$TMPDIR/t" && echo tmp; id -u'
+		expect "as nobody --sandbox: .wap read-only, TMPDIR the command's" 0 asnobody "$NWAP" exec --sandbox -c 'echo x > .wap/x 2>/dev/null || echo ro; touch "$TMPDIR/t" && echo tmp; id -u'
 		same "as nobody --sandbox: its answers" "$(echo $OUT)" "ro tmp 65534"
 		for how in "" --sandbox; do
-			expect "as nobody${how:+ $how}: a command and the init's memory" 0 asnobody "$WAP" exec $how -c "$peek"
+			expect "as nobody${how:+ $how}: a command and the init's memory" 0 asnobody "$NWAP" exec $how -c "$peek"
 			same "as nobody${how:+ $how}: the command cannot read nor write the init's memory (wap's)" "$(echo $OUT)" "no-maps no-mem"
 		done
 		# and inside `wap serve`, run as nobody
-		asnobody python3 "$SRC/tests/serve/execns.py" "$WAP" "$nb/ws" > "$T/execns-nobody" 2>&1
+		asnobody python3 "$nb/execns.py" "$NWAP" "$nb/ws" > "$T/execns-nobody" 2>&1
 		while IFS= read -r line; do
 			case $line in
 			"ok - "*) ok "serve as nobody: ${line#ok - }" ;;
