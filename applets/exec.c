@@ -290,7 +290,7 @@ static int exec_run(struct wap_call *call, const json_t *req, struct run *run, j
 	long long timeout = ws->lim.max_exec_ms, kill_after = KILL_AFTER_MS;
 	long long max_output = ws->lim.max_output_size, mem = 0, procs = 0, fsize = 0;
 	bool clear = false, sandbox = false, nonet = false;
-	struct wap_sandbox sb = { .ruleset_fd = -1 };
+	struct wap_sandbox sb = { .ruleset_fd = -1, .list_fd = -1 };
 	struct wap_sandbox_opts so = { 0 };
 	struct wap_proc_opts po = { .cwdfd = -1, .stdin_fd = -1, .save_fd = { -1, -1 } };
 	struct wap_proc_result *pr = &run->pr;

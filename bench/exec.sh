@@ -30,6 +30,7 @@ done
 cd "$src"
 loop_wap=$("$out/exec_loop" 1000)
 loop_sb=$(cd "$out/ws" && "$out/exec_loop" 1000 --sandbox)
+loop_list=$(cd "$out/ws" && "$out/exec_loop" 300 --sandbox --deny curl)
 loop_node=$(node bench/spawnsync.js 1000)
 # not root (as nobody, where we are root): the user namespace's path
 nb=- nbsb=-
@@ -39,11 +40,11 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		env HOME="$out/ws" XDG_CONFIG_HOME="$out/ws" "$@"); }
 	nb=$(asnobody "$out/exec_loop" 1000) nbsb=$(asnobody "$out/exec_loop" 1000 --sandbox)
 fi
-python3 - "$loop_wap" "$loop_node" "$loop_sb" "$nb" "$nbsb" "$out"/h*.json <<'PY'
+python3 - "$loop_wap" "$loop_node" "$loop_sb" "$nb" "$nbsb" "$loop_list" "$out"/h*.json <<'PY'
 import json, sys, statistics
 names = ["wap exec -- /bin/true", "sh -c true", "node spawnSync.js (startup included)",
          "timeout 30 /bin/true"]
-rounds = [[r["median"] * 1000 for r in json.load(open(f))["results"]] for f in sys.argv[6:]]
+rounds = [[r["median"] * 1000 for r in json.load(open(f))["results"]] for f in sys.argv[7:]]
 print("whole process, hyperfine medians in ms (one column per round):")
 for i, n in enumerate(names):
     print("  %-38s %s" % (n, "  ".join("%7.2f" % r[i] for r in rounds)))
@@ -57,6 +58,7 @@ w, n, sb = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
 print("per call in a warm process (median of 1000 calls):")
 print("  wap_proc_run(/bin/true)      %7.1f us" % w)
 print("  the same, sandboxed          %7.1f us  (wap exec --sandbox, wap serve's default)" % sb)
+print("  the same, restrictedCommands %7.1f us  (a list: [\"curl\"])" % float(sys.argv[6]))
 print("  node spawnSync('/bin/true')  %7.1f us" % n)
 print("  node / wap                   %6.2fx" % (n / w))
 print("  wap / node                   %6.3fx   sandboxed %.3fx" % (w / n, sb / n))

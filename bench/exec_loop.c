@@ -2,13 +2,15 @@
  * `wap serve` pays per exec call): N runs of `true`, median in microseconds.
  * With --sandbox each call also builds and removes the sandbox of
  * `wap exec --sandbox` in the current directory, as a server's default
- * exec does (wap_sandbox_prepare, wap_sandbox_release).
+ * exec does (wap_sandbox_prepare, wap_sandbox_release); --sandbox --deny NAME
+ * under a restrictedCommands list naming NAME (the kernel's half of it).
  * Built by bench/exec.sh against build/norm/libwap.a. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cmdpolicy.h"
 #include "landlock.h"
 #include "proc.h"
 
@@ -27,7 +29,10 @@ int main(int argc, char **argv)
 	struct wap_proc_opts o = { .argv = args, .cwdfd = -1, .stdin_fd = -1,
 				   .timeout_ms = 30000, .kill_after_ms = 5000,
 				   .max_output = 51200, .save_fd = { -1, -1 } };
-	struct wap_sandbox_opts so = { .fs = true };
+	char *deny[] = { argc > 4 && !strcmp(argv[3], "--deny") ? argv[4] : NULL, NULL };
+	struct wap_cmdrules rules = { .deny = deny, .deny_name = "--deny" };
+	struct wap_sandbox_opts so = { .fs = true, .path = getenv("PATH"),
+				       .rules = { deny[0] ? &rules : NULL } };
 	struct wap_ws ws;
 	struct wap_err err = { 0 };
 
@@ -36,7 +41,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
-		struct wap_sandbox sb = { .ruleset_fd = -1 };
+		struct wap_sandbox sb = { .ruleset_fd = -1, .list_fd = -1 };
 		struct wap_proc_result r;
 		struct timespec a, b;
 		int rc;

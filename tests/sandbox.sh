@@ -423,6 +423,63 @@ if [ "$(id -u)" = 0 ] && [ -d /opt ]; then
 else
 	ok "# SKIP links in a system dir: not root, or no /opt"
 fi
+# a server keeps the lists' layer from one command to the next
+# (landlock.c): what changed on disk since must count.  A link turned as
+# update-alternatives turns it makes its new target the refused one and
+# frees the old; a program installed in a PATH dir since runs.  Each step
+# waits a second after the change it follows, so the layer made after it
+# is kept (a dir changed in the last second is not trusted to show a
+# later change) and the next command runs under the kept one.
+if [ "$(id -u)" = 0 ] && [ -d /opt ]; then
+	ob=$(mktemp -d /opt/wap-lists.XXXXXX)
+	mkdir -p "$ob/bin" "$ob/alt" "$ob/lib"
+	cp /bin/echo "$ob/lib/v1"; cp /bin/echo "$ob/lib/v2"
+	ln -s "$ob/alt/tool" "$ob/bin/tool"
+	ln -s "$ob/lib/v1" "$ob/alt/tool"
+	chmod -R a+rX "$ob"
+	printf '{"security":{"restrictedCommands":["tool"]}}' > "$TT/alt.json"
+	printf 'exec "$@"\n' > "$W/run.sh"
+	cat > "$TT/alt.py" <<'EOF2'
+import json, subprocess, sys, time
+wap, root, cfg, ob = sys.argv[1:5]
+p = subprocess.Popen([wap, "serve", "--root", root, "--config", cfg], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, text=True)
+n = 0
+def call(method, **params):
+    global n
+    n += 1
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+call("initialize", protocolVersion="2025-06-18", capabilities={})
+for step in sys.argv[5:]:
+    if step.startswith("$ "):
+        subprocess.run(step[2:], shell=True, check=True)
+        time.sleep(1.2)
+        continue
+    r = call("tools/call", name="exec", arguments={"command": "bash run.sh " + step,
+                                                     "env": {"PATH": ob + "/bin:/usr/bin:/bin"}})
+    s = r.get("result", {}).get("structuredContent") or r
+    print(("%s %s" % (s.get("exit_code"), s.get("stdout", ""))).strip())
+p.stdin.close()
+p.wait(timeout=10)
+EOF2
+	sleep 1.2
+	out=$(python3 "$TT/alt.py" "$WAP" "$W" "$TT/alt.json" "$ob" "tool a" "$ob/lib/v2 b" \
+		"\$ ln -sfn $ob/lib/v2 $ob/alt/tool.new && mv -T $ob/alt/tool.new $ob/alt/tool" \
+		"$ob/lib/v2 c" "tool d" "$ob/lib/v1 e" \
+		"\$ cp /bin/echo $ob/bin/fresh" "fresh f" "$ob/lib/v1 g" 2>&1)
+	same "policy: a kept list layer sees a link turned and a program installed" "$out" "126
+0 b
+126
+126
+0 e
+0 f
+0 g"
+	rm -rf "$ob" "$W/run.sh"
+else
+	ok "# SKIP a kept list layer: not root, or no /opt"
+fi
 printf 'wap secret\n' > "$TT/held.txt"
 exec 7< "$TT/held.txt"	# wap holds it open: PATH=/proc/self/fd must not name it
 expect "policy: PATH through /proc grants nothing" 1 wap exec --config "$TT/deny.json" --env PATH=/proc/self/fd:/usr/bin -- cat "$TT/held.txt"

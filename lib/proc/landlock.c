@@ -10,6 +10,8 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -101,6 +103,8 @@ static int add_rule(int rs, const char *path, int fd, uint64_t rights, uint64_t 
 	struct stat st;
 	int own = -1, rc = 0;
 
+	if (!(rights & handled))
+		return 0;	/* nothing this ruleset handles (READ_DIR in the list layer) */
 	if (fd < 0) {
 		own = fd = open(path, O_PATH | O_CLOEXEC);
 		if (fd < 0)
@@ -144,8 +148,23 @@ static bool in_set(char *const *v, const char *p)
 	return false;
 }
 
+/* A directory the list layer's rules were decided by (a name looked up in
+ * it, or its listing read), as it was then: the layer is kept from one
+ * command to the next while every one of them is as it was. */
+struct seen {
+	char *path;
+	dev_t dev;
+	ino_t ino;		/* 0: it did not exist */
+	struct timespec mtime, ctime;
+};
+
 struct xrules {
 	const struct wap_sandbox_opts *o;
+	struct seen *seen;
+	size_t nseen, capseen;
+	struct timespec t0;	/* the coarse clock before the first look */
+	bool racy;		/* a dir changed at t0's tick or later */
+	bool oom;		/* note_dir could not keep one */
 	char **sys;		/* the system dirs, real paths, none inside another */
 	char **holes;		/* dirs whose files get a rule each (PATH dirs...) */
 	char **keep_out;	/* never executable: the root, the temp dir */
@@ -180,6 +199,140 @@ static bool ino_has(const struct inoset *s, const struct stat *st)
 	return false;
 }
 
+static void seen_stat(struct seen *d)
+{
+	struct stat st;
+
+	if (lstat(d->path, &st)) {
+		memset(&d->dev, 0, sizeof(*d) - offsetof(struct seen, dev));
+		return;
+	}
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	d->mtime = st.st_mtim;
+	d->ctime = st.st_ctim;
+}
+
+static bool ts_before(struct timespec a, struct timespec b)
+{
+	return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
+}
+
+/* Note DIR (a real path) as one the rules depend on, before it is looked
+ * in.  A change within the clock tick it was last changed in leaves its
+ * times as they were (git's "racy" files), so a dir changed at or after
+ * the tick the layer was begun in makes the layer one not to keep. */
+static int note_dir(struct xrules *x, const char *dir)
+{
+	struct seen *d;
+
+	for (size_t i = 0; i < x->nseen; i++)
+		if (!strcmp(x->seen[i].path, dir))
+			return 0;
+	if (x->nseen == x->capseen) {
+		size_t cap = x->capseen ? 2 * x->capseen : 32;
+		void *nv = realloc(x->seen, cap * sizeof(*x->seen));
+		if (!nv) {
+			x->oom = true;
+			return -1;
+		}
+		x->seen = nv;
+		x->capseen = cap;
+	}
+	d = &x->seen[x->nseen];
+	if (!(d->path = strdup(dir))) {
+		x->oom = true;
+		return -1;
+	}
+	x->nseen++;
+	seen_stat(d);
+	if (d->ino && (!ts_before(d->mtime, x->t0) || !ts_before(d->ctime, x->t0)))
+		x->racy = true;
+	return 0;
+}
+
+static void seen_free(struct seen *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+}
+
+/* realpath(), noting each dir a name is looked up in (note_dir): where a
+ * link leads (update-alternatives changes /etc/alternatives) decides
+ * which file a refused name is.  NULL (errno set) if PATH is not there. */
+static char *resolve(struct xrules *x, const char *path)
+{
+	char out[PATH_MAX], rest[PATH_MAX], t[PATH_MAX];
+	size_t o = 0, n;
+	int links = 0;
+	const char *p = rest, *e;
+
+	if (*path != '/' || (n = strlen(path)) >= sizeof(rest)) {
+		errno = *path != '/' ? EINVAL : ENAMETOOLONG;
+		return NULL;
+	}
+	memcpy(rest, path, n + 1);
+	for (;;) {
+		struct stat st;
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		e = strchrnul(p, '/');
+		n = (size_t)(e - p);
+		if (n == 1 && *p == '.') {
+			p = e;
+			continue;
+		}
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (o && out[--o] != '/')
+				;
+			p = e;
+			continue;
+		}
+		out[o] = 0;
+		if (note_dir(x, o ? out : "/"))
+			return NULL;
+		if (o + 1 + n >= sizeof(out)) {
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
+		out[o] = '/';
+		memcpy(out + o + 1, p, n);
+		out[o + 1 + n] = 0;
+		p = e;
+		if (lstat(out, &st))
+			return NULL;
+		if (S_ISLNK(st.st_mode)) {
+			ssize_t l;
+			if (++links > 40) {
+				errno = ELOOP;
+				return NULL;
+			}
+			if ((l = readlink(out, t, sizeof(t) - 1)) <= 0)
+				return NULL;
+			/* the link's target, then what was left of the path */
+			if ((size_t)l + strlen(p) >= sizeof(t)) {
+				errno = ENAMETOOLONG;
+				return NULL;
+			}
+			memcpy(t + l, p, strlen(p) + 1);
+			memcpy(rest, t, strlen(t) + 1);
+			p = rest;
+			if (*p == '/')
+				o = 0;	/* from the top */
+			continue;	/* out still ends at the link's dir */
+		}
+		o += 1 + n;
+		if (*p && !S_ISDIR(st.st_mode)) {
+			errno = ENOTDIR;
+			return NULL;
+		}
+	}
+	return strdup(o ? out : "/");
+}
+
 static enum wap_cmd_verdict verdict(const struct xrules *x, const char *name)
 {
 	enum wap_cmd_verdict v = WAP_CMD_ALLOWED, w;
@@ -205,7 +358,7 @@ static int add_hole(struct xrules *x, const char *dir)
 		errno = E2BIG;
 		return -1;
 	}
-	rp = realpath(dir, NULL);
+	rp = resolve(x, dir);
 
 	if (rp && !stat(rp, &st) && S_ISDIR(st.st_mode) && !in_set(x->holes, rp))
 		rc = wap_strv_push(&x->holes, rp);
@@ -261,31 +414,39 @@ static int find_holes(struct xrules *x)
 	}
 	x->npath = wap_strv_len(x->holes);
 	for (size_t h = 0; h < x->npath; h++) {
-		DIR *d = opendir(x->holes[h]);
+		DIR *d;
 		struct dirent *e;
 
-		if (!d)
+		if (note_dir(x, x->holes[h]))
+			return -1;
+		if (!(d = opendir(x->holes[h])))
 			continue;
 		while ((e = readdir(d))) {
 			enum wap_cmd_verdict v;
 			struct stat st;
-			char *rp, *slash;
+			char *rp = NULL, *slash;
 
-			if (is_dot(e->d_name) || fstatat(dirfd(d), e->d_name, &st, 0) ||
-			    S_ISDIR(st.st_mode))
+			if (is_dot(e->d_name))
 				continue;
+			/* where a link leads, noted before it is followed: only
+			 * a link leads out of this dir (a real path already),
+			 * and one to a file beside it (gcc -> gcc-12) does not */
+			if ((e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) &&
+			    !same_dir_file(dirfd(d), e->d_name)) {
+				snprintf(path, sizeof(path), "%s/%s", x->holes[h], e->d_name);
+				rp = resolve(x, path);
+			}
+			if (fstatat(dirfd(d), e->d_name, &st, 0) || S_ISDIR(st.st_mode)) {
+				free(rp);
+				continue;
+			}
 			v = verdict(x, e->d_name);
-			if (ino_add(v == WAP_CMD_DENIED ? &x->bad : v ? &x->unlisted : &x->ok, &st))
+			if (ino_add(v == WAP_CMD_DENIED ? &x->bad : v ? &x->unlisted : &x->ok, &st)) {
+				free(rp);
 				goto oom;
-			/* where a refused name leads: only a link leads out of
-			 * this dir (a real path already), and one to a file
-			 * beside it that is no link (gcc -> gcc-12) does not */
-			if (v == WAP_CMD_ALLOWED || (e->d_type != DT_LNK && e->d_type != DT_UNKNOWN))
-				continue;
-			if (same_dir_file(dirfd(d), e->d_name))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", x->holes[h], e->d_name);
-			if ((rp = realpath(path, NULL)) && (slash = strrchr(rp, '/'))) {
+			}
+			/* a refused name's target's dir: a hole too */
+			if (v != WAP_CMD_ALLOWED && rp && (slash = strrchr(rp, '/'))) {
 				*slash = 0;
 				if (add_hole(x, *rp ? rp : "/")) {
 					free(rp);
@@ -335,6 +496,8 @@ static int grant_tree(int rs, struct xrules *x, const char *dir, uint64_t rights
 		return add_rule(rs, dir, -1, rights, x->all, err);
 	if (add_rule(rs, dir, -1, LL_FS_READ_DIR, x->all, err))
 		return -1;
+	if (note_dir(x, dir))
+		return wap_err_oom(err);
 	if (!(d = opendir(dir)))
 		return 0;
 	while (!rc && (e = readdir(d))) {
@@ -384,12 +547,14 @@ static int grant_hole(int rs, struct xrules *x, const char *dir, bool by_name,
 
 	if (add_rule(rs, dir, -1, LL_FS_READ_DIR, x->all, err))
 		return -1;
+	if (note_dir(x, dir))
+		return wap_err_oom(err);
 	if (!(d = opendir(dir)))
 		return 0;
 	here = program_area(x, dir);
 	while (!rc && (e = readdir(d))) {
 		struct stat st;
-		mode_t lst_mode;
+		bool away = false;
 		if (is_dot(e->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name);
@@ -399,21 +564,19 @@ static int grant_hole(int rs, struct xrules *x, const char *dir, bool by_name,
 			rc = grant_tree(rs, x, path, x->rd, 1, err);
 			continue;
 		}
-		lst_mode = st.st_mode;
-		if (fstatat(dirfd(d), e->d_name, &st, 0) || !S_ISREG(st.st_mode) ||
+		if (S_ISLNK(st.st_mode) && !(here && same_dir_file(dirfd(d), e->d_name))) {
+			/* the rule goes on the link's target: none outside
+			 * the program areas */
+			char *rp = resolve(x, path);
+			away = !rp || !program_area(x, rp);
+			free(rp);
+		}
+		if (away || fstatat(dirfd(d), e->d_name, &st, 0) || !S_ISREG(st.st_mode) ||
 		    ino_has(&x->bad, &st))
 			continue;
 		if (by_name ? verdict(x, e->d_name) != WAP_CMD_ALLOWED :
 			      ino_has(&x->unlisted, &st) && !ino_has(&x->ok, &st))
 			continue;
-		if (S_ISLNK(lst_mode) && !(here && same_dir_file(dirfd(d), e->d_name))) {
-			/* the rule goes on the link's target */
-			char *rp = realpath(path, NULL);
-			bool in = rp && program_area(x, rp);
-			free(rp);
-			if (!in)
-				continue;
-		}
 		rc = add_rule(rs, path, -1, x->rd, x->all, err);
 	}
 	closedir(d);
@@ -459,7 +622,7 @@ static int exec_rules(int rs, struct xrules *x, const char *const *sysdirs, stru
 			wap_err_oom(err);
 	for (int i = 0; sysdirs[i]; i++) {
 		bool inside = false;
-		if (!(rp = realpath(sysdirs[i], NULL)))
+		if (!(rp = resolve(x, sysdirs[i])))
 			continue;
 		for (int j = 0; x->sys && x->sys[j]; j++)
 			inside |= at_or_beneath(rp, x->sys[j]);
@@ -488,12 +651,239 @@ static int exec_rules(int rs, struct xrules *x, const char *const *sysdirs, stru
 	}
 	/* the dynamic loader runs every program: it may map only what the
 	 * command can read, and denied programs are not readable */
-	if (elf_interp("/bin/sh", interp, sizeof(interp)) &&
-	    add_rule(rs, interp, -1, x->rd, x->all, err))
-		return -1;
-	if (x->o->shell && *x->o->shell)
-		return add_rule(rs, x->o->shell, -1, x->rd, x->all, err);
-	return 0;
+	free(resolve(x, "/bin/sh"));
+	if (elf_interp("/bin/sh", interp, sizeof(interp))) {
+		free(resolve(x, interp));
+		if (add_rule(rs, interp, -1, x->rd, x->all, err))
+			return -1;
+	}
+	if (x->o->shell && *x->o->shell) {
+		if (*x->o->shell == '/')
+			free(resolve(x, x->o->shell));
+		if (add_rule(rs, x->o->shell, -1, x->rd, x->all, err))
+			return -1;
+	}
+	return x->oom ? wap_err_oom(err) : 0;
+}
+
+/* ---- the list layer, kept from one command to the next ---- */
+
+static const char *const sysdirs[] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+	"/opt", "/proc", "/sys", "/run", "/var", "/nix", "/snap", "/dev", NULL
+};
+/* of /dev only these: a disk's device file must not be read (root can),
+ * past every rule on files */
+static const char *const devfiles[] = {
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random",
+	"/dev/urandom", "/dev/ptmx", "/dev/pts", NULL
+};
+/* git treats an unreadable ~/.gitconfig as fatal: the user's git
+ * configuration (and nothing else of $HOME) is readable */
+static const char *const gitcfg[] = { ".gitconfig", ".config/git", NULL };
+
+/* Under a command list a command runs in two Landlock layers: its own
+ * (wap_sandbox_prepare: what it may write, read and run, as without a
+ * list) and the list's, which handles only EXECUTE and READ_FILE and
+ * grants them everywhere the command's own may but on the programs the
+ * lists refuse (Landlock only grants: some 2,000 rules, one a file beside
+ * each refused program, and ten thousand stats).  A file is run or read
+ * only where both layers allow it.  The list's layer holds nothing of one
+ * command (/tmp is readable in it: the command's own layer narrows that to
+ * its temp dir), so a server makes it once and keeps it while its inputs
+ * are the same (the key: lists, $PATH, shell, root, $HOME, extra dirs) and
+ * every directory it was decided by is as it was (note_dir): a program
+ * installed, a link turned (update-alternatives) or a PATH dir made makes
+ * the next command's layer anew.  A rule holds an inode: a file replaced
+ * by another is a changed dir, so neither a new name nor a new file slips
+ * through a kept layer. */
+static struct {
+	pthread_mutex_t lock;
+	char *key;
+	size_t keylen;
+	int fd;
+	struct seen *seen;
+	size_t nseen;
+} kept = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, -1, NULL, 0 };
+
+static void key_str(FILE *f, const char *s)
+{
+	if (s)
+		fprintf(f, "%zu:%s", strlen(s), s);
+	else
+		fputc('-', f);
+}
+
+static void key_strv(FILE *f, char *const *v)
+{
+	size_t n = wap_strv_len((char **)v);
+
+	fprintf(f, "%zu[", n);
+	for (size_t i = 0; i < n; i++)
+		key_str(f, v[i]);
+}
+
+/* What the list layer is made from, as one string (NULL: no memory). */
+static char *layer_key(const struct wap_ws *ws, const struct wap_sandbox_opts *o, int abi,
+		       size_t *len)
+{
+	char *k = NULL;
+	FILE *f = open_memstream(&k, len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "%d", abi);
+	key_str(f, ws->root);
+	key_str(f, o->path);
+	key_str(f, o->shell);
+	key_str(f, getenv("HOME"));
+	key_strv(f, o->read_dirs);
+	for (int i = 0; i < 2; i++) {
+		const struct wap_cmdrules *r = o->rules[i];
+		if (!r) {
+			fputc('-', f);
+			continue;
+		}
+		fputc(r->allow_overrides ? 'o' : 'n', f);
+		key_strv(f, r->allow);
+		key_strv(f, r->deny);
+	}
+	if (fclose(f)) {
+		free(k);
+		return NULL;
+	}
+	return k;
+}
+
+/* Is every dir the kept layer was decided by as it was? */
+static bool kept_fresh(void)
+{
+	for (size_t i = 0; i < kept.nseen; i++) {
+		struct seen now = { .path = kept.seen[i].path }, *was = &kept.seen[i];
+		seen_stat(&now);
+		if (now.dev != was->dev || now.ino != was->ino ||
+		    now.mtime.tv_sec != was->mtime.tv_sec || now.mtime.tv_nsec != was->mtime.tv_nsec ||
+		    now.ctime.tv_sec != was->ctime.tv_sec || now.ctime.tv_nsec != was->ctime.tv_nsec)
+			return false;
+	}
+	return true;
+}
+
+/* RIGHTS on PATH in the list layer, its way there noted; not in the root
+ * or /tmp (the kept-out dirs), whose every change would be one (a command
+ * writes there; the root, held open, is not looked up again). */
+static int read_rule(int rs, struct xrules *x, const char *path, uint64_t rights,
+		     struct wap_err *err)
+{
+	bool mine = false;
+
+	for (size_t i = 0; x->keep_out && x->keep_out[i]; i++)
+		mine |= at_or_beneath(path, x->keep_out[i]);
+	if (!mine)
+		free(resolve(x, path));
+	return add_rule(rs, path, -1, rights, x->all, err);
+}
+
+/* Make the list layer (see above): its ruleset's fd, or -1. */
+static int make_layer(const struct wap_ws *ws, const struct wap_sandbox_opts *o, struct xrules *x,
+		      struct wap_err *err)
+{
+	struct ll_ruleset_attr attr = { .handled_access_fs = LL_FS_EXECUTE | LL_FS_READ_FILE };
+	const char *home = getenv("HOME");
+	char *tmp = NULL;
+	int rs;
+
+	x->all = x->rd = attr.handled_access_fs;
+	clock_gettime(CLOCK_REALTIME_COARSE, &x->t0);
+	x->t0.tv_sec--;	/* a file system's clock may be coarser still */
+	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, 8, 0);
+	if (rs < 0)
+		return wap_err_set(err, WAP_E_DISABLED, "Sandbox unavailable: landlock_create_ruleset: %s",
+				   strerror(errno));
+	/* nothing in the root or under /tmp is a program (the command's own
+	 * layer and noexec mounts say so too) */
+	if (!(tmp = resolve(x, "/tmp")) && !x->oom)
+		tmp = strdup("/tmp");
+	if (!tmp || wap_strv_push(&x->keep_out, ws->root) || wap_strv_push(&x->keep_out, tmp)) {
+		wap_err_oom(err);
+		goto fail;
+	}
+	if (exec_rules(rs, x, sysdirs, err) ||
+	    add_rule(rs, ws->root, ws->rootfd, LL_FS_READ_FILE, x->all, err) ||
+	    read_rule(rs, x, tmp, LL_FS_READ_FILE, err))
+		goto fail;
+	for (int i = 0; devfiles[i]; i++)
+		if (read_rule(rs, x, devfiles[i], LL_FS_READ_FILE, err))
+			goto fail;
+	for (size_t i = 0; o->read_dirs && o->read_dirs[i]; i++)
+		if (read_rule(rs, x, o->read_dirs[i], x->rd, err))
+			goto fail;
+	for (int i = 0; home && *home == '/' && gitcfg[i]; i++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", home, gitcfg[i]);
+		if (read_rule(rs, x, path, LL_FS_READ_FILE, err))
+			goto fail;
+	}
+	if (x->oom) {
+		wap_err_oom(err);
+		goto fail;
+	}
+	free(tmp);
+	return rs;
+fail:
+	free(tmp);
+	close(rs);
+	return -1;
+}
+
+/* The list layer for this command: the kept one when it still holds, else
+ * a new one (kept unless a dir it depends on changed while it was made). */
+static int list_layer(const struct wap_ws *ws, const struct wap_sandbox_opts *o, int abi,
+		      struct wap_err *err)
+{
+	struct xrules x = { .o = o };
+	size_t len = 0;
+	char *key = layer_key(ws, o, abi, &len);
+	int fd = -1;
+
+	if (!key)
+		return wap_err_oom(err);
+	pthread_mutex_lock(&kept.lock);
+	if (kept.fd >= 0 && kept.keylen == len && !memcmp(kept.key, key, len) && kept_fresh()) {
+		if ((fd = fcntl(kept.fd, F_DUPFD_CLOEXEC, 3)) < 0)
+			wap_err_set(err, WAP_E_FAILED, "Sandbox: dup: %s", strerror(errno));
+		goto out;
+	}
+	if ((fd = make_layer(ws, o, &x, err)) < 0 || x.racy)
+		goto out;
+	{
+		int mine = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (mine < 0)
+			goto out;	/* used, not kept */
+		if (kept.fd >= 0)
+			close(kept.fd);
+		seen_free(kept.seen, kept.nseen);
+		free(kept.key);
+		kept.fd = mine;
+		kept.key = key;
+		kept.keylen = len;
+		kept.seen = x.seen;
+		kept.nseen = x.nseen;
+		key = NULL;
+		x.seen = NULL;
+		x.nseen = 0;
+	}
+out:
+	pthread_mutex_unlock(&kept.lock);
+	free(key);
+	seen_free(x.seen, x.nseen);
+	wap_strv_free(x.sys);
+	wap_strv_free(x.holes);
+	wap_strv_free(x.keep_out);
+	free(x.bad.v);
+	free(x.unlisted.v);
+	free(x.ok.v);
+	return fd;
 }
 
 /* ---- the private temp dir ---- */
@@ -630,18 +1020,7 @@ static bool lists_active(const struct wap_sandbox_opts *o)
 int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 			const struct wap_sandbox_opts *o, struct wap_err *err)
 {
-	static const char *const sysdirs[] = {
-		"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
-		"/opt", "/proc", "/sys", "/run", "/var", "/nix", "/snap", "/dev", NULL
-	};
-	/* of /dev only these: a disk's device file must not be read
-	 * (root can), past every rule on files */
-	static const char *const devfiles[] = {
-		"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random",
-		"/dev/urandom", "/dev/ptmx", "/dev/pts", NULL
-	};
 	struct ll_ruleset_attr attr = { 0 };
-	struct xrules x = { .o = o };
 	uint64_t all, rd, noexec;
 	size_t attrsize;
 	bool lists = lists_active(o);
@@ -649,7 +1028,7 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 	int abi, rs;
 
 	memset(sb, 0, sizeof(*sb));
-	sb->ruleset_fd = -1;
+	sb->ruleset_fd = sb->list_fd = -1;
 	sb->max_memory = o->max_memory;
 	sb->max_procs = o->max_procs;
 	sb->max_file_size = o->max_file_size;
@@ -744,21 +1123,12 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 		goto fail;
 	if (add_rule(rs, sb->tmpdir, -1, all & noexec, all, err))
 		goto fail;
-	if (lists) {
-		x.all = all;
-		x.rd = rd;
-		if (wap_strv_push(&x.keep_out, ws->root) || wap_strv_push(&x.keep_out, sb->tmpdir)) {
-			wap_err_oom(err);
+	if (lists && (sb->list_fd = list_layer(ws, o, abi, err)) < 0)
+		goto fail;
+	for (int i = 0; sysdirs[i]; i++)
+		if (add_rule(rs, sysdirs[i], -1, !strcmp(sysdirs[i], "/dev") ? LL_FS_READ_DIR : rd,
+			     all, err))
 			goto fail;
-		}
-		if (exec_rules(rs, &x, sysdirs, err))
-			goto fail;
-	} else {
-		for (int i = 0; sysdirs[i]; i++)
-			if (add_rule(rs, sysdirs[i], -1,
-				     !strcmp(sysdirs[i], "/dev") ? LL_FS_READ_DIR : rd, all, err))
-				goto fail;
-	}
 	for (int i = 0; devfiles[i]; i++)
 		if (add_rule(rs, devfiles[i], -1,
 			     (LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV | rd) & noexec,
@@ -767,11 +1137,8 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 	for (size_t i = 0; o->read_dirs && o->read_dirs[i]; i++)
 		if (add_rule(rs, o->read_dirs[i], -1, rd, all, err))
 			goto fail;
-	/* git treats an unreadable ~/.gitconfig as fatal: let the user's git
-	 * configuration (and nothing else of $HOME) be read */
 	{
 		const char *home = getenv("HOME");
-		static const char *const gitcfg[] = { ".gitconfig", ".config/git", NULL };
 		for (int i = 0; home && *home == '/' && gitcfg[i]; i++) {
 			char path[4096];
 			snprintf(path, sizeof(path), "%s/%s", home, gitcfg[i]);
@@ -779,20 +1146,8 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 				goto fail;
 		}
 	}
-	wap_strv_free(x.sys);
-	wap_strv_free(x.holes);
-	wap_strv_free(x.keep_out);
-	free(x.bad.v);
-	free(x.unlisted.v);
-	free(x.ok.v);
 	return 0;
 fail:
-	wap_strv_free(x.sys);
-	wap_strv_free(x.holes);
-	wap_strv_free(x.keep_out);
-	free(x.bad.v);
-	free(x.unlisted.v);
-	free(x.ok.v);
 	wap_sandbox_release(sb);
 	return -1;
 }
@@ -801,7 +1156,9 @@ void wap_sandbox_release(struct wap_sandbox *sb)
 {
 	if (sb->ruleset_fd >= 0)
 		close(sb->ruleset_fd);
-	sb->ruleset_fd = -1;
+	if (sb->list_fd >= 0)
+		close(sb->list_fd);
+	sb->ruleset_fd = sb->list_fd = -1;
 	if (sb->tmpdir)
 		rm_tree(sb->tmpdir);
 	free(sb->tmpdir);
@@ -1081,7 +1438,12 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 		*what = "no_new_privs";
 		return (int)-e;
 	}
+	/* the small layer first: a domain copies its parent's rules */
 	if (sb->ruleset_fd >= 0 && (e = R2(landlock_restrict_self, sb->ruleset_fd, 0)) < 0) {
+		*what = "landlock_restrict_self";
+		return (int)-e;
+	}
+	if (sb->list_fd >= 0 && (e = R2(landlock_restrict_self, sb->list_fd, 0)) < 0) {
 		*what = "landlock_restrict_self";
 		return (int)-e;
 	}

@@ -22,7 +22,11 @@
  * directories (the standard ones and the command's $PATH) to the programs
  * the lists allow by name, and never on the root or the temp dir, which are
  * also mounted noexec; memfd_create is refused.  Programs outside the PATH
- * directories (helpers under /usr/lib, /usr/libexec) stay runnable.
+ * directories (helpers under /usr/lib, /usr/libexec) stay runnable.  That
+ * part is a second Landlock layer handling only EXECUTE and READ_FILE
+ * (sb->list_fd): some 2,000 rules, made once and kept by the process for
+ * the next commands while the directories it was decided by are unchanged
+ * (a program installed, a link turned by update-alternatives: made anew).
  *
  * --no-network denies TCP bind and connect through Landlock's network
  * rules (ABI >= 4) and, with seccomp, every socket but AF_UNIX (UDP, raw,
@@ -71,6 +75,7 @@ struct wap_sandbox_opts {
 
 struct wap_sandbox {
 	int ruleset_fd;			/* -1: no Landlock domain to enter */
+	int list_fd;			/* -1, or the command lists' layer (landlock.c) */
 	bool netns;			/* unshare a network namespace */
 	bool userns;			/* ... inside a user namespace (unprivileged) */
 	bool no_udp;			/* seccomp: no non-TCP inet sockets (see landlock.c) */

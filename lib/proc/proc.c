@@ -579,7 +579,8 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	{
 		int keep[] = { io->in, io->out, io->err, io->status, o->cwdfd,
-			       o->sandbox ? o->sandbox->ruleset_fd : -1 };
+			       o->sandbox ? o->sandbox->ruleset_fd : -1,
+			       o->sandbox ? o->sandbox->list_fd : -1 };
 		close_others(keep, (int)(sizeof(keep) / sizeof(keep[0])));
 		/* nor wap's stdin/stdout (in `wap serve` they are the protocol's):
 		 * a client waiting for EOF must not wait for us */
@@ -889,7 +890,8 @@ static int shared_init(void *arg)
 	enum { RUN, TERM, KILL } phase = RUN;
 	bool cmd_done = false;
 	int keep[] = { io->in, io->out, io->err, io->status, o->cwdfd,
-		       o->sandbox ? o->sandbox->ruleset_fd : -1 };
+		       o->sandbox ? o->sandbox->ruleset_fd : -1,
+		       o->sandbox ? o->sandbox->list_fd : -1 };
 	int n = (int)(sizeof(keep) / sizeof(keep[0]));
 
 	/* every signal blocked, not only those it waits for: the handlers
