@@ -170,16 +170,10 @@ expect "--session-ttl must be positive" 2 wap serve --ws :0 --session-ttl 0 --ro
 
 # --- the acp stdio profile's terminal/... methods (Agent Client Protocol) ---
 cat > "$T/acpstdio.py" <<'EOF2'
-import json, subprocess, sys, os
-p = subprocess.Popen([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2]],
-                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-n = 0
-def call(method, **params):
-    global n
-    n += 1
-    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}) + "\n")
-    p.stdin.flush()
-    return json.loads(p.stdout.readline())
+import json, sys, os
+from wapstdio import Stdio
+s = Stdio([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2]])
+call = s.call
 root = os.path.realpath(sys.argv[2])
 r = call("terminal/create", sessionId="s", command="sh", args=["-c", "printf 'héllo wörld'; echo \" $X\"; exit 4"],
          env=[{"name": "X", "value": "ex"}], cwd=root, outputByteLimit=9)
@@ -194,9 +188,7 @@ print(json.dumps(call("terminal/kill", sessionId="s", terminalId=tid)))
 print(json.dumps(call("terminal/wait_for_exit", sessionId="s", terminalId=tid)))
 r = call("terminal/create", sessionId="s", command="sleep", args=["30"])
 print(json.dumps(call("terminal/create", sessionId="s", command="true", cwd="/")))
-p.stdin.close()
-p.wait(timeout=10)
-print(json.dumps({"status": p.returncode}))
+print(json.dumps({"status": s.close()}))
 EOF2
 python3 "$T/acpstdio.py" "$WAP" "$W" > "$T/acpstdio.out" 2>&1
 L() { sed -n "$1p" "$T/acpstdio.out"; }

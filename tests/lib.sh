@@ -13,6 +13,8 @@ ln -s "$WAP" "$T/bin/wap"
 for a in $("$WAP" --list); do ln -s "$WAP" "$T/bin/wap-$a"; done
 PATH=$T/bin:$PATH
 export WAP_ROOT=$W
+# the Python helpers (tests/py: wapstdio)
+export PYTHONPATH="$(pwd)/tests/py${PYTHONPATH:+:$PYTHONPATH}"
 unset WAP_CONFIG
 # the default config is the invoker's ($XDG_CONFIG_HOME/wap/config.json):
 # one that is not there, so no personal config changes what tests see

@@ -440,17 +440,11 @@ if [ "$(id -u)" = 0 ] && [ -d /opt ]; then
 	printf '{"security":{"restrictedCommands":["tool"]}}' > "$TT/alt.json"
 	printf 'exec "$@"\n' > "$W/run.sh"
 	cat > "$TT/alt.py" <<'EOF2'
-import json, subprocess, sys, time
+import subprocess, sys, time
+from wapstdio import Stdio
 wap, root, cfg, ob = sys.argv[1:5]
-p = subprocess.Popen([wap, "serve", "--root", root, "--config", cfg], stdin=subprocess.PIPE,
-                     stdout=subprocess.PIPE, text=True)
-n = 0
-def call(method, **params):
-    global n
-    n += 1
-    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}) + "\n")
-    p.stdin.flush()
-    return json.loads(p.stdout.readline())
+s = Stdio([wap, "serve", "--root", root, "--config", cfg])
+call = s.call
 call("initialize", protocolVersion="2025-06-18", capabilities={})
 for step in sys.argv[5:]:
     if step.startswith("$ "):
@@ -459,10 +453,9 @@ for step in sys.argv[5:]:
         continue
     r = call("tools/call", name="exec", arguments={"command": "bash run.sh " + step,
                                                      "env": {"PATH": ob + "/bin:/usr/bin:/bin"}})
-    s = r.get("result", {}).get("structuredContent") or r
-    print(("%s %s" % (s.get("exit_code"), s.get("stdout", ""))).strip())
-p.stdin.close()
-p.wait(timeout=10)
+    res = r.get("result", {}).get("structuredContent") or r
+    print(("%s %s" % (res.get("exit_code"), res.get("stdout", ""))).strip())
+s.close()
 EOF2
 	sleep 1.2
 	out=$(python3 "$TT/alt.py" "$WAP" "$W" "$TT/alt.json" "$ob" "tool a" "$ob/lib/v2 b" \
@@ -492,16 +485,10 @@ has "policy: the refusal says why" "$ERR" "Sandbox unavailable"
 # terminals get the same sandbox; text sent in chunks cannot reassemble a
 # denied command
 cat > "$TT/term.py" <<'EOF2'
-import json, subprocess, sys, os, time
-p = subprocess.Popen([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2], "--config", sys.argv[3]],
-                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-n = 0
-def call(method, **params):
-    global n
-    n += 1
-    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}) + "\n")
-    p.stdin.flush()
-    return json.loads(p.stdout.readline())
+import json, sys
+from wapstdio import Stdio
+s = Stdio([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2], "--config", sys.argv[3]])
+call = s.call
 cmd = json.loads(sys.argv[4]) if sys.argv[4].startswith("[") else ["bash", "-c", sys.argv[4]]
 r = call("terminal/create", sessionId="s", command=cmd[0], args=cmd[1:])
 if "error" in r:
@@ -509,8 +496,7 @@ if "error" in r:
 tid = r["result"]["terminalId"]
 call("terminal/wait_for_exit", sessionId="s", terminalId=tid)
 print(json.dumps(call("terminal/output", sessionId="s", terminalId=tid)["result"]["output"]))
-p.stdin.close()
-p.wait(timeout=10)
+s.close()
 EOF2
 printf '{"security":{"readOnly":true}}' > "$TT/ro.json"
 out=$(python3 "$TT/term.py" "$WAP" "$W" "$TT/ro.json" 'echo x > term-ro.txt; echo done' 2>&1)
