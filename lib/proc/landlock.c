@@ -111,7 +111,7 @@ static int add_rule(int rs, const char *path, int fd, uint64_t rights, uint64_t 
 			return errno == ENOENT || errno == EACCES ? 0 :
 				wap_err_set(err, WAP_E_FAILED, "Sandbox: %s: %s", path, strerror(errno));
 	}
-	if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+	if ((rights & handled & ~LL_FILE_RIGHTS) && fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
 		rights &= LL_FILE_RIGHTS;
 	pb.allowed_access = rights & handled;
 	pb.parent_fd = fd;
@@ -120,6 +120,23 @@ static int add_rule(int rs, const char *path, int fd, uint64_t rights, uint64_t 
 				 path, strerror(errno));
 	if (own >= 0)
 		close(own);
+	return rc;
+}
+
+/* add_rule() for NAME in the dir DFD (PATH names it in messages): the
+ * lookup of one name, not of a whole path */
+static int add_rule_at(int rs, int dfd, const char *name, const char *path, uint64_t rights,
+		       uint64_t handled, struct wap_err *err)
+{
+	int fd, rc;
+
+	if (!(rights & handled))
+		return 0;
+	if ((fd = openat(dfd, name, O_PATH | O_CLOEXEC)) < 0)
+		return errno == ENOENT || errno == EACCES ? 0 :
+			wap_err_set(err, WAP_E_FAILED, "Sandbox: %s: %s", path, strerror(errno));
+	rc = add_rule(rs, path, fd, rights, handled, err);
+	close(fd);
 	return rc;
 }
 
@@ -156,6 +173,7 @@ struct seen {
 	dev_t dev;
 	ino_t ino;		/* 0: it did not exist */
 	struct timespec mtime, ctime;
+	bool dir;		/* a directory, no link */
 };
 
 struct xrules {
@@ -165,6 +183,7 @@ struct xrules {
 	struct timespec t0;	/* the coarse clock before the first look */
 	bool racy;		/* a dir changed at t0's tick or later */
 	bool oom;		/* note_dir could not keep one */
+	bool allow_list;	/* an allow-list is active */
 	char **sys;		/* the system dirs, real paths, none inside another */
 	char **holes;		/* dirs whose files get a rule each (PATH dirs...) */
 	char **keep_out;	/* never executable: the root, the temp dir */
@@ -211,11 +230,20 @@ static void seen_stat(struct seen *d)
 	d->ino = st.st_ino;
 	d->mtime = st.st_mtim;
 	d->ctime = st.st_ctim;
+	d->dir = S_ISDIR(st.st_mode);
 }
 
 static bool ts_before(struct timespec a, struct timespec b)
 {
 	return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
+}
+
+static bool noted(const struct xrules *x, const char *dir)
+{
+	for (size_t i = 0; i < x->nseen; i++)
+		if (!strcmp(x->seen[i].path, dir))
+			return x->seen[i].dir;
+	return false;
 }
 
 /* Note DIR (a real path) as one the rules depend on, before it is looked
@@ -302,6 +330,11 @@ static char *resolve(struct xrules *x, const char *path)
 		memcpy(out + o + 1, p, n);
 		out[o + 1 + n] = 0;
 		p = e;
+		/* a dir looked in already is a real one, no link */
+		if (noted(x, out)) {
+			o += 1 + n;
+			continue;
+		}
 		if (lstat(out, &st))
 			return NULL;
 		if (S_ISLNK(st.st_mode)) {
@@ -430,8 +463,12 @@ static int find_holes(struct xrules *x)
 				continue;
 			/* where a link leads, noted before it is followed: only
 			 * a link leads out of this dir (a real path already),
-			 * and one to a file beside it (gcc -> gcc-12) does not */
+			 * and one to a file beside it (gcc -> gcc-12) does not;
+			 * that of an allowed name matters only to an allow-list
+			 * (its target's inode is then one not to fence in) */
+			v = verdict(x, e->d_name);
 			if ((e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) &&
+			    (v != WAP_CMD_ALLOWED || x->allow_list) &&
 			    !same_dir_file(dirfd(d), e->d_name)) {
 				snprintf(path, sizeof(path), "%s/%s", x->holes[h], e->d_name);
 				rp = resolve(x, path);
@@ -440,7 +477,6 @@ static int find_holes(struct xrules *x)
 				free(rp);
 				continue;
 			}
-			v = verdict(x, e->d_name);
 			if (ino_add(v == WAP_CMD_DENIED ? &x->bad : v ? &x->unlisted : &x->ok, &st)) {
 				free(rp);
 				goto oom;
@@ -505,12 +541,16 @@ static int grant_tree(int rs, struct xrules *x, const char *dir, uint64_t rights
 		if (is_dot(e->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name);
-		if (lstat(path, &st) || S_ISLNK(st.st_mode))
+		if (e->d_type != DT_UNKNOWN)
+			st.st_mode = DTTOIF(e->d_type);
+		else if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (S_ISLNK(st.st_mode))
 			continue;	/* a link gets what its target has */
 		if (S_ISDIR(st.st_mode))
 			rc = grant_tree(rs, x, path, rights, depth + 1, err);
 		else
-			rc = add_rule(rs, path, -1, rights, x->all, err);
+			rc = add_rule_at(rs, dirfd(d), e->d_name, path, rights, x->all, err);
 	}
 	closedir(d);
 	return rc;
@@ -558,7 +598,9 @@ static int grant_hole(int rs, struct xrules *x, const char *dir, bool by_name,
 		if (is_dot(e->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name);
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW))
+		if (e->d_type != DT_UNKNOWN)
+			st.st_mode = DTTOIF(e->d_type);
+		else if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			continue;
 		if (S_ISDIR(st.st_mode)) {
 			rc = grant_tree(rs, x, path, x->rd, 1, err);
@@ -577,7 +619,7 @@ static int grant_hole(int rs, struct xrules *x, const char *dir, bool by_name,
 		if (by_name ? verdict(x, e->d_name) != WAP_CMD_ALLOWED :
 			      ino_has(&x->unlisted, &st) && !ino_has(&x->ok, &st))
 			continue;
-		rc = add_rule(rs, path, -1, x->rd, x->all, err);
+		rc = add_rule_at(rs, dirfd(d), e->d_name, path, x->rd, x->all, err);
 	}
 	closedir(d);
 	return rc;
@@ -848,6 +890,8 @@ static int list_layer(const struct wap_ws *ws, const struct wap_sandbox_opts *o,
 
 	if (!key)
 		return wap_err_oom(err);
+	for (int i = 0; i < 2; i++)
+		x.allow_list |= o->rules[i] && o->rules[i]->allow && o->rules[i]->allow[0];
 	pthread_mutex_lock(&kept.lock);
 	if (kept.fd >= 0 && kept.keylen == len && !memcmp(kept.key, key, len) && kept_fresh()) {
 		if ((fd = fcntl(kept.fd, F_DUPFD_CLOEXEC, 3)) < 0)
