@@ -18,6 +18,7 @@ trap 'rm -rf "$out"' EXIT
 cc -O2 -D_GNU_SOURCE -Wl,-z,now $(for d in lib/*/; do printf -- '-I%s ' "$d"; done) -Ibuild/norm \
 	-o "$out/exec_loop" bench/exec_loop.c build/norm/libwap.a \
 	$(pkg-config --libs libgit2 libpcre2-8 libarchive jansson libwebsockets nettle) -lcap -ldl -lutil -lpthread
+cc -O2 -o "$out/pidns" bench/pidns.c
 mkdir -p "$out/ws"
 cd "$out/ws"
 r=1
@@ -31,6 +32,10 @@ cd "$src"
 loop_wap=$("$out/exec_loop" 1000)
 loop_sb=$(cd "$out/ws" && "$out/exec_loop" 1000 --sandbox)
 loop_list=$(cd "$out/ws" && "$out/exec_loop" 300 --sandbox --deny curl)
+# the PID namespace alone (root): vfork+exec+wait, with a namespace and its
+# init supervising, with the command our own child and the init idle
+ns=-
+[ "$(id -u)" = 0 ] && ns="$("$out/pidns" 0 1000) $("$out/pidns" 1 1000) $("$out/pidns" 2 1000)"
 loop_node=$(node bench/spawnsync.js 1000)
 # not root (as nobody, where we are root): the user namespace's path
 nb=- nbsb=-
@@ -40,11 +45,11 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		env HOME="$out/ws" XDG_CONFIG_HOME="$out/ws" "$@"); }
 	nb=$(asnobody "$out/exec_loop" 1000) nbsb=$(asnobody "$out/exec_loop" 1000 --sandbox)
 fi
-python3 - "$loop_wap" "$loop_node" "$loop_sb" "$nb" "$nbsb" "$loop_list" "$out"/h*.json <<'PY'
+python3 - "$loop_wap" "$loop_node" "$loop_sb" "$nb" "$nbsb" "$loop_list" "$ns" "$out"/h*.json <<'PY'
 import json, sys, statistics
 names = ["wap exec -- /bin/true", "sh -c true", "node spawnSync.js (startup included)",
          "timeout 30 /bin/true"]
-rounds = [[r["median"] * 1000 for r in json.load(open(f))["results"]] for f in sys.argv[7:]]
+rounds = [[r["median"] * 1000 for r in json.load(open(f))["results"]] for f in sys.argv[8:]]
 print("whole process, hyperfine medians in ms (one column per round):")
 for i, n in enumerate(names):
     print("  %-38s %s" % (n, "  ".join("%7.2f" % r[i] for r in rounds)))
@@ -62,6 +67,12 @@ print("  the same, restrictedCommands %7.1f us  (a list: [\"curl\"])" % float(sy
 print("  node spawnSync('/bin/true')  %7.1f us" % n)
 print("  node / wap                   %6.2fx" % (n / w))
 print("  wap / node                   %6.3fx   sandboxed %.3fx" % (w / n, sb / n))
+if sys.argv[7] != "-":
+    a, b, c = (float(v) for v in sys.argv[7].split())
+    print("a PID namespace alone (bench/pidns.c, /bin/true, median of 1000):")
+    print("  vfork+exec+wait              %7.1f us" % a)
+    print("  in a namespace, init waits   %7.1f us  (+%.0f us: what wap pays)" % (b, b - a))
+    print("  the command our own child    %7.1f us  (+%.0f us: one hand-off less)" % (c, c - a))
 if sys.argv[4] != "-":
     nb, nbsb = float(sys.argv[4]), float(sys.argv[5])
     print("as nobody (not root: user and PID namespaces made by clone):")
