@@ -23,6 +23,21 @@ jcheck "shell line output" "$OUT" 'j["stdout"].strip()=="2"'
 expect "killed by a signal" 137 wap exec -c 'kill -9 $$'
 expect "--json: killed by a signal" 0 wap exec --json -c 'kill -9 $$'
 jcheck "signal reported" "$OUT" 'j["signal"]=="SIGKILL" and j["exit_code"]==137'
+# the CLI waits for what held its command: the command's CPU time is the
+# CLI's children's, as time(1) and a CI's accounting read it (against the
+# same loop run by sh itself)
+_cpu=$(python3 -c 'import resource, subprocess, sys
+def cpu(argv):
+    a = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, check=True)
+    b = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return b.ru_utime + b.ru_stime - a.ru_utime - a.ru_stime
+loop = "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"
+own, by_wap = cpu(["sh", "-c", loop]), cpu([sys.argv[1], "exec", "-c", loop])
+print("%d %d" % (own * 1000, by_wap * 1000))' "$WAP")
+set -- $_cpu
+if [ "$#" = 2 ] && [ "$2" -ge $(($1 / 2)) ]; then ok "the command's CPU is counted as the CLI's children's ($2 ms; sh alone $1 ms)"
+else fail "the command's CPU is counted as the CLI's children's ($_cpu)"; fi
 expect "command not found" 125 wap exec -- no-such-program-wap
 has "not found message" "$ERR" "wap exec: Command not found: no-such-program-wap"
 expect "command not found --json" 125 wap exec --json -- no-such-program-wap

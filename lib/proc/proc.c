@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -697,14 +698,35 @@ struct ksigaction {
 	unsigned long mask;
 };
 
-struct shared {
+/* A call's request, sent on the init's socket with the call's fds */
+enum { RQ_IN, RQ_OUT, RQ_ERR, RQ_STATUS, RQ_CWD, RQ_RULES, RQ_LIST, RQ_FDS };
+struct preq {
 	const struct wap_proc_opts *o;
-	const struct child_io *io;
+	char **envp;
+	unsigned have;		/* bit i: fd i (RQ_*) was sent */
+	bool last;		/* the init ends after this command */
+};
+
+struct shared {
+	/* what a thread's init is started with, for its life */
 	unsigned long block;	/* kernel sigset: CHLD TERM INT HUP */
 	char *cmd_top;		/* the command's stack until its exec */
-	char **envp;
+	int sock;		/* the init's end of its socket */
+	int pdeath;		/* its parent-death signal */
 	bool userns;		/* the init is in a user namespace of its own: */
 	char uid_map[32], gid_map[32];	/* it maps wap's ids onto themselves */
+	struct preq first;	/* the call that started it, whose fds it has */
+	int first_fds[RQ_FDS];	/* from its copy of wap's table (RQ_*) */
+};
+
+/* One command as the init starts it: the call's options, read in wap's
+ * memory, and the call's file descriptors as the init received them. */
+struct shcmd {
+	const struct wap_proc_opts *o;
+	struct child_io io;
+	int cwdfd;
+	const struct wap_sandbox *sb;
+	char **envp;
 };
 
 static size_t r_strlen(const char *s)
@@ -761,9 +783,9 @@ static long r_execve(const char *file, char *const *argv, char **envp)
  * execvp's PATH search made here. */
 static int shared_cmd(void *arg)
 {
-	const struct shared *sh = arg;
-	const struct wap_proc_opts *o = sh->o;
-	const struct child_io *io = sh->io;
+	const struct shcmd *c = arg;
+	const struct wap_proc_opts *o = c->o;
+	const struct child_io *io = &c->io;
 	const char *file = o->argv[0], *path = NULL, *what = NULL;
 	struct ksigaction dfl = { 0 };
 	unsigned long none = 0;
@@ -780,15 +802,15 @@ static int shared_cmd(void *arg)
 		if (s != SIGKILL && s != SIGSTOP && (s < 32 || s > 33))	/* glibc's own: not ours */
 			R4(rt_sigaction, s, &dfl, NULL, sizeof(none));
 	R4(rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(none));
-	if (o->cwdfd >= 0 && (e = R1(fchdir, o->cwdfd)) < 0) {
+	if (c->cwdfd >= 0 && (e = R1(fchdir, c->cwdfd)) < 0) {
 		r_fail(io->status, WAP_E_FAILED, "Cannot enter the working directory", NULL, (int)-e);
 		R1(exit_group, 126);
 	}
-	if (o->sandbox && (e = wap_sandbox_enter(o->sandbox, &what))) {
+	if (c->sb && (e = wap_sandbox_enter(c->sb, &what))) {
 		r_fail(io->status, WAP_E_DISABLED, "Sandbox unavailable: ", what, (int)e);
 		R1(exit_group, 126);
 	}
-	for (char **v = sh->envp; v && *v && !path; v++)
+	for (char **v = c->envp; v && *v && !path; v++)
 		if (v[0][0] == 'P' && v[0][1] == 'A' && v[0][2] == 'T' && v[0][3] == 'H' &&
 		    v[0][4] == '=')
 			path = *v + 5;
@@ -797,7 +819,7 @@ static int shared_cmd(void *arg)
 			path = "";
 	if (path && !*path) {
 		/* a path, or PATH empty (the working directory alone) */
-		e = r_execve(file, o->argv, sh->envp);
+		e = r_execve(file, o->argv, c->envp);
 	} else {
 		size_t fl = r_strlen(file);
 		char buf[PATH_MAX];
@@ -820,7 +842,7 @@ static int shared_cmd(void *arg)
 					buf[k++] = '/';
 				for (size_t i = 0; i <= fl; i++)
 					buf[k++] = file[i];
-				e = r_execve(buf, o->argv, sh->envp);
+				e = r_execve(buf, o->argv, c->envp);
 				if (e == -EACCES)
 					eacces = true;
 				else if (e != -ENOENT && e != -ENOTDIR && e != -ESTALE &&
@@ -874,58 +896,78 @@ static long r_map_ids(const struct shared *sh)
 	return e;
 }
 
-/* The namespace's init: the reaper's SUP_DIRECT start and supervise's
- * in_pidns loop, in system calls only.  In a user namespace of its own
- * (not root: enter_pidns's maps, made by the init itself) it maps wap's
- * uid and gid first. */
-static int shared_init(void *arg)
+/* Take the next request from the socket: its options into RQ, its fds
+ * (or -1) into FDS by RQ_*.  0, or -1 at the socket's end (wap's end
+ * closed: the thread or the process is gone) or on a request that is not
+ * whole. */
+static int r_recv_req(int sock, struct preq *rq, int fds[RQ_FDS])
 {
-	const struct shared *sh = arg;
-	const struct wap_proc_opts *o = sh->o;
-	const struct child_io *io = sh->io;
-	struct ksigaction dfl = { 0 };
-	unsigned long all = ~0UL;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(RQ_FDS * sizeof(int))];
+	} u;
+	struct iovec iov = { rq, sizeof(*rq) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c;
+	const int *in = NULL;
+	int got = 0, k = 0;
+	long n;
+
+	do
+		n = R3(recvmsg, sock, &m, MSG_CMSG_CLOEXEC);
+	while (n == -EINTR);
+	if (n <= 0)
+		return -1;
+	c = CMSG_FIRSTHDR(&m);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+		got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		in = (const int *)CMSG_DATA(c);
+	}
+	for (int i = 0; i < RQ_FDS; i++)
+		fds[i] = rq->have >> i & 1 && k < got ? in[k++] : -1;
+	if (n != sizeof(*rq) || k != got || (m.msg_flags & MSG_CTRUNC) || fds[RQ_STATUS] < 0) {
+		for (int i = 0; i < got; i++)
+			R1(close, in[i]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Run one command to its end and what it left behind with it (the
+ * reaper's SUP_DIRECT start and supervise's in_pidns loop, in system
+ * calls only), report it on the status pipe and close the call's fds. */
+static void shared_run(const struct shared *sh, struct shcmd *c, int fds[RQ_FDS])
+{
+	const struct wap_proc_opts *o = c->o;
 	struct rec done = { .type = REC_DONE };
+	struct timespec zero = { 0, 0 };
 	long deadline = 0, kill_at = 0, cmd;
 	enum { RUN, TERM, KILL } phase = RUN;
 	bool cmd_done = false;
-	int keep[] = { io->in, io->out, io->err, io->status, o->cwdfd,
-		       o->sandbox ? o->sandbox->ruleset_fd : -1,
-		       o->sandbox ? o->sandbox->list_fd : -1 };
-	int n = (int)(sizeof(keep) / sizeof(keep[0]));
+	siginfo_t si;
+	int status = fds[RQ_STATUS];
 
-	/* every signal blocked, not only those it waits for: the handlers
-	 * are still wap's, and one run here would run on wap's memory (the
-	 * command, as init's child, could send it one: init takes signals
-	 * from inside for which it has a handler).  The command is started
-	 * with them blocked and resets them before it unblocks any. */
-	R4(rt_sigprocmask, SIG_BLOCK, &all, NULL, sizeof(all));
-	if (sh->userns) {
-		long e = r_map_ids(sh);
-		if (e) {
-			r_fail(io->status, WAP_E_FAILED, "Cannot map the user namespace of the command",
-			       NULL, (int)-e);
-			R1(exit_group, 125);
-		}
-	}
-	close_others(keep, n);
-	if (io->in > 1 && io->out > 1 && io->err > 1 && io->status > 1) {
-		r_dup2(io->in, 0);
-		r_dup2(io->err, 1);
-	}
-	R4(rt_sigaction, SIGCHLD, &dfl, NULL, sizeof(sh->block));
-	R2(prctl, PR_SET_PDEATHSIG, o->last ? SIGKILL : SIGTERM);
-
-	cmd = clone(shared_cmd, sh->cmd_top, CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)sh);
+	/* what the last command left pending is not this one's: its
+	 * SIGCHLD, a cancel sent as it ended */
+	while (R4(rt_sigtimedwait, &sh->block, &si, &zero, sizeof(sh->block)) > 0)
+		;
+	cmd = clone(shared_cmd, sh->cmd_top, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+	/* the command has its copies now (it has run its exec, or failed):
+	 * the init keeps only the status pipe, so EOF on the others is the
+	 * end of the command and of whatever holds them after it */
+	for (int i = 0; i < RQ_FDS; i++)
+		if (i != RQ_STATUS && fds[i] >= 0)
+			R1(close, fds[i]);
 	if (cmd < 0) {
-		r_fail(io->status, WAP_E_FAILED, "Cannot start the command", NULL, EAGAIN);
-		R1(exit_group, 125);
+		r_fail(status, WAP_E_FAILED, "Cannot start the command", NULL, EAGAIN);
+		R1(close, status);
+		return;
 	}
 	if (o->timeout_ms > 0)
 		deadline = r_now_ms() + o->timeout_ms;
 	for (;;) {
 		long now = r_now_ms(), wait = -1, p, sig;
-		siginfo_t si;
 		int st;
 		bool any = false;
 
@@ -977,9 +1019,90 @@ static int shared_init(void *arg)
 			r_terminate_all(sig == SIGINT ? SIGINT : SIGTERM);
 		}
 	}
-	while (R3(write, io->status, &done, sizeof(done)) == -EINTR)
+	while (R3(write, status, &done, sizeof(done)) == -EINTR)
 		;
-	R1(exit_group, 0);
+	R1(close, status);
+}
+
+/* A thread's init: the init of a PID namespace that holds the thread's
+ * commands, one at a time, each run as the child of a fresh clone and
+ * everything it left killed before the next.  It waits for requests on
+ * its socket and ends at the socket's end (or with its parent, by
+ * PR_SET_PDEATHSIG).  In a user namespace of its own (not root:
+ * enter_pidns's maps, made by the init itself) it maps wap's uid and gid
+ * first. */
+static int shared_init(void *arg)
+{
+	const struct shared *sh = arg;
+	struct ksigaction dfl = { 0 };
+	unsigned long all = ~0UL;
+	long map_err = 0;
+	int keep[RQ_FDS + 1], n = 0;
+	bool first = true, nulled = false;
+
+	/* every signal blocked, not only those it waits for: the handlers
+	 * are still wap's, and one run here would run on wap's memory (the
+	 * command, as init's child, could send it one: init takes signals
+	 * from inside for which it has a handler).  The command is started
+	 * with them blocked and resets them before it unblocks any. */
+	R4(rt_sigprocmask, SIG_BLOCK, &all, NULL, sizeof(all));
+	if (sh->userns)
+		map_err = r_map_ids(sh);
+	for (int i = 0; i < RQ_FDS; i++)
+		keep[n++] = sh->first_fds[i];
+	keep[n++] = sh->sock;
+	close_others(keep, n);
+	R4(rt_sigaction, SIGCHLD, &dfl, NULL, sizeof(sh->block));
+	R2(prctl, PR_SET_PDEATHSIG, sh->pdeath);
+	for (;;) {
+		struct preq rq;
+		struct shcmd c;
+		struct wap_sandbox sb;
+		int fds[RQ_FDS];
+
+		/* nor wap's stdin, stdout and stderr (in `wap serve` the
+		 * protocol's: a client waiting for EOF must not wait for us),
+		 * as soon as the first call's fds are not there: /dev/null
+		 * keeps 0-2 taken, so no fd of a later call lands where the
+		 * command's dup3 onto 0-2 would overwrite it */
+		if (!nulled && (!first || (sh->first_fds[RQ_IN] > 2 && sh->first_fds[RQ_OUT] > 2 &&
+					   sh->first_fds[RQ_ERR] > 2 && sh->first_fds[RQ_STATUS] > 2 &&
+					   sh->first_fds[RQ_CWD] != 0 && sh->first_fds[RQ_CWD] > 2))) {
+			long null = R3(open, "/dev/null", O_RDWR | O_CLOEXEC, 0);
+			for (int fd = 0; fd < 3 && null >= 0; fd++)
+				r_dup2((int)null, fd);
+			if (null > 2)
+				R1(close, null);
+			nulled = true;
+		}
+		if (first) {
+			rq = sh->first;
+			for (int i = 0; i < RQ_FDS; i++)
+				fds[i] = sh->first_fds[i];
+			first = false;
+		} else if (sh->sock < 0 || r_recv_req(sh->sock, &rq, fds)) {
+			R1(exit_group, 0);
+		}
+		if (map_err) {
+			r_fail(fds[RQ_STATUS], WAP_E_FAILED,
+			       "Cannot map the user namespace of the command", NULL, (int)-map_err);
+			R1(exit_group, 125);
+		}
+		c.o = rq.o;
+		c.io = (struct child_io){ fds[RQ_IN], fds[RQ_OUT], fds[RQ_ERR], fds[RQ_STATUS] };
+		c.cwdfd = fds[RQ_CWD];
+		c.envp = rq.envp;
+		c.sb = NULL;
+		if (rq.o->sandbox) {
+			sb = *rq.o->sandbox;
+			sb.ruleset_fd = fds[RQ_RULES];
+			sb.list_fd = fds[RQ_LIST];
+			c.sb = &sb;
+		}
+		shared_run(sh, &c, fds);
+		if (rq.last)
+			R1(exit_group, 0);
+	}
 	return 0;
 }
 
@@ -994,43 +1117,83 @@ static size_t shared_len(void)
 	return INIT_STACK + CMD_STACK + 2 * (size_t)sysconf(_SC_PAGESIZE);
 }
 
-/* The stacks, a guard page under each: mapped once for each thread that
- * starts commands and kept until it ends (mapping, touching and unmapping
- * 8 MiB a call costs about 25 µs); a thread runs one command at a time,
- * and the init it cloned is reaped before the call returns. */
-static pthread_key_t stk_key;
-static pthread_once_t stk_once = PTHREAD_ONCE_INIT;
+/* A thread's init and its stacks, a guard page under each: made by the
+ * thread's first command and kept until the thread ends (a namespace and
+ * an init made and ended for every command cost about 100 µs of it:
+ * bench/pidns.c; mapping, touching and unmapping the stacks 25 µs). */
+struct pinit {
+	char *m;		/* the stacks, shared_len() bytes */
+	pid_t pid;		/* the init; 0: none */
+	int sock;		/* our end of its socket */
+	struct shared sh;	/* what it was started with (it reads it) */
+};
 
-static void stk_free(void *m)
+static pthread_key_t pi_key;
+static pthread_once_t pi_once = PTHREAD_ONCE_INIT;
+
+/* The init is done with: its socket's end makes it end (and SIGKILL
+ * should a forked child of ours hold our end a moment; not when it ends
+ * by itself: LAST), and it is reaped here.  Idle, it holds nothing: its
+ * namespace is empty. */
+static void pinit_end(struct pinit *pi, bool last)
 {
-	munmap(m, shared_len());
+	if (pi->pid > 0) {
+		close(pi->sock);
+		if (!last)
+			kill(pi->pid, SIGKILL);
+		while (waitpid(pi->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	pi->pid = 0;
+	pi->sock = -1;
 }
 
-static void stk_key_new(void)
+static void pinit_free(void *arg)
 {
-	pthread_key_create(&stk_key, stk_free);
+	struct pinit *pi = arg;
+
+	pinit_end(pi, false);
+	munmap(pi->m, shared_len());
+	free(pi);
 }
 
-static char *shared_stacks(void **map)
+static void pi_key_new(void)
+{
+	pthread_key_create(&pi_key, pinit_free);
+}
+
+/* The calling thread's: its stacks mapped, its init alive or none
+ * (one found dead is reaped); NULL when out of memory. */
+static struct pinit *pinit_get(void)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = shared_len();
+	struct pinit *pi;
 	char *m;
 
-	pthread_once(&stk_once, stk_key_new);
-	if ((m = pthread_getspecific(stk_key)))
-		return m;
+	pthread_once(&pi_once, pi_key_new);
+	if ((pi = pthread_getspecific(pi_key))) {
+		if (pi->pid > 0 && waitpid(pi->pid, NULL, WNOHANG) == pi->pid)
+			pi->pid = 0, close(pi->sock), pi->sock = -1;	/* killed from outside */
+		return pi;
+	}
 	m = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
 		 -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
 	if (mprotect(m + pg, CMD_STACK, PROT_READ | PROT_WRITE) ||
-	    mprotect(m + 2 * pg + CMD_STACK, INIT_STACK, PROT_READ | PROT_WRITE)) {
+	    mprotect(m + 2 * pg + CMD_STACK, INIT_STACK, PROT_READ | PROT_WRITE) ||
+	    !(pi = calloc(1, sizeof(*pi)))) {
 		munmap(m, len);
 		return NULL;
 	}
-	if (pthread_setspecific(stk_key, m))
-		*map = m;	/* not kept: the caller unmaps it */
-	return m;
+	pi->m = m;
+	pi->sock = -1;
+	if (pthread_setspecific(pi_key, pi)) {
+		munmap(m, len);
+		free(pi);
+		return NULL;
+	}
+	return pi;
 }
 
 /* The maps of a user namespace made by clone: wap's ids onto themselves. */
@@ -1040,32 +1203,94 @@ static void shared_ids(struct shared *sh)
 	r_id_map(sh->gid_map, (unsigned)getegid());
 }
 
-/* Clone the init on the thread's stacks; *MAP is set when the caller must
- * unmap them once the init is reaped. */
-static pid_t shared_start(struct shared *sh, const struct wap_proc_opts *o,
-			  const struct child_io *io, void **map, bool userns)
+/* The request for a call: O, and the fds of IO, O and its sandbox (-1
+ * where there is none) into FDS by RQ_*. */
+static struct preq pinit_req(const struct wap_proc_opts *o, const struct child_io *io,
+			     int fds[RQ_FDS])
 {
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = shared_len();
-	char *m = shared_stacks(map);
+	const struct wap_sandbox *sb = o->sandbox;
+	struct preq rq = { o, o->envp ? (char **)o->envp : environ, 0, o->last };
+
+	fds[RQ_IN] = io->in;
+	fds[RQ_OUT] = io->out;
+	fds[RQ_ERR] = io->err;
+	fds[RQ_STATUS] = io->status;
+	fds[RQ_CWD] = o->cwdfd;
+	fds[RQ_RULES] = sb ? sb->ruleset_fd : -1;
+	fds[RQ_LIST] = sb ? sb->list_fd : -1;
+	for (int i = 0; i < RQ_FDS; i++)
+		if (fds[i] >= 0)
+			rq.have |= 1u << i;
+	return rq;
+}
+
+/* Clone the thread's init on its stacks to run the call of O and IO (its
+ * fds are in the init's copy of our table), with a socket to it for the
+ * thread's later calls unless this is the caller's last; its pid or -1. */
+static pid_t pinit_start(struct pinit *pi, const struct wap_proc_opts *o,
+			 const struct child_io *io, bool userns)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	int sv[2] = { -1, -1 };
 	pid_t pid;
 
-	if (!m)
+	if (!o->last && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -1;
-	sh->o = o;
-	sh->io = io;
-	sh->block = 1UL << (SIGCHLD - 1) | 1UL << (SIGTERM - 1) | 1UL << (SIGINT - 1) |
-		    1UL << (SIGHUP - 1);
-	sh->cmd_top = m + pg + CMD_STACK;
-	sh->envp = o->envp ? (char **)o->envp : environ;
-	sh->userns = userns;
-	shared_ids(sh);
-	pid = clone(shared_init, m + len,
-		    CLONE_VM | SIGCHLD | (userns ? CLONE_NEWUSER | CLONE_NEWPID : 0), sh);
-	if (pid < 0 && *map) {
-		munmap(m, len);
-		*map = NULL;
+	pi->sh.block = 1UL << (SIGCHLD - 1) | 1UL << (SIGTERM - 1) | 1UL << (SIGINT - 1) |
+		       1UL << (SIGHUP - 1);
+	pi->sh.cmd_top = pi->m + pg + CMD_STACK;
+	pi->sh.sock = sv[1];
+	/* wap going away counts as a cancel (SIGTERM: the command's tree
+	 * gets its grace); a CLI (o->last) that is killed takes the
+	 * namespace down at once.  (The signal comes when the thread that
+	 * cloned it ends: the thread's own end is pinit_free.) */
+	pi->sh.pdeath = o->last ? SIGKILL : SIGTERM;
+	pi->sh.userns = userns;
+	pi->sh.first = pinit_req(o, io, pi->sh.first_fds);
+	shared_ids(&pi->sh);
+	pid = clone(shared_init, pi->m + shared_len(),
+		    CLONE_VM | SIGCHLD | (userns ? CLONE_NEWUSER | CLONE_NEWPID : 0), &pi->sh);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	if (pid < 0) {
+		if (sv[0] >= 0)
+			close(sv[0]);
+		return -1;
 	}
+	pi->pid = pid;
+	pi->sock = sv[0];
 	return pid;
+}
+
+/* Hand a call to the thread's init on its socket, its fds with it (the
+ * init's copies: ours are closed by the caller); 0 or -1. */
+static int pinit_send(struct pinit *pi, const struct wap_proc_opts *o, const struct child_io *io)
+{
+	int all[RQ_FDS], fds[RQ_FDS], n = 0;
+	struct preq rq = pinit_req(o, io, all);
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(RQ_FDS * sizeof(int))];
+	} u;
+	struct iovec iov = { &rq, sizeof(rq) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf };
+	struct cmsghdr *c;
+	ssize_t w;
+
+	for (int i = 0; i < RQ_FDS; i++)
+		if (all[i] >= 0)
+			fds[n++] = all[i];
+	memset(&u, 0, sizeof(u));
+	m.msg_controllen = CMSG_SPACE(n * sizeof(int));
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+	do
+		w = sendmsg(pi->sock, &m, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	return w == (ssize_t)sizeof(rq) ? 0 : -1;
 }
 
 /* probe_child's answer where wap is not root: can clone make a user and a
@@ -1083,21 +1308,21 @@ static int probe_userns_child(void *arg)
 
 static int probe_userns(void)
 {
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct pinit *pi = pinit_get();
 	struct shared sh = { 0 };
-	void *map = NULL;
-	char *m = shared_stacks(&map);
 	int st = 0;
 	pid_t p;
 
-	if (!m)
+	if (!pi)
 		return -1;
 	shared_ids(&sh);
-	p = clone(probe_userns_child, m + shared_len(),
+	/* on the command's stack: the thread's init, if it has one, is on
+	 * the other, and no command of this thread is being started now */
+	p = clone(probe_userns_child, pi->m + pg + CMD_STACK,
 		  CLONE_VM | CLONE_NEWUSER | CLONE_NEWPID | SIGCHLD, &sh);
 	while (p > 0 && waitpid(p, &st, 0) < 0 && errno == EINTR)
 		;
-	if (map)
-		munmap(map, shared_len());
 	return p > 0 && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
 }
 #endif
@@ -1334,8 +1559,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	long start = now_ms();
 	int level;
 #ifdef SHARED_INIT
-	struct shared sh;
-	void *shmap = NULL;
+	struct pinit *pi = NULL;
 #endif
 
 	memset(res, 0, sizeof(*res));
@@ -1404,6 +1628,11 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	 * changes the thread, not the process: a server's other threads go
 	 * on as they were), and only with a way back for this thread's later
 	 * children: setns to our own namespace, which gVisor does not offer */
+#ifdef SHARED_INIT
+	/* the thread's init from an earlier call holds this one too */
+	if ((level == SUP_TRY || level == SUP_PIDNS) && (pi = pinit_get()) && pi->pid > 0)
+		level = SUP_DIRECT;
+#endif
 	if ((level == SUP_TRY || level == SUP_PIDNS) && (ourns = own_pidns()) >= 0) {
 		if (!unshare(CLONE_NEWPID))
 			level = SUP_DIRECT;
@@ -1414,18 +1643,26 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	}
 	pid = -1;
 #ifdef SHARED_INIT
-	if (level == SUP_DIRECT) {
-		pid = shared_start(&sh, o, &io, &shmap, false);
-	} else if (level == SUP_PIDNS && geteuid() != 0) {
+	if (pi && pi->pid > 0) {
+		pid = pi->pid;
+		if (pinit_send(pi, o, &io)) {
+			/* it ended before taking the call (killed from outside) */
+			pinit_end(pi, false);
+			errno = EPIPE;
+			pid = -2;	/* the call fails */
+		}
+	} else if (pi && level == SUP_DIRECT) {
+		pid = pinit_start(pi, o, &io, false);
+	} else if (pi && level == SUP_PIDNS && geteuid() != 0) {
 		/* not root: clone makes the user and PID namespaces that the
 		 * reaper would make, and the init in them, without a copy of
 		 * the caller (unshare(CLONE_NEWUSER) is not for a threaded
 		 * process; clone's is) */
-		pid = shared_start(&sh, o, &io, &shmap, true);
+		pid = pinit_start(pi, o, &io, true);
 		if (pid > 0)
 			level = SUP_DIRECT;	/* as if wap had made them itself */
 	}
-	if (pid < 0)
+	if (pid == -1)
 #endif
 		pid = fork();
 	/* this thread's next children are born in wap's namespace again:
@@ -1526,15 +1763,26 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	closep(&inp[1]);
 	while (stat_late && !stat_read(statp[0], &st))
 		;
+#ifdef SHARED_INIT
+	if (pi && pid == pi->pid) {
+		/* the thread's init lives on for its next command, unless it
+		 * ended with this one (no record: killed from outside; or a
+		 * failure it could not go on from) or this is the caller's
+		 * last */
+		if ((!st.done.type && !st.failed.type) || o->last)
+			pinit_end(pi, st.done.type && o->last);	/* a CLI's ends by itself after
+					 * its command, and is waited for:
+					 * the command's rusage is ours, as
+					 * time(1) and a CI expect */
+		else if (st.failed.type && waitpid(pid, NULL, WNOHANG) == pid)
+			pi->pid = 0, closep(&pi->sock);
+	} else
+#endif
 	{
 		int ws;
 		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 			;
 	}
-#ifdef SHARED_INIT
-	if (shmap)	/* the init is gone, and the command was exec'd or is gone */
-		munmap(shmap, shared_len());
-#endif
 	{
 		/* a SIGPIPE from writing stdin is ours to swallow */
 		sigset_t pend;

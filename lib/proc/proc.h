@@ -24,9 +24,14 @@
  * too (gVisor) a sweeper of the command's session in /proc; a command may
  * kill it then, and wap_proc_run kills the command's process group and
  * session and fails.  With none of the three it refuses to run anything.
- * When wap_proc_run() returns, no process it started is alive.  Each call
- * has its own init (or reaper), so calls running side by side in one
- * server never touch each other's processes.
+ * When wap_proc_run() returns, no process of its command is alive.  Each
+ * thread has its own init (or each call its own reaper), so calls running
+ * side by side in one server never touch each other's processes.  A
+ * thread's init (the CLONE_VM one) is kept for the thread's next command:
+ * it runs them one at a time, kills what each left before it reports the
+ * call done, and takes the next call's fds over a socket (SCM_RIGHTS); it
+ * ends when the thread does (or with the process: its socket's end), and
+ * after a CLI's only call (OPTS.last), which waits for it.
  *
  * Timeout and cancellation: SIGTERM to the command's group and to every
  * other descendant, KILL_AFTER_MS of grace, then SIGKILL.  The same happens

@@ -90,6 +90,15 @@ def alive(pattern):
     return subprocess.run(["pgrep", "-f", pattern], stdout=subprocess.PIPE).stdout.split()
 
 
+def running(pid):
+    """is PID a process that has not ended (a zombie has)?"""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except OSError:
+        return False
+
+
 def gone(pattern, timeout):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -131,8 +140,10 @@ def run(extra):
             if init:
                 break
             time.sleep(0.02)
-        ok(len(init) == 1 and shares_vm(spid, int(init[0])),
-           f"the init shares the server's memory (init {init}, serve {spid})")
+        # (a thread's init is kept for its next command: one per thread
+        # that has run one, each in the server's memory)
+        ok(init and all(shares_vm(spid, int(p)) for p in init),
+           f"the inits share the server's memory (init {init}, serve {spid})")
         s.result(2)
     else:
         ok(True, "# SKIP the init is cloned into the server's memory only with a PID "
@@ -202,6 +213,46 @@ def run(extra):
     r = s.result(22)
     ok(r is not None and r["stdout"] == "left\n" and not r["timed_out"], f"a command leaving a daemon returns: {r}")
     ok(gone("^sleep 90[.]25$", 1), "the daemon it left is gone when the call returns")
+
+    # ---- a thread's init is kept for its next command; killed, it is made anew ----
+    if SHARED:
+        kids = lambda: [int(p) for p in subprocess.run(["pgrep", "-P", str(spid)],
+                                                       stdout=subprocess.PIPE).stdout.split()]
+        for p in kids():
+            os.kill(p, signal.SIGKILL)
+        for i in range(40, 44):
+            s.exec(i, {"command": "echo anew"})
+        res = [s.result(i) for i in range(40, 44)]
+        ok(all(r and r["stdout"] == "anew\n" for r in res), f"inits killed between calls: the next calls run: {res}")
+        # killed during a call: that call fails, the thread's next one runs
+        s.exec(45, {"command": "exec sleep 88.25"})
+        end, init = time.monotonic() + 10, 0
+        while not init and time.monotonic() < end:
+            for c in alive("^sleep 88[.]25$"):
+                with open(f"/proc/{int(c)}/stat") as f:
+                    init = int(f.read().rsplit(")", 1)[1].split()[1])
+            time.sleep(0.02)
+        ok(init in kids(), f"the command's init is a child of the server ({init})")
+        t0 = time.monotonic()
+        if init:
+            os.kill(init, signal.SIGKILL)
+        r = s.wait(45, 10) or {}
+        msg = json.dumps(r.get("result", r.get("error", {})))
+        ok(time.monotonic() - t0 < 5 and "supervisor ended unexpectedly" in msg,
+           f"its init killed, the call fails at once: {msg[:200]}")
+        ok(gone("^sleep 88[.]25$", 3), "and its command is gone")
+        for i in range(46, 50):
+            s.exec(i, {"command": "echo after"})
+        res = [s.result(i) for i in range(46, 50)]
+        ok(all(r and r["stdout"] == "after\n" for r in res), f"the next calls run: {res}")
+        # the server ending ends them all
+        left = kids()
+        s.stop()
+        time.sleep(0.2)
+        ok(left and not [p for p in left if running(p)],
+           f"the server ended: its inits are gone ({left})")
+        s = Server(extra)
+        spid = s.p.pid
 
     # ---- the server killed outright: its commands die with it ----
     s.exec(30, {"command": "trap '' TERM; exec sleep 89.25", "kill_after": 300})
