@@ -787,7 +787,6 @@ static int shared_cmd(void *arg)
 	const struct wap_proc_opts *o = c->o;
 	const struct child_io *io = &c->io;
 	const char *file = o->argv[0], *path = NULL, *what = NULL;
-	struct ksigaction dfl = { 0 };
 	unsigned long none = 0;
 	long e;
 	bool eacces = false;
@@ -798,9 +797,8 @@ static int shared_cmd(void *arg)
 	r_dup2(io->out, 1);
 	r_dup2(io->err, 2);
 	R3(close_range, 3U, (unsigned)INT_MAX, 4U /* CLOSE_RANGE_CLOEXEC */);
-	for (int s = 1; s < NSIG; s++)
-		if (s != SIGKILL && s != SIGSTOP && (s < 32 || s > 33))	/* glibc's own: not ours */
-			R4(rt_sigaction, s, &dfl, NULL, sizeof(none));
+	/* every signal's action is the default already (the init's, set
+	 * when it began): unblocked, none runs a handler in wap's memory */
 	R4(rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(none));
 	if (c->cwdfd >= 0 && (e = R1(fchdir, c->cwdfd)) < 0) {
 		r_fail(io->status, WAP_E_FAILED, "Cannot enter the working directory", NULL, (int)-e);
@@ -1052,7 +1050,16 @@ static int shared_init(void *arg)
 		keep[n++] = sh->first_fds[i];
 	keep[n++] = sh->sock;
 	close_others(keep, n);
-	R4(rt_sigaction, SIGCHLD, &dfl, NULL, sizeof(sh->block));
+	/* every signal's action the default, once for all its commands (a
+	 * clone has its parent's): wap's handlers are not to run in a
+	 * command before its exec, nor SIG_IGN to pass to it, and SIGCHLD's
+	 * SIG_IGN would reap behind the init's back.  Blocked, none is
+	 * acted on here: the init takes what it waits for with
+	 * rt_sigtimedwait (a blocked signal reaches a namespace's init
+	 * even with no handler). */
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			R4(rt_sigaction, s, &dfl, NULL, sizeof(sh->block));
 	R2(prctl, PR_SET_PDEATHSIG, sh->pdeath);
 	for (;;) {
 		struct preq rq;
