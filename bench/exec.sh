@@ -33,9 +33,10 @@ loop_wap=$("$out/exec_loop" 1000)
 loop_sb=$(cd "$out/ws" && "$out/exec_loop" 1000 --sandbox)
 loop_list=$(cd "$out/ws" && "$out/exec_loop" 300 --sandbox --deny curl)
 # the PID namespace alone (root): vfork+exec+wait, with a namespace and its
-# init supervising, with the command our own child and the init idle
+# init supervising, with the command our own child and the init idle, with
+# one init kept for every command (a wap serve thread's)
 ns=-
-[ "$(id -u)" = 0 ] && ns="$("$out/pidns" 0 1000) $("$out/pidns" 1 1000) $("$out/pidns" 2 1000)"
+[ "$(id -u)" = 0 ] && ns="$("$out/pidns" 0 1000) $("$out/pidns" 1 1000) $("$out/pidns" 2 1000) $("$out/pidns" 3 1000)"
 loop_node=$(node bench/spawnsync.js 1000)
 # not root (as nobody, where we are root): the user namespace's path
 nb=- nbsb=-
@@ -68,11 +69,12 @@ print("  node spawnSync('/bin/true')  %7.1f us" % n)
 print("  node / wap                   %6.2fx" % (n / w))
 print("  wap / node                   %6.3fx   sandboxed %.3fx" % (w / n, sb / n))
 if sys.argv[7] != "-":
-    a, b, c = (float(v) for v in sys.argv[7].split())
+    a, b, c, d = (float(v) for v in sys.argv[7].split())
     print("a PID namespace alone (bench/pidns.c, /bin/true, median of 1000):")
     print("  vfork+exec+wait              %7.1f us" % a)
     print("  in a namespace, init waits   %7.1f us  (+%.0f us: what wap pays)" % (b, b - a))
     print("  the command our own child    %7.1f us  (+%.0f us: one hand-off less)" % (c, c - a))
+    print("  one init kept, as a thread's %7.1f us  (%+.0f us: wap serve's road)" % (d, d - a))
 if sys.argv[4] != "-":
     nb, nbsb = float(sys.argv[4]), float(sys.argv[5])
     print("as nobody (not root: user and PID namespaces made by clone):")
