@@ -239,6 +239,24 @@ expect "timeout --json" 0 wap exec --json --timeout 200 --kill-after 200 -c 'tra
 jcheck "timed_out result" "$OUT" 'j["timed_out"] and j["signal"]=="SIGKILL" and j["stdout"]=="before\n" and j["timeout_ms"]==200'
 expect "SIGTERM ends a polite command at the timeout" 0 wap exec --json --timeout 200 -- sleep 30
 jcheck "polite command got SIGTERM" "$OUT" 'j["timed_out"] and j["signal"]=="SIGTERM" and j["duration_ms"]<3000'
+# a command that stops its supervisor (ptrace-attaches its init, where no
+# sandbox forbids it: unsandboxed, as the same user or root) still ends at
+# its deadline: wap kills the supervisor itself when it does not report
+cat > "$T/stopinit.py" <<'EOF'
+import ctypes, os, time
+r = ctypes.CDLL(None, use_errno=True).ptrace(16, 1, 0, 0)  # PTRACE_ATTACH
+with open("attach.out", "w") as f:
+    f.write("%d %s\n" % (os.getppid(), "attached" if r == 0 else os.strerror(ctypes.get_errno())))
+time.sleep(30)
+EOF
+rm -f attach.out
+start=$(date +%s%N)
+expect "a command that stops its init: still timed out" 124 wap exec --timeout 300 --kill-after 200 -- python3 "$T/stopinit.py"
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+if [ "$ms" -lt 6000 ]; then ok "ended at the deadline, the grace and the supervisor's ($ms ms; $(cat attach.out 2>/dev/null))"
+else fail "took $ms ms ($(cat attach.out 2>/dev/null))"; fi
+if ! pgrep -f "$T/stopinit.py" >/dev/null; then ok "the command that stopped its init is gone"
+else fail "the command that stopped its init is alive"; pkill -9 -f "$T/stopinit.py"; fi
 # a daemon that double-forks, leaves the session and ignores SIGTERM
 expect "double-forked daemon" 0 wap exec --json --kill-after 200 -c '(setsid sh -c "trap \"\" TERM; read p _ < /proc/self/stat; echo \$p > daemon.pid; exec sleep 60" </dev/null >/dev/null 2>&1 &); sleep 0.3; echo started'
 pid=$(cat "$W/daemon.pid")

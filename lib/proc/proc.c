@@ -26,6 +26,9 @@
 extern char **environ;
 
 #define CHUNK 65536
+/* how long past a command's deadline and grace wap waits for its
+ * supervisor before it kills the supervisor itself */
+#define WATCHDOG_MS 2000
 
 /* Records on the status pipe (each write is atomic: < PIPE_BUF). */
 enum { REC_SPAWN_FAILED = 1, REC_DONE = 2, REC_STARTED = 3 };
@@ -1561,6 +1564,8 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	struct stat_recs st = { 0 };
 	size_t stdin_off = 0;
 	bool eof[2] = { false, false }, stat_eof = false, stat_late, oom = false, sent_term = false;
+	bool killed = false;
+	long hard;
 	sigset_t pipeset, oldmask;
 	pid_t pid, self = getpid();
 	long start = now_ms();
@@ -1711,16 +1716,24 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	 * record, one more for the EOFs: each runs late on a busy machine).
 	 * Elsewhere a process that escaped a weaker supervisor may hold the
 	 * pipes after it: the status pipe's EOF ends the wait. */
+	/* The supervisor's own deadline: a command that stops its init
+	 * (ptrace, where no sandbox forbids it) or a supervisor stuck for
+	 * whatever reason must not hold the call past its time.  Past the
+	 * timeout (or a cancel), the grace and WATCHDOG_MS more, wap kills
+	 * the supervisor itself: SIGKILL from outside reaches an init even
+	 * stopped or traced, and its death ends its namespace. */
+	hard = o->timeout_ms > 0 ? start + o->timeout_ms + o->kill_after_ms + WATCHDOG_MS : 0;
 	stat_late = level == SUP_DIRECT;
-	while (!eof[0] || !eof[1] || (!stat_late && !stat_eof)) {
+	while (!eof[0] || !eof[1] || !stat_eof) {
 		struct pollfd pf[4];
-		int n = 0, ix[4];
+		int n = 0, ix[4], wait = o->cancel ? 50 : -1;
+		long now;
 
 		if (!eof[0])
 			pf[n] = (struct pollfd){ outp[0], POLLIN, 0 }, ix[n++] = 0;
 		if (!eof[1])
 			pf[n] = (struct pollfd){ errp[0], POLLIN, 0 }, ix[n++] = 1;
-		if (!stat_eof && !stat_late)
+		if (!stat_eof && (!stat_late || (eof[0] && eof[1])))
 			pf[n] = (struct pollfd){ statp[0], POLLIN, 0 }, ix[n++] = 2;
 		if (inp[1] >= 0)
 			pf[n] = (struct pollfd){ inp[1], POLLOUT, 0 }, ix[n++] = 3;
@@ -1736,8 +1749,21 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 			kill(pid, wap_cancel_why(o->cancel) == SIGINT ? SIGINT : SIGTERM);
 			sent_term = true;
 			res->cancelled = true;
+			if (!hard || now_ms() + o->kill_after_ms + WATCHDOG_MS < hard)
+				hard = now_ms() + o->kill_after_ms + WATCHDOG_MS;
 		}
-		if (poll(pf, n, o->cancel ? 50 : -1) < 0) {
+		if (hard && (now = now_ms()) >= hard) {
+			if (killed)	/* killed, and still something holds the
+					 * pipes (stuck in the kernel): stop */
+				break;
+			kill(pid, SIGKILL);
+			killed = true;
+			hard = now + WATCHDOG_MS;
+			continue;
+		}
+		if (hard && (wait < 0 || hard - now_ms() < wait))
+			wait = (int)(hard - now_ms()) + 1;
+		if (poll(pf, n, wait) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -1768,8 +1794,6 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		}
 	}
 	closep(&inp[1]);
-	while (stat_late && !stat_read(statp[0], &st))
-		;
 #ifdef SHARED_INIT
 	if (pi && pid == pi->pid) {
 		/* the thread's init lives on for its next command, unless it
@@ -1808,6 +1832,14 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		else
 			wap_err_set(err, st.failed.kind, "%s", st.failed.msg);
 		goto out;
+	}
+	if (st.done.type != REC_DONE && killed && !st.failed.type) {
+		/* the supervisor did not end the command in time, and wap
+		 * killed it: a command killed at its deadline (or cancel) */
+		st.done = (struct rec){ .type = REC_DONE, .status = SIGKILL,
+					.timed_out = !res->cancelled, .cancelled = res->cancelled };
+		if (st.cmd_pgid > 0)
+			kill(-st.cmd_pgid, SIGKILL);
 	}
 	if (st.done.type != REC_DONE) {
 		/* only without a PID namespace can the command reach its
