@@ -214,6 +214,25 @@ def run(extra):
     ok(r is not None and r["stdout"] == "left\n" and not r["timed_out"], f"a command leaving a daemon returns: {r}")
     ok(gone("^sleep 90[.]25$", 1), "the daemon it left is gone when the call returns")
 
+    # ---- a command that stops its init (ptrace: not sandboxed) still ends in time ----
+    # (the system's python: the sandbox runs what the system dirs hold)
+    prog = ("import ctypes, os, time; r = ctypes.CDLL(None, use_errno=True).ptrace(16, 1, 0, 0); "
+            "print(r, os.strerror(ctypes.get_errno()), flush=True); time.sleep(30)")
+    t0 = time.monotonic()
+    for i in range(50, 52):
+        s.exec(i, {"command": f"exec /usr/bin/python3 -c '{prog}'", "timeout_ms": 300, "kill_after": 200})
+    res = [s.result(i) for i in range(50, 52)]
+    dt = time.monotonic() - t0
+    ok(all(r and r["timed_out"] for r in res) and dt < 8,
+       f"commands that stop their init are still timed out ({dt * 1000:.0f} ms): {res}")
+    if "--no-sandbox" not in extra:
+        ok(all(r and r["stdout"].startswith("-1 Operation not permitted") for r in res),
+           f"sandboxed, a command cannot ptrace its init: {[(r or {}).get('stdout') for r in res]}")
+    for i in range(52, 56):
+        s.exec(i, {"command": "echo next"})
+    res = [s.result(i) for i in range(52, 56)]
+    ok(all(r and r["stdout"] == "next\n" for r in res), f"and the next calls run: {res}")
+
     # ---- a thread's init is kept for its next command; killed, it is made anew ----
     if SHARED:
         kids = lambda: [int(p) for p in subprocess.run(["pgrep", "-P", str(spid)],
