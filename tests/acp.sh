@@ -202,6 +202,46 @@ jcheck "acp stdio: killed: the signal is reported" "$(L 6)" 'j["result"]["exitCo
 jcheck "acp stdio: cwd outside the root" "$(L 7)" 'j["error"]["code"] == -32010'
 jcheck "acp stdio: the server ends cleanly at EOF, killing its terminals" "$(L 8)" 'j["status"] == 0'
 
+# a terminal's program that leaves a daemon (setsid, double fork, ignoring
+# SIGTERM): the daemon goes when the program ends, when the terminal is
+# killed and when the server ends, as exec's commands' do (the terminal is
+# held in a PID namespace)
+cat > "$T/acpdaemon.py" <<'EOF2'
+import json, sys, os, time
+from wapstdio import Stdio
+s = Stdio([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2]] + sys.argv[3:])
+call = s.call
+leave = "(setsid sh -c 'trap \"\" TERM; exec sleep %s' </dev/null >/dev/null 2>&1 &); echo left"
+r = call("terminal/create", sessionId="s", command="sh", args=["-c", leave % "71.25"])
+print(json.dumps(call("terminal/wait_for_exit", sessionId="s", terminalId=r["result"]["terminalId"])))
+r = call("terminal/create", sessionId="s", command="sh", args=["-c", (leave % "72.25") + "; exec sleep 30"])
+time.sleep(0.5)
+print(json.dumps(call("terminal/kill", sessionId="s", terminalId=r["result"]["terminalId"])))
+print(json.dumps(call("terminal/wait_for_exit", sessionId="s", terminalId=r["result"]["terminalId"])))
+r = call("terminal/create", sessionId="s", command="sh", args=["-c", (leave % "73.25") + "; exec sleep 30"])
+time.sleep(0.5)
+print(json.dumps({"status": s.close()}))
+EOF2
+if [ "$(WAP_EXEC_SUPERVISOR= "$WAP" info --json --root "$W" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("execSupervisor"))')" = pid-namespace ]; then
+for sb in "" --no-sandbox; do
+	python3 "$T/acpdaemon.py" "$WAP" "$W" $sb > "$T/acpdaemon.out" 2>&1
+	L() { sed -n "$1p" "$T/acpdaemon.out"; }
+	jcheck "acp stdio${sb:+ $sb}: a program that leaves a daemon exits" "$(L 1)" 'j["result"]["exitCode"] == 0'
+	jcheck "acp stdio${sb:+ $sb}: a killed terminal with a daemon is killed" "$(L 3)" '"result" in j and j["result"]["signal"] is not None'
+	sleep 0.5
+	for d in 71 72 73; do
+		if pgrep -f "^sleep $d[.]25\$" >/dev/null; then
+			fail "acp stdio${sb:+ $sb}: the daemon $d is gone (program ended, terminal killed, server ended)"
+			pkill -9 -f "^sleep $d[.]25\$"
+		else
+			ok "acp stdio${sb:+ $sb}: the daemon $d is gone (program ended, terminal killed, server ended)"
+		fi
+	done
+done
+else
+	ok "# SKIP terminals are held in a PID namespace only where wap can make one"
+fi
+
 # --- beside --http, in the same process ---
 HP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 start_ws both --http "127.0.0.1:$HP" --token-file "$T/both.token" --root "$W"

@@ -464,6 +464,18 @@ out:
 	return level;
 }
 
+int wap_proc_enter_pidns(void)
+{
+	int e = enter_pidns();
+
+	return e < 0 ? EPERM : e;
+}
+
+void wap_proc_close_others(int *keep, int n)
+{
+	close_others(keep, n);
+}
+
 const char *wap_proc_supervisor(void)
 {
 	int level = sup_probe();

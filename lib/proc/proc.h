@@ -110,6 +110,18 @@ void wap_proc_result_release(struct wap_proc_result *res);
  * probe could not run).  Probed once, in a throwaway child. */
 const char *wap_proc_supervisor(void);
 
+/* In a forked, single-threaded child of wap that holds processes of its
+ * own (a terminal, term.c): make its later children be born in a PID
+ * namespace of its own, in a user namespace mapping only wap's ids when
+ * not root, as exec's supervisor does.  Only where wap_proc_supervisor()
+ * says "pid-namespace"; 0 or an errno. */
+int wap_proc_enter_pidns(void);
+
+/* Close every fd from 3 up but the N in KEEP (sorted in place): what a
+ * forked child that does not exec must do, since close-on-exec does not
+ * close anything for it. */
+void wap_proc_close_others(int *keep, int n);
+
 /* "SIGTERM" for 15; NULL if unknown. */
 const char *wap_signal_name(int sig);
 

@@ -10,14 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <utmp.h>
 
 #include "applet.h"
 #include "cmdpolicy.h"
 #include "config.h"
 #include "landlock.h"
+#include "proc.h"
 #include "strbuf.h"
 #include "term.h"
 
@@ -449,12 +453,164 @@ static int check_shell(const struct wap_ws *ws, const char *shell, struct wap_er
 /* In the forked child of a PTY (setsid, controlling terminal, sandbox:
  * not possible with posix_spawn): everything async-signal-safe; a failure
  * goes to the parent through ERRFD and _exit ends the child. */
+/* In the terminal's child C: hold everything the program starts in a PID
+ * namespace of its own, as exec does, so that nothing it starts - a
+ * daemon that left its session included - outlives the terminal.  C (a
+ * session and group of its own) makes the namespace and forks its init I
+ * (pid 1: nothing inside can kill it, and its death ends the namespace),
+ * which forks the program's process P and returns there: P makes its
+ * session on the PTY inside the namespace (child_exec), where a shell's
+ * job control can name its groups.  A hangup or SIGTERM/SIGINT sent to
+ * C's group (the terminal's stop) is passed on by I to P; when P ends, I
+ * sends what is left SIGTERM, then SIGKILL, and ends; C ends as P did
+ * (its status is the terminal's).  Killing C (the terminal's kill) kills
+ * I (its parent-death signal) and so the namespace.  C and I never exec,
+ * so they close every fd of the server's but those they pass on (KEEP:
+ * ERRFD, whose EOF tells wap the exec was made, and the PTY or pipe).
+ * Where no namespace can be made it returns at once, in C. */
+static void child_hold(int errfd, bool pidns, int *keep, int nkeep)
+{
+	int sp[2], st = 0, e, mine[8];
+	pid_t i, p;
+	sigset_t set;
+	siginfo_t si;
+	bool ended = false, swept = false;
+	struct timespec t0 = { 0, 0 }, now;
+
+	if (!pidns)
+		return;
+	setsid();
+	if ((e = wap_proc_enter_pidns()) || pipe2(sp, O_CLOEXEC) < 0) {
+		e = e ? e : errno;
+		if (write(errfd, &e, sizeof(e)) < 0)
+			_exit(126);
+		_exit(126);
+	}
+	for (int k = 0; k < nkeep; k++)
+		mine[k] = keep[k];
+	mine[nkeep] = sp[0];
+	mine[nkeep + 1] = sp[1];
+	wap_proc_close_others(mine, nkeep + 2);
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if ((i = fork()) < 0) {
+		e = errno;
+		if (write(errfd, &e, sizeof(e)) < 0)
+			_exit(126);
+		_exit(126);
+	}
+	if (i > 0) {
+		/* C: waits for I; the terminal's signals are I's to pass on */
+		close(errfd);
+		close(sp[1]);
+		for (int k = 0; k < nkeep; k++)
+			if (keep[k] > 2)
+				close(keep[k]);
+		while (waitpid(i, NULL, 0) < 0 && errno == EINTR)
+			;
+		if (read(sp[0], &st, sizeof(st)) != sizeof(st))
+			st = SIGKILL;	/* I was killed: so was the program */
+		if (WIFSIGNALED(st)) {
+			/* ended by the same signal (no core of wap's memory) */
+			struct rlimit none = { 0, 0 };
+			setrlimit(RLIMIT_CORE, &none);
+			signal(WTERMSIG(st), SIG_DFL);
+			sigprocmask(SIG_UNBLOCK, &set, NULL);
+			kill(getpid(), WTERMSIG(st));
+			_exit(128 + WTERMSIG(st));
+		}
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 137);
+	}
+	/* I: dies with C.  The signals it passes on are blocked: they reach
+	 * a namespace's init with no handler, and are taken with
+	 * sigtimedwait (SIGCHLD too). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close(sp[0]);
+	p = fork();
+	if (p == 0) {
+		close(sp[1]);
+		return;	/* P: the program (child_exec unblocks its signals) */
+	}
+	close(errfd);
+	if (p < 0) {
+		st = 126 << 8;
+	} else {
+		/* nor the terminal itself: its end is the program's */
+		int nul = open("/dev/null", O_RDWR);
+		for (int fd = 0; fd < 3 && nul >= 0; fd++)
+			dup2(nul, fd);
+		for (int k = 0; k < nkeep; k++)
+			if (keep[k] > 2)
+				close(keep[k]);
+	}
+	for (;;) {
+		pid_t w;
+		int sig;
+		long left = -1;
+
+		while ((w = waitpid(-1, &e, WNOHANG)) > 0)
+			if (w == p)
+				st = e, ended = true;
+		if (w < 0 && errno == ECHILD)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (ended && !swept) {
+			/* what the program left: a grace, then SIGKILL */
+			kill(-1, SIGTERM);
+			kill(-1, SIGCONT);
+			t0 = now;
+			swept = true;
+		}
+		if (swept) {
+			left = 300 - ((now.tv_sec - t0.tv_sec) * 1000 +
+				      (now.tv_nsec - t0.tv_nsec) / 1000000);
+			if (left <= 0) {
+				kill(-1, SIGKILL);
+				left = 20;
+			}
+		}
+		if (left >= 0) {
+			struct timespec ts = { left / 1000, (left % 1000) * 1000000L };
+			sig = sigtimedwait(&set, &si, &ts);
+		} else {
+			sig = sigwaitinfo(&set, &si);
+		}
+		/* from outside the namespace (si_pid 0): the terminal's */
+		if ((sig == SIGHUP || sig == SIGINT || sig == SIGTERM) && !si.si_pid && !ended) {
+			kill(p, sig);
+			kill(p, SIGCONT);
+		}
+	}
+	if (write(sp[1], &st, sizeof(st)) < 0)
+		_exit(125);
+	_exit(0);
+}
+
 static void child_exec(int dirfd, int errfd, char *const *argv, char **envp,
-		       const struct wap_sandbox *sb)
+		       const struct wap_sandbox *sb, bool pidns, int slave, int outfd)
 {
 	sigset_t all;
 	const char *what;
 	int e;
+	int keep[6] = { errfd, slave >= 0 ? slave : outfd, dirfd,
+			sb ? sb->ruleset_fd : -1, sb ? sb->list_fd : -1 };
+
+	child_hold(errfd, pidns, keep, 5);
+	/* the program's session: on the PTY as its controlling terminal,
+	 * or with its output on the pipe and no terminal */
+	if (slave >= 0) {
+		if (login_tty(slave) < 0)
+			_exit(126);
+	} else {
+		int nul = open("/dev/null", O_RDONLY);
+		setsid();
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(outfd, 1) < 0 || dup2(outfd, 2) < 0)
+			_exit(126);
+	}
 
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
@@ -491,6 +647,9 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 	bool lists;
 	char *const *argv = o->argv;
 	bool pty = o->pty || !o->argv, have_sb = false;
+	/* held in a PID namespace as exec's commands are, where wap can make
+	 * one (wap_proc_supervisor: probed once) */
+	bool pidns = !strcmp(wap_proc_supervisor(), "pid-namespace");
 	struct wap_sandbox sb;
 	int dirfd = -1, errp[2] = { -1, -1 }, outp[2] = { -1, -1 }, rc = -1, e = 0;
 	pid_t pid;
@@ -567,24 +726,27 @@ oom:
 	}
 	if (pty) {
 		struct winsize wsz = { .ws_row = 40, .ws_col = 160 };
-		int master;
+		int master = -1, slave = -1;
 
-		pid = forkpty(&master, NULL, NULL, &wsz);
-		if (pid == 0)
-			child_exec(dirfd, errp[1], argv, envp, have_sb ? &sb : NULL);
+		/* the session on the PTY is the program's, made in its
+		 * namespace (child_exec) */
+		pid = openpty(&master, &slave, NULL, NULL, &wsz) ? -1 : fork();
+		if (pid == 0) {
+			close(master);
+			child_exec(dirfd, errp[1], argv, envp, have_sb ? &sb : NULL, pidns, slave, -1);
+		}
+		if (slave >= 0)
+			close(slave);
 		if (pid > 0) {
 			t->fd = master;
 			fcntl(master, F_SETFD, FD_CLOEXEC);
+		} else if (master >= 0) {
+			close(master);
 		}
 	} else {
 		pid = fork();
-		if (pid == 0) {
-			int nul = open("/dev/null", O_RDONLY);
-			setsid();
-			if (nul < 0 || dup2(nul, 0) < 0 || dup2(outp[1], 1) < 0 || dup2(outp[1], 2) < 0)
-				_exit(126);
-			child_exec(dirfd, errp[1], argv, envp, have_sb ? &sb : NULL);
-		}
+		if (pid == 0)
+			child_exec(dirfd, errp[1], argv, envp, have_sb ? &sb : NULL, pidns, -1, outp[1]);
 		if (pid > 0) {
 			t->fd = outp[0];
 			outp[0] = -1;

@@ -608,7 +608,8 @@ async function churn() {
 async function shutdown() {
   const c = await auth();
   const r = await c.call('terminal.create', { name: 'bye' });
-  await c.call('terminal.sendText', { terminalId: r.result.terminalId, text: 'echo $$ > shell.pid' });
+  // the shell's pid as the host sees it (in its PID namespace $$ is small)
+  await c.call('terminal.sendText', { terminalId: r.result.terminalId, text: 'read p _ < /proc/self/stat; echo $p > shell.pid' });
   await sleep(500);
   console.log('# READY');
   const n = await c.note((m) => m.method === 'server.shutdown', 10000);
