@@ -190,6 +190,21 @@ for i in 1 2 3 4 5; do
 	[ "$OUT" = "1-300000 True" ] || break
 done
 same "output read whole while the init runs beside wap" "$OUT" "1-300000 True"
+# the init's record ends the wait (it holds the output's write ends until
+# then): what the pipes still hold is read after it, a full 1 MiB pipe
+# each, and a partial character at the end is still passed on
+big='import fcntl, os
+for fd in (1, 2):
+    fcntl.fcntl(fd, 1031, 1 << 20)
+os.write(1, b"o" * (1 << 20) + b"END")
+os.write(2, b"e" * (1 << 20) + b"END")'
+for i in 1 2 3; do
+	OUT=$(wap exec --json --max-output 4000000 -- python3 -c "$big" | python3 -c 'import json, sys; j = json.load(sys.stdin); print(j["stdout_bytes"], j["stderr_bytes"], j["stdout"] == "o" * (1 << 20) + "END", j["stderr"] == "e" * (1 << 20) + "END")')
+	[ "$OUT" = "1048579 1048579 True True" ] || break
+done
+same "full pipes at the command's end are read whole" "$OUT" "1048579 1048579 True True"
+expect "--stream: a partial character at the end" 0 wap exec --stream --json -c 'printf "a\303"; printf "b\303" >&2'
+jcheck "passed on replaced, once" "$(printf '%s\n' "$OUT" | python3 -c 'import sys,json; print(json.dumps([json.loads(l) for l in sys.stdin]))')" '"".join(x["data"] for x in j if x.get("stream")=="stdout")=="a\ufffd" and "".join(x["data"] for x in j if x.get("stream")=="stderr")=="b\ufffd" and j[-1]["stdout"]=="a\ufffd"'
 
 # ---- output limits ----
 expect "--max-output cuts head and tail" 0 wap exec --json --max-output 20 -c 'seq 1 1000'

@@ -966,14 +966,21 @@ static void shared_run(const struct shared *sh, struct shcmd *c, int fds[RQ_FDS]
 	while (R4(rt_sigtimedwait, &sh->block, &si, &zero, sizeof(sh->block)) > 0)
 		;
 	cmd = clone(shared_cmd, sh->cmd_top, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
-	/* the command has its copies now (it has run its exec, or failed):
-	 * the init keeps only the status pipe, so EOF on the others is the
-	 * end of the command and of whatever holds them after it */
+	/* the command has its copies now (it has run its exec, or failed).
+	 * The init keeps the status pipe and the output's write ends until
+	 * its record is written: wap is woken by that write, not by the
+	 * output's EOF at the command's exit (a pipe's last close wakes its
+	 * reader where it slept, an idle CPU to be woken; a write wakes it
+	 * beside the writer), and once the record is there nothing in the
+	 * namespace is left to write, so wap takes what is buffered and
+	 * stops. */
 	for (int i = 0; i < RQ_FDS; i++)
-		if (i != RQ_STATUS && fds[i] >= 0)
+		if (i != RQ_STATUS && i != RQ_OUT && i != RQ_ERR && fds[i] >= 0)
 			R1(close, fds[i]);
 	if (cmd < 0) {
 		r_fail(status, WAP_E_FAILED, "Cannot start the command", NULL, EAGAIN);
+		R1(close, fds[RQ_OUT]);
+		R1(close, fds[RQ_ERR]);
 		R1(close, status);
 		return;
 	}
@@ -1034,6 +1041,8 @@ static void shared_run(const struct shared *sh, struct shcmd *c, int fds[RQ_FDS]
 	}
 	while (R3(write, status, &done, sizeof(done)) == -EINTR)
 		;
+	R1(close, fds[RQ_OUT]);
+	R1(close, fds[RQ_ERR]);
 	R1(close, status);
 }
 
@@ -1470,7 +1479,9 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
-/* Read what is there on stream I; returns 1 at EOF, 0 otherwise. */
+/* Read what is there on stream I, 16 chunks at most (a pipe's most, 1 MiB,
+ * unless root made it bigger); returns 1 at EOF, -1 when it is empty for
+ * now, 0 when more may be there. */
 static int drain(const struct wap_proc_opts *o, struct cap *c, int i, int fd, bool *oom)
 {
 	char local[CHUNK];
@@ -1481,7 +1492,7 @@ static int drain(const struct wap_proc_opts *o, struct cap *c, int i, int fd, bo
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return errno == EAGAIN ? 0 : 1;
+			return errno == EAGAIN ? -1 : 1;
 		if (n == 0) {
 			if (o->output && c->carry)
 				emit(o, c, i, 0, true);
@@ -1495,6 +1506,20 @@ static int drain(const struct wap_proc_opts *o, struct cap *c, int i, int fd, bo
 			emit(o, c, i, n, false);
 	}
 	return 0;
+}
+
+/* Stream I's writers are gone (the supervisor's record is there, or its
+ * end): what its pipe holds, and its end for a caller taking the output
+ * as it comes.  Bounded: a process outside the namespace that was handed
+ * the pipe could go on writing. */
+static void drain_end(const struct wap_proc_opts *o, struct cap *c, int i, int fd, bool *oom)
+{
+	int r = 0;
+
+	for (int k = 0; k < 4 && !r; k++)
+		r = drain(o, c, i, fd, oom);
+	if (r != 1 && o->output && c->carry)
+		emit(o, c, i, 0, true);
 }
 
 static void closep(int *fd)
@@ -1576,6 +1601,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	struct stat_recs st = { 0 };
 	size_t stdin_off = 0;
 	bool eof[2] = { false, false }, stat_eof = false, stat_late, oom = false, sent_term = false;
+	bool rec_end = false;
 	bool killed = false;
 	long hard;
 	sigset_t pipeset, oldmask;
@@ -1736,6 +1762,14 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	 * stopped or traced, and its death ends its namespace. */
 	hard = o->timeout_ms > 0 ? start + o->timeout_ms + o->kill_after_ms + WATCHDOG_MS : 0;
 	stat_late = level == SUP_DIRECT;
+#ifdef SHARED_INIT
+	/* A thread's init holds the output's write ends until its record is
+	 * written, and then nothing that could write is left in its
+	 * namespace (shared_run): the record is the end, one wake-up, beside
+	 * the init, where EOF would wake us where we slept. */
+	if (pi && pid == pi->pid)
+		stat_late = false, rec_end = true;
+#endif
 	while (!eof[0] || !eof[1] || !stat_eof) {
 		struct pollfd pf[4];
 		int n = 0, ix[4], wait = o->cancel ? 50 : -1;
@@ -1754,7 +1788,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 			 * take what is buffered and stop */
 			for (int i = 0; i < 2; i++)
 				if (!eof[i])
-					drain(o, &cap[i], i, i ? errp[0] : outp[0], &oom);
+					drain_end(o, &cap[i], i, i ? errp[0] : outp[0], &oom);
 			break;
 		}
 		if (!sent_term && wap_cancel_is_set(o->cancel)) {
@@ -1786,11 +1820,11 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 			switch (ix[k]) {
 			case 0:
 			case 1:
-				if (drain(o, &cap[ix[k]], ix[k], ix[k] ? errp[0] : outp[0], &oom))
+				if (drain(o, &cap[ix[k]], ix[k], ix[k] ? errp[0] : outp[0], &oom) == 1)
 					eof[ix[k]] = true;
 				break;
 			case 2:
-				if (stat_read(statp[0], &st))
+				if (stat_read(statp[0], &st) || (rec_end && st.done.type))
 					stat_eof = true;
 				break;
 			case 3: {
