@@ -44,7 +44,7 @@ endif
 CFLAGS ?=
 CFLAGS += -std=gnu11 $(OPT) -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -pthread $(SAN) \
 	$(LIB_INC) -I$(B) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDFLAGS += $(SAN) -pthread -Wl,-z,now
+LDFLAGS += $(SAN) -pthread -Wl,-z,now -Wl,-z,pack-relative-relocs
 ifneq ($(STATIC),1)
 ifneq ($(findstring x86_64,$(shell $(CC) -dumpmachine)),)
 # libgit2 linked in, from Debian's static archives, with what it needs
