@@ -14,8 +14,9 @@ runs=${RUNS:-200}
 rounds=${ROUNDS:-3}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-# linked as wap is (Makefile: -z now, every symbol bound at start)
-cc -O2 -D_GNU_SOURCE -Wl,-z,now $(for d in lib/*/; do printf -- '-I%s ' "$d"; done) -Ibuild/norm \
+# linked as wap is (Makefile: -z now, every symbol bound at start; relative
+# relocations packed)
+cc -O2 -D_GNU_SOURCE -Wl,-z,now -Wl,-z,pack-relative-relocs $(for d in lib/*/; do printf -- '-I%s ' "$d"; done) -Ibuild/norm \
 	-o "$out/exec_loop" bench/exec_loop.c build/norm/libwap.a \
 	$(pkg-config --libs libgit2 libpcre2-8 libarchive jansson libwebsockets nettle) -lcap -ldl -lutil -lpthread
 cc -O2 -o "$out/pidns" bench/pidns.c
