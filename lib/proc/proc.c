@@ -1600,8 +1600,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	struct child_io io;
 	struct stat_recs st = { 0 };
 	size_t stdin_off = 0;
-	bool eof[2] = { false, false }, stat_eof = false, stat_late, oom = false, sent_term = false;
-	bool rec_end = false;
+	bool eof[2] = { false, false }, stat_eof = false, oom = false, sent_term = false;
 	bool killed = false;
 	long hard;
 	sigset_t pipeset, oldmask;
@@ -1747,13 +1746,17 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 			closep(&inp[1]);
 	}
 
-	/* The init wap forked itself holds its copies of the command's
-	 * stdout and stderr until it ends, and when it ends the kernel ends
-	 * its namespace: EOF on both is its end, and its records are read
-	 * then.  Not polling them saves a wake-up a call (one for the last
-	 * record, one more for the EOFs: each runs late on a busy machine).
-	 * Elsewhere a process that escaped a weaker supervisor may hold the
-	 * pipes after it: the status pipe's EOF ends the wait. */
+	/* The supervisor's last record is the end: it writes it when it has
+	 * nothing left to wait for (in a PID namespace, nothing is left in
+	 * it; a thread's init holds the output's write ends until then,
+	 * shared_run), so what the pipes hold then is all the command's tree
+	 * wrote, and it is read and the wait ends.  Not EOF: a process the
+	 * supervisor cannot reach (one outside the namespace that the
+	 * command handed its stdout to, over a unix socket) may hold the
+	 * pipes open for ever.  And one wake-up a call, by a write beside
+	 * the writer, where a pipe's last close wakes its reader on the CPU
+	 * it slept on (an idle one, late, on a VM).  Without a record the
+	 * status pipe's EOF (the supervisor's end) ends the wait. */
 	/* The supervisor's own deadline: a command that stops its init
 	 * (ptrace, where no sandbox forbids it) or a supervisor stuck for
 	 * whatever reason must not hold the call past its time.  Past the
@@ -1761,15 +1764,6 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	 * the supervisor itself: SIGKILL from outside reaches an init even
 	 * stopped or traced, and its death ends its namespace. */
 	hard = o->timeout_ms > 0 ? start + o->timeout_ms + o->kill_after_ms + WATCHDOG_MS : 0;
-	stat_late = level == SUP_DIRECT;
-#ifdef SHARED_INIT
-	/* A thread's init holds the output's write ends until its record is
-	 * written, and then nothing that could write is left in its
-	 * namespace (shared_run): the record is the end, one wake-up, beside
-	 * the init, where EOF would wake us where we slept. */
-	if (pi && pid == pi->pid)
-		stat_late = false, rec_end = true;
-#endif
 	while (!eof[0] || !eof[1] || !stat_eof) {
 		struct pollfd pf[4];
 		int n = 0, ix[4], wait = o->cancel ? 50 : -1;
@@ -1779,7 +1773,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 			pf[n] = (struct pollfd){ outp[0], POLLIN, 0 }, ix[n++] = 0;
 		if (!eof[1])
 			pf[n] = (struct pollfd){ errp[0], POLLIN, 0 }, ix[n++] = 1;
-		if (!stat_eof && (!stat_late || (eof[0] && eof[1])))
+		if (!stat_eof)
 			pf[n] = (struct pollfd){ statp[0], POLLIN, 0 }, ix[n++] = 2;
 		if (inp[1] >= 0)
 			pf[n] = (struct pollfd){ inp[1], POLLOUT, 0 }, ix[n++] = 3;
@@ -1824,7 +1818,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 					eof[ix[k]] = true;
 				break;
 			case 2:
-				if (stat_read(statp[0], &st) || (rec_end && st.done.type))
+				if (stat_read(statp[0], &st) || st.done.type)
 					stat_eof = true;
 				break;
 			case 3: {
