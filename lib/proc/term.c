@@ -27,6 +27,10 @@
 
 extern char **environ;
 
+/* what a terminal's output is read for after its program ended: more than
+ * a pipe (1 MiB at most, unless root made it bigger) or a PTY holds */
+#define DRAIN_MAX (4u << 20)
+
 struct term {
 	struct term *next;
 	struct wap_terms *set;
@@ -262,13 +266,14 @@ static void *reader(void *arg)
 		bool reaped, stop;
 		int wst;
 
+		/* the child is looked for after every read, not only when
+		 * the output pauses: a process out of the terminal's reach
+		 * may write on after the program ended */
 		if (!eof && poll(&pfd, 1, 50) > 0) {
 			ssize_t n = read(t->fd, buf, sizeof(buf));
-			if (n > 0) {
+			if (n > 0)
 				deliver(t, buf, (size_t)n);
-				continue;
-			}
-			if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
 				eof = true;
 		} else if (eof) {
 			poll(NULL, 0, 50);
@@ -287,14 +292,17 @@ static void *reader(void *arg)
 		}
 		pthread_mutex_unlock(&ts->mu);
 		if (reaped) {
-			/* Drain what is left; a grandchild holding the output
-			 * open does not keep the terminal alive. */
-			while (!eof) {
+			/* Drain what is left, bounded: a process out of the
+			 * terminal's reach that the program handed its output
+			 * to (over a unix socket) may hold it open and write
+			 * on, and keeps the terminal alive no more than a
+			 * grandchild holding it does. */
+			for (size_t got = 0; !eof && got < DRAIN_MAX;) {
 				ssize_t n = read(t->fd, buf, sizeof(buf));
-				if (n > 0)
-					deliver(t, buf, (size_t)n);
-				else
+				if (n <= 0)
 					break;
+				deliver(t, buf, (size_t)n);
+				got += (size_t)n;
 			}
 			break;
 		}
