@@ -246,39 +246,18 @@ fi
 # terminal's reach (over a unix socket, sandboxed or not), which holds it
 # and writes on: the terminal still exits with its program (the build
 # before read on until the writer stopped, 20 s here)
-cat > "$T/acpholder.py" <<'EOF2'
-import array, os, socket, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.bind(sys.argv[1])
-s.listen(1)
-c, _ = s.accept()
-msg, anc, flags, addr = c.recvmsg(1, socket.CMSG_LEN(4))
-fd = array.array("i", anc[0][2][:4])[0]
-end = time.time() + 20
-while time.time() < end:
-    try:
-        os.write(fd, b"x" * 4096)
-    except OSError:
-        break
-EOF2
-cat > "$W/acphand.py" <<'EOF2'
-import array, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-print("handing", flush=True)
-s.sendmsg([b"1"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [1]))])
-EOF2
+cp "${PYTHONPATH%%:*}/fdholder.py" "$W/"
 cat > "$T/acphold.py" <<'EOF2'
 import json, os, subprocess, sys, time
 from wapstdio import Stdio
 sock = sys.argv[3]
-holder = subprocess.Popen([sys.executable, sys.argv[4], sock])
+holder = subprocess.Popen([sys.executable, "-m", "fdholder", "hold", sock, "20"])
 while not os.path.exists(sock):
     time.sleep(0.05)
-s = Stdio([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2]] + sys.argv[5:])
+s = Stdio([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2]] + sys.argv[4:])
 call = s.call
 r = call("terminal/create", sessionId="s", command="/usr/bin/python3",
-         args=["acphand.py", sock], outputByteLimit=1000)
+         args=["fdholder.py", "hand", sock], outputByteLimit=1000)
 t0 = time.time()
 w = call("terminal/wait_for_exit", sessionId="s", terminalId=r["result"]["terminalId"])
 w["seconds"] = time.time() - t0
@@ -289,13 +268,13 @@ holder.kill()
 EOF2
 for sb in "" --no-sandbox; do
 	rm -f "$W/acphold.sock"
-	python3 "$T/acphold.py" "$WAP" "$W" "$W/acphold.sock" "$T/acpholder.py" $sb > "$T/acphold.out" 2>&1
+	python3 "$T/acphold.py" "$WAP" "$W" "$W/acphold.sock" $sb > "$T/acphold.out" 2>&1
 	L() { sed -n "$1p" "$T/acphold.out"; }
 	jcheck "acp stdio${sb:+ $sb}: output handed out of reach: the terminal exits with its program" "$(L 1)" 'j["result"] == {"exitCode": 0, "signal": None} and j["seconds"] < 5'
 	jcheck "acp stdio${sb:+ $sb}: and its output is bounded" "$(L 2)" 'len(j["result"]["output"]) <= 1000 and j["result"]["truncated"] is True'
 	jcheck "acp stdio${sb:+ $sb}: the server ends cleanly" "$(L 3)" 'j["status"] == 0'
 done
-rm -f "$W/acphold.sock" "$W/acphand.py"
+rm -f "$W/acphold.sock" "$W/fdholder.py"
 
 # --- beside --http, in the same process ---
 HP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -276,35 +276,13 @@ else fail "the command that stopped its init is alive"; pkill -9 -f "$T/stopinit
 # sandbox: over a unix socket), which holds it and writes on, does not hold
 # the call: it ends with the command, its output bounded (the build before
 # waited for EOF until the deadline and reported a timeout and SIGKILL)
-cat > "$T/holder.py" <<'EOF'
-import array, os, socket, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.bind(sys.argv[1])
-s.listen(1)
-c, _ = s.accept()
-msg, anc, flags, addr = c.recvmsg(1, socket.CMSG_LEN(4))
-fd = array.array("i", anc[0][2][:4])[0]
-end = time.time() + 30
-while time.time() < end:
-    try:
-        os.write(fd, b"x" * 4096)
-    except OSError:
-        break
-EOF
-cat > "$T/sender.py" <<'EOF'
-import array, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-print("handing", flush=True)
-s.sendmsg([b"1"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [1]))])
-EOF
 for sup in namespace subreaper session-sweep; do
 	rm -f "$T/holder.sock"
-	python3 "$T/holder.py" "$T/holder.sock" &
+	python3 -m fdholder hold "$T/holder.sock" &
 	holder=$!
 	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -S "$T/holder.sock" ] && break; sleep 0.1; done
 	start=$(date +%s%N)
-	expect "stdout handed outside the command's reach ($sup)" 0 env $([ "$sup" = namespace ] || echo "WAP_EXEC_SUPERVISOR=$sup") "$WAP" exec --json --timeout 8000 --max-output 10000 -- python3 "$T/sender.py" "$T/holder.sock"
+	expect "stdout handed outside the command's reach ($sup)" 0 env $([ "$sup" = namespace ] || echo "WAP_EXEC_SUPERVISOR=$sup") "$WAP" exec --json --timeout 8000 --max-output 10000 -- python3 "$SRC/tests/py/fdholder.py" hand "$T/holder.sock"
 	ms=$(( ($(date +%s%N) - start) / 1000000 ))
 	jcheck "the call ends with the command, not at its deadline ($sup)" "$OUT" 'j["exit_code"]==0 and not j["timed_out"] and j["signal"] is None and j["stdout"].startswith("handing\n") and len(j["stdout"])<12000'
 	if [ "$ms" -lt 4000 ]; then ok "and at once ($sup: $ms ms)"; else fail "took $ms ms ($sup)"; fi
