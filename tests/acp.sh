@@ -276,6 +276,22 @@ for sb in "" --no-sandbox; do
 done
 rm -f "$W/acphold.sock" "$W/fdholder.py"
 
+# a terminal's program gets neither of wap's tokens (sandboxed or not)
+cat > "$T/acpenv.py" <<'EOF2'
+import json, sys
+from wapstdio import Stdio
+s = Stdio([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2]] + sys.argv[3:])
+r = s.call("terminal/create", sessionId="s", command="sh", args=["-c", "env"])
+tid = r["result"]["terminalId"]
+s.call("terminal/wait_for_exit", sessionId="s", terminalId=tid)
+print(json.dumps(s.call("terminal/output", sessionId="s", terminalId=tid)["result"]))
+s.close()
+EOF2
+for sb in "" --no-sandbox; do
+	OUT=$(WAP_GIT_TOKEN=ghp_s3cret WAP_TOKEN=tok_s3cret KEPT_VAR=kept python3 "$T/acpenv.py" "$WAP" "$W" $sb 2>&1)
+	jcheck "acp stdio${sb:+ $sb}: a terminal's program has neither token" "$OUT" '"s3cret" not in j["output"] and "KEPT_VAR=kept" in j["output"]'
+done
+
 # --- beside --http, in the same process ---
 HP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 start_ws both --http "127.0.0.1:$HP" --token-file "$T/both.token" --root "$W"

@@ -292,6 +292,24 @@ for sup in $sups; do
 	kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 done
 rm -f "$W/fdholder.py"
+# wap's own credentials (the serving doors' token, the git token) are not
+# given to the commands it runs: a command is the agent's (the CLI, and
+# `wap serve`'s exec tool, sandboxed or not); other variables pass
+expect "exec: wap's tokens stay with wap" 0 env WAP_GIT_TOKEN=ghp_s3cret WAP_TOKEN=tok_s3cret KEPT_VAR=kept wap exec --json -- sh -c 'env; tr "\0" "\n" < /proc/self/environ'
+jcheck "exec: neither token in the command's environment, the rest there" "$OUT" '"s3cret" not in j["stdout"] and "KEPT_VAR=kept" in j["stdout"]'
+expect "exec: not even when named" 0 env WAP_GIT_TOKEN=ghp_s3cret wap exec --json --env WAP_TOKEN=tok_s3cret -- env
+jcheck "exec: a token named with --env is not passed either" "$OUT" '"s3cret" not in j["stdout"]'
+for sb in "" --no-sandbox; do
+	OUT=$(WAP_GIT_TOKEN=ghp_s3cret WAP_TOKEN=tok_s3cret KEPT_VAR=kept python3 -c '
+import json, sys
+from wapstdio import Stdio
+s = Stdio([sys.argv[1], "serve", "--root", sys.argv[2]] + sys.argv[3:])
+s.call("initialize", protocolVersion="2025-06-18", capabilities={}, clientInfo={"name": "t", "version": "1"})
+r = s.call("tools/call", name="exec", arguments={"command": "env"})
+print(json.dumps(r["result"]["structuredContent"]))
+s.close()' "$WAP" "$W" $sb 2>&1)
+	jcheck "serve${sb:+ $sb}: the exec tool's command has neither token" "$OUT" '"s3cret" not in j["stdout"] and "KEPT_VAR=kept" in j["stdout"]'
+done
 # a daemon that double-forks, leaves the session and ignores SIGTERM
 expect "double-forked daemon" 0 wap exec --json --kill-after 200 -c '(setsid sh -c "trap \"\" TERM; read p _ < /proc/self/stat; echo \$p > daemon.pid; exec sleep 60" </dev/null >/dev/null 2>&1 &); sleep 0.3; echo started'
 pid=$(cat "$W/daemon.pid")

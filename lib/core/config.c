@@ -80,6 +80,11 @@ const char *wap_config_str(const json_t *cfg, const char *dotted, const char *df
 	return json_is_string(v) ? json_string_value(v) : dflt;
 }
 
+bool wap_env_secret(const char *kv)
+{
+	return !strncmp(kv, "WAP_TOKEN=", 10) || !strncmp(kv, "WAP_GIT_TOKEN=", 14);
+}
+
 size_t wap_strv_len(char *const *v)
 {
 	size_t n = 0;

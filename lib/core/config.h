@@ -31,4 +31,9 @@ void wap_strv_free(char **v);
 size_t wap_strv_len(char *const *v);
 int wap_strv_push(char ***v, const char *s);	/* copies s; -1 on ENOMEM */
 
+/* Is the "NAME=value" entry KV one of wap's own credentials (the serving
+ * doors' bearer token, $WAP_TOKEN; the git token, $WAP_GIT_TOKEN)?  No
+ * process wap starts is given them: a command is the agent's. */
+bool wap_env_secret(const char *kv);
+
 #endif

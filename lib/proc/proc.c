@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "landlock.h"
 #include "proc.h"
 #include "rsys.h"
@@ -1591,6 +1592,33 @@ static int stat_read(int fd, struct stat_recs *st)
 	return 0;
 }
 
+/* ENVP (NULL: ours) without wap's own credentials (wap_env_secret), or
+ * NULL when it has none of them; *OOM on no memory.  The array is the
+ * caller's to free, its strings ENVP's. */
+static char **env_clean(char *const *envp, bool *oom)
+{
+	size_t n = 0, k = 0;
+	bool any = false;
+	char **e;
+
+	if (!envp)
+		envp = environ;
+	for (; envp[n]; n++)
+		any |= wap_env_secret(envp[n]);
+	if (!any)
+		return NULL;
+	e = malloc((n + 1) * sizeof(*e));
+	if (!e) {
+		*oom = true;
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!wap_env_secret(envp[i]))
+			e[k++] = envp[i];
+	e[k] = NULL;
+	return e;
+}
+
 int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		 struct wap_err *err)
 {
@@ -1601,6 +1629,8 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	struct stat_recs st = { 0 };
 	size_t stdin_off = 0;
 	bool eof[2] = { false, false }, stat_eof = false, oom = false, sent_term = false;
+	struct wap_proc_opts oc;
+	char **envc = NULL;
 	bool killed = false;
 	long hard;
 	sigset_t pipeset, oldmask;
@@ -1633,6 +1663,18 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	cap = calloc(2, sizeof(*cap));
 	if (!cap)
 		return wap_err_oom(err);
+	/* the command is the agent's: wap's own credentials stay with wap,
+	 * whoever made the environment (every caller comes this road) */
+	envc = env_clean(o->envp, &oom);
+	if (oom) {
+		wap_err_oom(err);
+		goto out;
+	}
+	if (envc) {
+		oc = *o;
+		oc.envp = envc;
+		o = &oc;
+	}
 	for (int i = 0; i < 2; i++) {
 		size_t m = o->max_output;
 		cap[i].hmax = m / 2;
@@ -1930,6 +1972,7 @@ out:
 		}
 		free(cap);
 	}
+	free(envc);
 	return rc;
 }
 

@@ -409,7 +409,7 @@ static char **build_env(char *const *extra, bool pty)
 
 		for (size_t j = 0; j < m && !over; j++)
 			over = !strncmp(extra[j], environ[i], kl) && extra[j][kl] == '=';
-		if (!over)
+		if (!over && !wap_env_secret(environ[i]))	/* the program is the agent's */
 			env[k++] = environ[i];
 	}
 	if (pty) {

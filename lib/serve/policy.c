@@ -208,7 +208,7 @@ static int approve(const struct wap_approver *ap, const char *method, const char
 
 	snprintf(envm, sizeof(envm), "WAP_APPROVAL_METHOD=%s", method);
 	for (size_t i = 0; environ[i]; i++)
-		if (strncmp(environ[i], "WAP_APPROVAL_", 13))
+		if (strncmp(environ[i], "WAP_APPROVAL_", 13) && !wap_env_secret(environ[i]))
 			wap_strv_push(&envp, environ[i]);
 	wap_strv_push(&envp, envm);
 	argv[0] = "sh";
