@@ -37,8 +37,10 @@
  * --sandbox uses Landlock: the command may write only inside the root and
  * a private temp dir made for the run ($TMPDIR; removed afterwards), and
  * read only those, the system directories and git's user config; .git and
- * .wap are mounted read-only in a private mount namespace.  It refuses to
- * run (FEATURE_DISABLED) where the kernel lacks Landlock or the namespace.
+ * .wap are mounted read-only in a private mount namespace, where nothing
+ * else of the file system (a unix socket in /tmp, /run or $HOME) is there
+ * for it.  It refuses to run (FEATURE_DISABLED) where the kernel lacks
+ * Landlock or the namespace.
  * security.readOnly runs every command sandboxed with a read-only root.
  *
  *   -c, --command LINE     run LINE with bash -c (sh -c without bash)

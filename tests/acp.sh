@@ -276,6 +276,29 @@ for sb in "" --no-sandbox; do
 done
 rm -f "$W/acphold.sock" "$W/fdholder.py"
 
+# a sandboxed terminal's program does not find a unix socket its rules do
+# not name (one beside the root), as a command does not: the same sandbox
+cp "${PYTHONPATH%%:*}/unixsock.py" "$W/"
+python3 "$W/unixsock.py" serve "$T/beside.sock" & bs=$!
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -S "$T/beside.sock" ] && break; sleep 0.1; done
+cat > "$T/acpsock.py" <<'EOF2'
+import json, sys
+from wapstdio import Stdio
+s = Stdio([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2]] + sys.argv[4:])
+r = s.call("terminal/create", sessionId="s", command="/usr/bin/python3",
+           args=["unixsock.py", "connect", sys.argv[3]])
+s.call("terminal/wait_for_exit", sessionId="s", terminalId=r["result"]["terminalId"])
+print(json.dumps(s.call("terminal/output", sessionId="s", terminalId=r["result"]["terminalId"])))
+s.close()
+EOF2
+for sb in "" --no-sandbox; do
+	python3 "$T/acpsock.py" "$WAP" "$W" "$T/beside.sock" $sb > "$T/acpsock.out" 2>&1
+	if [ -z "$sb" ]; then want="ENOENT"; else want="outside"; fi
+	jcheck "acp stdio${sb:+ $sb}: a socket beside the root from a terminal: $want" "$(cat "$T/acpsock.out")" 'j["result"]["output"].strip().endswith(" '"$want"'")'
+done
+kill $bs; wait $bs 2>/dev/null
+rm -f "$T/beside.sock" "$W/unixsock.py"
+
 # a terminal's program gets neither of wap's tokens (sandboxed or not)
 cat > "$T/acpenv.py" <<'EOF2'
 import json, sys

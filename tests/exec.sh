@@ -158,6 +158,24 @@ else
 		if pgrep -f '^sleep 61[.]803$' >/dev/null; then fail "as nobody: the daemon is left"; pkill -9 -f '^sleep 61[.]803$'; else ok "as nobody: nothing is left"; fi
 		expect "as nobody --sandbox: .wap read-only, TMPDIR the command's" 0 asnobody "$NWAP" exec --sandbox -c 'echo x > .wap/x 2>/dev/null || echo ro; touch "$TMPDIR/t" && echo tmp; id -u'
 		same "as nobody --sandbox: its answers" "$(echo $OUT)" "ro tmp 65534"
+		# in a user namespace too, what its rules do not name is not there:
+		# a socket beside the root, one under /run
+		cp "$SRC/tests/py/unixsock.py" "$nb/ws/" && chmod a+r "$nb/ws/unixsock.py"
+		python3 "$SRC/tests/py/unixsock.py" serve "$nb/agent.sock" & nbs=$!
+		for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -S "$nb/agent.sock" ] && break; sleep 0.1; done
+		chmod a+rw "$nb/agent.sock"
+		expect "as nobody: a socket beside the root, unsandboxed" 0 asnobody "$NWAP" exec -- /usr/bin/python3 unixsock.py connect "$nb/agent.sock"
+		same "as nobody: it answers" "$OUT" "$nb/agent.sock outside"
+		expect "as nobody --sandbox: a socket beside the root" 0 asnobody "$NWAP" exec --sandbox -- /usr/bin/python3 unixsock.py connect "$nb/agent.sock"
+		same "as nobody --sandbox: not there" "$OUT" "$nb/agent.sock ENOENT"
+		kill $nbs; wait $nbs 2>/dev/null
+		# the temp dirs' home must be the user's own and private
+		if [ ! -e /tmp/wap-sandbox-65534 ]; then
+			mkdir -m 0777 /tmp/wap-sandbox-65534
+			expect "as nobody --sandbox: a temp home not its own is refused" 1 asnobody "$NWAP" exec --sandbox -- true
+			has "as nobody --sandbox: the reason" "$ERR" "/tmp/wap-sandbox-65534 is not this user's own private dir"
+			rmdir /tmp/wap-sandbox-65534
+		fi
 		for how in "" --sandbox; do
 			expect "as nobody${how:+ $how}: a command and the init's memory" 0 asnobody "$NWAP" exec $how -c "$peek"
 			same "as nobody${how:+ $how}: the command cannot read nor write the init's memory (wap's)" "$(echo $OUT)" "no-maps no-mem"
@@ -280,18 +298,18 @@ cp "$SRC/tests/py/fdholder.py" "$W/"
 sups="namespace subreaper session-sweep"
 if wap exec --sandbox -- true 2>/dev/null; then sups="$sups sandboxed"; else ok "# SKIP no sandbox here (Landlock)"; fi
 for sup in $sups; do
-	rm -f "$T/holder.sock"
-	python3 -m fdholder hold "$T/holder.sock" &
+	rm -f "$W/holder.sock"
+	python3 -m fdholder hold "$W/holder.sock" &
 	holder=$!
-	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -S "$T/holder.sock" ] && break; sleep 0.1; done
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -S "$W/holder.sock" ] && break; sleep 0.1; done
 	start=$(date +%s%N)
-	expect "stdout handed outside the command's reach ($sup)" 0 env $(case $sup in namespace|sandboxed) ;; *) echo "WAP_EXEC_SUPERVISOR=$sup";; esac) "$WAP" exec $([ "$sup" = sandboxed ] && echo --sandbox) --json --timeout 8000 --max-output 10000 -- /usr/bin/python3 fdholder.py hand "$T/holder.sock"
+	expect "stdout handed outside the command's reach ($sup)" 0 env $(case $sup in namespace|sandboxed) ;; *) echo "WAP_EXEC_SUPERVISOR=$sup";; esac) "$WAP" exec $([ "$sup" = sandboxed ] && echo --sandbox) --json --timeout 8000 --max-output 10000 -- /usr/bin/python3 fdholder.py hand "$W/holder.sock"
 	ms=$(( ($(date +%s%N) - start) / 1000000 ))
 	jcheck "the call ends with the command, not at its deadline ($sup)" "$OUT" 'j["exit_code"]==0 and not j["timed_out"] and j["signal"] is None and j["stdout"].startswith("handing\n") and len(j["stdout"])<12000'
 	if [ "$ms" -lt 4000 ]; then ok "and at once ($sup: $ms ms)"; else fail "took $ms ms ($sup)"; fi
 	kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 done
-rm -f "$W/fdholder.py"
+rm -f "$W/fdholder.py" "$W/holder.sock"
 # wap's own credentials (the serving doors' token, the git token) are not
 # given to the commands it runs: a command is the agent's (the CLI, and
 # `wap serve`'s exec tool, sandboxed or not); other variables pass
@@ -454,7 +472,7 @@ if [ "${abi:-0}" -ge 1 ]; then
 	expect "sandbox: writing inside the root" 0 wap exec --sandbox -c 'echo in > inside.txt && cat inside.txt'
 	same "sandbox: inside written" "$OUT" "in"
 	expect "sandbox: writing outside the root fails" 1 wap exec --sandbox -c "echo out > $T/outside/x"
-	has "sandbox: permission denied" "$ERR" "Permission denied"
+	has "sandbox: the outside is not there (the view shows what the rules name)" "$ERR" "No such file or directory"
 	check "sandbox: nothing written outside" test ! -e "$T/outside/x"
 	expect "sandbox: the temp dir is writable" 0 wap exec --sandbox -c 'echo t > "$TMPDIR/t" && cat "$TMPDIR/t"'
 	expect "sandbox: /dev/null is writable" 0 wap exec --sandbox -c 'echo x > /dev/null'
@@ -536,6 +554,43 @@ sctp EACCES
 unix ok
 tcp EACCES
 io_uring EACCES"
+	# pathname unix sockets outside the sandbox's reach (an ssh agent's, a
+	# container engine's under /run, one beside the root) do not exist for a
+	# sandboxed command: Landlock does not see connect(), so the sandbox's
+	# mount namespace shows only what its rules name
+	cp "$SRC/tests/py/unixsock.py" "$W/"
+	mkdir -p "$T/outside/agent"
+	socks="$T/outside/agent/agent.sock $T/beside.sock $W/in.sock"
+	runsock=
+	if [ -w /run ] && [ -d /run ]; then runsock=/run/wap-test.$$.sock; socks="$socks $runsock"; fi
+	for s in $socks; do python3 "$SRC/tests/py/unixsock.py" serve "$s" & echo $! >> "$T/sock.pids"; done
+	for s in $socks; do for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -S "$s" ] && break; sleep 0.1; done; done
+	reach="$T/outside/agent/agent.sock $T/beside.sock $W/in.sock ${runsock:+$runsock /var/run/${runsock#/run/}}"
+	expect "unix sockets: all reachable unsandboxed" 0 wap exec -- /usr/bin/python3 unixsock.py connect $reach
+	lacks "unix sockets: unsandboxed, every one answers" "$OUT" "ENOENT"
+	for how in "--sandbox" "--sandbox --no-network"; do
+		expect "unix sockets ($how): connect" 0 wap exec $how -- /usr/bin/python3 unixsock.py connect $reach
+		want="$T/outside/agent/agent.sock ENOENT
+$T/beside.sock ENOENT
+$W/in.sock outside${runsock:+
+$runsock ENOENT
+/var/run/${runsock#/run/} ENOENT}"
+		same "unix sockets ($how): only the root's is there" "$OUT" "$want"
+		expect "unix sockets ($how): its own, in the root, the temp dir, abstract" 0 wap exec $how -c '/usr/bin/python3 unixsock.py self . && /usr/bin/python3 unixsock.py self "$TMPDIR"'
+		same "unix sockets ($how): its own work" "$(echo $OUT | sed "s|$T/tmp/[^ ]*|TMP|; s|/tmp/wap-sandbox-[0-9]*/[^ ]*|TMP|")" ". ok abstract ok TMP ok abstract ok"
+	done
+	expect "unix sockets: the sandbox still sees the system and git" 0 wap exec --sandbox -c 'ls /usr/bin/env /etc/hostname >/dev/null && git -C "$TMPDIR" init -q && echo fine'
+	same "unix sockets: system and git" "$OUT" "fine"
+	kill $(cat "$T/sock.pids") 2>/dev/null; wait 2>/dev/null; rm -f "$T/sock.pids" $socks "$W/unixsock.py"
+	# a kept path reached through links ($HOME/.gitconfig -> dots/gitconfig,
+	# $HOME itself a link) is rebuilt with them; what is beside it is not there
+	mkdir -p "$T/realhome/dots/.ssh" && ln -s realhome "$T/home"
+	printf '[user]\n\tname = Linked Config\n' > "$T/realhome/dots/gitconfig"
+	ln -s dots/gitconfig "$T/realhome/.gitconfig"
+	expect "view: a linked git config is read" 0 env HOME="$T/home" wap exec --sandbox -c 'git config --global user.name; ls -a "$HOME"/dots 2>&1 | head -1; ls "$HOME"/dots/.ssh 2>&1 | sed "s/.*: //"'
+	same "view: its links rebuilt, nothing beside" "$OUT" "Linked Config
+ls: cannot open directory '$T/home/dots': Permission denied
+No such file or directory"
 	expect "rlimit: --max-file-size" 0 wap exec --json --max-file-size 1000 -c 'head -c 5000 /dev/zero > big.bin'
 	jcheck "rlimit: file size exceeded" "$OUT" 'j["exit_code"]!=0'
 	check "rlimit: file cut" test "$(wc -c < "$W/big.bin")" -le 1000

@@ -766,7 +766,7 @@ static void key_strv(FILE *f, char *const *v)
 
 /* What the list layer is made from, as one string (NULL: no memory). */
 static char *layer_key(const struct wap_ws *ws, const struct wap_sandbox_opts *o, int abi,
-		       size_t *len)
+		       const char *home_tmp, const struct stat *tst, size_t *len)
 {
 	char *k = NULL;
 	FILE *f = open_memstream(&k, len);
@@ -774,6 +774,8 @@ static char *layer_key(const struct wap_ws *ws, const struct wap_sandbox_opts *o
 	if (!f)
 		return NULL;
 	fprintf(f, "%d", abi);
+	key_str(f, home_tmp);	/* a rule holds its inode: made anew, a new layer */
+	fprintf(f, "%ju:%ju", (uintmax_t)tst->st_dev, (uintmax_t)tst->st_ino);
 	key_str(f, ws->root);
 	key_str(f, o->path);
 	key_str(f, o->shell);
@@ -827,7 +829,7 @@ static int read_rule(int rs, struct xrules *x, const char *path, uint64_t rights
 
 /* Make the list layer (see above): its ruleset's fd, or -1. */
 static int make_layer(const struct wap_ws *ws, const struct wap_sandbox_opts *o, struct xrules *x,
-		      struct wap_err *err)
+		      const char *home_tmp, struct wap_err *err)
 {
 	struct ll_ruleset_attr attr = { .handled_access_fs = LL_FS_EXECUTE | LL_FS_READ_FILE };
 	const char *home = getenv("HOME");
@@ -851,7 +853,8 @@ static int make_layer(const struct wap_ws *ws, const struct wap_sandbox_opts *o,
 	}
 	if (exec_rules(rs, x, sysdirs, err) ||
 	    add_rule(rs, ws->root, ws->rootfd, LL_FS_READ_FILE, x->all, err) ||
-	    read_rule(rs, x, tmp, LL_FS_READ_FILE, err))
+	    read_rule(rs, x, home_tmp, LL_FS_READ_FILE, err) ||
+	    read_rule(rs, x, "/etc/resolv.conf", LL_FS_READ_FILE, err))
 		goto fail;
 	for (int i = 0; devfiles[i]; i++)
 		if (read_rule(rs, x, devfiles[i], LL_FS_READ_FILE, err))
@@ -880,11 +883,11 @@ fail:
 /* The list layer for this command: the kept one when it still holds, else
  * a new one (kept unless a dir it depends on changed while it was made). */
 static int list_layer(const struct wap_ws *ws, const struct wap_sandbox_opts *o, int abi,
-		      struct wap_err *err)
+		      const char *home_tmp, const struct stat *tst, struct wap_err *err)
 {
 	struct xrules x = { .o = o };
 	size_t len = 0;
-	char *key = layer_key(ws, o, abi, &len);
+	char *key = layer_key(ws, o, abi, home_tmp, tst, &len);
 	int fd = -1;
 
 	if (!key)
@@ -897,7 +900,7 @@ static int list_layer(const struct wap_ws *ws, const struct wap_sandbox_opts *o,
 			wap_err_set(err, WAP_E_FAILED, "Sandbox: dup: %s", strerror(errno));
 		goto out;
 	}
-	if ((fd = make_layer(ws, o, &x, err)) < 0 || x.racy)
+	if ((fd = make_layer(ws, o, &x, home_tmp, err)) < 0 || x.racy)
 		goto out;
 	{
 		int mine = fcntl(fd, F_DUPFD_CLOEXEC, 3);
@@ -1051,6 +1054,61 @@ oom:
 #undef PROTECT
 }
 
+/* The dir the commands' temp dirs are made in: /tmp/wap-sandbox-UID, the
+ * user's own (0700), made once and left, like tmux's.  The view keeps it
+ * whole (Landlock's rule on a dir the view covers no longer holds: the
+ * list layer, kept from one command to the next, grants reading here),
+ * and a command's own rules reach only its own dir in it. */
+static int temp_home(char *buf, size_t size, struct stat *st, struct wap_err *err)
+{
+	int fd;
+
+	snprintf(buf, size, "/tmp/wap-sandbox-%u", (unsigned)geteuid());
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return wap_err_set(err, WAP_E_FAILED, "Sandbox: cannot make %s: %s", buf,
+				   strerror(errno));
+	if ((fd = open(buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return wap_err_set(err, WAP_E_FAILED, "Sandbox: %s: %s", buf, strerror(errno));
+	if (fstat(fd, st) < 0 || st->st_uid != geteuid() || (st->st_mode & 077)) {
+		close(fd);
+		return wap_err_set(err, WAP_E_FAILED,
+				   "Sandbox: %s is not this user's own private dir (0700); "
+				   "refusing to make temp dirs in it", buf);
+	}
+	close(fd);
+	return 0;
+}
+
+/* What the command's mount namespace shows (mntview.h): what its rules
+ * below name, but /run, whose sockets are a container engine's, the
+ * session's agents...; only what /etc/resolv.conf may point to there. */
+static int plan_view(struct wap_sandbox *sb, const struct wap_ws *ws,
+		     const struct wap_sandbox_opts *o, const char *home_tmp, struct wap_err *err)
+{
+	const char *home = getenv("HOME");
+	char **keep = NULL;
+	bool oom = false;
+	int rc;
+
+	oom |= wap_strv_push(&keep, ws->root) || wap_strv_push(&keep, home_tmp) ||
+	       wap_strv_push(&keep, "/etc/resolv.conf");
+	for (int i = 0; sysdirs[i]; i++)
+		if (strcmp(sysdirs[i], "/run"))
+			oom |= wap_strv_push(&keep, sysdirs[i]) != 0;
+	for (size_t i = 0; o->read_dirs && o->read_dirs[i]; i++)
+		oom |= wap_strv_push(&keep, o->read_dirs[i]) != 0;
+	for (int i = 0; home && *home == '/' && gitcfg[i]; i++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", home, gitcfg[i]);
+		oom |= wap_strv_push(&keep, path) != 0;
+	}
+	if (o->shell && *o->shell == '/')
+		oom |= wap_strv_push(&keep, o->shell) != 0;
+	rc = oom ? wap_err_oom(err) : wap_view_plan(&sb->view, keep, err);
+	wap_strv_free(keep);
+	return rc;
+}
+
 static bool lists_active(const struct wap_sandbox_opts *o)
 {
 	for (int i = 0; i < 2; i++)
@@ -1067,7 +1125,8 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 	uint64_t all, rd, noexec;
 	size_t attrsize;
 	bool lists = lists_active(o);
-	char tmpl[] = "/tmp/wap-sandbox.XXXXXX";
+	char home_tmp[64], tmpl[sizeof(home_tmp) + 8];
+	struct stat tst;
 	int abi, rs;
 
 	memset(sb, 0, sizeof(*sb));
@@ -1122,6 +1181,9 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 
 	/* the temp dir: made here, for this command alone (the caller's
 	 * TMPDIR could name anything, /etc or the whole /tmp) */
+	if (temp_home(home_tmp, sizeof(home_tmp), &tst, err))
+		goto fail;
+	snprintf(tmpl, sizeof(tmpl), "%s/XXXXXX", home_tmp);
 	if (!mkdtemp(tmpl)) {
 		wap_err_set(err, WAP_E_FAILED, "Sandbox: cannot make a temp dir in /tmp: %s",
 			    strerror(errno));
@@ -1150,23 +1212,27 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 	}
 	sb->no_memfd = lists;
 	sb->fs = true;
-	if (sb->ro || sb->noexec) {
-		sb->mntns = true;
-		sb->userns = geteuid() != 0;
-		sb->uid = geteuid();
-		sb->gid = getegid();
-		if (asprintf(&sb->cwd, "%s/%s", ws->root, o->cwd && *o->cwd ? o->cwd : ".") < 0) {
-			sb->cwd = NULL;
-			wap_err_oom(err);
-			goto fail;
-		}
+	sb->mntns = true;
+	sb->userns = geteuid() != 0;
+	sb->uid = geteuid();
+	sb->gid = getegid();
+	if (asprintf(&sb->cwd, "%s/%s", ws->root, o->cwd && *o->cwd ? o->cwd : ".") < 0) {
+		sb->cwd = NULL;
+		wap_err_oom(err);
+		goto fail;
 	}
+	if (plan_view(sb, ws, o, home_tmp, err))
+		goto fail;
 
 	if (add_rule(rs, ws->root, ws->rootfd, (o->read_only_root ? rd : all) & noexec, all, err))
 		goto fail;
 	if (add_rule(rs, sb->tmpdir, -1, all & noexec, all, err))
 		goto fail;
-	if (lists && (sb->list_fd = list_layer(ws, o, abi, err)) < 0)
+	if (lists && (sb->list_fd = list_layer(ws, o, abi, home_tmp, &tst, err)) < 0)
+		goto fail;
+	/* the resolver's config may be a link into /run, which the view
+	 * hides but for it */
+	if (add_rule(rs, "/etc/resolv.conf", -1, LL_FS_READ_FILE, all, err))
 		goto fail;
 	for (int i = 0; sysdirs[i]; i++)
 		if (add_rule(rs, sysdirs[i], -1, !strcmp(sysdirs[i], "/dev") ? LL_FS_READ_DIR : rd,
@@ -1206,6 +1272,7 @@ void wap_sandbox_release(struct wap_sandbox *sb)
 		rm_tree(sb->tmpdir);
 	free(sb->tmpdir);
 	free(sb->tmpenv);
+	wap_view_free(&sb->view);
 	free(sb->cwd);
 	wap_strv_free(sb->ro);
 	wap_strv_free(sb->noexec);
@@ -1453,6 +1520,8 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 			*what = "mount namespace (private /)";
 			if ((e = R5(mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) < 0)
 				return (int)-e;
+			if ((e = wap_view_enter(&sb->view, what)))
+				return (int)e;
 			*what = "mount namespace (noexec root and temp dir)";
 			for (size_t i = 0; sb->noexec && sb->noexec[i]; i++)
 				if ((e = remount(sb->noexec[i], MA_NOEXEC)))

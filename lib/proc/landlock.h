@@ -10,6 +10,11 @@
  * (~/.gitconfig, ~/.config/git: git refuses to run when it cannot read
  * them).
  *
+ * Landlock does not see connect() on a pathname unix socket: the command's
+ * mount namespace shows only the paths its rules name (mntview.h), and of
+ * the system dirs not /run (a container engine's socket, a session's
+ * agents), but for what /etc/resolv.conf points to.
+ *
  * Landlock only grants, and a right on the root is inherited by ROOT/.git:
  * so the command runs in a private mount namespace where ROOT/.git, ROOT/.wap
  * and the .git of repositories two levels down are bind-mounted read-only
@@ -54,6 +59,7 @@
 #include <stdbool.h>
 
 #include "err.h"
+#include "mntview.h"
 #include "ws.h"
 
 struct wap_cmdrules;
@@ -88,6 +94,7 @@ struct wap_sandbox {
 	char **ro;			/* ... these paths bind-mounted read-only */
 	char **noexec;			/* ... these noexec (while a list holds) */
 	char *cwd;			/* ... and the start dir entered again after */
+	struct wap_view view;		/* ... showing only what the rules name */
 	bool fs;			/* seccomp: no open_by_handle_at */
 	bool no_memfd;			/* ... nor memfd_create (lists) */
 };

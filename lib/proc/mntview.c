@@ -1,0 +1,373 @@
+/* proc/mntview.c - a sandboxed command sees only what its rules name
+ * (mntview.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "mntview.h"
+#include "rsys.h"
+
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+
+enum {
+	V_CLONE,	/* slot = a recursive copy of path (taken before any cover) */
+	V_COVER,	/* a tmpfs on path, to rebuild in */
+	V_HIDE,		/* an empty read-only tmpfs on the dir path */
+	V_HIDE_FILE,	/* /dev/null on the socket path */
+	V_MKDIR,
+	V_MKFILE,	/* an empty file to mount a kept file on */
+	V_LINK,		/* path -> arg */
+	V_ATTACH,	/* the copy in slot, on path */
+	V_SEAL,		/* the cover read-only */
+};
+
+#define MAX_SLOTS	64
+#define MAX_LINKS	40	/* as the kernel follows */
+
+struct plan {
+	char **keep;		/* real paths to keep */
+	char **dirs;		/* ... of them, those that are dirs ("1") or not ("0") */
+	char **links;		/* links met on the way, and */
+	char **targets;		/* ... what they say */
+	char **made;		/* dirs the plan made */
+	struct wap_view *v;
+	bool oom;
+};
+
+static bool beneath(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1)
+		return p[0] == '/' && p[1];
+	return !strncmp(p, dir, n) && p[n] == '/';
+}
+
+static bool at_or_beneath(const char *p, const char *dir)
+{
+	return !strcmp(p, dir) || beneath(p, dir);
+}
+
+static void push(struct plan *pl, char ***v, const char *s)
+{
+	if (wap_strv_push(v, s))
+		pl->oom = true;
+}
+
+/* Follow PATH component by component from /, noting each link met and
+ * keeping the real path it ends at (if it exists). */
+static void note_path(struct plan *pl, const char *path, int depth)
+{
+	char cur[PATH_MAX] = "", rest[PATH_MAX];
+	const char *p = path;
+	struct stat st;
+
+	if (*path != '/' || depth > MAX_LINKS)
+		return;
+	while (*p) {
+		const char *e;
+		size_t len, n = strlen(cur);
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		e = strchrnul(p, '/');
+		len = (size_t)(e - p);
+		if (len == 1 && *p == '.') {
+			p = e;
+			continue;
+		}
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			char *s = strrchr(cur, '/');
+			if (s)
+				*s = 0;
+			p = e;
+			continue;
+		}
+		if (n + 1 + len >= sizeof(cur))
+			return;
+		cur[n] = '/';
+		memcpy(cur + n + 1, p, len);
+		cur[n + 1 + len] = 0;
+		p = e;
+		if (lstat(cur, &st))
+			return;
+		if (S_ISLNK(st.st_mode)) {
+			char t[PATH_MAX];
+			ssize_t k = readlink(cur, t, sizeof(t) - 1);
+			int w;
+			if (k <= 0)
+				return;
+			t[k] = 0;
+			push(pl, &pl->links, cur);
+			push(pl, &pl->targets, t);
+			cur[n] = 0;	/* the link's dir */
+			w = *t == '/' ? snprintf(rest, sizeof(rest), "%s%s", t, p) :
+					snprintf(rest, sizeof(rest), "%s/%s%s", cur, t, p);
+			if (w > 0 && (size_t)w < sizeof(rest))
+				note_path(pl, rest, depth + 1);
+			return;
+		}
+	}
+	if (!*cur) {
+		cur[0] = '/';
+		cur[1] = 0;
+	}
+	if (stat(cur, &st))
+		return;
+	for (size_t i = 0; pl->keep && pl->keep[i]; i++)
+		if (!strcmp(pl->keep[i], cur))
+			return;
+	push(pl, &pl->keep, cur);
+	push(pl, &pl->dirs, S_ISDIR(st.st_mode) ? "1" : "0");
+}
+
+static void op(struct plan *pl, int o, int slot, const char *path, const char *arg)
+{
+	struct wap_view *v = pl->v;
+	struct wap_view_op *n;
+
+	if (pl->oom)
+		return;
+	if (!(n = realloc(v->ops, (v->n + 1) * sizeof(*n)))) {
+		pl->oom = true;
+		return;
+	}
+	v->ops = n;
+	n += v->n;
+	n->op = o;
+	n->slot = slot;
+	n->path = strdup(path);
+	n->arg = arg ? strdup(arg) : NULL;
+	if (!n->path || (arg && !n->arg)) {
+		free(n->path);
+		free(n->arg);
+		pl->oom = true;
+		return;
+	}
+	v->n++;
+}
+
+/* Is P kept, or beneath a kept path? */
+static bool kept(const struct plan *pl, const char *p)
+{
+	for (size_t i = 0; pl->keep && pl->keep[i]; i++)
+		if (at_or_beneath(p, pl->keep[i]))
+			return true;
+	return false;
+}
+
+/* The dirs on the way from the cover TOP to P (not P), made once. */
+static void make_way(struct plan *pl, const char *top, const char *p)
+{
+	char q[PATH_MAX];
+	size_t n = strlen(top);
+
+	if (snprintf(q, sizeof(q), "%s", p) >= (int)sizeof(q))
+		return;
+	for (char *s = q + n + 1; (s = strchr(s, '/')); *s++ = '/') {
+		bool done = false;
+		*s = 0;
+		for (size_t i = 0; pl->made && pl->made[i]; i++)
+			done |= !strcmp(pl->made[i], q);
+		if (!done) {
+			push(pl, &pl->made, q);
+			op(pl, V_MKDIR, 0, q, NULL);
+		}
+	}
+}
+
+int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err)
+{
+	struct plan pl = { .v = v };
+	char **top = NULL;	/* the covered dirs of / */
+	DIR *d = NULL;
+	struct dirent *e;
+	int slot = 0, rc = -1;
+
+	memset(v, 0, sizeof(*v));
+	for (size_t i = 0; keep && keep[i]; i++)
+		note_path(&pl, keep[i], 0);
+	if (pl.oom)
+		goto oom;
+	for (size_t i = 0; pl.keep && pl.keep[i]; i++)
+		if (!strcmp(pl.keep[i], "/"))
+			goto done;	/* the whole tree is kept */
+	if (!(d = opendir("/"))) {
+		wap_err_set(err, WAP_E_FAILED, "Sandbox: cannot read /: %s", strerror(errno));
+		goto out;
+	}
+	/* each dir of / is kept, covered and rebuilt, or hidden */
+	while ((e = readdir(d))) {
+		char p[NAME_MAX + 2];
+		struct stat st;
+		bool holds = false;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "/%s", e->d_name);
+		if (kept(&pl, p))
+			continue;
+		for (size_t i = 0; pl.keep && pl.keep[i]; i++)
+			holds |= beneath(pl.keep[i], p);
+		for (size_t i = 0; pl.links && pl.links[i]; i++)
+			holds |= beneath(pl.links[i], p) && !kept(&pl, pl.links[i]);
+		if (holds)
+			push(&pl, &top, p);
+		else if (!lstat(p, &st) && S_ISDIR(st.st_mode))
+			op(&pl, V_HIDE, 0, p, NULL);
+		else if (!lstat(p, &st) && S_ISSOCK(st.st_mode))
+			op(&pl, V_HIDE_FILE, 0, p, NULL);
+	}
+	/* the copies first: a cover hides what they are taken from */
+	for (size_t t = 0; top && top[t]; t++)
+		for (size_t i = 0; pl.keep && pl.keep[i]; i++) {
+			bool inner = false;
+			if (!beneath(pl.keep[i], top[t]))
+				continue;
+			for (size_t j = 0; pl.keep[j]; j++)
+				inner |= j != i && beneath(pl.keep[i], pl.keep[j]);
+			if (inner)
+				continue;
+			if (slot == MAX_SLOTS) {
+				wap_err_set(err, WAP_E_FAILED, "Sandbox: over %d paths to keep",
+					    MAX_SLOTS);
+				goto out;
+			}
+			op(&pl, V_CLONE, slot++, pl.keep[i], NULL);
+		}
+	slot = 0;
+	for (size_t t = 0; top && top[t]; t++) {
+		op(&pl, V_COVER, 0, top[t], NULL);
+		for (size_t i = 0; pl.keep && pl.keep[i]; i++) {
+			bool inner = false;
+			if (!beneath(pl.keep[i], top[t]))
+				continue;
+			for (size_t j = 0; pl.keep[j]; j++)
+				inner |= j != i && beneath(pl.keep[i], pl.keep[j]);
+			if (inner)
+				continue;
+			make_way(&pl, top[t], pl.keep[i]);
+			op(&pl, *pl.dirs[i] == '1' ? V_MKDIR : V_MKFILE, 0, pl.keep[i], NULL);
+			op(&pl, V_ATTACH, slot++, pl.keep[i], NULL);
+		}
+		for (size_t i = 0; pl.links && pl.links[i]; i++) {
+			bool dup = false;
+			if (!beneath(pl.links[i], top[t]) || kept(&pl, pl.links[i]))
+				continue;
+			for (size_t j = 0; j < i; j++)
+				dup |= !strcmp(pl.links[j], pl.links[i]);
+			if (dup)
+				continue;
+			make_way(&pl, top[t], pl.links[i]);
+			op(&pl, V_LINK, 0, pl.links[i], pl.targets[i]);
+		}
+		op(&pl, V_SEAL, 0, top[t], NULL);
+	}
+	v->nslots = slot;
+done:
+	if (pl.oom)
+		goto oom;
+	rc = 0;
+	goto out;
+oom:
+	wap_err_oom(err);
+out:
+	if (d)
+		closedir(d);
+	if (rc)
+		wap_view_free(v);
+	wap_strv_free(pl.keep);
+	wap_strv_free(pl.dirs);
+	wap_strv_free(pl.links);
+	wap_strv_free(pl.targets);
+	wap_strv_free(pl.made);
+	wap_strv_free(top);
+	return rc;
+}
+
+void wap_view_free(struct wap_view *v)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		free(v->ops[i].path);
+		free(v->ops[i].arg);
+	}
+	free(v->ops);
+	memset(v, 0, sizeof(*v));
+}
+
+/* From here on: the command's child, system calls only (rsys.h). */
+
+#define OT_CLONE	1
+#define MM_F_EMPTY_PATH	0x00000004
+
+int wap_view_enter(const struct wap_view *v, const char **what)
+{
+	long slot[MAX_SLOTS], e = 0;
+	const char *hid = NULL;
+	int nslot = 0;
+
+	for (size_t i = 0; i < v->n && e >= 0; i++) {
+		const struct wap_view_op *o = &v->ops[i];
+
+		*what = o->path;
+		switch (o->op) {
+		case V_CLONE:
+			e = R3(open_tree, AT_FDCWD, o->path, OT_CLONE | O_CLOEXEC | AT_RECURSIVE);
+			if (e >= 0)
+				slot[nslot++] = e;
+			break;
+		case V_COVER:
+			e = R5(mount, "tmpfs", o->path, "tmpfs", MS_NOSUID | MS_NODEV,
+			       "mode=0755,size=64k");
+			break;
+		case V_HIDE:	/* one empty file system, bound on the others */
+			e = hid ? R5(mount, hid, o->path, NULL, MS_BIND, NULL) :
+				  R5(mount, "tmpfs", o->path, "tmpfs",
+				     MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k");
+			hid = hid ? hid : o->path;
+			break;
+		case V_HIDE_FILE:
+			e = R5(mount, "/dev/null", o->path, NULL, MS_BIND, NULL);
+			break;
+		case V_MKDIR:
+			e = R3(mkdirat, AT_FDCWD, o->path, 0755);
+			break;
+		case V_MKFILE:
+			e = R4(openat, AT_FDCWD, o->path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			if (e >= 0)
+				e = R1(close, e);
+			break;
+		case V_LINK:
+			e = R3(symlinkat, o->arg, AT_FDCWD, o->path);
+			break;
+		case V_ATTACH:
+			e = R5(move_mount, slot[o->slot], "", AT_FDCWD, o->path, MM_F_EMPTY_PATH);
+			break;
+		case V_SEAL:
+			e = R5(mount, NULL, o->path, NULL,
+			       MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL);
+			break;
+		}
+		if (e == -EEXIST && o->op == V_MKDIR)
+			e = 0;
+	}
+	for (int i = 0; i < nslot; i++)
+		R1(close, slot[i]);
+	return e < 0 ? (int)-e : 0;
+}

@@ -1,0 +1,48 @@
+/* proc/mntview.h - what a sandboxed command's mount namespace shows of the
+ * file system: only the paths its Landlock rules name (landlock.c).
+ *
+ * Landlock decides what a command may open, not what it may look up, and
+ * connect() on a pathname unix socket is no open: a sandboxed command could
+ * reach an ssh agent's socket in /tmp, a container engine's in /run, any
+ * service's, by its name.  So in its private mount namespace every top
+ * directory of / that holds nothing the rules name is covered by an empty
+ * read-only tmpfs (a socket there by /dev/null), and one that holds some
+ * (/tmp holding the root and the temp dir, $HOME holding .gitconfig) by a
+ * tmpfs holding only those, bind-mounted back as they were, with the
+ * symbolic links on the way to them (~/.gitconfig -> dotfiles/gitconfig).
+ * Below a path that is kept (the root, /usr, /etc...) nothing changes.
+ *
+ * The plan is made in the caller (libc, errors reported properly) and
+ * carried out in the command's child with system calls only (rsys.h),
+ * after it entered its mount namespace and made / private. */
+#ifndef WAP_MNTVIEW_H
+#define WAP_MNTVIEW_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+struct wap_view_op {
+	int op;			/* mntview.c's V_* */
+	int slot;		/* a cloned tree, for V_CLONE and V_ATTACH */
+	char *path;
+	char *arg;		/* a link's target */
+};
+
+struct wap_view {
+	struct wap_view_op *ops;
+	size_t n;
+	int nslots;
+};
+
+/* Plan the view that shows only KEEP (paths as given: links are followed,
+ * and kept where the view rebuilds their dir); NULL-terminated.  A path
+ * that does not exist is skipped.  0, or -1 with ERR set. */
+int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err);
+void wap_view_free(struct wap_view *v);
+
+/* Carry the plan out (in the command's child): 0 or an errno, *WHAT the
+ * path it failed on. */
+int wap_view_enter(const struct wap_view *v, const char **what);
+
+#endif
