@@ -563,9 +563,12 @@ io_uring EACCES"
 	socks="$T/outside/agent/agent.sock $T/beside.sock $W/in.sock"
 	runsock=
 	if [ -w /run ] && [ -d /run ]; then runsock=/run/wap-test.$$.sock; socks="$socks $runsock"; fi
+	# and an abstract one (a session bus's, X11's): Landlock's scope (ABI 6)
+	python3 "$SRC/tests/py/unixsock.py" serve "@wap-test-$$" & echo $! >> "$T/sock.pids"
 	for s in $socks; do python3 "$SRC/tests/py/unixsock.py" serve "$s" & echo $! >> "$T/sock.pids"; done
 	for s in $socks; do for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -S "$s" ] && break; sleep 0.1; done; done
 	reach="$T/outside/agent/agent.sock $T/beside.sock $W/in.sock ${runsock:+$runsock /var/run/${runsock#/run/}}"
+	[ "$abi" -ge 6 ] && reach="$reach @wap-test-$$"
 	expect "unix sockets: all reachable unsandboxed" 0 wap exec -- /usr/bin/python3 unixsock.py connect $reach
 	lacks "unix sockets: unsandboxed, every one answers" "$OUT" "ENOENT"
 	for how in "--sandbox" "--sandbox --no-network"; do
@@ -574,7 +577,7 @@ io_uring EACCES"
 $T/beside.sock ENOENT
 $W/in.sock outside${runsock:+
 $runsock ENOENT
-/var/run/${runsock#/run/} ENOENT}"
+/var/run/${runsock#/run/} ENOENT}$([ "$abi" -ge 6 ] && printf '\n%s' "@wap-test-$$ EPERM")"
 		same "unix sockets ($how): only the root's is there" "$OUT" "$want"
 		expect "unix sockets ($how): its own, in the root, the temp dir, abstract" 0 wap exec $how -c '/usr/bin/python3 unixsock.py self . && /usr/bin/python3 unixsock.py self "$TMPDIR"'
 		same "unix sockets ($how): its own work" "$(echo $OUT | sed "s|$T/tmp/[^ ]*|TMP|; s|/tmp/wap-sandbox-[0-9]*/[^ ]*|TMP|")" ". ok abstract ok TMP ok abstract ok"

@@ -1165,8 +1165,10 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
 		sb->no_udp = true;
 	}
+	/* an abstract unix socket is a local service's as a pathname one is
+	 * (a session bus, X11): sandboxed, only the sandbox's own are there */
 	if (abi >= 6 && o->fs)
-		attr.scoped = LL_SCOPE_SIGNAL;
+		attr.scoped = LL_SCOPE_SIGNAL | LL_SCOPE_ABSTRACT_UNIX;
 	if (abi >= 6 && o->no_network)
 		attr.scoped |= LL_SCOPE_ABSTRACT_UNIX;
 	if (!attr.handled_access_fs && !attr.handled_access_net && !attr.scoped)

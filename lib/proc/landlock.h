@@ -10,7 +10,8 @@
  * (~/.gitconfig, ~/.config/git: git refuses to run when it cannot read
  * them).
  *
- * Landlock does not see connect() on a pathname unix socket: the command's
+ * Abstract unix sockets outside the sandbox are out of its reach (ABI 6
+ * scope), and Landlock does not see connect() on a pathname one: the command's
  * mount namespace shows only the paths its rules name (mntview.h), and of
  * the system dirs not /run (a container engine's socket, a session's
  * agents), but for what /etc/resolv.conf points to.

@@ -1,5 +1,6 @@
 """unixsock.py - pathname unix sockets for the sandbox's tests.
 
+  (a PATH starting with @ names an abstract socket)
   python3 unixsock.py serve PATH      listen on PATH (made anew), answer
                                       "outside" to each connection, forever
   python3 unixsock.py connect PATH..  print, for each PATH, what connecting
@@ -15,11 +16,16 @@ import sys
 import threading
 
 
+def addr(path):
+    return "\0" + path[1:] if path.startswith("@") else path
+
+
 def serve(path):
     try:
         os.unlink(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, ValueError):
         pass
+    path = addr(path)
     s = socket.socket(socket.AF_UNIX)
     s.bind(path)
     s.listen(16)
@@ -33,7 +39,7 @@ def connect(path):
     try:
         s = socket.socket(socket.AF_UNIX)
         s.settimeout(5)
-        s.connect(path)
+        s.connect(addr(path))
         return s.recv(100).decode() or "empty"
     except OSError as e:
         return errno.errorcode.get(e.errno, str(e.errno))
