@@ -585,6 +585,19 @@ $runsock ENOENT
 	expect "unix sockets: the sandbox still sees the system and git" 0 wap exec --sandbox -c 'ls /usr/bin/env /etc/hostname >/dev/null && git -C "$TMPDIR" init -q && echo fine'
 	same "unix sockets: system and git" "$OUT" "fine"
 	kill $(cat "$T/sock.pids") 2>/dev/null; wait 2>/dev/null; rm -f "$T/sock.pids" $socks "$W/unixsock.py"
+	# $HOME the root (serving one's home dir): the agent plants the git
+	# config the sandbox grants as links out (to a secret, to /): granted
+	# where the way there passes through the root, they would read anything
+	mkdir -p "$W/.config" && ln -sfn / "$W/.config/git" && ln -sf "$T/outside/secret.txt" "$W/.gitconfig"
+	echo 'planted secret' > "$T/outside/secret.txt"
+	expect "view: a git config planted in the root as a link out grants nothing" 0 env HOME="$W" wap exec --sandbox -c 'cat .gitconfig 2>&1 | sed "s/.*: //"; ls .config/git/ 2>&1 | sed "s/.*: //"; cat '"$T/outside/secret.txt"' 2>&1 | sed "s/.*: //"'
+	same "view: nothing out of the root is read through it" "$OUT" "No such file or directory
+Permission denied
+No such file or directory"
+	expect "view: nor under a command list (its own layer)" 0 env HOME="$W" wap exec --deny curl -c 'cat .gitconfig 2>&1 | sed "s/.*: //"; ls /root 2>&1 | sed "s/.*: //"'
+	same "view: nothing read under a list" "$OUT" "No such file or directory
+Permission denied"
+	rm -rf "$W/.config" "$W/.gitconfig"
 	# a kept path reached through links ($HOME/.gitconfig -> dots/gitconfig,
 	# $HOME itself a link) is rebuilt with them; what is beside it is not there
 	mkdir -p "$T/realhome/dots/.ssh" && ln -s realhome "$T/home"

@@ -175,8 +175,21 @@ struct seen {
 	bool dir;		/* a directory, no link */
 };
 
+/* What a command may read beyond the root, its temp dir and the system
+ * dirs: git's user config, a language server's install dir, the shell.
+ * Not one whose way there passes through the root or the temp dirs, which
+ * the agent writes: with $HOME the root, a .gitconfig planted as a link to
+ * a secret, or .config/git to /, would grant it (what of it lies in the
+ * root is readable as the root is). */
+struct extras {
+	char **dirs;		/* read and run (o->read_dirs) */
+	char **cfg;		/* read (git's) */
+	const char *shell;	/* run (o->shell), or NULL */
+};
+
 struct xrules {
 	const struct wap_sandbox_opts *o;
+	const struct extras *ex;
 	struct seen *seen;
 	size_t nseen, capseen;
 	struct timespec t0;	/* the coarse clock before the first look */
@@ -698,10 +711,10 @@ static int exec_rules(int rs, struct xrules *x, const char *const *sysdirs, stru
 		if (add_rule(rs, interp, -1, x->rd, x->all, err))
 			return -1;
 	}
-	if (x->o->shell && *x->o->shell) {
-		if (*x->o->shell == '/')
-			free(resolve(x, x->o->shell));
-		if (add_rule(rs, x->o->shell, -1, x->rd, x->all, err))
+	if (x->ex->shell) {
+		if (*x->ex->shell == '/')
+			free(resolve(x, x->ex->shell));
+		if (add_rule(rs, x->ex->shell, -1, x->rd, x->all, err))
 			return -1;
 	}
 	return x->oom ? wap_err_oom(err) : 0;
@@ -765,8 +778,9 @@ static void key_strv(FILE *f, char *const *v)
 }
 
 /* What the list layer is made from, as one string (NULL: no memory). */
-static char *layer_key(const struct wap_ws *ws, const struct wap_sandbox_opts *o, int abi,
-		       const char *home_tmp, const struct stat *tst, size_t *len)
+static char *layer_key(const struct wap_ws *ws, const struct wap_sandbox_opts *o,
+		       const struct extras *ex, int abi, const char *home_tmp,
+		       const struct stat *tst, size_t *len)
 {
 	char *k = NULL;
 	FILE *f = open_memstream(&k, len);
@@ -778,9 +792,9 @@ static char *layer_key(const struct wap_ws *ws, const struct wap_sandbox_opts *o
 	fprintf(f, "%ju:%ju", (uintmax_t)tst->st_dev, (uintmax_t)tst->st_ino);
 	key_str(f, ws->root);
 	key_str(f, o->path);
-	key_str(f, o->shell);
-	key_str(f, getenv("HOME"));
-	key_strv(f, o->read_dirs);
+	key_str(f, ex->shell);
+	key_strv(f, ex->cfg);
+	key_strv(f, ex->dirs);
 	for (int i = 0; i < 2; i++) {
 		const struct wap_cmdrules *r = o->rules[i];
 		if (!r) {
@@ -828,11 +842,10 @@ static int read_rule(int rs, struct xrules *x, const char *path, uint64_t rights
 }
 
 /* Make the list layer (see above): its ruleset's fd, or -1. */
-static int make_layer(const struct wap_ws *ws, const struct wap_sandbox_opts *o, struct xrules *x,
+static int make_layer(const struct wap_ws *ws, struct xrules *x,
 		      const char *home_tmp, struct wap_err *err)
 {
 	struct ll_ruleset_attr attr = { .handled_access_fs = LL_FS_EXECUTE | LL_FS_READ_FILE };
-	const char *home = getenv("HOME");
 	char *tmp = NULL;
 	int rs;
 
@@ -859,15 +872,12 @@ static int make_layer(const struct wap_ws *ws, const struct wap_sandbox_opts *o,
 	for (int i = 0; devfiles[i]; i++)
 		if (read_rule(rs, x, devfiles[i], LL_FS_READ_FILE, err))
 			goto fail;
-	for (size_t i = 0; o->read_dirs && o->read_dirs[i]; i++)
-		if (read_rule(rs, x, o->read_dirs[i], x->rd, err))
+	for (size_t i = 0; x->ex->dirs && x->ex->dirs[i]; i++)
+		if (read_rule(rs, x, x->ex->dirs[i], x->rd, err))
 			goto fail;
-	for (int i = 0; home && *home == '/' && gitcfg[i]; i++) {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/%s", home, gitcfg[i]);
-		if (read_rule(rs, x, path, LL_FS_READ_FILE, err))
+	for (size_t i = 0; x->ex->cfg && x->ex->cfg[i]; i++)
+		if (read_rule(rs, x, x->ex->cfg[i], LL_FS_READ_FILE, err))
 			goto fail;
-	}
 	if (x->oom) {
 		wap_err_oom(err);
 		goto fail;
@@ -882,12 +892,13 @@ fail:
 
 /* The list layer for this command: the kept one when it still holds, else
  * a new one (kept unless a dir it depends on changed while it was made). */
-static int list_layer(const struct wap_ws *ws, const struct wap_sandbox_opts *o, int abi,
-		      const char *home_tmp, const struct stat *tst, struct wap_err *err)
+static int list_layer(const struct wap_ws *ws, const struct wap_sandbox_opts *o,
+		      const struct extras *ex, int abi, const char *home_tmp,
+		      const struct stat *tst, struct wap_err *err)
 {
-	struct xrules x = { .o = o };
+	struct xrules x = { .o = o, .ex = ex };
 	size_t len = 0;
-	char *key = layer_key(ws, o, abi, home_tmp, tst, &len);
+	char *key = layer_key(ws, o, ex, abi, home_tmp, tst, &len);
 	int fd = -1;
 
 	if (!key)
@@ -900,7 +911,7 @@ static int list_layer(const struct wap_ws *ws, const struct wap_sandbox_opts *o,
 			wap_err_set(err, WAP_E_FAILED, "Sandbox: dup: %s", strerror(errno));
 		goto out;
 	}
-	if ((fd = make_layer(ws, o, &x, home_tmp, err)) < 0 || x.racy)
+	if ((fd = make_layer(ws, &x, home_tmp, err)) < 0 || x.racy)
 		goto out;
 	{
 		int mine = fcntl(fd, F_DUPFD_CLOEXEC, 3);
@@ -1083,9 +1094,8 @@ static int temp_home(char *buf, size_t size, struct stat *st, struct wap_err *er
  * below name, but /run, whose sockets are a container engine's, the
  * session's agents...; only what /etc/resolv.conf may point to there. */
 static int plan_view(struct wap_sandbox *sb, const struct wap_ws *ws,
-		     const struct wap_sandbox_opts *o, const char *home_tmp, struct wap_err *err)
+		     const struct extras *ex, const char *home_tmp, struct wap_err *err)
 {
-	const char *home = getenv("HOME");
 	char **keep = NULL;
 	bool oom = false;
 	int rc;
@@ -1095,18 +1105,48 @@ static int plan_view(struct wap_sandbox *sb, const struct wap_ws *ws,
 	for (int i = 0; sysdirs[i]; i++)
 		if (strcmp(sysdirs[i], "/run"))
 			oom |= wap_strv_push(&keep, sysdirs[i]) != 0;
-	for (size_t i = 0; o->read_dirs && o->read_dirs[i]; i++)
-		oom |= wap_strv_push(&keep, o->read_dirs[i]) != 0;
-	for (int i = 0; home && *home == '/' && gitcfg[i]; i++) {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/%s", home, gitcfg[i]);
-		oom |= wap_strv_push(&keep, path) != 0;
-	}
-	if (o->shell && *o->shell == '/')
-		oom |= wap_strv_push(&keep, o->shell) != 0;
+	for (size_t i = 0; ex->dirs && ex->dirs[i]; i++)
+		oom |= wap_strv_push(&keep, ex->dirs[i]) != 0;
+	for (size_t i = 0; ex->cfg && ex->cfg[i]; i++)
+		oom |= wap_strv_push(&keep, ex->cfg[i]) != 0;
+	if (ex->shell && *ex->shell == '/')
+		oom |= wap_strv_push(&keep, ex->shell) != 0;
 	rc = oom ? wap_err_oom(err) : wap_view_plan(&sb->view, keep, err);
 	wap_strv_free(keep);
 	return rc;
+}
+
+/* The extras (see struct extras) of this command, none steered by the
+ * agent through the root or HOME_TMP. */
+static int extras_make(struct extras *ex, const struct wap_ws *ws,
+		       const struct wap_sandbox_opts *o, const char *home_tmp,
+		       struct wap_err *err)
+{
+	const char *home = getenv("HOME");
+	char *avoid[3] = { realpath(ws->root, NULL), realpath(home_tmp, NULL), NULL };
+	bool oom = !avoid[0] || !avoid[1];
+
+	for (size_t i = 0; !oom && o->read_dirs && o->read_dirs[i]; i++)
+		if (!wap_path_through(o->read_dirs[i], avoid))
+			oom |= wap_strv_push(&ex->dirs, o->read_dirs[i]) != 0;
+	for (int i = 0; !oom && home && *home == '/' && gitcfg[i]; i++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", home, gitcfg[i]);
+		if (!wap_path_through(path, avoid))
+			oom |= wap_strv_push(&ex->cfg, path) != 0;
+	}
+	if (o->shell && *o->shell && (*o->shell != '/' || !wap_path_through(o->shell, avoid)))
+		ex->shell = o->shell;
+	free(avoid[0]);
+	free(avoid[1]);
+	return oom ? wap_err_set(err, WAP_E_FAILED, "Sandbox: cannot resolve the root or %s: %s",
+				 home_tmp, strerror(errno ? errno : ENOMEM)) : 0;
+}
+
+static void extras_free(struct extras *ex)
+{
+	wap_strv_free(ex->dirs);
+	wap_strv_free(ex->cfg);
 }
 
 static bool lists_active(const struct wap_sandbox_opts *o)
@@ -1126,6 +1166,7 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 	size_t attrsize;
 	bool lists = lists_active(o);
 	char home_tmp[64], tmpl[sizeof(home_tmp) + 8];
+	struct extras ex = { 0 };
 	struct stat tst;
 	int abi, rs;
 
@@ -1223,14 +1264,14 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 		wap_err_oom(err);
 		goto fail;
 	}
-	if (plan_view(sb, ws, o, home_tmp, err))
+	if (extras_make(&ex, ws, o, home_tmp, err) || plan_view(sb, ws, &ex, home_tmp, err))
 		goto fail;
 
 	if (add_rule(rs, ws->root, ws->rootfd, (o->read_only_root ? rd : all) & noexec, all, err))
 		goto fail;
 	if (add_rule(rs, sb->tmpdir, -1, all & noexec, all, err))
 		goto fail;
-	if (lists && (sb->list_fd = list_layer(ws, o, abi, home_tmp, &tst, err)) < 0)
+	if (lists && (sb->list_fd = list_layer(ws, o, &ex, abi, home_tmp, &tst, err)) < 0)
 		goto fail;
 	/* the resolver's config may be a link into /run, which the view
 	 * hides but for it */
@@ -1245,20 +1286,16 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 			     (LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV | rd) & noexec,
 			     all, err))
 			goto fail;
-	for (size_t i = 0; o->read_dirs && o->read_dirs[i]; i++)
-		if (add_rule(rs, o->read_dirs[i], -1, rd, all, err))
+	for (size_t i = 0; ex.dirs && ex.dirs[i]; i++)
+		if (add_rule(rs, ex.dirs[i], -1, rd, all, err))
 			goto fail;
-	{
-		const char *home = getenv("HOME");
-		for (int i = 0; home && *home == '/' && gitcfg[i]; i++) {
-			char path[4096];
-			snprintf(path, sizeof(path), "%s/%s", home, gitcfg[i]);
-			if (add_rule(rs, path, -1, LL_FS_READ_FILE | LL_FS_READ_DIR, all, err))
-				goto fail;
-		}
-	}
+	for (size_t i = 0; ex.cfg && ex.cfg[i]; i++)
+		if (add_rule(rs, ex.cfg[i], -1, LL_FS_READ_FILE | LL_FS_READ_DIR, all, err))
+			goto fail;
+	extras_free(&ex);
 	return 0;
 fail:
+	extras_free(&ex);
 	wap_sandbox_release(sb);
 	return -1;
 }

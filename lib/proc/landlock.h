@@ -8,7 +8,8 @@
  * the root, that dir and the system directories (/usr, /etc, /bin, /lib,
  * /opt, /proc, /sys, /dev, /run, /var), plus the user's git configuration
  * (~/.gitconfig, ~/.config/git: git refuses to run when it cannot read
- * them).
+ * them) but where the way to it passes through the root or the temp dirs
+ * (the agent's to plant links in: $HOME may be the root).
  *
  * Abstract unix sockets outside the sandbox are out of its reach (ABI 6
  * scope), and Landlock does not see connect() on a pathname one: the command's

@@ -45,6 +45,8 @@ struct plan {
 	char **targets;		/* ... what they say */
 	char **made;		/* dirs the plan made */
 	struct wap_view *v;
+	char *const *avoid;	/* wap_path_through: dirs to tell passing through */
+	bool through;
 	bool oom;
 };
 
@@ -76,8 +78,10 @@ static void note_path(struct plan *pl, const char *path, int depth)
 	const char *p = path;
 	struct stat st;
 
-	if (*path != '/' || depth > MAX_LINKS)
+	if (*path != '/' || depth > MAX_LINKS) {
+		pl->through = true;	/* cannot be told: as if it did */
 		return;
+	}
 	while (*p) {
 		const char *e;
 		size_t len, n = strlen(cur);
@@ -105,6 +109,8 @@ static void note_path(struct plan *pl, const char *path, int depth)
 		memcpy(cur + n + 1, p, len);
 		cur[n + 1 + len] = 0;
 		p = e;
+		for (size_t i = 0; pl->avoid && pl->avoid[i]; i++)
+			pl->through |= at_or_beneath(cur, pl->avoid[i]);
 		if (lstat(cur, &st))
 			return;
 		if (S_ISLNK(st.st_mode)) {
@@ -299,6 +305,18 @@ out:
 	wap_strv_free(pl.made);
 	wap_strv_free(top);
 	return rc;
+}
+
+bool wap_path_through(const char *path, char *const *dirs)
+{
+	struct plan pl = { .avoid = dirs };
+
+	note_path(&pl, path, 0);
+	wap_strv_free(pl.keep);
+	wap_strv_free(pl.dirs);
+	wap_strv_free(pl.links);
+	wap_strv_free(pl.targets);
+	return pl.through || pl.oom;
 }
 
 void wap_view_free(struct wap_view *v)

@@ -18,6 +18,7 @@
 #ifndef WAP_MNTVIEW_H
 #define WAP_MNTVIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -40,6 +41,10 @@ struct wap_view {
  * that does not exist is skipped.  0, or -1 with ERR set. */
 int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err);
 void wap_view_free(struct wap_view *v);
+
+/* Does the way to PATH (its links followed) pass through, or end in, one
+ * of DIRS (real paths)?  true too where it cannot be told. */
+bool wap_path_through(const char *path, char *const *dirs);
 
 /* Carry the plan out (in the command's child): 0 or an errno, *WHAT the
  * path it failed on. */
