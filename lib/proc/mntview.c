@@ -77,6 +77,7 @@ static void note_path(struct plan *pl, const char *path, int depth)
 	char cur[PATH_MAX] = "", rest[PATH_MAX];
 	const char *p = path;
 	struct stat st;
+	bool known = false;	/* st is cur's */
 
 	if (*path != '/' || depth > MAX_LINKS) {
 		pl->through = true;	/* cannot be told: as if it did */
@@ -101,6 +102,7 @@ static void note_path(struct plan *pl, const char *path, int depth)
 			if (s)
 				*s = 0;
 			p = e;
+			known = false;
 			continue;
 		}
 		if (n + 1 + len >= sizeof(cur))
@@ -113,6 +115,7 @@ static void note_path(struct plan *pl, const char *path, int depth)
 			pl->through |= at_or_beneath(cur, pl->avoid[i]);
 		if (lstat(cur, &st))
 			return;
+		known = true;
 		if (S_ISLNK(st.st_mode)) {
 			char t[PATH_MAX];
 			ssize_t k = readlink(cur, t, sizeof(t) - 1);
@@ -134,7 +137,7 @@ static void note_path(struct plan *pl, const char *path, int depth)
 		cur[0] = '/';
 		cur[1] = 0;
 	}
-	if (stat(cur, &st))
+	if (!known && stat(cur, &st))
 		return;
 	for (size_t i = 0; pl->keep && pl->keep[i]; i++)
 		if (!strcmp(pl->keep[i], cur))
@@ -223,6 +226,7 @@ int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err)
 		char p[NAME_MAX + 2];
 		struct stat st;
 		bool holds = false;
+		unsigned char type;
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
@@ -233,11 +237,16 @@ int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err)
 			holds |= beneath(pl.keep[i], p);
 		for (size_t i = 0; pl.links && pl.links[i]; i++)
 			holds |= beneath(pl.links[i], p) && !kept(&pl, pl.links[i]);
-		if (holds)
+		if (holds) {
 			push(&pl, &top, p);
-		else if (!lstat(p, &st) && S_ISDIR(st.st_mode))
+			continue;
+		}
+		type = e->d_type;
+		if (type == DT_UNKNOWN && !lstat(p, &st))
+			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISSOCK(st.st_mode) ? DT_SOCK : DT_REG;
+		if (type == DT_DIR)
 			op(&pl, V_HIDE, 0, p, NULL);
-		else if (!lstat(p, &st) && S_ISSOCK(st.st_mode))
+		else if (type == DT_SOCK)
 			op(&pl, V_HIDE_FILE, 0, p, NULL);
 	}
 	/* the copies first: a cover hides what they are taken from */
