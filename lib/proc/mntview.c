@@ -146,6 +146,12 @@ static void note_path(struct plan *pl, const char *path, int depth)
 	push(pl, &pl->dirs, S_ISDIR(st.st_mode) ? "1" : "0");
 }
 
+static const char *const verbs[] = {
+	[V_CLONE] = "copying", [V_COVER] = "covering", [V_HIDE] = "hiding",
+	[V_HIDE_FILE] = "hiding", [V_MKDIR] = "making", [V_MKFILE] = "making",
+	[V_LINK] = "linking", [V_ATTACH] = "mounting", [V_SEAL] = "sealing",
+};
+
 static void op(struct plan *pl, int o, int slot, const char *path, const char *arg)
 {
 	struct wap_view *v = pl->v;
@@ -163,9 +169,12 @@ static void op(struct plan *pl, int o, int slot, const char *path, const char *a
 	n->slot = slot;
 	n->path = strdup(path);
 	n->arg = arg ? strdup(arg) : NULL;
-	if (!n->path || (arg && !n->arg)) {
+	if (asprintf(&n->what, "mount namespace (the view: %s %s)", verbs[o], path) < 0)
+		n->what = NULL;
+	if (!n->path || (arg && !n->arg) || !n->what) {
 		free(n->path);
 		free(n->arg);
+		free(n->what);
 		pl->oom = true;
 		return;
 	}
@@ -333,6 +342,7 @@ void wap_view_free(struct wap_view *v)
 	for (size_t i = 0; i < v->n; i++) {
 		free(v->ops[i].path);
 		free(v->ops[i].arg);
+		free(v->ops[i].what);
 	}
 	free(v->ops);
 	memset(v, 0, sizeof(*v));
@@ -352,7 +362,7 @@ int wap_view_enter(const struct wap_view *v, const char **what)
 	for (size_t i = 0; i < v->n && e >= 0; i++) {
 		const struct wap_view_op *o = &v->ops[i];
 
-		*what = o->path;
+		*what = o->what;
 		switch (o->op) {
 		case V_CLONE:
 			e = R3(open_tree, AT_FDCWD, o->path, OT_CLONE | O_CLOEXEC | AT_RECURSIVE);

@@ -28,6 +28,7 @@ struct wap_view_op {
 	int slot;		/* a cloned tree, for V_CLONE and V_ATTACH */
 	char *path;
 	char *arg;		/* a link's target */
+	char *what;		/* the step, for an error */
 };
 
 struct wap_view {
@@ -47,7 +48,7 @@ void wap_view_free(struct wap_view *v);
 bool wap_path_through(const char *path, char *const *dirs);
 
 /* Carry the plan out (in the command's child): 0 or an errno, *WHAT the
- * path it failed on. */
+ * step it failed at. */
 int wap_view_enter(const struct wap_view *v, const char **what);
 
 #endif
