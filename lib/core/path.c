@@ -41,3 +41,17 @@ char *wap_path_join(const char *dir, const char *name)
 	wap_path_add(&sb, dir, name);
 	return wap_sb_detach(&sb);	/* NULL when out of memory */
 }
+
+bool wap_path_beneath(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1)
+		return p[0] == '/' && p[1];
+	return !strncmp(p, dir, n) && p[n] == '/';
+}
+
+bool wap_path_within(const char *p, const char *dir)
+{
+	return !strcmp(p, dir) || wap_path_beneath(p, dir);
+}

@@ -3,6 +3,7 @@
 #ifndef WAP_PATH_H
 #define WAP_PATH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "strbuf.h"
@@ -19,5 +20,10 @@ int wap_path_cmp(const char *a, const char *b);
 /* DIR/NAME as above, malloc'd (the caller frees it); NULL when out of
  * memory. */
 char *wap_path_join(const char *dir, const char *name);
+
+/* Is P strictly beneath DIR (both absolute and clean, "/" the top)?
+ * wap_path_within: or P is DIR. */
+bool wap_path_beneath(const char *p, const char *dir);
+bool wap_path_within(const char *p, const char *dir);
 
 #endif

@@ -30,6 +30,7 @@
 #include "cmdpolicy.h"
 #include "config.h"
 #include "landlock.h"
+#include "path.h"
 #include "rsys.h"
 
 #define LL_FS_EXECUTE		(1ULL << 0)
@@ -140,21 +141,6 @@ static int add_rule(int rs, const char *path, int fd, uint64_t rights, uint64_t 
 }
 
 /* ---- command lists in the kernel ---- */
-
-/* Is P strictly beneath DIR (both real absolute paths)? */
-static bool beneath(const char *p, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (n == 1)
-		return p[0] == '/' && p[1];
-	return !strncmp(p, dir, n) && p[n] == '/';
-}
-
-static bool at_or_beneath(const char *p, const char *dir)
-{
-	return !strcmp(p, dir) || beneath(p, dir);
-}
 
 static bool in_set(char *const *v, const char *p)
 {
@@ -520,10 +506,10 @@ static bool skipped(const struct xrules *x, const char *dir)
 static bool something_beneath(const struct xrules *x, const char *dir)
 {
 	for (size_t i = 0; x->holes && x->holes[i]; i++)
-		if (beneath(x->holes[i], dir))
+		if (wap_path_beneath(x->holes[i], dir))
 			return true;
 	for (size_t i = 0; x->keep_out && x->keep_out[i]; i++)
-		if (beneath(x->keep_out[i], dir))
+		if (wap_path_beneath(x->keep_out[i], dir))
 			return true;
 	return false;
 }
@@ -575,12 +561,12 @@ static bool program_area(const struct xrules *x, const char *p)
 {
 	bool sys = false;
 
-	if (at_or_beneath(p, "/proc") || at_or_beneath(p, "/sys") || at_or_beneath(p, "/dev"))
+	if (wap_path_within(p, "/proc") || wap_path_within(p, "/sys") || wap_path_within(p, "/dev"))
 		return false;
 	for (size_t j = 0; x->sys && x->sys[j]; j++)
-		sys |= at_or_beneath(p, x->sys[j]);
+		sys |= wap_path_within(p, x->sys[j]);
 	for (size_t j = 0; x->keep_out && x->keep_out[j]; j++)
-		if (at_or_beneath(p, x->keep_out[j]))
+		if (wap_path_within(p, x->keep_out[j]))
 			return false;
 	return sys;
 }
@@ -679,7 +665,7 @@ static int exec_rules(int rs, struct xrules *x, const char *const *sysdirs, stru
 		if (!(rp = resolve(x, sysdirs[i])))
 			continue;
 		for (int j = 0; x->sys && x->sys[j]; j++)
-			inside |= at_or_beneath(rp, x->sys[j]);
+			inside |= wap_path_within(rp, x->sys[j]);
 		if (!inside && wap_strv_push(&x->sys, rp))
 			rc = wap_err_oom(err);
 		free(rp);
@@ -692,7 +678,7 @@ static int exec_rules(int rs, struct xrules *x, const char *const *sysdirs, stru
 		uint64_t r = !strcmp(x->sys[i], "/dev") ? LL_FS_READ_DIR : x->rd;
 		bool dup = false;
 		for (size_t j = 0; x->sys[j]; j++)
-			dup |= j != i && beneath(x->sys[i], x->sys[j]);
+			dup |= j != i && wap_path_beneath(x->sys[i], x->sys[j]);
 		if (!dup && grant_tree(rs, x, x->sys[i], r, 0, err))
 			return -1;
 	}
@@ -835,7 +821,7 @@ static int read_rule(int rs, struct xrules *x, const char *path, uint64_t rights
 	bool mine = false;
 
 	for (size_t i = 0; x->keep_out && x->keep_out[i]; i++)
-		mine |= at_or_beneath(path, x->keep_out[i]);
+		mine |= wap_path_within(path, x->keep_out[i]);
 	if (!mine)
 		free(resolve(x, path));
 	return add_rule(rs, path, -1, rights, x->all, err);

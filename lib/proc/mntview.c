@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "mntview.h"
+#include "path.h"
 #include "rsys.h"
 
 #ifndef SYS_open_tree
@@ -49,20 +50,6 @@ struct plan {
 	bool through;
 	bool oom;
 };
-
-static bool beneath(const char *p, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (n == 1)
-		return p[0] == '/' && p[1];
-	return !strncmp(p, dir, n) && p[n] == '/';
-}
-
-static bool at_or_beneath(const char *p, const char *dir)
-{
-	return !strcmp(p, dir) || beneath(p, dir);
-}
 
 static void push(struct plan *pl, char ***v, const char *s)
 {
@@ -112,7 +99,7 @@ static void note_path(struct plan *pl, const char *path, int depth)
 		cur[n + 1 + len] = 0;
 		p = e;
 		for (size_t i = 0; pl->avoid && pl->avoid[i]; i++)
-			pl->through |= at_or_beneath(cur, pl->avoid[i]);
+			pl->through |= wap_path_within(cur, pl->avoid[i]);
 		if (lstat(cur, &st))
 			return;
 		known = true;
@@ -185,7 +172,7 @@ static void op(struct plan *pl, int o, int slot, const char *path, const char *a
 static bool kept(const struct plan *pl, const char *p)
 {
 	for (size_t i = 0; pl->keep && pl->keep[i]; i++)
-		if (at_or_beneath(p, pl->keep[i]))
+		if (wap_path_within(p, pl->keep[i]))
 			return true;
 	return false;
 }
@@ -208,6 +195,17 @@ static void make_way(struct plan *pl, const char *top, const char *p)
 			op(pl, V_MKDIR, 0, q, NULL);
 		}
 	}
+}
+
+/* Is kept path I beneath the cover TOP, and inside no other kept path? */
+static bool outermost(const struct plan *pl, size_t i, const char *top)
+{
+	if (!wap_path_beneath(pl->keep[i], top))
+		return false;
+	for (size_t j = 0; pl->keep[j]; j++)
+		if (j != i && wap_path_beneath(pl->keep[i], pl->keep[j]))
+			return false;
+	return true;
 }
 
 int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err)
@@ -243,9 +241,9 @@ int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err)
 		if (kept(&pl, p))
 			continue;
 		for (size_t i = 0; pl.keep && pl.keep[i]; i++)
-			holds |= beneath(pl.keep[i], p);
+			holds |= wap_path_beneath(pl.keep[i], p);
 		for (size_t i = 0; pl.links && pl.links[i]; i++)
-			holds |= beneath(pl.links[i], p) && !kept(&pl, pl.links[i]);
+			holds |= wap_path_beneath(pl.links[i], p) && !kept(&pl, pl.links[i]);
 		if (holds) {
 			push(&pl, &top, p);
 			continue;
@@ -261,12 +259,7 @@ int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err)
 	/* the copies first: a cover hides what they are taken from */
 	for (size_t t = 0; top && top[t]; t++)
 		for (size_t i = 0; pl.keep && pl.keep[i]; i++) {
-			bool inner = false;
-			if (!beneath(pl.keep[i], top[t]))
-				continue;
-			for (size_t j = 0; pl.keep[j]; j++)
-				inner |= j != i && beneath(pl.keep[i], pl.keep[j]);
-			if (inner)
+			if (!outermost(&pl, i, top[t]))
 				continue;
 			if (slot == MAX_SLOTS) {
 				wap_err_set(err, WAP_E_FAILED, "Sandbox: over %d paths to keep",
@@ -279,12 +272,7 @@ int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err)
 	for (size_t t = 0; top && top[t]; t++) {
 		op(&pl, V_COVER, 0, top[t], NULL);
 		for (size_t i = 0; pl.keep && pl.keep[i]; i++) {
-			bool inner = false;
-			if (!beneath(pl.keep[i], top[t]))
-				continue;
-			for (size_t j = 0; pl.keep[j]; j++)
-				inner |= j != i && beneath(pl.keep[i], pl.keep[j]);
-			if (inner)
+			if (!outermost(&pl, i, top[t]))
 				continue;
 			make_way(&pl, top[t], pl.keep[i]);
 			op(&pl, *pl.dirs[i] == '1' ? V_MKDIR : V_MKFILE, 0, pl.keep[i], NULL);
@@ -292,7 +280,7 @@ int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err)
 		}
 		for (size_t i = 0; pl.links && pl.links[i]; i++) {
 			bool dup = false;
-			if (!beneath(pl.links[i], top[t]) || kept(&pl, pl.links[i]))
+			if (!wap_path_beneath(pl.links[i], top[t]) || kept(&pl, pl.links[i]))
 				continue;
 			for (size_t j = 0; j < i; j++)
 				dup |= !strcmp(pl.links[j], pl.links[i]);
