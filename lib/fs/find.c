@@ -161,12 +161,6 @@ static void sort_hits(struct wap_hit **h, struct wap_hit **tmp, size_t n, int so
 		h[k++] = tmp[i++];
 }
 
-/* a hit and its key for newest first */
-struct mkey {
-	uint64_t key;
-	struct wap_hit *h;
-};
-
 /* The radix key of newest first, the smaller the newer: the seconds since
  * LO, the oldest (34 bits: 544 years), and the nanoseconds. */
 static inline uint64_t mtime_key(const struct wap_hit *h, time_t lo)
@@ -176,47 +170,54 @@ static inline uint64_t mtime_key(const struct wap_hit *h, time_t lo)
 	return ~((((uint64_t)h->mtime.tv_sec - (uint64_t)lo) << 30) | ns);
 }
 
-/* Stable LSD radix sort of A[0..N) by key into H, 11 bits at a time and
+/* Stable LSD radix sort of the indices 0..N) by KEY, 11 bits at a time and
  * only over the span of bits where the keys differ (DIFF: none in a tree
- * unpacked at one time, and the path order stands as it is; seconds alone
- * when no file has nanoseconds); B holds N.  One read counts every pass's
- * digits.  -1: no memory. */
+ * unpacked at one time; seconds alone when no file has nanoseconds), in P
+ * and Q (N each): the indices in order in *ORDER, NULL when the order
+ * stands as it is.  The indices move, 4 bytes each, the keys stay (8 bytes
+ * a hit, read where they are: a cache's worth on a big tree).  One read
+ * counts every pass's digits.  -1: no memory. */
 #define RBITS 11
-static int radix_mtime(struct mkey *a, struct mkey *b, size_t n, uint64_t diff,
-			struct wap_hit **h)
+static int radix_mtime(const uint64_t *key, uint32_t *p, uint32_t *q, size_t n,
+		       uint64_t diff, uint32_t **order)
 {
 	int lo = diff ? __builtin_ctzll(diff) : 0, hi = diff ? 64 - __builtin_clzll(diff) : 0;
 	int passes = (hi - lo + RBITS - 1) / RBITS;
-	size_t (*cnt)[1 << RBITS] = NULL;
-	struct mkey *t;
+	size_t (*cnt)[1 << RBITS];
 
-	if (passes) {
-		cnt = calloc(passes, sizeof(*cnt));
-		if (!cnt)
-			return -1;
-		for (size_t i = 0; i < n; i++) {
-			uint64_t k = a[i].key >> lo;
-			for (int p = 0; p < passes; p++, k >>= RBITS)
-				cnt[p][k & ((1 << RBITS) - 1)]++;
-		}
+	*order = NULL;
+	if (!passes)
+		return 0;
+	cnt = calloc(passes, sizeof(*cnt));
+	if (!cnt)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = key[i] >> lo;
+		for (int d = 0; d < passes; d++, k >>= RBITS)
+			cnt[d][k & ((1 << RBITS) - 1)]++;
 	}
-	for (int p = 0; p < passes; p++) {
-		int sh = lo + p * RBITS;
-		size_t at = 0, *c = cnt[p];
-		for (int d = 0; d < 1 << RBITS; d++) {
-			size_t k = c[d];
-			c[d] = at;
+	for (int d = 0; d < passes; d++) {
+		int sh = lo + d * RBITS;
+		size_t at = 0, *c = cnt[d];
+		uint32_t *t;
+		for (int v = 0; v < 1 << RBITS; v++) {
+			size_t k = c[v];
+			c[v] = at;
 			at += k;
 		}
-		for (size_t i = 0; i < n; i++)
-			b[c[(a[i].key >> sh) & ((1 << RBITS) - 1)]++] = a[i];
-		t = a;
-		a = b;
-		b = t;
+		if (!d) {
+			for (size_t i = 0; i < n; i++)
+				q[c[(key[i] >> sh) & ((1 << RBITS) - 1)]++] = (uint32_t)i;
+		} else {
+			for (size_t i = 0; i < n; i++)
+				p[c[(key[q[i]] >> sh) & ((1 << RBITS) - 1)]++] = q[i];
+			t = p;
+			p = q;
+			q = t;
+		}
 	}
-	for (size_t i = 0; i < n; i++)
-		h[i] = a[i].h;
 	free(cnt);
+	*order = q;
 	return 0;
 }
 
@@ -482,10 +483,10 @@ void wap_found_release(struct wap_found *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* The hits in the tree's order, depth first, into ALL, or with MK into
- * MK with their keys from LO and in *DIFF the key bits that differ; how
- * many ((size_t)-1: no memory). */
-static size_t tree_order(const struct gl *g, struct wap_hit **all, struct mkey *mk,
+/* The hits in the tree's order, depth first, into ALL and, with KEY, their
+ * keys from LO into KEY and in *DIFF the key bits that differ; how many
+ * ((size_t)-1: no memory). */
+static size_t tree_order(const struct gl *g, struct wap_hit **all, uint64_t *key,
 			 time_t lo, uint64_t *diff)
 {
 	struct frame {
@@ -509,12 +510,11 @@ static size_t tree_order(const struct gl *g, struct wap_hit **all, struct mkey *
 			continue;
 		}
 		w = &g->per[f->d->worker].e[f->d->start + f->i++];
-		if (w->h.path && mk) {
-			mk[k].key = mtime_key(&w->h, lo);
-			mk[k].h = &w->h;
-			*diff |= mk[k].key ^ mk[0].key;
-			k++;
-		} else if (w->h.path) {
+		if (w->h.path) {
+			if (key) {
+				key[k] = mtime_key(&w->h, lo);
+				*diff |= key[k] ^ key[0];
+			}
 			all[k++] = &w->h;
 		}
 		if (w->sub && w->sub->n) {
@@ -535,18 +535,18 @@ static size_t tree_order(const struct gl *g, struct wap_hit **all, struct mkey *
 }
 
 /* Every worker's hits, TOTAL of them, in one array in the order asked
- * (big_alloc'ed, its size in *ALLSZ); NULL when out of memory. */
+ * (big_alloc'ed, its size in *ALLSZ); NULL when out of memory.  Newest
+ * first from the tree takes one mapping: the hits in the tree's order, their
+ * keys, and the radix sort's two arrays of indices (24 bytes a hit, where a
+ * sort of (key, hit) pairs took 40). */
 static struct wap_hit **gather(const struct gl *g, int nw, size_t total, size_t *allsz)
 {
-	struct wap_hit **all = big_alloc((total ? total : 1) * sizeof(*all), allsz), **tmp;
 	bool tree = g->tree && !g->odd;
-	struct mkey *mk = NULL;
+	bool radix = tree && g->sortby == SORT_MTIME && total > 1 && total < UINT32_MAX;
+	size_t n = total ? total : 1, k = 0;
+	struct wap_hit **all, **tmp;
 	time_t lo = 0, hi = 0;
-	uint64_t diff = 0;
-	size_t k = 0, mksz = 0;
 
-	if (!all)
-		return NULL;
 	for (int i = 0, any = 0; i < nw; i++) {
 		if (!g->per[i].hits)
 			continue;
@@ -555,21 +555,30 @@ static struct wap_hit **gather(const struct gl *g, int nw, size_t total, size_t 
 		if (any == 1 || g->per[i].hi > hi)
 			hi = g->per[i].hi;
 	}
-	/* newest first by radix when the key holds the span of mtimes */
-	if (tree && g->sortby == SORT_MTIME && total > 1 &&
-	    (uint64_t)hi - (uint64_t)lo < 1ull << 34)
-		mk = big_alloc(2 * total * sizeof(*mk), &mksz);
-	if (tree && mk) {
-		if (tree_order(g, NULL, mk, lo, &diff) == total &&
-		    !radix_mtime(mk, mk + total, total, diff, all)) {
-			big_free(mk, mksz);
+	/* by radix when the key holds the span of mtimes */
+	radix = radix && (uint64_t)hi - (uint64_t)lo < 1ull << 34;
+	*allsz = n * (radix ? 3 * sizeof(*all) : sizeof(*all));
+	all = *allsz >= (1u << 20) ? huge_alloc(allsz) : big_alloc(*allsz, allsz);
+	if (!all)
+		return NULL;
+	if (radix) {
+		uint64_t *key = (uint64_t *)(all + n), diff = 0;
+		uint32_t *p = (uint32_t *)(key + n), *order;
+		if (tree_order(g, all, key, lo, &diff) == total &&
+		    !radix_mtime(key, p, p + n, n, diff, &order)) {
+			/* the keys are spent: the tree's order goes there */
+			if (order) {
+				struct wap_hit **t = (struct wap_hit **)key;
+				memcpy(t, all, n * sizeof(*all));
+				for (size_t i = 0; i < n; i++)
+					all[i] = t[order[i]];
+			}
 			return all;
 		}
 		tree = false;
 	} else if (tree && tree_order(g, all, NULL, 0, NULL) != total) {
 		tree = false;
 	}
-	big_free(mk, mksz);
 	if (!tree) {
 		for (int i = 0; i < nw; i++)
 			for (size_t j = 0; j < g->per[i].n; j++)
