@@ -364,6 +364,42 @@ expect "--dir outside the root: exit 4" 4 wap git status --dir ..
 expect "--dir naming a file: exit 9" 9 wap git status --dir a-moved.txt
 expect "--dir that does not exist: exit 3" 3 wap git status --dir nowhere
 rm -rf "$W/nested"
+
+# ---- repositories of their own inside the work tree, as git lists them ----
+# git lists an untracked directory holding a repository ("?? sub/", its
+# is_nonbare_repository_dir) whatever else it holds; libgit2 stops at the
+# .git and, finding nothing else there, took such a directory for empty.
+N=$T/nr
+git init -q "$N" && echo a > "$N/a" && mkdir -p "$N/t" && echo b > "$N/t/b"
+git -C "$N" add -A && git -C "$N" -c user.name=n -c user.email=n@x commit -qm 1
+ns_same() { # DESC: wap git status prints what git status -sb does, byte for byte
+	expect "$1: status" 0 wap git --root "$N" status
+	same "$1: as git status -sb" "$OUT" "$(git -C "$N" status -sb)"
+	expect "$1: status --json" 0 wap git --root "$N" status --json
+	same "$1: --json as porcelain v2" "$(wv2 "$OUT")" "$(pv2 "$N")"
+}
+git init -q "$N/empty"						# nothing but its .git
+ns_same "an empty repository at the top"
+git -C "$N/empty" -c user.name=n -c user.email=n@x commit -q --allow-empty -m e
+ns_same "a repository with a commit and no files"
+mkdir -p "$N/new/deep" && git init -q "$N/new/deep/r"		# in untracked directories
+ns_same "a repository two untracked directories down"
+git init -q "$N/t/inner"					# in a tracked directory
+ns_same "a repository in a tracked directory"
+git init -q "$N/ign" && echo ign/ > "$N/.gitignore"		# ignored: not listed
+mkdir -p "$N/fake/.git" "$N/fake2/.git" && echo x > "$N/fake2/f"	# a .git that is no repository
+mkdir -p "$N/mods" && git init -q --separate-git-dir "$N/mods/sub.git" "$N/linked"	# a .git file
+mkdir -p "$N/emptydir/a/b"
+ns_same "ignored, fake, linked repositories and empty directories"
+rm "$N/.gitignore"
+ns_same "the ignored one listed once not ignored"
+ln -s "$N/empty" "$N/newlink"					# a link is a file to git
+ns_same "a link to a repository"
+N=$T/nr2
+git init -q "$N" && git init -q "$N/sub" && mkdir -p "$N/e/f"	# no index file yet
+ns_same "no index: a repository at the top"
+echo y > "$N/y" && git -C "$N" add y
+ns_same "nothing committed: a repository at the top"
 echo '{"security": {"allowFileSystemAccess": false}}' > "$T/nofs.json"
 expect "file system access disabled: exit 15" 15 wap git status --config "$T/nofs.json"
 

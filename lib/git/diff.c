@@ -1005,7 +1005,7 @@ static int tree_to_workdir(struct g *g, git_tree *ta, git_diff_options *o, git_d
 		return git_diff_tree_to_workdir_with_index(out, g->repo, ta, o);
 	if ((e = git_repository_index(&idx, g->repo)))
 		return e;
-	if (!wt_prestat(g, idx, false, &cand, NULL, NULL)) {
+	if (!wt_prestat(g, idx, false, &cand, NULL, NULL, NULL)) {
 		git_index_free(idx);
 		return git_diff_tree_to_workdir_with_index(out, g->repo, ta, o);
 	}
@@ -1050,7 +1050,7 @@ static int build_diff(struct g *g, struct strv *revs, struct strv *paths, bool s
 			 * data changed are diffed; none: an empty diff */
 			git_index *idx = NULL;
 			struct strv cand = { 0 };
-			if (!o.pathspec.count && wt_prestat(g, NULL, false, &cand, NULL, &idx)) {
+			if (!o.pathspec.count && wt_prestat(g, NULL, false, &cand, NULL, &idx, NULL)) {
 				o.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
 				o.pathspec = strv_arr(&cand);
 				if (!cand.n)

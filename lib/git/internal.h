@@ -112,7 +112,7 @@ int cred_cb(git_credential **out, const char *url, const char *user, unsigned in
 
 /* prestat.c */
 int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bool *nothing_staged,
-	git_index **small);
+	       git_index **small, struct strv *newdirs);
 
 /* reuse.c */
 void wt_reuse(struct g *g, git_diff *d, git_index *idx, const struct strv *cand);

@@ -35,6 +35,7 @@ struct walk {
 	pthread_mutex_t mu;
 	struct strv cand;		/* the paths to look at */
 	struct strv keep;		/* a clean entry of each directory holding an untracked path */
+	struct strv newdirs;		/* dirs on disk with nothing of the index beneath */
 	bool failed;			/* out of memory: look at everything */
 };
 
@@ -135,6 +136,21 @@ static bool stat_clean(const struct walk *w, int fd, const char *name, const git
 
 static void run_dir(void *p);
 
+/* Is dirent C of directory FD a directory? */
+static bool is_dir(int fd, const struct child *c)
+{
+	struct stat st;
+	char *n;
+	bool r;
+
+	if (c->type != DT_UNKNOWN)
+		return c->type == DT_DIR;
+	n = strndup(c->name, c->len);
+	r = !n || (!fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode));
+	free(n);
+	return r;
+}
+
 /* Is dirent C of directory FD a directory holding a .git? */
 static bool nested_repo(int fd, const struct child *c)
 {
@@ -142,15 +158,8 @@ static bool nested_repo(int fd, const struct child *c)
 	struct stat st;
 	bool r;
 
-	if (c->type == DT_UNKNOWN) {
-		char *n = strndup(c->name, c->len);
-		r = !n || (!fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode));
-		free(n);
-		if (!r)
-			return false;
-	} else if (c->type != DT_DIR) {
+	if (!is_dir(fd, c))
 		return false;
-	}
 	wap_sb_add(&sb, c->name, c->len);
 	wap_sb_adds(&sb, "/.git");
 	r = sb.oom || !fstatat(fd, sb.buf, &st, AT_SYMLINK_NOFOLLOW);
@@ -338,18 +347,18 @@ static void run_dir(void *p)
 				if (*j->prefix)
 					add_cand(w, "", j->prefix, strlen(j->prefix) - 1);
 			} else if (w->untracked && nested_repo(dirfd(d), y)) {
-				/* libgit2 shows one only when asked for the
-				 * directory it is in (the top: everything) */
-				if (*j->prefix)
-					add_cand(w, "", j->prefix, strlen(j->prefix) - 1);
-				else
-					walk_failed(w);
+				/* git lists it whatever it holds, libgit2 not
+				 * when it holds nothing else: the status
+				 * decides (own_repos) */
+				add_path(w, &w->newdirs, j->prefix, y->name, y->len);
 			} else if (w->untracked) {
 				if (*j->prefix && !kept && ni) {
 					keep_tracked(w, j, ic, ni);
 					kept = true;
 				}
 				add_cand(w, j->prefix, y->name, y->len);
+				if (is_dir(dirfd(d), y))
+					add_path(w, &w->newdirs, j->prefix, y->name, y->len);
 			}
 			b++;
 			continue;
@@ -656,7 +665,10 @@ static int small_index(const struct ientries *ie, const struct strv *cand, const
 }
 
 /* The paths of the work tree that may differ from index IDX (UNTRACKED:
- * untracked ones too), in *OUT, sorted: 1 when they are known, 0 when not
+ * untracked ones too, and in *NEWDIRS, if not NULL and the walk was made,
+ * the directories with nothing of the index beneath: NULL-terminated,
+ * an empty list when none, left NULL when not known), in *OUT, sorted: 1
+ * when they are known, 0 when not
  * (an index that ignores case, no index file, out of memory): then every
  * path must be looked at.  With NOTHING_STAGED, whether the index's cache
  * tree says the index is HEAD's tree (as git's diff-index uses it, without
@@ -665,7 +677,7 @@ static int small_index(const struct ientries *ie, const struct strv *cand, const
  * one), and *SMALL gets an index of the paths of *OUT only: what a diff of
  * them needs. */
 int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bool *nothing_staged,
-	       git_index **small)
+	       git_index **small, struct strv *newdirs)
 {
 	struct walk w = { .untracked = untracked };
 	struct ientries ie = { 0 };
@@ -677,6 +689,8 @@ int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bo
 	int fd, known = 0;
 
 	memset(out, 0, sizeof(*out));
+	if (newdirs)
+		memset(newdirs, 0, sizeof(*newdirs));
 	if (nothing_staged)
 		*nothing_staged = false;
 	if (small)
@@ -744,6 +758,13 @@ int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bo
 	if (fd >= 0)
 		close(fd);
 	pthread_mutex_destroy(&w.mu);
+	if (newdirs && !w.failed && (w.newdirs.v || (w.newdirs.v = calloc(1, sizeof(char *))))) {
+		if (w.newdirs.n)
+			qsort(w.newdirs.v, w.newdirs.n, sizeof(*w.newdirs.v), strv_cmp);
+		*newdirs = w.newdirs;
+		w.newdirs.v = NULL;
+		w.newdirs.n = 0;
+	}
 	/* most of the tree changed (a checkout, ctimes touched by hard
 	 * links): a list that long costs libgit2 more than its own walk */
 	if (w.failed || (w.cand.n > 4096 && w.cand.n > w.n / 8))
@@ -781,6 +802,7 @@ int wt_prestat(struct g *g, git_index *idx, bool untracked, struct strv *out, bo
 done:
 	strv_free(&w.cand);
 	strv_free(&w.keep);
+	strv_free(&w.newdirs);
 	free(w.e);
 	ientries_free(&ie);
 	return known;
