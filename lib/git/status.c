@@ -333,22 +333,35 @@ static int str_cmp(const void *a, const void *b)
  * and git would, as "DIR/" into *OUT, sorted. */
 static void own_repos(struct g *g, git_status_list *sl, const struct strv *newdirs, struct strv *out)
 {
-	size_t n = sl ? git_status_list_entrycount(sl) : 0;
+	size_t n = sl ? git_status_list_entrycount(sl) : 0, nl = 0;
+	const char **listed = newdirs->n ? malloc((n + 1) * sizeof(*listed)) : NULL;
 
 	memset(out, 0, sizeof(*out));
+	if (!listed)
+		return;
+	for (size_t k = 0; k < n; k++) {
+		const git_status_entry *se = git_status_byindex(sl, k);
+		const git_diff_delta *dd = se->index_to_workdir ? se->index_to_workdir : se->head_to_index;
+		if (dd && dd->new_file.path)
+			listed[nl++] = dd->new_file.path;
+	}
+	qsort(listed, nl, sizeof(*listed), str_cmp);
 	for (size_t i = 0; i < newdirs->n; i++) {
 		struct wap_sb rel = WAP_SB_INIT;
+		size_t lo = 0, hi = nl;
 		char *dir = NULL;
-		bool seen = false;
 		int fd;
 		wap_sb_addf(&rel, "%s/", newdirs->v[i]);
-		for (size_t k = 0; k < n && !seen && !rel.oom; k++) {
-			const git_status_entry *se = git_status_byindex(sl, k);
-			const git_diff_delta *dd = se->index_to_workdir ? se->index_to_workdir
-									: se->head_to_index;
-			seen = dd && dd->new_file.path && !strncmp(dd->new_file.path, rel.buf, rel.len);
+		/* the first listed path from "DIR/" on: DIR/ or beneath? */
+		while (!rel.oom && lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (strcmp(listed[mid], rel.buf) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
-		if (rel.oom || seen || ignored(g, rel.buf)) {
+		if (rel.oom || (lo < nl && !strncmp(listed[lo], rel.buf, rel.len)) ||
+		    ignored(g, rel.buf)) {
 			wap_sb_release(&rel);
 			continue;
 		}
@@ -366,6 +379,7 @@ static void own_repos(struct g *g, git_status_list *sl, const struct strv *newdi
 		free(dir);
 		wap_sb_release(&rel);
 	}
+	free(listed);
 	if (out->n > 1)
 		qsort(out->v, out->n, sizeof(*out->v), str_cmp);
 }
