@@ -243,6 +243,36 @@ same "sandbox: the .git file unchanged" "$(cat "$W/sub/wt/.git")" "gitdir: ../..
 expect "sandbox: cannot change .wap/config.json" 2 wap exec --sandbox -- sh -c 'echo "{\"security\":{}}" > .wap/config.json'
 same "sandbox: .wap/config.json unchanged" "$(cat "$W/.wap/config.json")" "{}"
 expect "sandbox: cannot add to .wap" 2 wap exec --sandbox -- sh -c 'echo x > .wap/new'
+# a protected .git cannot be carried out of reach: the directories on the
+# way to it are mount points, which cannot be renamed or removed
+mkdir -p "$W/vend"
+git -C "$W/vend" init -q lib
+expect "sandbox: cannot move a nested repository's parent deeper" 1 \
+	wap exec --sandbox -- sh -c 'mkdir -p p/q/r && mv vend p/q/r/'
+check "sandbox: the nested repository stays" test -d "$W/vend/lib/.git"
+expect "sandbox: cannot rename the repository's own dir" 1 wap exec --sandbox -- mv vend/lib vend/lib2
+expect "sandbox: the moved-deeper hook is never written" 2 wap exec --sandbox -- sh -c \
+	'echo x > p/q/r/vend/lib/.git/hooks/pre-commit || echo x > vend/lib/.git/hooks/pre-commit'
+check "sandbox: no hook in the nested repository" test ! -e "$W/vend/lib/.git/hooks/pre-commit"
+expect "sandbox: a file beside the nested repository is still written" 0 \
+	wap exec --sandbox -- sh -c 'echo ok > vend/lib/file && echo ok > vend/file'
+rm -rf "$W/p" "$W/vend/lib/file" "$W/vend/file"
+# decoys cannot push a repository out of the protected set: past the
+# limit the command is refused, not run with some .git writable
+for i in $(seq 1 520); do mkdir -p "$W/decoy/d$i/.git"; done
+expect "sandbox: too many .git to protect: refused" 7 wap exec --sandbox -- sh -c 'echo x > vend/lib/.git/hooks/pre-commit'
+has "sandbox: says why" "$ERR" "too many"
+check "sandbox: nothing planted past the limit" test ! -e "$W/vend/lib/.git/hooks/pre-commit"
+rm -rf "$W/decoy"
+# a config file beneath the root (--config) is read-only to commands too,
+# as it is to every other door; so are the dirs on the way to it
+mkdir -p "$W/conf" && echo '{"security":{"restrictedCommands":["curl"]}}' > "$W/conf/wap.json"
+expect "sandbox: cannot rewrite the config beneath the root" 2 \
+	wap --config "$W/conf/wap.json" exec --sandbox -- sh -c 'echo "{}" > conf/wap.json'
+expect "sandbox: cannot move the config's dir away" 1 \
+	wap --config "$W/conf/wap.json" exec --sandbox -- mv conf conf2
+same "sandbox: the config unchanged" "$(cat "$W/conf/wap.json")" '{"security":{"restrictedCommands":["curl"]}}'
+rm -rf "$W/conf"
 expect "sandbox: cannot unmount the read-only .git" 0 wap exec --json --sandbox -- umount .git
 jcheck "sandbox: umount failed" "$OUT" 'j["exit_code"] != 0'
 expect "sandbox: nor reach it through /proc/PPID/cwd" 2 wap exec --sandbox -- sh -c 'echo x > /proc/$PPID/cwd/.git/hooks/pre-commit'

@@ -995,12 +995,50 @@ static DIR *open_dir_at(int dfd, const char *name)
 	return d;
 }
 
-/* ROOT/.git, ROOT/.wap and the .git of repositories up to two levels
- * down: read-only in the command's mount namespace.  Looked for at every
- * sandboxed command (the one before may have made a repository): the
- * listing of a directory of the first level says whether it holds a .git,
- * d_type which of its entries are directories, so each directory of the
- * second level costs one fstatat of its .git, and nothing else does. */
+/* P (absolute, beneath ROOT) read-only in the command's mount namespace,
+ * and each directory between the root and it a mount point of its own: a
+ * mount point cannot be renamed nor removed, so no command can carry P
+ * (with the directory holding it) out of the places the next command
+ * looks in and write it there.  -1: no memory. */
+static int protect(struct wap_sandbox *sb, const char *root, const char *p)
+{
+	size_t rl = strlen(root);
+
+	if (wap_strv_push(&sb->ro, p))
+		return -1;
+	for (const char *s = p + rl + 1; (s = strchr(s, '/')); s++) {
+		size_t n = (size_t)(s - p);
+		bool have = false;
+		for (size_t i = 0; sb->pin && sb->pin[i] && !have; i++)
+			have = strlen(sb->pin[i]) == n && !memcmp(sb->pin[i], p, n);
+		if (!have) {
+			char *a = strndup(p, n);
+			int e = !a || wap_strv_push(&sb->pin, a);
+			free(a);
+			if (e)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int strp_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* More .git than this within two levels: the command is refused rather
+ * than run with some of them writable. */
+#define MAX_PROTECTED 512
+
+/* ROOT/.git, ROOT/.wap, the .git of repositories up to two levels down
+ * and the config file when it lies beneath the root: read-only in the
+ * command's mount namespace, the dirs on the way to them pinned
+ * (protect).  Looked for at every sandboxed command (the one before may
+ * have made a repository): the listing of a directory of the first level
+ * says whether it holds a .git, d_type which of its entries are
+ * directories, so each directory of the second level costs one fstatat of
+ * its .git, and nothing else does. */
 static int find_protected(struct wap_sandbox *sb, const struct wap_ws *ws, struct wap_err *err)
 {
 	char path[4096], rel[NAME_MAX + 6];
@@ -1011,15 +1049,27 @@ static int find_protected(struct wap_sandbox *sb, const struct wap_ws *ws, struc
 
 #define PROTECT(...) do { \
 		snprintf(path, sizeof(path), __VA_ARGS__); \
-		if (n++ < 64 && wap_strv_push(&sb->ro, path)) \
+		if (++n > MAX_PROTECTED) \
+			goto many; \
+		if (protect(sb, ws->root, path)) \
 			goto oom; \
 	} while (0)
 	if (!fstatat(ws->rootfd, ".git", &st, 0))
 		PROTECT("%s/.git", ws->root);
 	if (!fstatat(ws->rootfd, ".wap", &st, 0))
 		PROTECT("%s/.wap", ws->root);
+	for (size_t i = 0; ws->policy_rels && ws->policy_rels[i]; i++) {
+		const char *r = ws->policy_rels[i];
+		size_t al = ws->anchor ? strlen(ws->anchor) : 0;
+		/* relative to the configured root: beneath this one? */
+		if (al && (strncmp(r, ws->anchor, al) || r[al] != '/'))
+			continue;
+		if (!fstatat(ws->rootfd, r + (al ? al + 1 : 0), &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISREG(st.st_mode))
+			PROTECT("%s/%s", ws->root, r + (al ? al + 1 : 0));
+	}
 	if (!(d1 = open_dir_at(ws->rootfd, ".")))
-		return 0;
+		goto done;
 	while ((e1 = readdir(d1))) {
 		if (is_dot(e1->d_name) || !strcmp(e1->d_name, ".git") ||
 		    !strcmp(e1->d_name, ".wap") || !is_dir_at(dirfd(d1), e1) ||
@@ -1041,7 +1091,21 @@ static int find_protected(struct wap_sandbox *sb, const struct wap_ws *ws, struc
 		d2 = NULL;
 	}
 	closedir(d1);
+done:
+	/* a dir before the dirs beneath it */
+	for (n = 0; sb->pin && sb->pin[n]; n++)
+		;
+	if (n > 1)
+		qsort(sb->pin, n, sizeof(*sb->pin), strp_cmp);
 	return 0;
+many:
+	if (d2)
+		closedir(d2);
+	if (d1)
+		closedir(d1);
+	return wap_err_set(err, WAP_E_TOO_LARGE,
+			   "Sandbox: too many repositories to keep read-only (more than %d .git within "
+			   "two levels of %s); the command was not run", MAX_PROTECTED, ws->root);
 oom:
 	if (d2)
 		closedir(d2);
@@ -1300,9 +1364,10 @@ void wap_sandbox_release(struct wap_sandbox *sb)
 	wap_view_free(&sb->view);
 	free(sb->cwd);
 	wap_strv_free(sb->ro);
+	wap_strv_free(sb->pin);
 	wap_strv_free(sb->noexec);
 	sb->tmpdir = sb->tmpenv = sb->cwd = NULL;
-	sb->ro = sb->noexec = NULL;
+	sb->ro = sb->noexec = sb->pin = NULL;
 }
 
 /* The rest of this file runs in the command's child, between its clone
@@ -1444,15 +1509,17 @@ struct ll_mount_attr {
 	uint64_t attr_set, attr_clr, propagation, userns_fd;
 };
 
-/* Mount a copy of PATH over itself with ATTR (MOUNT_ATTR_*). */
+/* Mount a copy of PATH over itself with ATTR (MOUNT_ATTR_*; 0: none, a
+ * bind of PATH on itself). */
 static int remount(const char *path, uint64_t attr)
 {
 	struct ll_mount_attr ma = { .attr_set = attr };
-	long t = R3(open_tree, AT_FDCWD, path, OT_CLONE | OT_CLOEXEC | AT_RECURSIVE), e;
+	long t = R3(open_tree, AT_FDCWD, path, OT_CLONE | OT_CLOEXEC | AT_RECURSIVE), e = 0;
 
 	if (t < 0)
 		return (int)-t;
-	e = R5(mount_setattr, t, "", AT_EMPTY_PATH | AT_RECURSIVE, &ma, sizeof(ma));
+	if (attr)
+		e = R5(mount_setattr, t, "", AT_EMPTY_PATH | AT_RECURSIVE, &ma, sizeof(ma));
 	if (e >= 0)
 		e = R5(move_mount, t, "", AT_FDCWD, path, MM_F_EMPTY_PATH);
 	R1(close, t);
@@ -1551,7 +1618,11 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 			for (size_t i = 0; sb->noexec && sb->noexec[i]; i++)
 				if ((e = remount(sb->noexec[i], MA_NOEXEC)))
 					return (int)e;
-			*what = "mount namespace (read-only .git and .wap)";
+			*what = "mount namespace (the dirs on the way to .git, .wap and the config)";
+			for (size_t i = 0; sb->pin && sb->pin[i]; i++)
+				if ((e = remount(sb->pin[i], 0)))
+					return (int)e;
+			*what = "mount namespace (read-only .git, .wap and the config)";
 			for (size_t i = 0; sb->ro && sb->ro[i]; i++)
 				if ((e = remount(sb->ro[i], MA_RDONLY)))
 					return (int)e;

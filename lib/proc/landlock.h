@@ -93,6 +93,8 @@ struct wap_sandbox {
 	char *tmpdir;			/* the private temp dir (removed on release) */
 	char *tmpenv;			/* "TMPDIR=..." for the command's environment */
 	bool mntns;			/* a private mount namespace with: */
+	char **pin;			/* ... these dirs bound on themselves (so
+					 * that none can be renamed), and */
 	char **ro;			/* ... these paths bind-mounted read-only */
 	char **noexec;			/* ... these noexec (while a list holds) */
 	char *cwd;			/* ... and the start dir entered again after */
