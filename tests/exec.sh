@@ -598,6 +598,21 @@ No such file or directory"
 	same "view: nothing read under a list" "$OUT" "No such file or directory
 Permission denied"
 	rm -rf "$W/.config" "$W/.gitconfig"
+	# the user's other terminals (a shell's, an IDE's): a sandboxed command
+	# gets a devpts of its own, so it neither reads what is typed there nor
+	# writes to them; its own ptys work
+	python3 "$SRC/tests/py/ptyhold.py" "$T/pty" & ptyh=$!
+	for i in $(seq 50); do [ -s "$T/pty" ] && break; sleep 0.1; done
+	P=$(cat "$T/pty")
+	expect "pty: another terminal is writable unsandboxed" 0 wap exec -c "echo unsandboxed > $P"
+	expect "pty: sandboxed, another terminal is not there" 0 wap exec --sandbox -c "echo planted > $P 2>/dev/null || echo refused; ls /dev/pts | grep -c -x '[0-9]*' || true"
+	same "pty: refused, and no other pty listed" "$OUT" "refused
+0"
+	expect "pty: its own pty works" 0 wap exec --sandbox -- /usr/bin/python3 -c 'import os, pty; m, s = pty.openpty(); os.write(s, b"own\n"); print(os.read(m, 10).decode().strip(), os.ttyname(s).startswith("/dev/pts/"))'
+	same "pty: own pty" "$OUT" "own True"
+	sleep 0.3; kill $ptyh 2>/dev/null; wait $ptyh 2>/dev/null
+	lacks "pty: nothing reached the other terminal from the sandbox" "$(cat "$T/pty.out" 2>/dev/null)" "planted"
+	has "pty: the unsandboxed write did (the test can see it)" "$(cat "$T/pty.out" 2>/dev/null)" "unsandboxed"
 	# a kept path reached through links ($HOME/.gitconfig -> dots/gitconfig,
 	# $HOME itself a link) is rebuilt with them; what is beside it is not there
 	mkdir -p "$T/realhome/dots/.ssh" && ln -s realhome "$T/home"

@@ -1336,6 +1336,9 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 			     (LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV | rd) & noexec,
 			     all, err))
 			goto fail;
+	/* the command's own /dev/pts (wap_sandbox_enter) gets these too */
+	sb->pts_access = (LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV | rd) &
+			 noexec & all;
 	for (size_t i = 0; ex.dirs && ex.dirs[i]; i++)
 		if (add_rule(rs, ex.dirs[i], -1, rd, all, err))
 			goto fail;
@@ -1614,6 +1617,24 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 				return (int)-e;
 			if ((e = wap_view_enter(&sb->view, what)))
 				return (int)e;
+			/* the user's other terminals are not the command's:
+			 * a devpts of its own (/dev/ptmx opens the one at pts
+			 * beside it), granted what /dev/pts was (a rule on
+			 * the covered one no longer holds).  Where none can
+			 * be mounted the host's stays, as before. */
+			if (sb->pts_access && sb->ruleset_fd >= 0 &&
+			    R5(mount, "devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+			       "newinstance,ptmxmode=0666,mode=0620") == 0) {
+				struct ll_path_beneath_attr pb = { .allowed_access = sb->pts_access };
+				*what = "mount namespace (a devpts of its own)";
+				if ((e = R3(openat, AT_FDCWD, "/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+					return (int)-e;
+				pb.parent_fd = (int)e;
+				e = R4(landlock_add_rule, sb->ruleset_fd, LL_RULE_PATH_BENEATH, &pb, 0);
+				R1(close, pb.parent_fd);
+				if (e < 0)
+					return (int)-e;
+			}
 			*what = "mount namespace (noexec root and temp dir)";
 			for (size_t i = 0; sb->noexec && sb->noexec[i]; i++)
 				if ((e = remount(sb->noexec[i], MA_NOEXEC)))

@@ -58,6 +58,7 @@
 #ifndef WAP_LANDLOCK_H
 #define WAP_LANDLOCK_H
 
+#include <stdint.h>
 #include <stdbool.h>
 
 #include "err.h"
@@ -93,6 +94,7 @@ struct wap_sandbox {
 	char *tmpdir;			/* the private temp dir (removed on release) */
 	char *tmpenv;			/* "TMPDIR=..." for the command's environment */
 	bool mntns;			/* a private mount namespace with: */
+	uint64_t pts_access;		/* ... a devpts of its own, granted this */
 	char **pin;			/* ... these dirs bound on themselves (so
 					 * that none can be renamed), and */
 	char **ro;			/* ... these paths bind-mounted read-only */
