@@ -36,10 +36,12 @@
  *
  * --sandbox uses Landlock: the command may write only inside the root and
  * a private temp dir made for the run ($TMPDIR; removed afterwards), and
- * read only those, the system directories and git's user config; .git and
- * .wap are mounted read-only in a private mount namespace, where nothing
- * else of the file system (a unix socket in /tmp, /run or $HOME) is there
- * for it.  It refuses to run (FEATURE_DISABLED) where the kernel lacks
+ * read only those, the system directories and git's user config; .git
+ * (nested ones two levels down too), .wap and a config file beneath the
+ * root are mounted read-only in a private mount namespace, the directories
+ * on the way to them pinned (they cannot be moved), /dev/pts is a devpts of
+ * its own, and nothing else of the file system (a unix socket in /tmp, /run
+ * or $HOME, another terminal) is there for it.  It refuses to run (FEATURE_DISABLED) where the kernel lacks
  * Landlock or the namespace.
  * security.readOnly runs every command sandboxed with a read-only root.
  *
