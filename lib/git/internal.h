@@ -71,6 +71,7 @@ void redact_urls(char *s);
 void scrub_token(char *s, const char *tok);
 char *url_display(const char *url);
 int strv_add(struct strv *s, char *owned);
+int strv_cmp(const void *a, const void *b);
 void strv_free(struct strv *s);
 git_strarray strv_arr(struct strv *s);
 void oid_hex(const git_oid *id, char out[GIT_OID_HEXSZ + 1]);

@@ -578,10 +578,6 @@ out:
 	return rc;
 }
 
-static int strv_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* Does the repository's config keep git's defaults that an index made in
  * memory assumes (core.filemode and core.symlinks on, core.ignorecase off)? */

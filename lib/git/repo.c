@@ -110,6 +110,12 @@ char *url_display(const char *url)
 
 /* ---- small helpers ---- */
 
+/* qsort/bsearch order of a strv's strings */
+int strv_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 int strv_add(struct strv *s, char *owned)
 {
 	char **nv;

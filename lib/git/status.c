@@ -324,11 +324,6 @@ static bool untracked_in(struct g *g, int fd, struct wap_sb *rel, int depth)
 	return found;
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Of NEWDIRS, those libgit2 did not list (in SL, nor anything beneath)
  * and git would, as "DIR/" into *OUT, sorted. */
 static void own_repos(struct g *g, git_status_list *sl, const struct strv *newdirs, struct strv *out)
@@ -345,7 +340,7 @@ static void own_repos(struct g *g, git_status_list *sl, const struct strv *newdi
 		if (dd && dd->new_file.path)
 			listed[nl++] = dd->new_file.path;
 	}
-	qsort(listed, nl, sizeof(*listed), str_cmp);
+	qsort(listed, nl, sizeof(*listed), strv_cmp);
 	for (size_t i = 0; i < newdirs->n; i++) {
 		struct wap_sb rel = WAP_SB_INIT;
 		size_t lo = 0, hi = nl;
@@ -381,7 +376,7 @@ static void own_repos(struct g *g, git_status_list *sl, const struct strv *newdi
 	}
 	free(listed);
 	if (out->n > 1)
-		qsort(out->v, out->n, sizeof(*out->v), str_cmp);
+		qsort(out->v, out->n, sizeof(*out->v), strv_cmp);
 }
 
 /* Every directory at the top of the work tree, into *OUT, sorted: the
@@ -408,7 +403,7 @@ static void top_dirs(struct g *g, struct strv *out)
 	}
 	closedir(d);
 	if (out->n > 1)
-		qsort(out->v, out->n, sizeof(*out->v), str_cmp);
+		qsort(out->v, out->n, sizeof(*out->v), strv_cmp);
 }
 
 /* an untracked path into the lists */

@@ -1331,14 +1331,12 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 		if (add_rule(rs, sysdirs[i], -1, !strcmp(sysdirs[i], "/dev") ? LL_FS_READ_DIR : rd,
 			     all, err))
 			goto fail;
-	for (int i = 0; devfiles[i]; i++)
-		if (add_rule(rs, devfiles[i], -1,
-			     (LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV | rd) & noexec,
-			     all, err))
-			goto fail;
 	/* the command's own /dev/pts (wap_sandbox_enter) gets these too */
 	sb->pts_access = (LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV | rd) &
 			 noexec & all;
+	for (int i = 0; devfiles[i]; i++)
+		if (add_rule(rs, devfiles[i], -1, sb->pts_access, all, err))
+			goto fail;
 	for (size_t i = 0; ex.dirs && ex.dirs[i]; i++)
 		if (add_rule(rs, ex.dirs[i], -1, rd, all, err))
 			goto fail;
