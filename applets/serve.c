@@ -48,7 +48,9 @@
  *   --max-message BYTES     largest JSON-RPC message accepted (default 16 MiB); over
  *                           HTTP a larger Content-Length is refused (413) unread,
  *                           a larger WebSocket message closes the connection (1009)
- *   --max-connections N     HTTP: connections at once, more are dropped (default 64)
+ *   --max-connections N     HTTP: connections at once (default 64); past them a
+ *                           new one pushes out the one idle the longest, or is
+ *                           dropped when none is
  *   --ws HOST:PORT          serve the Agent Control Protocol over WebSocket
  *                           (default port 19876); with --http, one server: the
  *                           protocol is on the --http port too

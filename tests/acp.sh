@@ -113,6 +113,9 @@ kill $PID; wait $PID
 start_ws wide --allowed-origins http://evil.example --token-file "$T/star/token2" --root "$T/star/ws"
 tap anyorigin "$PORT" "$(cat "$T/star/token2")" "$T/star/ws"
 kill $PID; wait $PID
+start_ws slots --token-file "$T/star/token4" --root "$T/star/ws"
+tap slots "$PORT" "$(cat "$T/star/token4")" "$T/star/ws"
+kill $PID; wait $PID
 WAP_ACP_AUTH_TIMEOUT=1 start_ws authto --token-file "$T/star/token3" --root "$T/star/ws"
 tap authtimeout "$PORT" "$(cat "$T/star/token3")" "$T/star/ws"
 kill $PID; wait $PID

@@ -467,26 +467,89 @@ check "pipelined requests: no loop left spinning (${ticks:-?} ticks of CPU in 1 
 CODE=$(curl -s -o /dev/null -w '%{http_code}' "$U/health")
 same "pipelined requests: the server still answers" "$CODE" 200
 
-start "$T/s16.log" --no-auth --max-connections 5
+# Slots cannot be held by connections that never send a request: when
+# all are taken, a new connection pushes out the one idle the longest
+# (never a request under way), so a flood of half-open connections that
+# reconnect as they are dropped leaves room for the clients with the token.
+start "$T/s16.log" --token slottok --max-connections 5
 python3 - "$port" > "$T/mc" <<'PY'
-import socket, sys, time, urllib.request
+import json, socket, sys, threading, time, urllib.request
 port = int(sys.argv[1])
+def req(path="/health", body=None, timeout=5):
+    r = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), data=body,
+        headers={"Authorization": "Bearer slottok", "Content-Type": "application/json",
+                 "Accept": "application/json, text/event-stream"})
+    return urllib.request.urlopen(r, timeout=timeout)
 held = [socket.create_connection(("127.0.0.1", port)) for _ in range(5)]
 time.sleep(0.3)
-s = socket.create_connection(("127.0.0.1", port))
-s.settimeout(3)
 try:
-    s.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
-    print("sixth", s.recv(100)[:12].decode() or "closed")
+    print("sixth", req().status)
 except OSError as e:
-    print("sixth closed")
-for h in held:
-    h.close()
+    print("sixth refused", e)
+gone = []
+for i, h in enumerate(held):
+    h.settimeout(0.5)
+    try:
+        if h.recv(1) == b"":
+            gone.append(i)
+    except socket.timeout:
+        pass
+    except OSError:
+        gone.append(i)
+print("oldest closed", gone)
+# a call under way is not pushed out
+init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+       "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode()
+r = req("/mcp", init)
+sid = r.headers["mcp-session-id"]
+out = {}
+def slow():
+    rq = urllib.request.Request("http://127.0.0.1:%d/mcp" % port, data=json.dumps({"jsonrpc": "2.0", "id": 2,
+         "method": "tools/call", "params": {"name": "exec", "arguments": {"command": "sleep 1; echo held"}}}).encode(),
+         headers={"Authorization": "Bearer slottok", "Content-Type": "application/json", "mcp-session-id": sid,
+                  "Accept": "application/json, text/event-stream"})
+    try:
+        out["slow"] = urllib.request.urlopen(rq, timeout=10).read().decode()
+    except OSError as e:
+        out["slow"] = "lost: %s" % e
+t = threading.Thread(target=slow)
+t.start()
+time.sleep(0.2)
+# the flood: half-open connections, each made again as soon as it is dropped
+stop = False
+def flood():
+    socks = []
+    while not stop:
+        try:
+            socks.append(socket.create_connection(("127.0.0.1", port), timeout=1))
+        except OSError:
+            pass
+        if len(socks) > 40:
+            socks.pop(0).close()
+        time.sleep(0.002)
+    for s in socks:
+        s.close()
+f = threading.Thread(target=flood)
+f.start()
 time.sleep(0.3)
-print("after", urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=5).status)
+ok = 0
+for _ in range(20):
+    try:
+        ok += req(timeout=3).status == 200
+    except OSError:
+        pass
+stop = True
+f.join()
+t.join()
+print("answered under the flood", ok)
+print("call under way", "kept" if "held" in out["slow"] else out["slow"])
+print("after", req().status)
 PY
-has "--max-connections 5: a sixth connection is dropped at accept" "$(cat "$T/mc")" "sixth closed"
-has "once the five are gone, connections are accepted again" "$(cat "$T/mc")" "after 200"
+has "--max-connections 5, all held half-open: a client with the token is answered" "$(cat "$T/mc")" "sixth 200"
+has "--max-connections 5: the connection idle the longest is the one closed" "$(cat "$T/mc")" "oldest closed [0]"
+has "a flood of half-open connections: the client with the token is answered every time" "$(cat "$T/mc")" "answered under the flood 20"
+has "a flood of half-open connections: a call under way is not pushed out" "$(cat "$T/mc")" "call under way kept"
+has "after the flood, connections are accepted again" "$(cat "$T/mc")" "after 200"
 
 # ---- SIGTERM drains: the call under way is answered, new ones are not ----
 start "$T/s15.log" --token draintok

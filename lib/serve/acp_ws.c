@@ -194,14 +194,50 @@ static json_t *refuse_stopping(void *arg, const struct wap_rpc_msg *m)
 	return acp_rpc_error(m->id, RPC_INTERNAL, "Server stopping: no new requests", NULL);
 }
 
+/* Every client slot taken: the client connected the longest ago that has
+ * not authenticated is closed to make room (it had longer than any other
+ * to do so), so clients that never authenticate, made again as they are
+ * closed, cannot keep the ones with the token out.  False when every
+ * client has authenticated. */
+static bool make_room(struct wap_acp *a)
+{
+	struct conn *old = NULL;
+	size_t live = 0;
+
+	for (struct conn *c = a->conns; c; c = c->next) {	/* newest first */
+		bool going;
+		pthread_mutex_lock(&c->mu);
+		going = c->close_after;
+		pthread_mutex_unlock(&c->mu);
+		if (going)
+			continue;
+		live++;
+		if (c->s && !__atomic_load_n(&c->s->authed, __ATOMIC_SEQ_CST) && (!old || c->t0 <= old->t0))
+			old = c;
+	}
+	if (live < ACP_MAX_CLIENTS)
+		return true;
+	if (!old)
+		return false;
+	pthread_mutex_lock(&old->mu);
+	old->close_after = true;
+	old->close_status = LWS_CLOSE_STATUS_POLICY_VIOLATION;
+	pthread_mutex_unlock(&old->mu);
+	acp_log(a, LOG_WARN, "ws: client %lu closed to make room: %d clients, not authenticated", old->s->num,
+		ACP_MAX_CLIENTS);
+	lws_callback_on_writable(old->wsi);
+	return true;
+}
+
 int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user, void *in, size_t len)
 {
 	struct conn **pc = (struct conn **)user, *c = pc ? *pc : NULL;
 
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-		if (a->nconns >= ACP_MAX_CLIENTS) {
-			acp_log(a, LOG_WARN, "ws: connection refused: %d clients already", ACP_MAX_CLIENTS);
+		if (!make_room(a)) {
+			acp_log(a, LOG_WARN, "ws: connection refused: %d clients already, all authenticated",
+				ACP_MAX_CLIENTS);
 			return 1;
 		}
 		break;

@@ -87,7 +87,8 @@ struct httpd {
 	int nsessions;
 	time_t swept;		/* the second of the last sweep */
 	unsigned char *wbuf;		/* LWS_PRE + CHUNK, for the loop thread */
-	int nconns;			/* connections open (loop thread) */
+	struct slot *slots;		/* connections open (loop thread) */
+	int nslots, slotcap;
 	int live;			/* transactions not yet freed (atomic) */
 	bool draining;			/* stopping: calls under way finish, no new ones */
 	lws_sorted_usec_list_t sul;	/* wakes the loop while draining */
@@ -95,6 +96,95 @@ struct httpd {
 	struct lws_vhost *http_vh;	/* the --http port (NULL: none) */
 	struct lws_vhost *ws_vh;	/* the --ws port when it is another one */
 };
+
+/* A connection, as the limit on them sees it: one that is not carrying
+ * a request (never sent one, or kept alive between two) is idle, and
+ * the one idle the longest makes room for a new connection when every
+ * slot is taken.  So connections that never finish their headers,
+ * however fast they are made again, cannot keep the clients with the
+ * token out; a request under way and a WebSocket are never pushed out. */
+struct slot {
+	struct lws *wsi;
+	int64_t idle_since;		/* µs, monotonic; 0: busy */
+	bool going;			/* pushed out: closing */
+};
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static struct slot *slot_of(struct httpd *h, struct lws *wsi)
+{
+	for (int i = 0; i < h->nslots; i++)
+		if (h->slots[i].wsi == wsi)
+			return &h->slots[i];
+	return NULL;
+}
+
+/* a new connection: room for it, pushing out the connection idle the
+ * longest when every slot is taken; false to refuse it */
+static bool slot_room(struct httpd *h)
+{
+	int max = (h->o->max_conns > 0 ? h->o->max_conns : 64) + (h->acp ? WAP_ACP_MAX_CLIENTS : 0);
+	struct slot *old = NULL;
+	int live = 0;
+
+	for (int i = 0; i < h->nslots; i++) {
+		struct slot *s = &h->slots[i];
+		if (s->going)
+			continue;
+		live++;
+		if (s->idle_since && (!old || s->idle_since < old->idle_since))
+			old = s;
+	}
+	if (live < max)
+		return true;
+	if (!old)
+		return false;
+	old->going = true;
+	lws_set_timeout(old->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+	return true;
+}
+
+static int slot_add(struct httpd *h, struct lws *wsi)
+{
+	if (h->nslots == h->slotcap) {
+		int cap = h->slotcap ? 2 * h->slotcap : 64;
+		struct slot *n = realloc(h->slots, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		h->slots = n;
+		h->slotcap = cap;
+	}
+	h->slots[h->nslots++] = (struct slot){ wsi, now_us(), false };
+	return 0;
+}
+
+static void slot_del(struct httpd *h, struct lws *wsi)
+{
+	struct slot *s = slot_of(h, wsi);
+
+	if (s)
+		*s = h->slots[--h->nslots];
+}
+
+/* busy (a request under way, a WebSocket) or idle again; -1 when the
+ * connection was pushed out */
+static int slot_busy(struct httpd *h, struct lws *wsi, bool busy)
+{
+	struct slot *s = slot_of(h, wsi);
+
+	if (!s)
+		return 0;
+	if (s->going)
+		return -1;
+	s->idle_since = busy ? 0 : now_us();
+	return 0;
+}
 
 static volatile sig_atomic_t stop_flag;
 static struct lws_context *stop_ctx;
@@ -945,25 +1035,22 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	struct timespec now;
 	int r;
 
-	/* connections: counted from creation to destruction; past the
-	 * limit a new one is closed at accept, before it costs anything */
+	/* connections: in a slot from creation to destruction; past the
+	 * limit (HTTP's and, beside them, the WebSocket clients') the one
+	 * idle the longest makes room, or the new one is closed at accept */
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-		/* HTTP's and, beside them, the WebSocket clients' */
-		return h && h->nconns >= (h->o->max_conns > 0 ? h->o->max_conns : 64) +
-					 (h->acp ? WAP_ACP_MAX_CLIENTS : 0);
+		return h && !slot_room(h);
 	case LWS_CALLBACK_WSI_CREATE:
-		if (h)
-			h->nconns++;
-		return 0;
+		return h ? slot_add(h, wsi) : 0;
 	case LWS_CALLBACK_WSI_DESTROY:
-		if (h && h->nconns > 0)
-			h->nconns--;
+		if (h)
+			slot_del(h, wsi);
 		return 0;
 	/* a WebSocket: the upgrade passes the one gate, then the connection
 	 * is the protocol's */
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-		return h && upgrade_ok(h, wsi, in) ? 0 : 1;
+		return h && upgrade_ok(h, wsi, in) && !slot_busy(h, wsi, true) ? 0 : 1;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 	case LWS_CALLBACK_ESTABLISHED:
 	case LWS_CALLBACK_RECEIVE:
@@ -983,6 +1070,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	switch (reason) {
 	case LWS_CALLBACK_HTTP:
+		if (slot_busy(h, wsi, true))
+			return -1;	/* pushed out before its request came */
 		if (t)
 			txn_detach(h, t);
 		t = ps->t = calloc(1, sizeof(*t));
@@ -1093,6 +1182,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			txn_detach(h, t);
 			if (lws_http_transaction_completed(wsi))
 				return -1;
+			return slot_busy(h, wsi, false);
 		}
 		return 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
@@ -1381,5 +1471,6 @@ out:
 	}
 	pthread_mutex_destroy(&h.mu);
 	free(h.wbuf);
+	free(h.slots);
 	return rc;
 }

@@ -671,6 +671,31 @@ async function authtimeout() {
   await good.close();
 }
 
+// every client slot (256) held by clients that never authenticate: a new
+// client pushes out the one connected the longest ago, never a client
+// that has authenticated
+async function slots() {
+  const good = await auth();
+  const idle = [];
+  for (let i = 0; i < 256; i++) {
+    idle.push(await new Client(url).open().catch((e) => e));
+    if (i === 0) await sleep(1100);	// connected a second before the rest
+  }
+  const opened = idle.filter((c) => c instanceof Client).length;
+  ok(opened === 256, 'all 256 connect (the first pushed out to make room for the last)', opened);
+  const late = await auth().catch((e) => e);
+  ok(late instanceof Client, 'a client with the token connects and authenticates beside 255 that do not', String(late));
+  await sleep(300);
+  ok(idle[0].closed, 'the oldest client that had not authenticated was closed to make room');
+  ok(!good.closed, 'the authenticated client stays');
+  const r = await good.call('fs.exists', { path: '.' });
+  ok(r.result && r.result.exists === true, 'and is served', r);
+  ok(idle.slice(2).every((c) => !c.closed), 'the others that had not authenticated stay until their timeout');
+  for (const c of idle) if (c instanceof Client && !c.closed) c.ws.terminate();
+  if (late instanceof Client) await late.close();
+  await good.close();
+}
+
 // allowedOrigins ["*"] or --allowed-origins http://evil.example
 async function anyorigin() {
   const c = await new Client(url, { origin: 'http://evil.example' }).open().catch((e) => e);
@@ -718,6 +743,6 @@ async function hello() {
   await c.close();
 }
 
-const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello };
+const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots };
 scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
   .then(() => process.exit(0));
