@@ -169,13 +169,25 @@ else
 		expect "as nobody --sandbox: a socket beside the root" 0 asnobody "$NWAP" exec --sandbox -- /usr/bin/python3 unixsock.py connect "$nb/agent.sock"
 		same "as nobody --sandbox: not there" "$OUT" "$nb/agent.sock ENOENT"
 		kill $nbs; wait $nbs 2>/dev/null
-		# the temp dirs' home must be the user's own and private
-		if [ ! -e /tmp/wap-sandbox-65534 ]; then
-			mkdir -m 0777 /tmp/wap-sandbox-65534
-			expect "as nobody --sandbox: a temp home not its own is refused" 1 asnobody "$NWAP" exec --sandbox -- true
-			has "as nobody --sandbox: the reason" "$ERR" "/tmp/wap-sandbox-65534 is not this user's own private dir"
-			rmdir /tmp/wap-sandbox-65534
-		fi
+		# the temp dirs' home must be the user's own and private: one made
+		# first by another user is not used, nor does it stop the command
+		# (a private home of the process's own, gone when it ends); as a
+		# uid of its own (nobody's home is other suites')
+		sq=/tmp/wap-sandbox-65533
+		[ -e $sq ] && mv $sq "$nb/saved-home"
+		mkdir -m 0777 $sq
+		expect "another uid --sandbox: a temp home made first by another user does not stop it" 0 \
+			setpriv --reuid=65533 --regid=65533 --clear-groups env HOME="$nb" XDG_CONFIG_HOME="$nb/cfg" WAP_ROOT="$nb/ws" \
+			"$NWAP" exec --sandbox -- sh -c 'echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && echo "$TMPDIR"'
+		same "another uid --sandbox: its temp dir works" "$(printf '%s\n' "$OUT" | sed -n 1p)" t
+		case $(printf '%s\n' "$OUT" | sed -n 2p) in
+		$sq.??????/*) ok "another uid --sandbox: the temp dir is in a private home of its own";;
+		*) fail "another uid --sandbox: temp dir '$(printf '%s\n' "$OUT" | sed -n 2p)' $ERR";;
+		esac
+		same "another uid --sandbox: nothing made in the other user's dir" "$(ls -A $sq)" ""
+		same "another uid --sandbox: its own home is gone when it ends" "$(ls -d $sq.* 2>/dev/null)" ""
+		rmdir $sq
+		[ -e "$nb/saved-home" ] && mv "$nb/saved-home" $sq
 		for how in "" --sandbox; do
 			expect "as nobody${how:+ $how}: a command and the init's memory" 0 asnobody "$NWAP" exec $how -c "$peek"
 			same "as nobody${how:+ $how}: the command cannot read nor write the init's memory (wap's)" "$(echo $OUT)" "no-maps no-mem"

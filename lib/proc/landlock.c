@@ -1119,24 +1119,50 @@ oom:
  * user's own (0700), made once and left, like tmux's.  The view keeps it
  * whole (Landlock's rule on a dir the view covers no longer holds: the
  * list layer, kept from one command to the next, grants reading here),
- * and a command's own rules reach only its own dir in it. */
+ * and a command's own rules reach only its own dir in it.  When another
+ * user made that name first (or it is not private), it is not used: the
+ * process makes a home of its own, /tmp/wap-sandbox-UID.XXXXXX, used
+ * for its life and removed when it ends. */
+static pthread_mutex_t home_mu = PTHREAD_MUTEX_INITIALIZER;
+static char own_home[64];
+
+static void own_home_rm(void)
+{
+	rmdir(own_home);
+}
+
+static bool private_dir(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	bool ok = fd >= 0 && !fstat(fd, st) && st->st_uid == geteuid() && !(st->st_mode & 077);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 static int temp_home(char *buf, size_t size, struct stat *st, struct wap_err *err)
 {
-	int fd;
-
 	snprintf(buf, size, "/tmp/wap-sandbox-%u", (unsigned)geteuid());
 	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
 		return wap_err_set(err, WAP_E_FAILED, "Sandbox: cannot make %s: %s", buf,
 				   strerror(errno));
-	if ((fd = open(buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return wap_err_set(err, WAP_E_FAILED, "Sandbox: %s: %s", buf, strerror(errno));
-	if (fstat(fd, st) < 0 || st->st_uid != geteuid() || (st->st_mode & 077)) {
-		close(fd);
-		return wap_err_set(err, WAP_E_FAILED,
-				   "Sandbox: %s is not this user's own private dir (0700); "
-				   "refusing to make temp dirs in it", buf);
+	if (private_dir(buf, st))
+		return 0;
+	pthread_mutex_lock(&home_mu);
+	if (!own_home[0]) {
+		snprintf(own_home, sizeof(own_home), "%s.XXXXXX", buf);
+		if (mkdtemp(own_home))
+			atexit(own_home_rm);
+		else
+			own_home[0] = 0;
 	}
-	close(fd);
+	snprintf(buf, size, "%s", own_home);
+	pthread_mutex_unlock(&home_mu);
+	if (!*buf || !private_dir(buf, st))
+		return wap_err_set(err, WAP_E_FAILED, "Sandbox: /tmp/wap-sandbox-%u is not this user's own "
+				   "private dir, and no private dir of its own could be made beside it",
+				   (unsigned)geteuid());
 	return 0;
 }
 
