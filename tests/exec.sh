@@ -169,6 +169,10 @@ else
 		expect "as nobody --sandbox: a socket beside the root" 0 asnobody "$NWAP" exec --sandbox -- /usr/bin/python3 unixsock.py connect "$nb/agent.sock"
 		same "as nobody --sandbox: not there" "$OUT" "$nb/agent.sock ENOENT"
 		kill $nbs; wait $nbs 2>/dev/null
+		# what a command leaves in its temp dir goes, closed to its owner too
+		expect "as nobody --sandbox: a temp dir and a dir in it closed to their owner" 0 \
+			asnobody "$NWAP" exec --sandbox -- sh -c 'cd "$TMPDIR" && mkdir -p a/b && echo x > a/b/f && chmod 0 a/b a "$TMPDIR" && echo "$TMPDIR"'
+		check "as nobody --sandbox: the temp dir is removed all the same" test ! -e "$OUT"
 		# the temp dirs' home must be the user's own and private: one made
 		# first by another user is not used, nor does it stop the command
 		# (a private home of the process's own, gone when it ends); as a

@@ -188,6 +188,22 @@ same "sandbox: written and read back, mode 0700" "$(printf '%s\n' "$OUT" | sed -
 ptmp=$(printf '%s\n' "$OUT" | sed -n 3p)
 case $ptmp in /tmp/wap-sandbox-$(id -u)/*) ok "sandbox: the private dir is under /tmp ($ptmp)";; *) fail "sandbox: private dir $ptmp";; esac
 check "sandbox: the private dir is removed after the run" test ! -e "$ptmp"
+# however deep a tree the command leaves there (past PATH_MAX), and with
+# dirs it closed to its owner
+deep='import os
+t = os.environ["TMPDIR"]; print(t)
+fd = os.open(t, os.O_RDONLY)
+for i in range(150):
+    os.mkdir("d" * 200, dir_fd=fd)
+    fd = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+os.mkdir("shut", dir_fd=fd); os.mkdir("shut/in", dir_fd=fd)
+open(os.open("shut/in/f", os.O_WRONLY | os.O_CREAT, dir_fd=fd), "w").write("y")
+os.chmod("shut/in", 0, dir_fd=fd); os.chmod("shut", 0, dir_fd=fd)
+print("made")'
+expect "sandbox: a tree 150 levels deep in the temp dir" 0 wap exec --sandbox -- python3 -c "$deep"
+same "sandbox: made" "$(printf '%s\n' "$OUT" | sed -n 2p)" made
+ptmp=$(printf '%s\n' "$OUT" | sed -n 1p)
+check "sandbox: the private dir is removed after the run, however deep" test ! -e "$ptmp"
 
 # no device nodes (root could make one for the disk), no disk devices
 expect "sandbox: mknod of a block device refused" 1 wap exec --sandbox -- mknod ./blk b 7 0

@@ -931,43 +931,86 @@ out:
 
 /* ---- the private temp dir ---- */
 
-static void rm_tree_at(int dfd, const char *name, int depth)
+/* Remove the temp dir at PATH and what the command left in it, however
+ * deep (past PATH_MAX too), with one directory open at a time: down into
+ * the first subdir that is not empty, back up by ".." once it is, the
+ * parent read again.  A dir the command closed to its owner is opened
+ * again (it is the user's); one that still cannot be emptied is noted by
+ * inode and passed over, so the walk always ends.  The command is gone:
+ * nothing moves the tree meanwhile. */
+static bool noted(const ino_t *v, size_t n, ino_t ino)
 {
-	struct dirent *e;
-	DIR *d;
-	int fd;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == ino)
+			return true;
+	return false;
+}
 
-	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT || depth > 64)
-		return;
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		return;
-	}
-	while ((e = readdir(d)))
-		if (!is_dot(e->d_name))
-			rm_tree_at(dirfd(d), e->d_name, depth + 1);
-	closedir(d);
-	unlinkat(dfd, name, AT_REMOVEDIR);
+static int note(ino_t **v, size_t *n, ino_t ino)
+{
+	ino_t *x = reallocarray(*v, *n + 1, sizeof(**v));
+
+	if (!x)
+		return -1;
+	x[(*n)++] = ino;
+	*v = x;
+	return 0;
 }
 
 static void rm_tree(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	char parent[4096];
-	int dfd;
+	ino_t *stuck = NULL;
+	size_t nstuck = 0, depth = 0;
+	int fd;
 
-	if (!slash || (size_t)(slash - path) >= sizeof(parent))
-		return;
-	memcpy(parent, path, (size_t)(slash - path));
-	parent[slash - path] = 0;
-	dfd = open(*parent ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return;
-	rm_tree_at(dfd, slash + 1, 0);
-	close(dfd);
+	chmod(path, 0700);	/* the command's own to close */
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	while (fd >= 0) {
+		int down = -1, dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+		struct dirent *e;
+		struct stat st;
+		bool oom = false;
+
+		if (!d) {
+			if (dfd >= 0)
+				close(dfd);
+			break;
+		}
+		while (down < 0 && !oom && (e = readdir(d))) {
+			if (is_dot(e->d_name) || !unlinkat(fd, e->d_name, 0) || errno == ENOENT ||
+			    !unlinkat(fd, e->d_name, AT_REMOVEDIR) || errno == ENOENT ||
+			    noted(stuck, nstuck, e->d_ino))
+				continue;
+			fchmodat(fd, e->d_name, 0700, 0);
+			down = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (down < 0)	/* cannot go in: passed over */
+				oom = note(&stuck, &nstuck, e->d_ino) < 0;
+		}
+		closedir(d);
+		if (oom)
+			break;
+		if (down >= 0) {
+			close(fd);
+			fd = down;
+			depth++;
+			continue;
+		}
+		if (!depth)
+			break;
+		/* done here, or what is left cannot be removed: up, and this
+		 * dir passed over if it is still there */
+		if (fstat(fd, &st) || note(&stuck, &nstuck, st.st_ino))
+			break;
+		down = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = down;
+		depth--;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(stuck);
+	rmdir(path);
 }
 
 /* Is the entry E of the directory DFD a directory (not a link to one)?
