@@ -626,6 +626,13 @@ Permission denied"
 0"
 	expect "pty: its own pty works" 0 wap exec --sandbox -- /usr/bin/python3 -c 'import os, pty; m, s = pty.openpty(); os.write(s, b"own\n"); print(os.read(m, 10).decode().strip(), os.ttyname(s).startswith("/dev/pts/"))'
 	same "pty: own pty" "$OUT" "own True"
+	expect "pty: its own pty works under a command list too" 0 wap exec --deny curl -- /usr/bin/python3 -c 'import os, pty; m, s = pty.openpty(); os.write(s, b"own\n"); print(os.read(m, 10).decode().strip(), os.ttyname(s).startswith("/dev/pts/"))'
+	same "pty: own pty under a list" "$OUT" "own True"
+	expect "pty: under a command list, another terminal is not there" 0 wap exec --deny curl -c "echo planted > $P 2>/dev/null || echo refused; ls /dev/pts | grep -c -x '[0-9]*' || true"
+	same "pty: under a list, refused, and no other pty listed" "$OUT" "refused
+0"
+	expect "pty: under a command list, a disk's device file is not read" 0 wap exec --deny curl -c "head -c1 \$(ls /dev/vda /dev/sda /dev/nvme0n1 /dev/loop0 2>/dev/null | head -1) >/dev/null 2>&1 && echo read || echo refused"
+	same "pty: under a list, no disk read" "$OUT" "refused"
 	sleep 0.3; kill $ptyh 2>/dev/null; wait $ptyh 2>/dev/null
 	lacks "pty: nothing reached the other terminal from the sandbox" "$(cat "$T/pty.out" 2>/dev/null)" "planted"
 	has "pty: the unsandboxed write did (the test can see it)" "$(cat "$T/pty.out" 2>/dev/null)" "unsandboxed"

@@ -855,9 +855,12 @@ static int make_layer(const struct wap_ws *ws, struct xrules *x,
 	    read_rule(rs, x, home_tmp, LL_FS_READ_FILE, err) ||
 	    read_rule(rs, x, "/etc/resolv.conf", LL_FS_READ_FILE, err))
 		goto fail;
-	for (int i = 0; devfiles[i]; i++)
-		if (read_rule(rs, x, devfiles[i], LL_FS_READ_FILE, err))
-			goto fail;
+	/* /dev whole: no program there, and the command's own layer (always
+	 * with this one) narrows it to devfiles.  A rule on /dev/pts would
+	 * not reach the devpts of the command's own mounted over it (the
+	 * covered inode's rules no longer hold), one on /dev does */
+	if (read_rule(rs, x, "/dev", LL_FS_READ_FILE, err))
+		goto fail;
 	for (size_t i = 0; x->ex->dirs && x->ex->dirs[i]; i++)
 		if (read_rule(rs, x, x->ex->dirs[i], x->rd, err))
 			goto fail;
