@@ -838,9 +838,11 @@ out:
 }
 
 int wap_term_send(struct wap_terms *ts, const char *id, const char *data, size_t len,
-		  struct wap_err *err)
+		  const struct wap_cancel *cancel, struct wap_err *err)
 {
 	struct term *t;
+	struct timespec t0;
+	size_t sent = 0;
 	int fd = -1, rc = 0;
 
 	pthread_mutex_lock(&ts->mu);
@@ -858,18 +860,30 @@ int wap_term_send(struct wap_terms *ts, const char *id, const char *data, size_t
 		return rc;
 	if (fd < 0)
 		return wap_err_set(err, WAP_E_FAILED, "Cannot write to terminal %s: %s", id, strerror(errno));
-	/* The master is non-blocking: wait (bounded) when the PTY is full. */
+	/* The master is non-blocking: wait when the PTY is full, for
+	 * WAP_TERM_SEND_S in all (a shell that reads a byte now and then
+	 * would hold the caller for hours) and while the call stands */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (len) {
 		ssize_t n = write(fd, data, len);
 		if (n > 0) {
 			data += n;
 			len -= (size_t)n;
+			sent += (size_t)n;
 		} else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
 			struct pollfd p = { .fd = fd, .events = POLLOUT };
-			if (poll(&p, 1, 5000) <= 0) {
-				rc = wap_err_set(err, WAP_E_TIMEOUT, "Terminal %s does not read its input", id);
+			struct timespec now;
+			if (wap_cancel_is_set(cancel)) {
+				rc = wap_cancel_err(err);
 				break;
 			}
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec - t0.tv_sec >= WAP_TERM_SEND_S) {
+				rc = wap_err_set(err, WAP_E_TIMEOUT, "Terminal %s does not read its input: %zu of "
+						 "%zu bytes taken in %d s", id, sent, sent + len, WAP_TERM_SEND_S);
+				break;
+			}
+			poll(&p, 1, 100);
 		} else {
 			rc = wap_err_set(err, WAP_E_FAILED, "Cannot write to terminal %s: %s", id, strerror(errno));
 			break;

@@ -76,8 +76,12 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 		    char id[WAP_TERM_ID_LEN], struct wap_err *err);
 
 /* Write DATA to the terminal's input.  TERM_NOT_FOUND for an unknown id (the
- * protocols map it to TerminalNotFound); FAILED when it has exited. */
+ * protocols map it to TerminalNotFound); FAILED when it has exited;
+ * TIMEOUT when the terminal does not take it all within
+ * WAP_TERM_SEND_S (however slowly it reads); cancelled with CANCEL. */
+#define WAP_TERM_SEND_S 10
 int wap_term_send(struct wap_terms *ts, const char *id, const char *data, size_t len,
+		  const struct wap_cancel *cancel,
 		  struct wap_err *err);
 
 /* The buffered output (its last MAX_LINES lines when MAX_LINES > 0).

@@ -22,6 +22,10 @@
 #define ACP_MAX_MESSAGE		WAP_RPC_MAX_MESSAGE	/* unless the server says */
 #define ACP_MAX_QUEUE		(8u << 20)	/* bytes of notifications queued per client */
 #define ACP_MAX_PREAUTH		(64u << 10)	/* a message before auth.authenticate */
+/* replies a client has not taken: past this (the server's message limit
+ * more after auth.authenticate) the client is closed */
+#define ACP_MAX_UNREAD		(256u << 10)
+#define ACP_CLOSE_GRACE_S	2	/* a client being closed has this to read the rest */
 #define ACP_AUTH_TIMEOUT_S	30	/* a client must authenticate within */
 #define ACP_MAX_AUTH_FAILURES	5
 #define ACP_MAX_CLIENTS		WAP_ACP_MAX_CLIENTS

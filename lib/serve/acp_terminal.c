@@ -111,7 +111,7 @@ int acp_terminal_sendText(struct acp_ctx *c, json_t **res, struct wap_err *err)
 	wap_sb_add(&sb, text, json_string_length(jt));
 	if (nl)
 		wap_sb_addc(&sb, '\n');
-	r = wap_term_send(terms(c), id, sb.buf ? sb.buf : "", sb.len, err);
+	r = wap_term_send(terms(c), id, sb.buf ? sb.buf : "", sb.len, c->call.cancel, err);
 	wap_sb_release(&sb);
 	if (r < 0)
 		return -1;

@@ -27,6 +27,8 @@ struct conn {
 	struct qmsg *head, *tail;
 	size_t qbytes;
 	unsigned long dropped;
+	bool overfull;			/* replies over ACP_MAX_UNREAD: closed at once */
+	bool doomed;			/* its closing is under way (service thread) */
 	bool close_after;
 	enum lws_close_status close_status;
 	struct wap_sb rx;
@@ -50,6 +52,13 @@ struct inmsg {
 
 #define ACP_MAX_PENDING 256	/* messages waiting per client */
 
+static size_t unread_cap(const struct conn *c)
+{
+	bool authed = c->s && __atomic_load_n(&c->s->authed, __ATOMIC_SEQ_CST);
+
+	return ACP_MAX_UNREAD + (authed ? ACP_MAX_QUEUE + c->a->max_message : 0);
+}
+
 static void enqueue(struct conn *c, json_t *msg, bool droppable)
 {
 	char *text = json_dumps(msg, JSON_COMPACT);
@@ -63,6 +72,15 @@ static void enqueue(struct conn *c, json_t *msg, bool droppable)
 	pthread_mutex_lock(&c->mu);
 	if (droppable && c->qbytes + n > ACP_MAX_QUEUE) {
 		c->dropped++;
+		pthread_mutex_unlock(&c->mu);
+		free(text);
+		return;
+	}
+	/* a client that sends and does not read would make us hold its
+	 * replies without end: past the cap it is closed (one reply, however
+	 * big, always fits an empty queue) */
+	if (c->overfull || (c->head && c->qbytes + n > unread_cap(c))) {
+		c->overfull = true;
 		pthread_mutex_unlock(&c->mu);
 		free(text);
 		return;
@@ -194,6 +212,15 @@ static json_t *refuse_stopping(void *arg, const struct wap_rpc_msg *m)
 	return acp_rpc_error(m->id, RPC_INTERNAL, "Server stopping: no new requests", NULL);
 }
 
+/* Close C for good (service thread): at once (LWS_TO_KILL_ASYNC), or
+ * after SECS should its close not get out (a client that does not read
+ * would hold it, its thread and its queue, for ever). */
+static void doom(struct conn *c, int secs)
+{
+	c->doomed = true;
+	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, secs);
+}
+
 /* Every client slot taken: the client connected the longest ago that has
  * not authenticated is closed to make room (it had longer than any other
  * to do so), so clients that never authenticate, made again as they are
@@ -225,7 +252,7 @@ static bool make_room(struct wap_acp *a)
 	pthread_mutex_unlock(&old->mu);
 	acp_log(a, LOG_WARN, "ws: client %lu closed to make room: %d clients, not authenticated", old->s->num,
 		ACP_MAX_CLIENTS);
-	lws_callback_on_writable(old->wsi);
+	doom(old, LWS_TO_KILL_ASYNC);
 	return true;
 }
 
@@ -364,10 +391,19 @@ int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user
 		break;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		for (struct conn *k = a ? a->conns : NULL; k; k = k->next) {
-			bool any;
+			bool any, over, closing;
 			pthread_mutex_lock(&k->mu);
 			any = k->head != NULL || k->close_after;
+			over = k->overfull;
+			closing = k->close_after;
 			pthread_mutex_unlock(&k->mu);
+			if (over && !k->doomed) {
+				acp_log(a, LOG_WARN, "ws: client %lu closed: it does not read its replies "
+					"(over %zu KiB waiting)", k->s ? k->s->num : 0, unread_cap(k) >> 10);
+				doom(k, LWS_TO_KILL_ASYNC);
+			} else if (closing && !k->doomed) {
+				doom(k, ACP_CLOSE_GRACE_S);
+			}
 			if (any)
 				lws_callback_on_writable(k->wsi);
 		}
@@ -405,6 +441,7 @@ static void tick(lws_sorted_usec_list_t *sul)
 		pthread_mutex_unlock(&c->mu);
 		if (late) {
 			acp_log(a, LOG_WARN, "ws: client %lu closed: no authentication within %ld s", c->s->num, limit);
+			doom(c, ACP_CLOSE_GRACE_S);
 			lws_callback_on_writable(c->wsi);
 		}
 	}

@@ -696,6 +696,82 @@ async function slots() {
   await good.close();
 }
 
+// A client that sends and never reads: the replies it does not take are
+// held up to a cap, then it is closed (before auth.authenticate and after);
+// the server's memory stays bounded
+async function noread() {
+  const pid = +process.env.SERVER_PID;
+  const rss = () => +fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1];
+  const before = rss();
+  const pre = await new Client(url).open();
+  pre.ws._socket.pause();
+  const junk = '[' + Array(1000).fill('1').join(',') + ']';
+  for (let i = 0; i < 600 && !pre.closed; i++) {
+    pre.raw(junk);
+    if (i % 20 === 0) await sleep(20);
+  }
+  await sleep(1500);
+  const mid = rss();
+  // (under ASan freed memory is held in quarantine: RSS says nothing)
+  const asan = !!process.env.ASAN;
+  ok(asan || mid - before < 32 * 1024, 'not reading, before auth: the server holds little for it', { before, mid });
+  pre.ws._socket.resume();
+  await sleep(500);
+  ok(pre.closed, 'not reading, before auth: the client is closed');
+  fs.writeFileSync(path.join(ws, 'big1m.txt'), 'x'.repeat(1 << 20));
+  const c = await auth();
+  c.ws._socket.pause();
+  for (let i = 0; i < 40 && !c.closed; i++) {
+    const b = [];
+    for (let k = 0; k < 20; k++) b.push({ jsonrpc: '2.0', id: 1000 + i * 20 + k, method: 'fs.readFile', params: { path: 'big1m.txt' } });
+    c.raw(JSON.stringify(b));
+    await sleep(50);
+  }
+  await sleep(2000);
+  const after = rss();
+  ok(asan || after - before < 96 * 1024, 'not reading, authenticated: the server holds at most its cap', { before, after });
+  c.ws._socket.resume();
+  await sleep(500);
+  ok(c.closed, 'not reading, authenticated: the client is closed');
+  const good = await auth();
+  const r = await good.call('fs.exists', { path: '.' });
+  ok(r.result && r.result.exists === true, 'the server serves the next client', r);
+  await good.close();
+}
+
+// A client gone while its terminal.sendText waits on a terminal that
+// reads slowly: the call stops, the server goes on serving
+async function sendfreeze() {
+  const c = await auth();
+  const r = await c.call('terminal.create', { name: 'slow' });
+  const id = r.result && r.result.terminalId;
+  ok(id, 'terminal.create', r);
+  await c.call('terminal.sendText', { terminalId: id, text: 'stty raw -echo; while :; do dd bs=4096 count=1 of=/dev/null 2>/dev/null; sleep 4; done' });
+  await sleep(1000);
+  c.raw(JSON.stringify({ jsonrpc: '2.0', id: 999, method: 'terminal.sendText', params: { terminalId: id, text: 'x'.repeat(4 << 20) } }));
+  await sleep(1500);
+  c.ws.terminate();
+  await sleep(500);
+  const t0 = Date.now();
+  const d = await Promise.race([auth().catch(() => null), sleep(4000).then(() => null)]);
+  ok(d, 'a client gone while its sendText waits: the server still answers', Date.now() - t0);
+  const r2 = d ? await d.call('fs.exists', { path: '.' }, 3000) : {};
+  ok(r2.result && r2.result.exists === true, 'and serves', r2);
+  if (!d) return;
+  // and a terminal that takes its input a little at a time holds a call
+  // for WAP_TERM_SEND_S (10 s) at most
+  const t = await d.call('terminal.create', { name: 'slow2' });
+  const id2 = t.result && t.result.terminalId;
+  await d.call('terminal.sendText', { terminalId: id2, text: 'stty raw -echo; while :; do dd bs=4096 count=1 of=/dev/null 2>/dev/null; sleep 1; done' });
+  await sleep(1000);
+  const t1 = Date.now();
+  const r3 = await d.call('terminal.sendText', { terminalId: id2, text: 'y'.repeat(4 << 20) }, 20000);
+  const took = Date.now() - t1;
+  ok(errOf(r3).message && /does not read its input/.test(errOf(r3).message) && took < 14000,
+     'sendText to a terminal that reads a little at a time gives up after 10 s, saying how much it took', { took, r3 });
+  await d.close();
+}
+
 // allowedOrigins ["*"] or --allowed-origins http://evil.example
 async function anyorigin() {
   const c = await new Client(url, { origin: 'http://evil.example' }).open().catch((e) => e);
@@ -743,6 +819,6 @@ async function hello() {
   await c.close();
 }
 
-const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots };
+const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots, noread, sendfreeze };
 scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
   .then(() => process.exit(0));
