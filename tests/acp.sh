@@ -425,6 +425,11 @@ echo '{"security": {"allowedMethodCategories": ["command", "editor"], "readOnly"
 start_ws cmdp --config "$T/cmdp/config.json" --token-file "$T/cmdp/token" --root "$T/cmdp/ws"
 tap cmdpolicy "$PORT" "$(cat "$T/cmdp/token")" "$T/cmdp/ws"
 kill $PID; wait $PID
+# an op's category is its action's (wap.sym rename writes files: fs)
+echo '{"security": {"allowedMethodCategories": ["state", "command"]}}' > "$T/cmdp/state.json"
+start_ws cmdps --config "$T/cmdp/state.json" --token-file "$T/cmdp/token2" --root "$T/cmdp/ws"
+tap catbyaction "$PORT" "$(cat "$T/cmdp/token2")" "$T/cmdp/ws"
+kill $PID; wait $PID
 
 # --- the document's own examples, replayed (tests/ws/doc-replay.js): a
 # fixture workspace named like the document's, with the data its examples read ---

@@ -858,7 +858,7 @@ int acp_command_execute(struct acp_ctx *c, json_t **res, struct wap_err *err)
 {
 	const char *cmd;
 	const struct wap_applet *a = NULL;
-	const struct wap_opdesc *o;
+	const char *opcat;
 	json_t *args = json_object_get(c->params, "args"), *req, *r2;
 	char why[200], cat[40];
 
@@ -872,13 +872,21 @@ int acp_command_execute(struct acp_ctx *c, json_t **res, struct wap_err *err)
 	if (args && !(json_is_array(args) && json_array_size(args) <= 1 &&
 		      (!json_array_size(args) || json_is_object(json_array_get(args, 0)))))
 		return wap_err_set(err, WAP_E_INVALID, "args must be [] or [{the %s op's arguments}]", a->name);
-	o = wap_op_find(a->name);
-	snprintf(cat, sizeof(cat), "%s.", o ? o->category : a->name);
-	if (acp_category_off(ACP_WS(c), cat, why, sizeof(why))) {
+	req = json_array_size(args) ? json_deep_copy(json_array_get(args, 0)) : json_object();
+	if (!req)
+		return wap_err_oom(err);
+	/* the category of what it does: sym's rename writes files (fs),
+	 * though sym's lookups are state; an unknown action falls closed
+	 * to the applet's and then to the op's own checks */
+	opcat = wap_op_category(a->name, req);
+	snprintf(cat, sizeof(cat), "%s.", opcat ? opcat : a->name);
+	if (acp_category_off(ACP_WS(c), cat, why, sizeof(why)) ||
+	    (!strcmp(a->name, "grep") && opcat && strcmp(opcat, "search") &&
+	     acp_category_off(ACP_WS(c), "search.", why, sizeof(why)))) {
+		json_decref(req);
 		c->code = RPC_DISABLED;
 		return wap_err_set(err, WAP_E_DISABLED, "%s", why);
 	}
-	req = json_array_size(args) ? json_deep_copy(json_array_get(args, 0)) : json_object();
 	if (acp_run_op(c, a->name, req, &r2, err) < 0)
 		return -1;
 	*res = json_pack("{s:o}", "result", r2);

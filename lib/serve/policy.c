@@ -153,6 +153,25 @@ unsigned wap_op_flags(const char *name, const json_t *req)
 	return o->flags;
 }
 
+const char *wap_op_category(const char *name, const json_t *req)
+{
+	const struct wap_opdesc *o = wap_op_find(name);
+	const char *action = json_string_value(json_object_get(req, "action"));
+
+	if (!o)
+		return NULL;
+	if (!strcmp(name, "grep") && req_true(req, "write"))
+		return "fs";
+	if ((!strcmp(name, "git") || !strcmp(name, "sym")) && action && strlen(action) <= 40) {
+		char buf[64];
+		const struct wap_opdesc *a;
+		snprintf(buf, sizeof(buf), "%s.%s", name, action);
+		if ((a = wap_op_find(buf)))
+			return a->category;
+	}
+	return o->category;
+}
+
 /* What the op is about, for the approver's $2: the first of the usual
  * keys that holds a string. */
 static const char *subject(const char *name, const json_t *req)

@@ -46,6 +46,11 @@ const struct wap_opdesc *wap_op_find(const char *name);
  * op missing from the table counts as WRITES|RUNS: fail closed. */
 unsigned wap_op_flags(const char *name, const json_t *req);
 
+/* The category op NAME falls in with request REQ, refined as its flags
+ * are: git and sym by action (sym rename writes files: fs), grep with
+ * write: fs.  NULL for an op missing from the table. */
+const char *wap_op_category(const char *name, const json_t *req);
+
 /* How a door asks for approval (security.requireApproval). */
 struct wap_approver {
 	const char *command;	/* run with sh -c; NULL: there is none */

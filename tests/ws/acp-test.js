@@ -772,6 +772,28 @@ async function sendfreeze() {
   await d.close();
 }
 
+// allowedMethodCategories [state, command]: command.execute runs an op
+// under its action's category (wap.sym rename, replace-body, insert-after
+// write files: fs), not the applet's (sym: state)
+async function catbyaction() {
+  const c = await auth();
+  fs.writeFileSync(path.join(ws, 'a.c'), 'int f(void) { return 1; }\n');
+  for (const [action, extra] of [['rename', { args: ['a.c', 'f'], new_name: 'g' }],
+                                 ['replace-body', { args: ['a.c', 'f'], text: 'int f(void) { return 2; }' }],
+                                 ['insert-after', { args: ['a.c', 'f'], text: 'int h;' }], ['format', { args: ['a.c'] }]]) {
+    const r = await c.call('command.execute', { command: 'wap.sym', args: [Object.assign({ action }, extra)] });
+    ok(errOf(r).code === -32009 && /'fs'/.test(errOf(r).message), `wap.sym ${action}: refused, category fs`, r);
+  }
+  const r = await c.call('command.execute', { command: 'wap.sym', args: [{ action: 'overview', args: ['a.c'] }] });
+  ok(!/category/.test(errOf(r).message || ''), 'wap.sym overview: its category (state) is open', r);
+  const g = await c.call('command.execute', { command: 'wap.git', args: [{ action: 'status' }] });
+  ok(errOf(g).code === -32009 && /'git'/.test(errOf(g).message), 'wap.git: category git', g);
+  const w = await c.call('command.execute', { command: 'wap.grep', args: [{ pattern: 'f', write: true, replace: 'x' }] });
+  ok(errOf(w).code === -32009 && /'(fs|search)'/.test(errOf(w).message), 'wap.grep: refused (search, and writing files: fs)', w);
+  ok(fs.readFileSync(path.join(ws, 'a.c'), 'utf8') === 'int f(void) { return 1; }\n', 'a.c untouched');
+  await c.close();
+}
+
 // allowedOrigins ["*"] or --allowed-origins http://evil.example
 async function anyorigin() {
   const c = await new Client(url, { origin: 'http://evil.example' }).open().catch((e) => e);
@@ -819,6 +841,6 @@ async function hello() {
   await c.close();
 }
 
-const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots, noread, sendfreeze };
+const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots, noread, sendfreeze, catbyaction };
 scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
   .then(() => process.exit(0));
