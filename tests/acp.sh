@@ -198,6 +198,12 @@ print(json.dumps(call("terminal/kill", sessionId="s", terminalId=tid)))
 print(json.dumps(call("terminal/wait_for_exit", sessionId="s", terminalId=tid)))
 r = call("terminal/create", sessionId="s", command="sleep", args=["30"])
 print(json.dumps(call("terminal/create", sessionId="s", command="true", cwd="/")))
+r = call("terminal/create", sessionId="s", command="sh", args=["-c", "head -c 3145728 /dev/zero | tr '\\0' x"],
+         outputByteLimit=10**15)
+tid = r["result"]["terminalId"]
+call("terminal/wait_for_exit", sessionId="s", terminalId=tid)
+o = call("terminal/output", sessionId="s", terminalId=tid)["result"]
+print(json.dumps({"len": len(o["output"]), "truncated": o["truncated"]}))
 print(json.dumps({"status": s.close()}))
 EOF2
 python3 "$T/acpstdio.py" "$WAP" "$W" > "$T/acpstdio.out" 2>&1
@@ -210,7 +216,8 @@ jcheck "acp stdio: a released id is gone" "$(L 4)" 'j["error"]["code"] == -32002
 jcheck "acp stdio: terminal/kill" "$(L 5)" '"result" in j'
 jcheck "acp stdio: killed: the signal is reported" "$(L 6)" 'j["result"]["exitCode"] is None and j["result"]["signal"] in ("SIGHUP", "SIGKILL")'
 jcheck "acp stdio: cwd outside the root" "$(L 7)" 'j["error"]["code"] == -32010'
-jcheck "acp stdio: the server ends cleanly at EOF, killing its terminals" "$(L 8)" 'j["status"] == 0'
+jcheck "acp stdio: outputByteLimit past the server's 1 MiB keeps 1 MiB (3 MiB written)" "$(L 8)" 'j == {"len": 1048576, "truncated": True}'
+jcheck "acp stdio: the server ends cleanly at EOF, killing its terminals" "$(L 9)" 'j["status"] == 0'
 
 # a terminal's program that leaves a daemon (setsid, double fork, ignoring
 # SIGTERM): the daemon goes when the program ends, when the terminal is

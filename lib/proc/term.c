@@ -726,7 +726,9 @@ oom:
 	t->set = ts;
 	t->pty = pty;
 	t->fd = -1;
-	t->byte_limit = o->byte_limit;
+	/* a client's outputByteLimit, within the server's own (a client
+	 * asking for 1e15 must not make us keep all of it) */
+	t->byte_limit = o->byte_limit < WAP_TERM_MAX_BYTES ? o->byte_limit : WAP_TERM_MAX_BYTES;
 	t->max_lines = o->max_lines ? o->max_lines : WAP_TERM_DEFAULT_LINES;
 	if (pipe2(errp, O_CLOEXEC) < 0 || (!pty && pipe2(outp, O_CLOEXEC) < 0)) {
 		wap_err_set(err, WAP_E_FAILED, "Cannot start terminal: %s", strerror(errno));

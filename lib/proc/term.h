@@ -48,7 +48,8 @@ struct wap_term_opts {
 	char *const *env;		/* extra "K=V" entries; may be NULL */
 	bool pty;			/* run on a PTY (always for shells) */
 	size_t byte_limit;		/* 0: line mode (shells); else keep the
-					 * last BYTE_LIMIT bytes */
+					 * last BYTE_LIMIT bytes (WAP_TERM_MAX_BYTES
+					 * at most) */
 	size_t max_lines;		/* line mode: 0 means 1000 */
 };
 
