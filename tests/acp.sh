@@ -116,6 +116,7 @@ kill $PID; wait $PID
 start_ws noread --token-file "$T/star/token5" --root "$T/star/ws"
 SERVER_PID=$PID tap noread "$PORT" "$(cat "$T/star/token5")" "$T/star/ws"
 tap sendfreeze "$PORT" "$(cat "$T/star/token5")" "$T/star/ws"
+tap buffers "$PORT" "$(cat "$T/star/token5")" "$T/star/ws"
 kill $PID
 for _ in $(seq 50); do kill -0 $PID 2>/dev/null || break; sleep 0.1; done
 if kill -0 $PID 2>/dev/null; then fail "the server stops on SIGTERM (it did not in 5 s)"; kill -9 $PID; else ok "the server stops on SIGTERM"; fi

@@ -69,6 +69,20 @@ struct acp_editor {
 	long active;		/* index into docs, -1: none */
 };
 
+/* What a session's unsaved buffers may hold in all: each is within
+ * limits.maxFileSize, and their number is the client's to choose. */
+#define ACP_MAX_UNSAVED	(64u << 20)
+
+static size_t unsaved(const struct acp_editor *e, const struct acp_doc *but)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < e->n; i++)
+		if (&e->docs[i] != but && e->docs[i].buf)
+			n += e->docs[i].len;
+	return n;
+}
+
 static void doc_release(struct acp_doc *d)
 {
 	free(d->rel);
@@ -236,11 +250,16 @@ static int buffer_change(struct acp_ctx *c, struct acp_doc *d, const json_t *con
 	json_t *req = json_pack("{s:s, s:b}", "path", d->rel, "buffer", 1), *disk = NULL;
 	struct wap_edit_spec spec = { .mode = WAP_EDIT_POSITIONS, .list = edits, .path = d->rel };
 	struct wap_edit_info info = { 0 };
+	struct acp_editor *e = editor_of(c, err);
 	char *out = NULL;
-	size_t outlen = 0;
+	size_t outlen = 0, o;
 	double t0;
 	int rc;
 
+	if (!e) {
+		json_decref(req);
+		return -1;
+	}
 	rc = wap_run_begin(&c->run, "edit", req, &t0, err);
 	if (rc) {
 		if (rc == WAP_POLICY_UNAPPROVED)
@@ -280,6 +299,9 @@ static int buffer_change(struct acp_ctx *c, struct acp_doc *d, const json_t *con
 	if (!rc && outlen > ACP_WS(c)->lim.max_file_size)
 		rc = wap_err_set(err, WAP_E_TOO_LARGE, "File too large: %s would be %zu bytes (limits.maxFileSize %zu)",
 				 d->rel, outlen, ACP_WS(c)->lim.max_file_size);
+	if (!rc && (o = unsaved(e, d)) + outlen > ACP_MAX_UNSAVED)
+		rc = wap_err_set(err, WAP_E_TOO_LARGE, "Unsaved buffers would hold %zu bytes (%u MiB at most in a "
+				 "session): save or close some first", o + outlen, ACP_MAX_UNSAVED >> 20);
 	if (!rc) {
 		free(d->buf);
 		d->buf = out;

@@ -794,6 +794,29 @@ async function catbyaction() {
   await c.close();
 }
 
+// Unsaved buffers: 64 MiB at most in a session, however many files
+async function buffers() {
+  const c = await auth();
+  const mb = 'z'.repeat(1 << 20);
+  let last = null, n = 0;
+  for (let i = 0; i < 70; i++) {
+    fs.writeFileSync(path.join(ws, `buf${i}.txt`), 'a\n');
+    await c.call('editor.openFile', { path: `buf${i}.txt` });
+    const r = await c.call('editor.setContent', { path: `buf${i}.txt`, content: mb });
+    if (r.error) { last = r; break; }
+    n++;
+    await sleep(25);	// within rateLimit.requestsPerSecond
+  }
+  ok(n === 64 && last && /unsaved/i.test(errOf(last).message), 'the 65th MiB of unsaved buffers is refused, saying why', { n, last });
+  await sleep(1000);
+  const s = await c.call('editor.save', { path: 'buf0.txt' });
+  ok(s.result, 'saved, one frees its room', s);
+  const r = await c.call('editor.setContent', { path: 'buf69.txt', content: mb });
+  ok(r.result, 'and another can be changed', r);
+  for (let i = 0; i < 70; i++) fs.rmSync(path.join(ws, `buf${i}.txt`), { force: true });
+  await c.close();
+}
+
 // allowedOrigins ["*"] or --allowed-origins http://evil.example
 async function anyorigin() {
   const c = await new Client(url, { origin: 'http://evil.example' }).open().catch((e) => e);
@@ -841,6 +864,6 @@ async function hello() {
   await c.close();
 }
 
-const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots, noread, sendfreeze, catbyaction };
+const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots, noread, sendfreeze, catbyaction, buffers };
 scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
   .then(() => process.exit(0));
