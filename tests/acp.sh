@@ -113,7 +113,7 @@ kill $PID; wait $PID
 start_ws wide --allowed-origins http://evil.example --token-file "$T/star/token2" --root "$T/star/ws"
 tap anyorigin "$PORT" "$(cat "$T/star/token2")" "$T/star/ws"
 kill $PID; wait $PID
-start_ws noread --token-file "$T/star/token5" --root "$T/star/ws"
+start_ws noread --token-file "$T/star/token5" --root "$T/star/ws" --audit "$T/star/audit.jsonl"
 SERVER_PID=$PID tap noread "$PORT" "$(cat "$T/star/token5")" "$T/star/ws"
 tap sendfreeze "$PORT" "$(cat "$T/star/token5")" "$T/star/ws"
 tap buffers "$PORT" "$(cat "$T/star/token5")" "$T/star/ws"
@@ -121,6 +121,10 @@ kill $PID
 for _ in $(seq 50); do kill -0 $PID 2>/dev/null || break; sleep 0.1; done
 if kill -0 $PID 2>/dev/null; then fail "the server stops on SIGTERM (it did not in 5 s)"; kill -9 $PID; else ok "the server stops on SIGTERM"; fi
 wait $PID
+# what a terminal was given to run is in the audit: the text typed, the terminal
+jcheck "audit: terminal.sendText says what was typed, and where" \
+	"$(grep '"op":"terminal.sendText"' "$T/star/audit.jsonl" | grep -m1 'stty raw')" \
+	'j["request"]["text"].startswith("stty raw -echo;") and j["request"]["terminalId"].startswith("term-")'
 start_ws slots --token-file "$T/star/token4" --root "$T/star/ws"
 tap slots "$PORT" "$(cat "$T/star/token4")" "$T/star/ws"
 kill $PID; wait $PID
@@ -183,7 +187,7 @@ expect "--session-ttl must be positive" 2 wap serve --ws :0 --session-ttl 0 --ro
 cat > "$T/acpstdio.py" <<'EOF2'
 import json, sys, os
 from wapstdio import Stdio
-s = Stdio([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2]])
+s = Stdio([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2], "--audit", sys.argv[3]])
 call = s.call
 root = os.path.realpath(sys.argv[2])
 r = call("terminal/create", sessionId="s", command="sh", args=["-c", "printf 'héllo wörld'; echo \" $X\"; exit 4"],
@@ -207,7 +211,7 @@ o = call("terminal/output", sessionId="s", terminalId=tid)["result"]
 print(json.dumps({"len": len(o["output"]), "truncated": o["truncated"]}))
 print(json.dumps({"status": s.close()}))
 EOF2
-python3 "$T/acpstdio.py" "$WAP" "$W" > "$T/acpstdio.out" 2>&1
+python3 "$T/acpstdio.py" "$WAP" "$W" "$T/acpstdio.audit" > "$T/acpstdio.out" 2>&1
 L() { sed -n "$1p" "$T/acpstdio.out"; }
 jcheck "acp stdio: terminal/wait_for_exit" "$(L 1)" 'j["result"] == {"exitCode": 4, "signal": None}'
 jcheck "acp stdio: terminal/output keeps the last bytes at a character boundary" "$(L 2)" \
@@ -219,6 +223,9 @@ jcheck "acp stdio: killed: the signal is reported" "$(L 6)" 'j["result"]["exitCo
 jcheck "acp stdio: cwd outside the root" "$(L 7)" 'j["error"]["code"] == -32010'
 jcheck "acp stdio: outputByteLimit past the server's 1 MiB keeps 1 MiB (3 MiB written)" "$(L 8)" 'j == {"len": 1048576, "truncated": True}'
 jcheck "acp stdio: the server ends cleanly at EOF, killing its terminals" "$(L 9)" 'j["status"] == 0'
+jcheck "acp stdio: the audit line of terminal/create has its command and args" \
+	"$(grep -m1 '"op":"terminal/create"' "$T/acpstdio.audit")" \
+	'j["request"]["command"] == "sh" and j["request"]["args"][0] == "-c" and "printf" in j["request"]["args"][1]'
 
 # a terminal's program that leaves a daemon (setsid, double fork, ignoring
 # SIGTERM): the daemon goes when the program ends, when the terminal is

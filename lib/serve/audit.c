@@ -23,7 +23,7 @@ static const char *const kept[] = {
 	"cwd", "action", "files", "include", "exclude", "type", "dir", "rev", "branch",
 	"remote", "url", "member", "mode", "offset", "limit", "head", "tail", "recursive",
 	"max_depth", "max_results", "timeout_ms", "replace_all", "dry_run", "force",
-	"fixed_strings", "ignore_case", "glob", "name", NULL
+	"fixed_strings", "ignore_case", "glob", "name", "args", "terminalId", NULL
 };
 
 #define MAX_STR 200
@@ -76,12 +76,17 @@ static char *scrub_url(const char *u)
 	return out;
 }
 
-json_t *wap_audit_summary(const json_t *req)
+json_t *wap_audit_summary(const char *op, const json_t *req)
 {
+	const struct wap_opdesc *d = op ? wap_op_find(op) : NULL;
 	json_t *s = json_object();
 
 	if (!json_is_object(req))
 		return s;
+	/* what is typed into a terminal is the command it runs (elsewhere
+	 * "text" is a file's: not kept) */
+	if (d && !strcmp(d->category, "terminal") && json_object_get(req, "text"))
+		json_object_set_new(s, "text", cut(json_object_get(req, "text")));
 	for (int i = 0; kept[i]; i++) {
 		json_t *v = json_object_get(req, kept[i]);
 		if (!v)
@@ -171,7 +176,7 @@ void wap_audit_log(struct wap_audit *a, const char *op, const char *workspace,
 	} else {
 		json_object_set_new(o, "outcome", json_string("ok"));
 	}
-	json_object_set_new(o, "request", wap_audit_summary(req));
+	json_object_set_new(o, "request", wap_audit_summary(op, req));
 	line = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (!line)

@@ -27,7 +27,7 @@ void wap_audit_log(struct wap_audit *a, const char *op, const char *workspace,
 		   const char *session, double duration_ms, const json_t *req,
 		   const struct wap_err *err);
 
-/* The summary object of a request (a new reference); for tests. */
-json_t *wap_audit_summary(const json_t *req);
+/* The summary object of OP's request (a new reference); for tests. */
+json_t *wap_audit_summary(const char *op, const json_t *req);
 
 #endif

@@ -184,7 +184,7 @@ static void test_audit_summary(void **state)
 	json_t *req = json_pack("{s:s, s:s, s:s, s:[s], s:s, s:s}", "path", "a.txt",
 		"content", "SECRET", "command", "ls", "paths", "x", "url",
 		"https://user:tok@host/repo.git", "stdin", "SECRET2");
-	json_t *s = wap_audit_summary(req);
+	json_t *s = wap_audit_summary("write", req);
 	char *text = json_dumps(s, 0);
 
 	(void)state;
@@ -192,6 +192,20 @@ static void test_audit_summary(void **state)
 	assert_null(strstr(text, "tok@"));
 	assert_non_null(strstr(text, "\"content_bytes\": 6"));
 	assert_non_null(strstr(text, "\"command\": \"ls\""));
+	free(text);
+	json_decref(s);
+	/* what is typed into a terminal is kept (its command), a file's text is not */
+	json_decref(req);
+	req = json_pack("{s:s, s:s}", "terminalId", "term-1", "text", "make test");
+	s = wap_audit_summary("terminal.sendText", req);
+	assert_string_equal(json_string_value(json_object_get(s, "text")), "make test");
+	assert_string_equal(json_string_value(json_object_get(s, "terminalId")), "term-1");
+	json_decref(s);
+	json_decref(req);
+	req = json_pack("{s:s, s:s}", "action", "insert-after", "text", "SECRET3");
+	s = wap_audit_summary("sym", req);
+	text = json_dumps(s, 0);
+	assert_null(strstr(text, "SECRET3"));
 	free(text);
 	json_decref(s);
 	json_decref(req);

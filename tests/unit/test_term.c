@@ -85,17 +85,17 @@ static void test_shell_pty(void **state)
 	setenv("SHELL", "/bin/sh", 1);
 	assert_int_equal(wap_term_create(ts, &o, id, &err), 0);
 	assert_string_equal(id, "term-1");
-	assert_int_equal(wap_term_send(ts, id, "echo hel''lo-$((6*7))\n", 22, &err), 0);
+	assert_int_equal(wap_term_send(ts, id, "echo hel''lo-$((6*7))\n", 22, NULL, &err), 0);
 	out = wait_output(ts, id, "hello-42");
 	free(out);
 	/* an interactive program: cat echoes what it reads */
-	assert_int_equal(wap_term_send(ts, id, "cat\n", 4, &err), 0);
+	assert_int_equal(wap_term_send(ts, id, "cat\n", 4, NULL, &err), 0);
 	usleep(100000);
-	assert_int_equal(wap_term_send(ts, id, "ping-pong\n", 10, &err), 0);
+	assert_int_equal(wap_term_send(ts, id, "ping-pong\n", 10, NULL, &err), 0);
 	out = wait_output(ts, id, "ping-pong\r\nping-pong");
 	free(out);
-	assert_int_equal(wap_term_send(ts, id, "\x04", 1, &err), 0);	/* ^D ends cat */
-	assert_int_equal(wap_term_send(ts, id, "pwd\n", 4, &err), 0);
+	assert_int_equal(wap_term_send(ts, id, "\x04", 1, NULL, &err), 0);	/* ^D ends cat */
+	assert_int_equal(wap_term_send(ts, id, "pwd\n", 4, NULL, &err), 0);
 	out = wait_output(ts, id, dir + 4);
 	free(out);
 	l = wap_term_list(ts);
@@ -105,11 +105,11 @@ static void test_shell_pty(void **state)
 	a = wap_term_active(ts);
 	assert_string_equal(json_string_value(json_object_get(a, "terminalId")), "term-1");
 	json_decref(a);
-	assert_int_equal(wap_term_send(ts, id, "exit 3\n", 7, &err), 0);
+	assert_int_equal(wap_term_send(ts, id, "exit 3\n", 7, NULL, &err), 0);
 	assert_int_equal(wap_term_wait(ts, id, 5000, NULL, &st, &err), 0);
 	assert_true(st.exited);
 	assert_int_equal(st.exit_code, 3);
-	assert_int_equal(wap_term_send(ts, id, "x", 1, &err), -1);
+	assert_int_equal(wap_term_send(ts, id, "x", 1, NULL, &err), -1);
 	assert_int_equal(err.kind, WAP_E_FAILED);
 	wap_err_release(&err);
 	assert_true(noutput > 0);
