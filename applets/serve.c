@@ -26,7 +26,8 @@
  *   --audit FILE            append one JSON line per operation to FILE (- for stderr)
  *   --token TOKEN           the bearer token of --http and --ws (default: the
  *                           config's "token", else $WAP_TOKEN, else a random one
- *                           written to the token file)
+ *                           written to the token file); wiped from the command
+ *                           line once read
  *   --token-file FILE       write the token there, mode 0600, never inside the root
  *                           (default $XDG_RUNTIME_DIR, else ~/.cache:
  *                           wap-http-PORT.token, wap-acp.token for --ws)
@@ -137,7 +138,7 @@ static const struct wap_opt serve_opts[] = {
 	{ "http", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
 	{ "profile", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
 	{ "audit", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
-	{ "token", 0, WAP_OPT_STR, WAP_OPT_CLI, NULL },
+	{ "token", 0, WAP_OPT_STR, WAP_OPT_CLI | WAP_OPT_SECRET, NULL },
 	{ "roots-from-client", 0, WAP_OPT_BOOL, WAP_OPT_CLI, NULL },
 	{ "allowed-hosts", 0, WAP_OPT_STRS, WAP_OPT_CLI, NULL },
 	{ "allowed-origins", 0, WAP_OPT_STRS, WAP_OPT_CLI, NULL },

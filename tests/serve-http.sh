@@ -472,6 +472,10 @@ same "pipelined requests: the server still answers" "$CODE" 200
 # (never a request under way), so a flood of half-open connections that
 # reconnect as they are dropped leaves room for the clients with the token.
 start "$T/s16.log" --token slottok --max-connections 5
+# a token given on the command line is wiped from it: /proc/PID/cmdline
+# is readable by every process of the user, the commands wap runs too
+lacks "--token: not in /proc/PID/cmdline once read" "$(tr '\0' ' ' < /proc/$SPID/cmdline)" "slottok"
+has "--token: x's in its place" "$(tr '\0' ' ' < /proc/$SPID/cmdline)" "--token xxxxxxx"
 python3 - "$port" > "$T/mc" <<'PY'
 import json, socket, sys, threading, time, urllib.request
 port = int(sys.argv[1])

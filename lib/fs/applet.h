@@ -74,6 +74,7 @@ enum wap_opttype {
 				 * in it (options after it still parse before it) */
 #define WAP_OPT_KV	32u	/* STRS of "K=V" that a JSON request may also give as
 				 * an object of strings ({"K": "V"}) */
+#define WAP_OPT_SECRET	64u	/* STR: wiped from argv once read (a token) */
 
 struct wap_opt {
 	const char *name;	/* long option ("max-results") or positional name ("path") */

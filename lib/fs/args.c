@@ -88,7 +88,14 @@ static int set_value(const struct wap_ws *ws, json_t *req, const struct wap_opt 
 			return wap_err_set(err, WAP_E_INVALID, "%s: not an integer: '%s'", spelled, val);
 		return json_object_set_new(req, key, json_integer(n));
 	case WAP_OPT_STR:
-		return json_object_set_new(req, key, json_string_nocheck(val));
+		if (json_object_set_new(req, key, json_string_nocheck(val)))
+			return -1;
+		/* a secret (a token) on the command line is kept, then wiped
+		 * from argv: /proc/PID/cmdline, which any process of the
+		 * user (a command wap runs too) reads, shows the x's */
+		if (o->flags & WAP_OPT_SECRET)
+			memset((char *)val, 'x', strlen(val));
+		return 0;
 	case WAP_OPT_STRS:
 		arr = json_object_get(req, key);
 		if (!arr) {
