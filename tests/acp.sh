@@ -28,6 +28,13 @@ start_ws() {
 }
 nfds() { ls "/proc/$1/fd" | wc -l; }
 nkids() { pgrep -P "$1" | wc -l; }
+# hostpid NS PID: the host's pid of the process PID of the PID namespace NS
+hostpid() {
+	for _d in /proc/[0-9]*; do
+		[ "$(readlink "$_d/ns/pid" 2>/dev/null)" = "$1" ] &&
+		[ "$(awk '/^NSpid:/ {print $NF}' "$_d/status" 2>/dev/null)" = "$2" ] && { echo "${_d#/proc/}"; return; }
+	done
+}
 tap() { node "$WSDIR/acp-test.js" "$@"; }
 
 git -C "$W" init -q && git -C "$W" config user.email t@example.com && git -C "$W" config user.name T
@@ -60,7 +67,7 @@ same "no thread left (terminals and watchers joined)" "$thr" 1
 (tap shutdown "$PORT" "$TOKEN" "$W" > "$T/shutdown.tap") &
 CL=$!
 for _ in $(seq 100); do grep -q READY "$T/shutdown.tap" 2>/dev/null && break; sleep 0.1; done
-shell=$(cat "$W/shell.pid" 2>/dev/null)
+shell=$(hostpid $(cat "$W/shell.pid" 2>/dev/null))
 kill -TERM $MAIN
 wait $CL
 cat "$T/shutdown.tap"
@@ -209,6 +216,12 @@ tid = r["result"]["terminalId"]
 call("terminal/wait_for_exit", sessionId="s", terminalId=tid)
 o = call("terminal/output", sessionId="s", terminalId=tid)["result"]
 print(json.dumps({"len": len(o["output"]), "truncated": o["truncated"]}))
+r = call("terminal/create", sessionId="s", command="sh",
+         args=["-c", "ls /proc | grep -c '^[0-9][0-9]*$'; test -e /proc/$OUTER && echo outer || echo own"],
+         env=[{"name": "OUTER", "value": str(os.getpid())}])
+tid = r["result"]["terminalId"]
+call("terminal/wait_for_exit", sessionId="s", terminalId=tid)
+print(json.dumps(call("terminal/output", sessionId="s", terminalId=tid)["result"]["output"].split()))
 print(json.dumps({"status": s.close()}))
 EOF2
 python3 "$T/acpstdio.py" "$WAP" "$W" "$T/acpstdio.audit" > "$T/acpstdio.out" 2>&1
@@ -222,7 +235,9 @@ jcheck "acp stdio: terminal/kill" "$(L 5)" '"result" in j'
 jcheck "acp stdio: killed: the signal is reported" "$(L 6)" 'j["result"]["exitCode"] is None and j["result"]["signal"] in ("SIGHUP", "SIGKILL")'
 jcheck "acp stdio: cwd outside the root" "$(L 7)" 'j["error"]["code"] == -32010'
 jcheck "acp stdio: outputByteLimit past the server's 1 MiB keeps 1 MiB (3 MiB written)" "$(L 8)" 'j == {"len": 1048576, "truncated": True}'
-jcheck "acp stdio: the server ends cleanly at EOF, killing its terminals" "$(L 9)" 'j["status"] == 0'
+jcheck "acp stdio: a terminal's /proc is its PID namespace's: a few processes, none outside" "$(L 9)" \
+	'len(j) == 2 and int(j[0]) < 10 and j[1] == "own"'
+jcheck "acp stdio: the server ends cleanly at EOF, killing its terminals" "$(L 10)" 'j["status"] == 0'
 jcheck "acp stdio: the audit line of terminal/create has its command and args" \
 	"$(grep -m1 '"op":"terminal/create"' "$T/acpstdio.audit")" \
 	'j["request"]["command"] == "sh" and j["request"]["args"][0] == "-c" and "printf" in j["request"]["args"][1]'
@@ -357,7 +372,7 @@ rm -f "$W/shell.pid"
 (tap shutdown "$PORT" "$(cat "$T/both.token")" "$W" > "$T/both.tap") &
 CL=$!
 for _ in $(seq 100); do grep -q READY "$T/both.tap" 2>/dev/null && break; sleep 0.1; done
-shell=$(cat "$W/shell.pid" 2>/dev/null)
+shell=$(hostpid $(cat "$W/shell.pid" 2>/dev/null))
 kill -TERM $BOTH
 wait $CL
 grep -v '^#' "$T/both.tap" | sed 's/^\(not \)\{0,1\}ok [0-9]* - /&with --http: /'

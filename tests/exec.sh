@@ -158,6 +158,10 @@ else
 		if pgrep -f '^sleep 61[.]803$' >/dev/null; then fail "as nobody: the daemon is left"; pkill -9 -f '^sleep 61[.]803$'; else ok "as nobody: nothing is left"; fi
 		expect "as nobody --sandbox: .wap read-only, TMPDIR the command's" 0 asnobody "$NWAP" exec --sandbox -c 'echo x > .wap/x 2>/dev/null || echo ro; touch "$TMPDIR/t" && echo tmp; id -u'
 		same "as nobody --sandbox: its answers" "$(echo $OUT)" "ro tmp 65534"
+		for how in "" "--deny curl"; do
+			expect "as nobody --sandbox${how:+ $how}: /proc is its PID namespace's" 0 asnobody OUTER=$$ "$NWAP" exec --sandbox $how -c 'ls /proc | grep -c "^[0-9][0-9]*\$"; test -e /proc/$OUTER && echo outer || echo own; cat /proc/1/comm; head -c 9 /proc/meminfo; echo; grep -c . /proc/self/status >/dev/null && echo self'
+			same "as nobody --sandbox${how:+ $how}: a few processes, none outside, the init wap, /proc/meminfo and self read" "$(echo $OUT | sed 's/^[0-9] /N /')" "N own wap MemTotal: self"
+		done
 		# in a user namespace too, what its rules do not name is not there:
 		# a socket beside the root, one under /run
 		cp "$SRC/tests/py/unixsock.py" "$nb/ws/" && chmod a+r "$nb/ws/unixsock.py"
@@ -492,6 +496,18 @@ if [ "${abi:-0}" -ge 1 ]; then
 	check "sandbox: nothing written outside" test ! -e "$T/outside/x"
 	expect "sandbox: the temp dir is writable" 0 wap exec --sandbox -c 'echo t > "$TMPDIR/t" && cat "$TMPDIR/t"'
 	expect "sandbox: /dev/null is writable" 0 wap exec --sandbox -c 'echo x > /dev/null'
+	# a proc of its own: the processes of its PID namespace, not the host's
+	# (their command lines: a token, a password given as an argument)
+	# (under a list, a copy of its init's: not under ASan, no init shares
+	# wap's memory there and the host's /proc stays: README)
+	for how in "" "--deny curl"; do
+		if [ -n "$how" ] && [ -n "${ASAN:-}" ]; then
+			ok "# SKIP sandbox $how: its own /proc is its init's copy, not under ASan"
+			continue
+		fi
+		expect "sandbox${how:+ $how}: /proc is its PID namespace's" 0 env OUTER=$$ wap exec --sandbox $how -c 'ls /proc | grep -c "^[0-9][0-9]*\$"; test -e /proc/$OUTER && echo outer || echo own; cat /proc/1/comm; head -c 9 /proc/meminfo; echo; grep -c . /proc/self/status >/dev/null && echo self'
+		same "sandbox${how:+ $how}: a few processes, none outside, the init wap, /proc/meminfo and self read" "$(echo $OUT | sed 's/^[0-9] /N /')" "N own wap MemTotal: self"
+	done
 	expect "sandbox: system dirs readable" 0 wap exec --sandbox -- /bin/cat /etc/hostname
 	expect "sandbox: other dirs unreadable" 2 wap exec --sandbox -- /bin/ls "$T/outside"
 	git -C "$W" init -q 2>/dev/null

@@ -1293,7 +1293,7 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 	int abi, rs;
 
 	memset(sb, 0, sizeof(*sb));
-	sb->ruleset_fd = sb->list_fd = -1;
+	sb->ruleset_fd = sb->list_fd = sb->proc_fd = -1;
 	sb->max_memory = o->max_memory;
 	sb->max_procs = o->max_procs;
 	sb->max_file_size = o->max_file_size;
@@ -1409,6 +1409,9 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 	for (int i = 0; devfiles[i]; i++)
 		if (add_rule(rs, devfiles[i], -1, sb->pts_access, all, err))
 			goto fail;
+	/* and its own /proc what /proc has (the list layer's: grant_tree) */
+	sb->proc_access = rd & all;
+	sb->proc_list = sb->list_fd >= 0 ? LL_FS_EXECUTE | LL_FS_READ_FILE : 0;
 	for (size_t i = 0; ex.dirs && ex.dirs[i]; i++)
 		if (add_rule(rs, ex.dirs[i], -1, rd, all, err))
 			goto fail;
@@ -1635,6 +1638,83 @@ static int drop_caps(void)
 	return 0;
 }
 
+/* Does this process hold CAP_SYS_ADMIN in its user namespace?  A command
+ * whose init made one for its PID namespace does (wap not root): its mount
+ * namespace is made there, not in one more, so that it may mount a proc of
+ * that PID namespace (owned by the init's user namespace). */
+static bool admin_here(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	return R2(capget, &h, d) >= 0 && (d[0].effective & (1u << CAP_SYS_ADMIN));
+}
+
+/* A proc of this process's PID namespace on /proc, granted what the
+ * host's has: the command sees the processes of its namespace alone, and
+ * no other's command line.  A copy of its init's (SB->proc_fd) where there
+ * is one: the same inode for every command of the namespace, so that the
+ * kept list layer names it once (a rule for it again is the same rule).
+ * Else one made here, but not under a list: each a new inode, a new rule
+ * that the kept layer would keep.  Where none can be had (no PID namespace
+ * of its own, no right to, or a kernel before 6.15 for the copy) the
+ * host's stays, as before.  0, or an errno. */
+static int own_proc(const struct wap_sandbox *sb)
+{
+	struct ll_path_beneath_attr pb = { .allowed_access = sb->proc_access };
+	bool kept = false;
+	long e, t;
+
+	if (!sb->proc_access || sb->ruleset_fd < 0)
+		return 0;
+	if (sb->proc_fd >= 0 &&
+	    (t = R3(open_tree, sb->proc_fd, "", OT_CLONE | OT_CLOEXEC | AT_EMPTY_PATH)) >= 0) {
+		e = R5(move_mount, t, "", AT_FDCWD, "/proc", MM_F_EMPTY_PATH);
+		R1(close, t);
+		if (e < 0)
+			return 0;
+		kept = true;
+	} else if (sb->list_fd >= 0 ||
+		   R5(mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		return 0;
+	}
+	if ((e = R3(openat, AT_FDCWD, "/proc", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return (int)-e;
+	pb.parent_fd = (int)e;
+	e = R4(landlock_add_rule, sb->ruleset_fd, LL_RULE_PATH_BENEATH, &pb, 0);
+	if (e >= 0 && kept && sb->list_fd >= 0) {
+		pb.allowed_access = sb->proc_list;
+		e = R4(landlock_add_rule, sb->list_fd, LL_RULE_PATH_BENEATH, &pb, 0);
+	}
+	R1(close, pb.parent_fd);
+	return e < 0 ? (int)-e : 0;
+}
+
+#ifndef SYS_fsopen
+#define SYS_fsopen 430
+#define SYS_fsconfig 431
+#define SYS_fsmount 432
+#endif
+
+int wap_sandbox_proc(bool own_ns)
+{
+	long fs, m;
+
+	/* a mount namespace of its own, its mounts the host's as slaves
+	 * (one made in a user namespace cannot send any back) */
+	if (own_ns && R1(unshare, CLONE_NEWNS) < 0)
+		return -1;
+	if ((fs = R2(fsopen, "proc", 1 /* FSOPEN_CLOEXEC */)) < 0)
+		return -1;
+	m = R5(fsconfig, fs, 1 /* FSCONFIG_SET_STRING */, "source", "proc", 0);
+	if (m >= 0)
+		m = R5(fsconfig, fs, 6 /* FSCONFIG_CMD_CREATE */, NULL, NULL, 0);
+	if (m >= 0)
+		m = R3(fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, 0x2 | 0x4 | 0x8 /* NOSUID NODEV NOEXEC */);
+	R1(close, fs);
+	return m < 0 ? -1 : (int)m;
+}
+
 /* The device and inode of the working directory, to *DEV and *INO. */
 static long cwd_id(uint64_t *dev, uint64_t *ino)
 {
@@ -1668,7 +1748,7 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 		if (sb->mntns && (e = cwd_id(&dev, &ino)) < 0)
 			return (int)-e;
 		*what = sb->mntns ? "mount namespace" : "network namespace";
-		if (sb->userns) {
+		if (sb->userns && !admin_here()) {
 			char map[32];
 			*what = "user namespace";
 			if ((e = R1(unshare, CLONE_NEWUSER | flags)) < 0)
@@ -1705,6 +1785,9 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 				if (e < 0)
 					return (int)-e;
 			}
+			*what = "mount namespace (a proc of its own)";
+			if ((e = own_proc(sb)))
+				return (int)e;
 			*what = "mount namespace (noexec root and temp dir)";
 			for (size_t i = 0; sb->noexec && sb->noexec[i]; i++)
 				if ((e = remount(sb->noexec[i], MA_NOEXEC)))

@@ -15,7 +15,9 @@
  * scope), and Landlock does not see connect() on a pathname one: the command's
  * mount namespace shows only the paths its rules name (mntview.h), and of
  * the system dirs not /run (a container engine's socket, a session's
- * agents), but for what /etc/resolv.conf points to.
+ * agents), but for what /etc/resolv.conf points to.  Its /proc is its PID
+ * namespace's (no other process's command line), a copy of its init's
+ * where there is one (wap_sandbox_proc), granted what the host's was.
  *
  * Landlock only grants, and a right on the root is inherited by ROOT/.git:
  * so the command runs in a private mount namespace where ROOT/.git, ROOT/.wap
@@ -95,6 +97,11 @@ struct wap_sandbox {
 	char *tmpenv;			/* "TMPDIR=..." for the command's environment */
 	bool mntns;			/* a private mount namespace with: */
 	uint64_t pts_access;		/* ... a devpts of its own, granted this */
+	uint64_t proc_access;		/* ... a proc of its PID namespace's, granted
+					 * this (0: the host's /proc stays), and */
+	uint64_t proc_list;		/* ... this in the list layer */
+	int proc_fd;			/* ... a copy of this one (its init's:
+					 * wap_sandbox_proc), or -1 */
 	char **pin;			/* ... these dirs bound on themselves (so
 					 * that none can be renamed), and */
 	char **ro;			/* ... these paths bind-mounted read-only */
@@ -118,5 +125,12 @@ void wap_sandbox_release(struct wap_sandbox *sb);
 /* Enter the sandbox: called in the forked command right before exec.
  * Returns 0, or an errno with *WHAT naming the step that failed. */
 int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what);
+
+/* A proc of the caller's PID namespace, not mounted anywhere, for the
+ * sandboxed commands it starts to mount a copy of (sb->proc_fd): a
+ * namespace's init makes it once, in a mount namespace of its own first
+ * (OWN_NS: where it has no right to mount in its parent's).  Its fd, or -1
+ * where none can be made.  System calls only (rsys.h). */
+int wap_sandbox_proc(bool own_ns);
 
 #endif

@@ -1060,7 +1060,7 @@ static int shared_init(void *arg)
 	struct ksigaction dfl = { 0 };
 	unsigned long all = ~0UL;
 	long map_err = 0;
-	int keep[RQ_FDS + 1], n = 0;
+	int keep[RQ_FDS + 1], n = 0, procfd = -2;
 	bool first = true, nulled = false;
 
 	/* every signal blocked, not only those it waits for: the handlers
@@ -1129,6 +1129,13 @@ static int shared_init(void *arg)
 			sb = *rq.o->sandbox;
 			sb.ruleset_fd = fds[RQ_RULES];
 			sb.list_fd = fds[RQ_LIST];
+			/* a proc of this namespace for its sandboxed commands
+			 * (landlock.c), made at the first; not root, in a
+			 * mount namespace of the init's own, its mounts the
+			 * host's as slaves (no command could mount on those) */
+			if (procfd == -2)
+				procfd = wap_sandbox_proc(sh->userns);
+			sb.proc_fd = procfd;
 			c.sb = &sb;
 		}
 		shared_run(sh, &c, fds);

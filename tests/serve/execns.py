@@ -116,20 +116,34 @@ def run(extra):
     ourns = os.readlink(f"/proc/{spid}/ns/pid")
 
     # ---- who supervises the command ----
-    # (the host's view through /proc: the shell's parent, and that one's parent)
-    s.exec(1, {"command": "read _ _ _ sup _ < /proc/self/stat; read _ _ _ up _ < /proc/$sup/stat; "
-                          "echo $up; readlink /proc/self/ns/pid; echo $$"})
+    s.exec(1, {"command": "readlink /proc/self/ns/pid; echo $$"})
     r = s.result(1)
     lines = (r or {}).get("stdout", "").split()
-    ok(r is not None and r["exit_code"] == 0 and len(lines) == 3, f"exec in serve runs: {r}")
-    if len(lines) == 3:
-        ok(lines[1] != ourns, "the command has a PID namespace of its own")
-        ok(lines[2] == "1" or lines[2] == "2", f"the command is at the root of its namespace (pid {lines[2]})")
-        if os.geteuid() == 0 or SHARED:
-            ok(lines[0] == str(spid), f"the namespace's init is a child of wap serve itself "
-               f"(its parent {lines[0]}, serve {spid}): no reaper in between")
-        else:
-            ok(True, "# SKIP not root, under ASan: a reaper makes the user namespace")
+    ok(r is not None and r["exit_code"] == 0 and len(lines) == 2, f"exec in serve runs: {r}")
+    if len(lines) == 2:
+        ok(lines[0] != ourns, "the command has a PID namespace of its own")
+        ok(lines[1] == "1" or lines[1] == "2", f"the command is at the root of its namespace (pid {lines[1]})")
+    # (the host's view: the command's parent, and that one's parent; from
+    # inside, a sandboxed command's /proc is its namespace's alone)
+    if os.geteuid() == 0 or SHARED:
+        s.exec(3, {"command": "exec sleep 0.85"})
+        cmd = []
+        for _ in range(100):
+            cmd = subprocess.run(["pgrep", "-fx", "sleep 0.85"], stdout=subprocess.PIPE).stdout.split()
+            if cmd:
+                break
+            time.sleep(0.02)
+        sup = up = ""
+        if len(cmd) == 1:
+            with open(f"/proc/{int(cmd[0])}/stat") as f:
+                sup = f.read().rsplit(")", 1)[1].split()[1]
+            with open(f"/proc/{sup}/stat") as f:
+                up = f.read().rsplit(")", 1)[1].split()[1]
+        ok(up == str(spid), f"the namespace's init is a child of wap serve itself "
+           f"(command {cmd}, its parent {sup}, that one's {up}, serve {spid}): no reaper in between")
+        s.result(3)
+    else:
+        ok(True, "# SKIP not root, under ASan: a reaper makes the user namespace")
     # sandboxed or not, the init is cloned into the server's memory: no copy
     # of the server is made (the command enters its sandbox with system calls)
     if SHARED:

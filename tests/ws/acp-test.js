@@ -608,8 +608,9 @@ async function churn() {
 async function shutdown() {
   const c = await auth();
   const r = await c.call('terminal.create', { name: 'bye' });
-  // the shell's pid as the host sees it (in its PID namespace $$ is small)
-  await c.call('terminal.sendText', { terminalId: r.result.terminalId, text: 'read p _ < /proc/self/stat; echo $p > shell.pid' });
+  // the shell's PID namespace and its pid there ($$ is small; sandboxed,
+  // its /proc is the namespace's too): acp.sh finds it on the host
+  await c.call('terminal.sendText', { terminalId: r.result.terminalId, text: 'echo "$(readlink /proc/self/ns/pid) $$" > shell.pid' });
   await sleep(500);
   console.log('# READY');
   const n = await c.note((m) => m.method === 'server.shutdown', 10000);
