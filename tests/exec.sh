@@ -508,6 +508,15 @@ if [ "${abi:-0}" -ge 1 ]; then
 		expect "sandbox${how:+ $how}: /proc is its PID namespace's" 0 env OUTER=$$ wap exec --sandbox $how -c 'ls /proc | grep -c "^[0-9][0-9]*\$"; test -e /proc/$OUTER && echo outer || echo own; cat /proc/1/comm; head -c 9 /proc/meminfo; echo; grep -c . /proc/self/status >/dev/null && echo self'
 		same "sandbox${how:+ $how}: a few processes, none outside, the init wap, /proc/meminfo and self read" "$(echo $OUT | sed 's/^[0-9] /N /')" "N own wap MemTotal: self"
 	done
+	# a container engine's masks on /proc (/proc/kcore on /dev/null...): a
+	# proc of its own would uncover them, so the host's stays
+	if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+		expect "sandbox: /proc with a mask over a part of it" 0 unshare -m sh -c \
+			'mount --bind /dev/null /proc/meminfo && exec "$0" exec --sandbox -c "stat -c %F /proc/meminfo"' "$WAP"
+		same "sandbox: the mask stays (the host's /proc)" "$OUT" "character special file"
+	else
+		ok "# SKIP masks on /proc need root and unshare -m"
+	fi
 	expect "sandbox: system dirs readable" 0 wap exec --sandbox -- /bin/cat /etc/hostname
 	expect "sandbox: other dirs unreadable" 2 wap exec --sandbox -- /bin/ls "$T/outside"
 	git -C "$W" init -q 2>/dev/null

@@ -1280,6 +1280,35 @@ static bool lists_active(const struct wap_sandbox_opts *o)
 	return false;
 }
 
+static bool covered;
+static pthread_once_t covered_once = PTHREAD_ONCE_INIT;
+
+static void find_covered(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL, mp[PATH_MAX];
+	size_t cap = 0;
+
+	while (f && getline(&line, &cap, f) > 0)
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 &&
+		    !strncmp(mp, "/proc/", 6) && strcmp(mp, "/proc/sys/fs/binfmt_misc"))
+			covered = true;
+	free(line);
+	if (f)
+		fclose(f);
+}
+
+/* Is part of the host's /proc covered by a mount (a container engine's
+ * masks: /proc/kcore on /dev/null, /proc/sys read-only, /proc/acpi
+ * empty)?  A proc of the command's own would uncover it (the kernel
+ * refuses one in a user namespace there; root it lets): the host's stays.
+ * Looked at once: such masks are made when the container starts. */
+static bool proc_covered(void)
+{
+	pthread_once(&covered_once, find_covered);
+	return covered;
+}
+
 int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 			const struct wap_sandbox_opts *o, struct wap_err *err)
 {
@@ -1409,8 +1438,9 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 	for (int i = 0; devfiles[i]; i++)
 		if (add_rule(rs, devfiles[i], -1, sb->pts_access, all, err))
 			goto fail;
-	/* and its own /proc what /proc has (the list layer's: grant_tree) */
-	sb->proc_access = rd & all;
+	/* and its own /proc what /proc has (the list layer's: grant_tree),
+	 * unless a proc of its own would uncover what is hidden */
+	sb->proc_access = proc_covered() ? 0 : rd & all;
 	sb->proc_list = sb->list_fd >= 0 ? LL_FS_EXECUTE | LL_FS_READ_FILE : 0;
 	for (size_t i = 0; ex.dirs && ex.dirs[i]; i++)
 		if (add_rule(rs, ex.dirs[i], -1, rd, all, err))
