@@ -1133,7 +1133,7 @@ static int shared_init(void *arg)
 			 * (landlock.c), made at the first; not root, in a
 			 * mount namespace of the init's own, its mounts the
 			 * host's as slaves (no command could mount on those) */
-			if (procfd == -2)
+			if (procfd == -2 && sb.proc_access)
 				procfd = wap_sandbox_proc(sh->userns);
 			sb.proc_fd = procfd;
 			c.sb = &sb;
