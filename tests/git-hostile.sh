@@ -266,6 +266,40 @@ expect "a linked work tree inside the root works" 0 wap git log --dir lw2 --json
 jcheck "its log is the branch's" "$OUT" 'j["entries"][0]["subject"] == "other"'
 rm -rf "$W/lw2"; git -C "$W" worktree prune
 
+# ---- 2. config includes leading out of the root ----
+# (another repository's config, whose values would show: an author, a
+# remote URL with its credentials)
+printf '[user]\n\tname = SECRET-AUTHOR\n[remote "origin"]\n\turl = https://u:SECRET-PW@example.invalid/r\n' > "$T/outside.cfg"
+newrepo "$W"
+cp "$W/.git/config" "$T/config.keep"
+incl() { # DESC TEXT: TEXT appended to .git/config must be refused, nothing of outside.cfg read
+	cp "$T/config.keep" "$W/.git/config" && printf '%s\n' "$2" >> "$W/.git/config"
+	echo "$1" > "$W/inc.txt"
+	expect "$1: exit 4" 4 wap git commit -m inc inc.txt
+	lacks "$1: nothing of the outside config shows" "$OUT$ERR" SECRET
+	has "$1: the error names the include" "$ERR" "includes"
+	same "$1: no commit by the outside config's author" "$(git -C "$W" log -1 --format=%an)" "Test User"
+}
+incl "include.path absolute, out of the root" "[include]
+	path = $T/outside.cfg"
+incl "include.path relative, out of the root" "[include]
+	path = ../../outside.cfg"
+incl "includeIf, quoted, spelled in capitals, on the section's line" "[IncludeIf \"gitdir:/\"] PATH = \"$T/outside.cfg\" # note"
+cp "$T/outside.cfg" "$HOME/outside.cfg"
+incl "include.path under ~" "[include]
+	path = ~/outside.cfg"
+printf '[include]\n\tpath = %s\n' "$T/outside.cfg" > "$W/in.cfg"
+incl "an include inside the root that includes one outside" "[include]
+	path = ../in.cfg"
+rm -f "$HOME/outside.cfg"
+printf '[user]\n\tname = Inside Author\n' > "$W/in.cfg"
+cp "$T/config.keep" "$W/.git/config" && printf '[include]\n\tpath = ../in.cfg\n\tpath = missing.cfg\n' >> "$W/.git/config"
+echo inc > "$W/inc.txt"
+expect "an include inside the root (and one missing) is followed" 0 wap git commit -m inc inc.txt
+expect "its values are used" 0 wap git log -n1 --format=%an
+same "the author from the included file" "$OUT" "Inside Author"
+cp "$T/config.keep" "$W/.git/config"
+
 # ---- no Landlock: mutating actions refused, reading ones run ----
 newrepo "$W"
 expect "no Landlock: checkout refused (exit 15)" 15 env WAP_LANDLOCK_ABI=0 wap git checkout other

@@ -14,8 +14,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -256,6 +258,154 @@ out:
 	return rc;
 }
 
+/* ---- the repository's config: includes ----
+ *
+ * git's include.path and includeIf.*.path read another config file,
+ * relative to the including one or absolute, and libgit2 follows them as
+ * git does: the repository's own config could name a file outside the
+ * root (another repository's config, its remote URL and credentials in
+ * it), whose values then show in what wap prints (an author, a remote).
+ * So each include of the repository's config, and of the files it
+ * includes, must be beneath the root.  ~ (the user's files) is refused
+ * too: the global config, read anyway, is the user's own to include from. */
+
+#define CONFIG_MAX	(16 << 20)
+#define INCLUDE_DEPTH	10	/* as git's */
+
+static int check_config(struct g *g, const char *rel, int depth);
+
+/* The value of a config line's VAL (after '='), unquoted and unescaped as
+ * git reads it, into SB; comments (# ;) outside quotes end it. */
+static void config_value(const char *v, struct wap_sb *sb)
+{
+	bool quoted = false;
+	size_t keep = 0;	/* sb->len up to the last char not a trailing space */
+
+	while (*v == ' ' || *v == '\t')
+		v++;
+	for (; *v && *v != '\n'; v++) {
+		if (*v == '"') {
+			quoted = !quoted;
+			keep = sb->len;
+			continue;
+		}
+		if (!quoted && (*v == '#' || *v == ';'))
+			break;
+		if (*v == '\\' && v[1]) {
+			char c = *++v;
+			wap_sb_addc(sb, c == 'n' ? '\n' : c == 't' ? '\t' : c == 'b' ? '\b' : c);
+			keep = sb->len;
+			continue;
+		}
+		wap_sb_addc(sb, *v);
+		if (quoted || (*v != ' ' && *v != '\t'))
+			keep = sb->len;
+	}
+	sb->len = keep;
+	if (sb->buf)
+		sb->buf[keep] = 0;
+}
+
+/* The include PATH met in the config file REL: beneath the root, and its
+ * own includes too. */
+static int check_include(struct g *g, const char *rel, const char *path, int depth)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	const char *slash = strrchr(rel, '/');
+	char *lex = NULL;
+	int rc;
+
+	if (path[0] == '~') {
+		return wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s includes %s, outside the "
+				   "workspace root; wap git does not follow it", rel, path);
+	}
+	if (path[0] == '/')
+		wap_sb_adds(&sb, path);
+	else if (slash)
+		wap_sb_addf(&sb, "%.*s/%s", (int)(slash - rel), rel, path);
+	else
+		wap_sb_adds(&sb, path);
+	if (sb.oom)
+		return wap_err_oom(g->err);
+	rc = wap_ws_rel(g->ws, sb.buf, sb.len, &lex, g->err);
+	if (!rc)
+		rc = check_config(g, lex, depth + 1);
+	if (rc && g->err->kind == WAP_E_ACCESS)
+		wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s includes %s, outside the "
+			    "workspace root; wap git does not follow it", rel, path);
+	free(lex);
+	wap_sb_release(&sb);
+	return rc;
+}
+
+/* The config file REL (root-relative) and what it includes: no include
+ * leads outside the root.  A missing file is no config (as libgit2). */
+static int check_config(struct g *g, const char *rel, int depth)
+{
+	struct wap_sb text = WAP_SB_INIT, val = WAP_SB_INIT;
+	struct wap_err e2 = { 0 };
+	bool inc = false;
+	char buf[65536];
+	int fd, rc = 0;
+	ssize_t n;
+
+	if (depth > INCLUDE_DEPTH)
+		return 0;	/* libgit2 stops there too, with its own error */
+	fd = open_plumbing(g, rel, O_RDONLY | O_NONBLOCK, &e2);
+	if (fd < 0) {
+		if (e2.kind == WAP_E_NOT_FOUND || e2.kind == WAP_E_NOT_DIR || e2.kind == WAP_E_NOT_FILE) {
+			wap_err_release(&e2);
+			return 0;
+		}
+		*g->err = e2;
+		return -1;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0 && text.len <= CONFIG_MAX)
+		wap_sb_add(&text, buf, (size_t)n);
+	close(fd);
+	if (n < 0 || text.oom || text.len > CONFIG_MAX) {
+		rc = n < 0 ? wap_err_errno(g->err, errno, rel) : text.oom ? wap_err_oom(g->err) :
+			wap_err_set(g->err, WAP_E_TOO_LARGE, "Config file too large: %s", rel);
+		goto out;
+	}
+	for (char *line = text.buf; !rc && line && *line;) {
+		char *next = strchr(line, '\n'), *p = line, *eq;
+		size_t k;
+
+		if (next)
+			*next++ = 0;
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p == '[') {
+			/* [include], [includeIf "cond"], [include.sub]: the
+			 * section's name, then maybe a key on the same line */
+			k = strcspn(++p, " \t\".]");
+			inc = (k == 7 && !strncasecmp(p, "include", 7)) ||
+			      (k == 9 && !strncasecmp(p, "includeif", 9));
+			p += strcspn(p, "]");
+			if (*p)
+				p++;
+			while (isspace((unsigned char)*p))
+				p++;
+		}
+		k = strcspn(p, " \t=");
+		eq = p + k + strspn(p + k, " \t");
+		if (inc && k == 4 && !strncasecmp(p, "path", 4) && *eq == '=') {
+			val.len = 0;
+			config_value(eq + 1, &val);
+			if (val.oom)
+				rc = wap_err_oom(g->err);
+			else if (val.len)
+				rc = check_include(g, rel, val.buf, depth);
+		}
+		line = next;
+	}
+out:
+	wap_sb_release(&text);
+	wap_sb_release(&val);
+	return rc;
+}
+
 /* Before libgit2 opens a repository at REAL (root-relative): the git dir a
  * .git file names, the common dir a git dir's commondir file names, the
  * object store and its alternates must all be beneath the root.  libgit2
@@ -302,6 +452,23 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 	}
 	r = read_small(g, sb.buf, buf, sizeof(buf));
 	if (r < 0 || (r == 1 && link_dir(g, gd, "commondir", buf, &cd)))
+		goto out;
+	/* its config (the common dir's) and a worktree's own */
+	sb.len = 0;
+	wap_sb_addf(&sb, "%s/config", cd ? cd : gd);
+	if (sb.oom) {
+		wap_err_oom(g->err);
+		goto out;
+	}
+	if (check_config(g, sb.buf, 0))
+		goto out;
+	sb.len = 0;
+	wap_sb_addf(&sb, "%s/config.worktree", gd);
+	if (sb.oom) {
+		wap_err_oom(g->err);
+		goto out;
+	}
+	if (check_config(g, sb.buf, 0))
 		goto out;
 	sb.len = 0;
 	wap_sb_addf(&sb, "%s/objects", cd ? cd : gd);
