@@ -277,7 +277,7 @@ incl() { # DESC TEXT: TEXT appended to .git/config must be refused, nothing of o
 	echo "$1" > "$W/inc.txt"
 	expect "$1: exit 4" 4 wap git commit -m inc inc.txt
 	lacks "$1: nothing of the outside config shows" "$OUT$ERR" SECRET
-	has "$1: the error names the include" "$ERR" "includes"
+	has "$1: the error names the file and the key" "$ERR" "outside.cfg in include.path, outside the workspace root"
 	same "$1: no commit by the outside config's author" "$(git -C "$W" log -1 --format=%an)" "Test User"
 }
 incl "include.path absolute, out of the root" "[include]
@@ -299,6 +299,26 @@ expect "an include inside the root (and one missing) is followed" 0 wap git comm
 expect "its values are used" 0 wap git log -n1 --format=%an
 same "the author from the included file" "$OUT" "Inside Author"
 cp "$T/config.keep" "$W/.git/config"
+# the ignore and attribute files the config names: which names an outside
+# file hides would tell its lines
+echo SECRET-LINE > "$T/outside.excl"
+newrepo "$W"
+touch "$W/SECRET-LINE"
+for key in core.excludesFile core.attributesFile; do
+	for v in "$T/outside.excl" ../../outside.excl; do
+		git -C "$W" config "$key" "$v"
+		expect "$key $v: exit 4" 4 wap git status --json
+		has "$key $v: the error names it" "$OUT$ERR" "outside.excl in $key, outside the workspace root"
+		git -C "$W" config --unset "$key"
+	done
+done
+echo SECRET-LINE > "$W/in.excl"
+git -C "$W" config core.excludesFile in.excl
+expect "core.excludesFile inside the root is followed" 0 wap git status --json
+jcheck "what it names is ignored" "$OUT" '"SECRET-LINE" not in j["untracked"]'
+git -C "$W" config --unset core.excludesFile
+expect "without it the file is untracked" 0 wap git status --json
+jcheck "the file shows" "$OUT" '"SECRET-LINE" in j["untracked"]'
 
 # ---- no Landlock: mutating actions refused, reading ones run ----
 newrepo "$W"

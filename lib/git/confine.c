@@ -266,8 +266,10 @@ out:
  * root (another repository's config, its remote URL and credentials in
  * it), whose values then show in what wap prints (an author, a remote).
  * So each include of the repository's config, and of the files it
- * includes, must be beneath the root.  ~ (the user's files) is refused
- * too: the global config, read anyway, is the user's own to include from. */
+ * includes, must be beneath the root, and so must the ignore and attribute
+ * files it names (core.excludesFile, core.attributesFile: which names an
+ * outside file hides would tell its lines).  ~ (the user's files) is
+ * refused too: the global config, read anyway, is the user's own. */
 
 #define CONFIG_MAX	(16 << 20)
 #define INCLUDE_DEPTH	10	/* as git's */
@@ -306,33 +308,44 @@ static void config_value(const char *v, struct wap_sb *sb)
 		sb->buf[keep] = 0;
 }
 
-/* The include PATH met in the config file REL: beneath the root, and its
- * own includes too. */
-static int check_include(struct g *g, const char *rel, const char *path, int depth)
+/* The file PATH named in the config file REL by KEY: beneath the root.
+ * An include's (INCLUDE) is relative to REL's dir and its own includes
+ * are checked in turn; core.excludesFile and core.attributesFile, which
+ * libgit2 reads as the repository's ignore and attribute rules, are taken
+ * as from the work tree above REL's dir too (a missing file is none). */
+static int check_named(struct g *g, const char *rel, const char *key, const char *path,
+		       bool include, int depth)
 {
 	struct wap_sb sb = WAP_SB_INIT;
 	const char *slash = strrchr(rel, '/');
 	char *lex = NULL;
 	int rc;
 
-	if (path[0] == '~') {
-		return wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s includes %s, outside the "
-				   "workspace root; wap git does not follow it", rel, path);
-	}
+	if (path[0] == '~')
+		return wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s names %s in %s, outside "
+				   "the workspace root; wap git does not follow it", rel, path, key);
 	if (path[0] == '/')
 		wap_sb_adds(&sb, path);
-	else if (slash)
-		wap_sb_addf(&sb, "%.*s/%s", (int)(slash - rel), rel, path);
 	else
-		wap_sb_adds(&sb, path);
+		wap_sb_addf(&sb, "%.*s%s%s%s", slash ? (int)(slash - rel) : 0, rel, slash ? "/" : "",
+			    include ? "" : "../", path);
 	if (sb.oom)
 		return wap_err_oom(g->err);
 	rc = wap_ws_rel(g->ws, sb.buf, sb.len, &lex, g->err);
-	if (!rc)
-		rc = check_config(g, lex, depth + 1);
+	if (!rc) {
+		int fd = open_plumbing(g, lex, O_PATH, g->err);
+		if (fd >= 0)
+			close(fd);
+		else if (g->err->kind == WAP_E_NOT_FOUND || g->err->kind == WAP_E_NOT_DIR)
+			clear_err(g);
+		else
+			rc = -1;
+	}
 	if (rc && g->err->kind == WAP_E_ACCESS)
-		wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s includes %s, outside the "
-			    "workspace root; wap git does not follow it", rel, path);
+		wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s names %s in %s, outside the "
+			    "workspace root; wap git does not follow it", rel, path, key);
+	else if (!rc && include)
+		rc = check_config(g, lex, depth + 1);
 	free(lex);
 	wap_sb_release(&sb);
 	return rc;
@@ -344,7 +357,7 @@ static int check_config(struct g *g, const char *rel, int depth)
 {
 	struct wap_sb text = WAP_SB_INIT, val = WAP_SB_INIT;
 	struct wap_err e2 = { 0 };
-	bool inc = false;
+	enum { OTHER, INCLUDE, CORE } sect = OTHER;
 	char buf[65536];
 	int fd, rc = 0;
 	ssize_t n;
@@ -380,8 +393,9 @@ static int check_config(struct g *g, const char *rel, int depth)
 			/* [include], [includeIf "cond"], [include.sub]: the
 			 * section's name, then maybe a key on the same line */
 			k = strcspn(++p, " \t\".]");
-			inc = (k == 7 && !strncasecmp(p, "include", 7)) ||
-			      (k == 9 && !strncasecmp(p, "includeif", 9));
+			sect = (k == 7 && !strncasecmp(p, "include", 7)) ||
+			       (k == 9 && !strncasecmp(p, "includeif", 9)) ? INCLUDE :
+			       k == 4 && !strncasecmp(p, "core", 4) ? CORE : OTHER;
 			p += strcspn(p, "]");
 			if (*p)
 				p++;
@@ -390,13 +404,17 @@ static int check_config(struct g *g, const char *rel, int depth)
 		}
 		k = strcspn(p, " \t=");
 		eq = p + k + strspn(p + k, " \t");
-		if (inc && k == 4 && !strncasecmp(p, "path", 4) && *eq == '=') {
+		if (*eq == '=' && ((sect == INCLUDE && k == 4 && !strncasecmp(p, "path", 4)) ||
+				   (sect == CORE && ((k == 12 && !strncasecmp(p, "excludesfile", 12)) ||
+						     (k == 14 && !strncasecmp(p, "attributesfile", 14)))))) {
 			val.len = 0;
 			config_value(eq + 1, &val);
 			if (val.oom)
 				rc = wap_err_oom(g->err);
 			else if (val.len)
-				rc = check_include(g, rel, val.buf, depth);
+				rc = check_named(g, rel, sect == INCLUDE ? "include.path" : k == 12 ?
+						 "core.excludesFile" : "core.attributesFile", val.buf,
+						 sect == INCLUDE, depth);
 		}
 		line = next;
 	}
