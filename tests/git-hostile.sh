@@ -299,6 +299,18 @@ expect "an include inside the root (and one missing) is followed" 0 wap git comm
 expect "its values are used" 0 wap git log -n1 --format=%an
 same "the author from the included file" "$OUT" "Inside Author"
 cp "$T/config.keep" "$W/.git/config"
+# a global config the workspace holds ($HOME in the root) is checked the
+# same way; ~ in the repository's config is $HOME
+mkdir -p "$W/h" && printf '[include]\n\tpath = %s\n' "$T/outside.cfg" > "$W/h/.gitconfig"
+echo h > "$W/inc.txt"
+expect "a ~/.gitconfig in the root including one outside: exit 4" 4 env HOME="$W/h" wap git commit -m inc inc.txt
+has "it names it" "$ERR" "h/.gitconfig names $T/outside.cfg in include.path"
+lacks "no commit by the outside config's author (~/.gitconfig)" "$(git -C "$W" log -1 --format=%an)" SECRET
+printf '[user]\n\tname = Home In Root\n\temail = h@example.com\n' > "$W/h/in.cfg"
+printf '[include]\n\tpath = ~/in.cfg\n' > "$W/h/.gitconfig"
+expect "a ~/.gitconfig in the root including ~/in.cfg, in the root too, is followed" 0 env HOME="$W/h" wap git commit -m inc inc.txt
+same "the author from ~/in.cfg" "$(git -C "$W" log -1 --format=%an)" "Home In Root"
+rm -rf "$W/h"
 # the ignore and attribute files the config names: which names an outside
 # file hides would tell its lines
 echo SECRET-LINE > "$T/outside.excl"

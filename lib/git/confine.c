@@ -268,8 +268,9 @@ out:
  * So each include of the repository's config, and of the files it
  * includes, must be beneath the root, and so must the ignore and attribute
  * files it names (core.excludesFile, core.attributesFile: which names an
- * outside file hides would tell its lines).  ~ (the user's files) is
- * refused too: the global config, read anyway, is the user's own. */
+ * outside file hides would tell its lines).  The user's global config is
+ * the user's own, as git reads it, unless it lies beneath the root ($HOME
+ * the workspace): then it is the workspace's, and checked the same way. */
 
 #define CONFIG_MAX	(16 << 20)
 #define INCLUDE_DEPTH	10	/* as git's */
@@ -321,10 +322,12 @@ static int check_named(struct g *g, const char *rel, const char *key, const char
 	char *lex = NULL;
 	int rc;
 
-	if (path[0] == '~')
+	if (path[0] == '~' && (path[1] != '/' || !getenv("HOME")))
 		return wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s names %s in %s, outside "
 				   "the workspace root; wap git does not follow it", rel, path, key);
-	if (path[0] == '/')
+	if (path[0] == '~')
+		wap_sb_addf(&sb, "%s%s", getenv("HOME"), path + 1);
+	else if (path[0] == '/')
 		wap_sb_adds(&sb, path);
 	else
 		wap_sb_addf(&sb, "%.*s%s%s%s", slash ? (int)(slash - rel) : 0, rel, slash ? "/" : "",
@@ -424,6 +427,40 @@ out:
 	return rc;
 }
 
+/* The user's global configs (~/.gitconfig, the XDG one) where they lie
+ * beneath the root, as the repository's own. */
+static int check_user_config(struct g *g)
+{
+	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+	struct wap_sb sb = WAP_SB_INIT;
+	int rc = 0;
+
+	for (int i = 0; i < 2 && !rc; i++) {
+		char *lex = NULL;
+		sb.len = 0;
+		if (i == 0 && home && *home == '/')
+			wap_sb_addf(&sb, "%s/.gitconfig", home);
+		else if (i == 1 && xdg && *xdg == '/')
+			wap_sb_addf(&sb, "%s/git/config", xdg);
+		else if (i == 1 && home && *home == '/')
+			wap_sb_addf(&sb, "%s/.config/git/config", home);
+		else
+			continue;
+		if (sb.oom) {
+			rc = wap_err_oom(g->err);
+			break;
+		}
+		if (wap_ws_rel(g->ws, sb.buf, sb.len, &lex, g->err)) {
+			clear_err(g);	/* outside the root: the user's */
+			continue;
+		}
+		rc = check_config(g, lex, 0);
+		free(lex);
+	}
+	wap_sb_release(&sb);
+	return rc;
+}
+
 /* Before libgit2 opens a repository at REAL (root-relative): the git dir a
  * .git file names, the common dir a git dir's commondir file names, the
  * object store and its alternates must all be beneath the root.  libgit2
@@ -486,7 +523,7 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 		wap_err_oom(g->err);
 		goto out;
 	}
-	if (check_config(g, sb.buf, 0))
+	if (check_config(g, sb.buf, 0) || check_user_config(g))
 		goto out;
 	sb.len = 0;
 	wap_sb_addf(&sb, "%s/objects", cd ? cd : gd);
