@@ -427,6 +427,18 @@ out:
 	return rc;
 }
 
+/* The config file NAME in the dir DIR (root-relative), as check_config. */
+static int check_config_in(struct g *g, const char *dir, const char *name)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	int rc;
+
+	wap_sb_addf(&sb, "%s/%s", dir, name);
+	rc = sb.oom ? wap_err_oom(g->err) : check_config(g, sb.buf, 0);
+	wap_sb_release(&sb);
+	return rc;
+}
+
 /* The user's global configs (~/.gitconfig, the XDG one) where they lie
  * beneath the root, as the repository's own. */
 static int check_user_config(struct g *g)
@@ -508,22 +520,9 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 	r = read_small(g, sb.buf, buf, sizeof(buf));
 	if (r < 0 || (r == 1 && link_dir(g, gd, "commondir", buf, &cd)))
 		goto out;
-	/* its config (the common dir's) and a worktree's own */
-	sb.len = 0;
-	wap_sb_addf(&sb, "%s/config", cd ? cd : gd);
-	if (sb.oom) {
-		wap_err_oom(g->err);
-		goto out;
-	}
-	if (check_config(g, sb.buf, 0))
-		goto out;
-	sb.len = 0;
-	wap_sb_addf(&sb, "%s/config.worktree", gd);
-	if (sb.oom) {
-		wap_err_oom(g->err);
-		goto out;
-	}
-	if (check_config(g, sb.buf, 0) || check_user_config(g))
+	/* its config (the common dir's), a worktree's own, the user's */
+	if (check_config_in(g, cd ? cd : gd, "config") || check_config_in(g, gd, "config.worktree") ||
+	    check_user_config(g))
 		goto out;
 	sb.len = 0;
 	wap_sb_addf(&sb, "%s/objects", cd ? cd : gd);
