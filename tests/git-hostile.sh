@@ -324,6 +324,17 @@ for key in core.excludesFile core.attributesFile; do
 		git -C "$W" config --unset "$key"
 	done
 done
+# the same through links in the git dir: info/exclude, info/attributes,
+# and what libgit2 reads at its top (a shared hooks dir is let be)
+for f in info/exclude info/attributes ORIG_HEAD; do
+	rm -f "$W/.git/$f" && ln -s "$T/outside.excl" "$W/.git/$f"
+	expect ".git/$f a link out of the root: exit 4" 4 wap git status --json
+	has ".git/$f a link out of the root: the error names it" "$OUT$ERR" ".git/$f is a symbolic link out of the workspace root"
+	rm -f "$W/.git/$f"
+done
+mv "$W/.git/hooks" "$T/shared-hooks" && ln -s "$T/shared-hooks" "$W/.git/hooks"
+expect "a hooks dir shared from outside the root is let be" 0 wap git status --json
+rm "$W/.git/hooks" && mv "$T/shared-hooks" "$W/.git/hooks"
 echo SECRET-LINE > "$W/in.excl"
 git -C "$W" config core.excludesFile in.excl
 expect "core.excludesFile inside the root is followed" 0 wap git status --json

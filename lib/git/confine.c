@@ -144,7 +144,7 @@ static int link_dir(struct g *g, const char *base, const char *what, const char 
  * path) must lead to something beneath the root: objects/ab or
  * objects/pack/pack-X.pack linked to another repository's would have log
  * and show read it. */
-static int links_stay_inside(struct g *g, const char *dir)
+static int links_stay_inside(struct g *g, const char *dir, const char *skip)
 {
 	struct dirent *de;
 	int fd, rc = 0;
@@ -162,8 +162,9 @@ static int links_stay_inside(struct g *g, const char *dir)
 		struct wap_sb sb = WAP_SB_INIT;
 		int t;
 
-		if (de->d_type != DT_LNK && (de->d_type != DT_UNKNOWN ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISLNK(st.st_mode)))
+		if ((de->d_type != DT_LNK && (de->d_type != DT_UNKNOWN ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISLNK(st.st_mode))) ||
+		    (skip && !strcmp(de->d_name, skip)))
 			continue;
 		wap_sb_addf(&sb, "%s/%s", dir, de->d_name);
 		if (sb.oom) {
@@ -204,7 +205,7 @@ static int check_objects(struct g *g, const char *obj, int depth)
 		clear_err(g);
 		return 0;
 	}
-	if (links_stay_inside(g, real))
+	if (links_stay_inside(g, real, NULL))
 		goto out;
 	wap_sb_addf(&sb, "%s/pack", real);
 	if (sb.oom) {
@@ -212,7 +213,7 @@ static int check_objects(struct g *g, const char *obj, int depth)
 		goto out;
 	}
 	r = read_small(g, sb.buf, tiny, sizeof(tiny));
-	if (r < 0 || (r == 2 && links_stay_inside(g, sb.buf)))
+	if (r < 0 || (r == 2 && links_stay_inside(g, sb.buf, NULL)))
 		goto out;
 	sb.len = 0;
 	wap_sb_addf(&sb, "%s/info/alternates", real);
@@ -427,6 +428,33 @@ out:
 	return rc;
 }
 
+/* The git dir DIR (root-relative) and its info/: no symbolic link there
+ * leads out of the root.  libgit2 reads through them (info/exclude and
+ * info/attributes linked to an outside file: which names it hides would
+ * tell its lines; HEAD, index, packed-refs...).  A hooks dir shared from
+ * elsewhere is let be: libgit2 runs no hook. */
+static int gitdir_links(struct g *g, const char *dir)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	char tiny[2];
+	int rc = -1, r;
+
+	if (links_stay_inside(g, dir, "hooks"))	/* shared hooks: libgit2 runs none */
+		return -1;
+	wap_sb_addf(&sb, "%s/info", dir);
+	if (sb.oom) {
+		wap_err_oom(g->err);
+		goto out;
+	}
+	r = read_small(g, sb.buf, tiny, sizeof(tiny));
+	if (r < 0 || (r == 2 && links_stay_inside(g, sb.buf, NULL)))
+		goto out;
+	rc = 0;
+out:
+	wap_sb_release(&sb);
+	return rc;
+}
+
 /* The config file NAME in the dir DIR (root-relative), as check_config. */
 static int check_config_in(struct g *g, const char *dir, const char *name)
 {
@@ -520,9 +548,10 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 	r = read_small(g, sb.buf, buf, sizeof(buf));
 	if (r < 0 || (r == 1 && link_dir(g, gd, "commondir", buf, &cd)))
 		goto out;
-	/* its config (the common dir's), a worktree's own, the user's */
+	/* its config (the common dir's), a worktree's own, the user's; the
+	 * links in the git dirs */
 	if (check_config_in(g, cd ? cd : gd, "config") || check_config_in(g, gd, "config.worktree") ||
-	    check_user_config(g))
+	    check_user_config(g) || gitdir_links(g, gd) || (cd && gitdir_links(g, cd)))
 		goto out;
 	sb.len = 0;
 	wap_sb_addf(&sb, "%s/objects", cd ? cd : gd);
