@@ -187,12 +187,35 @@ static int links_stay_inside(struct g *g, const char *dir, const char *skip)
 	return rc;
 }
 
+/* links_stay_inside for DIR (but SKIP) and its sub-directory SUB, if any. */
+static int links_in(struct g *g, const char *dir, const char *skip, const char *sub)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	char tiny[2];
+	int rc = -1, r;
+
+	if (links_stay_inside(g, dir, skip))
+		return -1;
+	wap_sb_addf(&sb, "%s/%s", dir, sub);
+	if (sb.oom) {
+		wap_err_oom(g->err);
+		goto out;
+	}
+	r = read_small(g, sb.buf, tiny, sizeof(tiny));
+	if (r < 0 || (r == 2 && links_stay_inside(g, sb.buf, NULL)))
+		goto out;
+	rc = 0;
+out:
+	wap_sb_release(&sb);
+	return rc;
+}
+
 /* The object store OBJ (root-relative) and every alternate it names, to
  * the depth libgit2 follows, must be beneath the root: otherwise log and
  * show would read another repository's objects. */
 static int check_objects(struct g *g, const char *obj, int depth)
 {
-	char *real = NULL, *buf = NULL, tiny[2];
+	char *real = NULL, *buf = NULL;
 	struct wap_sb sb = WAP_SB_INIT;
 	int rc = -1, r;
 
@@ -205,17 +228,8 @@ static int check_objects(struct g *g, const char *obj, int depth)
 		clear_err(g);
 		return 0;
 	}
-	if (links_stay_inside(g, real, NULL))
+	if (links_in(g, real, NULL, "pack"))
 		goto out;
-	wap_sb_addf(&sb, "%s/pack", real);
-	if (sb.oom) {
-		wap_err_oom(g->err);
-		goto out;
-	}
-	r = read_small(g, sb.buf, tiny, sizeof(tiny));
-	if (r < 0 || (r == 2 && links_stay_inside(g, sb.buf, NULL)))
-		goto out;
-	sb.len = 0;
 	wap_sb_addf(&sb, "%s/info/alternates", real);
 	buf = malloc(65536);
 	if (sb.oom || !buf) {
@@ -428,33 +442,6 @@ out:
 	return rc;
 }
 
-/* The git dir DIR (root-relative) and its info/: no symbolic link there
- * leads out of the root.  libgit2 reads through them (info/exclude and
- * info/attributes linked to an outside file: which names it hides would
- * tell its lines; HEAD, index, packed-refs...).  A hooks dir shared from
- * elsewhere is let be: libgit2 runs no hook. */
-static int gitdir_links(struct g *g, const char *dir)
-{
-	struct wap_sb sb = WAP_SB_INIT;
-	char tiny[2];
-	int rc = -1, r;
-
-	if (links_stay_inside(g, dir, "hooks"))	/* shared hooks: libgit2 runs none */
-		return -1;
-	wap_sb_addf(&sb, "%s/info", dir);
-	if (sb.oom) {
-		wap_err_oom(g->err);
-		goto out;
-	}
-	r = read_small(g, sb.buf, tiny, sizeof(tiny));
-	if (r < 0 || (r == 2 && links_stay_inside(g, sb.buf, NULL)))
-		goto out;
-	rc = 0;
-out:
-	wap_sb_release(&sb);
-	return rc;
-}
-
 /* The config file NAME in the dir DIR (root-relative), as check_config. */
 static int check_config_in(struct g *g, const char *dir, const char *name)
 {
@@ -548,10 +535,15 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 	r = read_small(g, sb.buf, buf, sizeof(buf));
 	if (r < 0 || (r == 1 && link_dir(g, gd, "commondir", buf, &cd)))
 		goto out;
-	/* its config (the common dir's), a worktree's own, the user's; the
-	 * links in the git dirs */
+	/* its config (the common dir's), a worktree's own, the user's.  No
+	 * link in the git dirs or their info/ leads out of the root: libgit2
+	 * reads through them (info/exclude and info/attributes linked to an
+	 * outside file: which names it hides would tell its lines; HEAD,
+	 * index, packed-refs...).  A hooks dir shared from elsewhere is let
+	 * be: libgit2 runs no hook. */
 	if (check_config_in(g, cd ? cd : gd, "config") || check_config_in(g, gd, "config.worktree") ||
-	    check_user_config(g) || gitdir_links(g, gd) || (cd && gitdir_links(g, cd)))
+	    check_user_config(g) || links_in(g, gd, "hooks", "info") ||
+	    (cd && links_in(g, cd, "hooks", "info")))
 		goto out;
 	sb.len = 0;
 	wap_sb_addf(&sb, "%s/objects", cd ? cd : gd);
