@@ -332,6 +332,14 @@ for f in info/exclude info/attributes ORIG_HEAD; do
 	has ".git/$f a link out of the root: the error names it" "$OUT$ERR" ".git/$f is a symbolic link out of the workspace root"
 	rm -f "$W/.git/$f"
 done
+# a work tree's own links and files are not a git dir's: before init (no
+# .git), a link out of the root and a file named config that includes one
+rm -rf "$W/nogit" && mkdir -p "$W/nogit" && ln -s "$T/outside.excl" "$W/nogit/escape"
+printf '[include]\n\tpath = %s\n' "$T/outside.cfg" > "$W/nogit/config" && echo HEAD > "$W/nogit/HEAD"
+expect "init in a dir with a link out of the root and a file named config" 0 wap git init nogit
+expect "status there" 0 wap git status --dir nogit --json
+jcheck "the link and the files are untracked" "$OUT" 'sorted(j["untracked"]) == ["HEAD", "config", "escape"]'
+rm -rf "$W/nogit"
 mv "$W/.git/hooks" "$T/shared-hooks" && ln -s "$T/shared-hooks" "$W/.git/hooks"
 expect "a hooks dir shared from outside the root is let be" 0 wap git status --json
 rm "$W/.git/hooks" && mv "$T/shared-hooks" "$W/.git/hooks"

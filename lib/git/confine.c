@@ -488,6 +488,25 @@ static int check_user_config(struct g *g)
 	return rc;
 }
 
+/* Is REAL (root-relative, with no .git) a bare repository, as libgit2
+ * tells one: a HEAD file and an objects dir?  Else it is a work tree
+ * (to init, or not a repository): its files are not a git dir's. */
+static bool looks_bare(struct g *g, const char *real)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	char tiny[2];
+	bool bare;
+
+	wap_sb_addf(&sb, "%s/HEAD", real);
+	bare = !sb.oom && read_small(g, sb.buf, tiny, sizeof(tiny)) == 1;
+	sb.len = 0;
+	wap_sb_addf(&sb, "%s/objects", real);
+	bare = bare && !sb.oom && read_small(g, sb.buf, tiny, sizeof(tiny)) == 2;
+	clear_err(g);
+	wap_sb_release(&sb);
+	return bare;
+}
+
 /* Before libgit2 opens a repository at REAL (root-relative): the git dir a
  * .git file names, the common dir a git dir's commondir file names, the
  * object store and its alternates must all be beneath the root.  libgit2
@@ -498,6 +517,7 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 {
 	struct wap_sb sb = WAP_SB_INIT;
 	char buf[4096], *gd = NULL, *cd = NULL;
+	bool gitdir;	/* gd is a git dir, not a work tree without one */
 	int rc = -1, r;
 
 	if (gdout)
@@ -522,6 +542,7 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 	} else {
 		gd = strdup(r == 2 ? sb.buf : real);
 	}
+	gitdir = r != 0 || looks_bare(g, real);
 	if (!gd) {
 		wap_err_oom(g->err);
 		goto out;
@@ -541,9 +562,9 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 	 * outside file: which names it hides would tell its lines; HEAD,
 	 * index, packed-refs...).  A hooks dir shared from elsewhere is let
 	 * be: libgit2 runs no hook. */
-	if (check_config_in(g, cd ? cd : gd, "config") || check_config_in(g, gd, "config.worktree") ||
-	    check_user_config(g) || links_in(g, gd, "hooks", "info") ||
-	    (cd && links_in(g, cd, "hooks", "info")))
+	if (gitdir && (check_config_in(g, cd ? cd : gd, "config") ||
+		       check_config_in(g, gd, "config.worktree") || check_user_config(g) ||
+		       links_in(g, gd, "hooks", "info") || (cd && links_in(g, cd, "hooks", "info"))))
 		goto out;
 	sb.len = 0;
 	wap_sb_addf(&sb, "%s/objects", cd ? cd : gd);
