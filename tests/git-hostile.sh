@@ -284,6 +284,9 @@ incl "include.path absolute, out of the root" "[include]
 	path = $T/outside.cfg"
 incl "include.path relative, out of the root" "[include]
 	path = ../../outside.cfg"
+incl "include.path split by a backslash at a line's end" "[include]
+	path = objects\\
+/../../../outside.cfg"
 incl "includeIf, quoted, spelled in capitals, on the section's line" "[IncludeIf \"gitdir:/\"] PATH = \"$T/outside.cfg\" # note"
 cp "$T/outside.cfg" "$HOME/outside.cfg"
 incl "include.path under ~" "[include]

@@ -399,6 +399,22 @@ static int check_config(struct g *g, const char *rel, int depth)
 			wap_err_set(g->err, WAP_E_TOO_LARGE, "Config file too large: %s", rel);
 		goto out;
 	}
+	/* a backslash at a line's end (not itself escaped) joins the next
+	 * line to it, as git reads it */
+	{
+		size_t o = 0, bs = 0;
+		for (size_t i = 0; i < text.len; i++) {
+			if (text.buf[i] == '\n' && bs % 2) {
+				o--;	/* drop the backslash and the newline */
+				bs = 0;
+				continue;
+			}
+			bs = text.buf[i] == '\\' ? bs + 1 : 0;
+			text.buf[o++] = text.buf[i];
+		}
+		text.len = o;
+		text.buf[o] = 0;
+	}
 	for (char *line = text.buf; !rc && line && *line;) {
 		char *next = strchr(line, '\n'), *p = line, *eq;
 		size_t k;
