@@ -241,6 +241,12 @@ ln -s "$ALT/.git/objects/${loose%"${loose#??}"}" "$ld"
 expect "a loose-object directory linked out of the root: exit 4" 4 wap git show "$loose"
 lacks "the outside commit was not read (loose link)" "$OUT$ERR" "SECRET-LOOSE"
 rm "$ld"; [ -d "$ld.keep" ] && mv "$ld.keep" "$ld"
+# one loose object's file linked to another repository's (in a dir of ours)
+mkdir -p "$ld" && ln -s "$ALT/.git/objects/${loose%"${loose#??}"}/${loose#??}" "$ld/${loose#??}"
+expect "a loose object's file linked out of the root: exit 4" 4 wap git show "$loose"
+lacks "the outside commit was not read (loose file link)" "$OUT$ERR" "SECRET-LOOSE"
+has "the error names the link" "$OUT$ERR" "is a symbolic link out of the workspace root"
+rm "$ld/${loose#??}"; rmdir "$ld" 2>/dev/null; [ -d "$ld.keep" ] && mv "$ld.keep" "$ld"
 
 # commondir (a linked work tree's pointer to the main repository)
 rm -rf "$W/lw" && mkdir -p "$W/lw/gd" && cp "$W/.git/HEAD" "$W/lw/gd/HEAD"

@@ -210,6 +210,41 @@ out:
 	return rc;
 }
 
+/* The loose-object dirs of the object store OBJ (root-relative, real):
+ * no file there linked out of the root (libgit2 would read another
+ * repository's objects by id). */
+static int loose_links(struct g *g, const char *obj)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	struct dirent *de;
+	int fd, rc = 0;
+	DIR *d;
+
+	fd = open_plumbing(g, obj, O_RDONLY | O_DIRECTORY, g->err);
+	if (fd < 0)
+		return -1;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return wap_err_errno(g->err, errno, obj);
+	}
+	while (!rc && (de = readdir(d))) {
+		struct stat st;
+		if (strlen(de->d_name) != 2 || !isxdigit((unsigned char)de->d_name[0]) ||
+		    !isxdigit((unsigned char)de->d_name[1]))
+			continue;
+		/* a dir (a link in its place is links_stay_inside's) */
+		if (de->d_type == DT_UNKNOWN ? fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+					       !S_ISDIR(st.st_mode) : de->d_type != DT_DIR)
+			continue;
+		sb.len = 0;
+		wap_sb_addf(&sb, "%s/%s", obj, de->d_name);
+		rc = sb.oom ? wap_err_oom(g->err) : links_stay_inside(g, sb.buf, NULL);
+	}
+	closedir(d);
+	wap_sb_release(&sb);
+	return rc;
+}
+
 /* The object store OBJ (root-relative) and every alternate it names, to
  * the depth libgit2 follows, must be beneath the root: otherwise log and
  * show would read another repository's objects. */
@@ -228,7 +263,7 @@ static int check_objects(struct g *g, const char *obj, int depth)
 		clear_err(g);
 		return 0;
 	}
-	if (links_in(g, real, NULL, "pack"))
+	if (links_in(g, real, NULL, "pack") || loose_links(g, real))
 		goto out;
 	wap_sb_addf(&sb, "%s/info/alternates", real);
 	buf = malloc(65536);
