@@ -764,6 +764,9 @@ static int ctags(struct sym *y, const char *what, bool recurse, json_t **tags, s
 				   "No language server for %s and no universal-ctags to fall back on (apt-get install universal-ctags)",
 				   what);
 	argv[k++] = "ctags";
+	/* no option files: the workspace's .ctags.d is not wap's to obey */
+	argv[k++] = "--quiet=yes";
+	argv[k++] = "--options=NONE";
 	argv[k++] = "--output-format=json";
 	argv[k++] = "--fields=+nKzZSe";
 	argv[k++] = "--extras=-F";

@@ -80,6 +80,18 @@ SH
 	printf '{"lsp": {"servers": {"mute": {"command": ["sh", "%s"], "extensions": ["mute"]}}}}\n' "$W/mute-lsp.sh" > "$XDG_CONFIG_HOME/wap/config.json"
 	expect "a request past --timeout-ms is TIMEOUT" 124 wap sym overview a.mute --timeout-ms 300
 	has "says which request and how long" "$ERR" "textDocument/documentSymbol took more than 300 ms"
+	# a language server is a program (some run the workspace's code): not
+	# started where commands are not allowed (wap's own tags answer)
+	printf 'echo LSP-STARTED >&2; exit 3\n' > "$T/ran-lsp.sh"
+	printf '{"security": {"allowCommandExecution": false}, "lsp": {"servers": {"mute": {"command": ["sh", "%s"], "extensions": ["mute"]}}}}\n' "$T/ran-lsp.sh" > "$XDG_CONFIG_HOME/wap/config.json"
+	expect "where commands are not allowed, the overview still answers" 0 wap sym overview a.mute --timeout-ms 300
+	lacks "no language server was started" "$ERR" "LSP-STARTED"
+	has "the tags answered" "$OUT" "(ctags)"
+	# nor are the workspace's ctags option files read
+	mkdir -p "$W/.ctags.d" && echo '--exclude=*.c' > "$W/.ctags.d/x.ctags"
+	expect "ctags with an option file in the workspace" 0 wap sym overview src/util.c --ctags --json
+	jcheck "its options are not read (util.c is not excluded)" "$OUT" 'len(j["symbols"]) > 0'
+	rm -r "$W/.ctags.d"
 	rm "$XDG_CONFIG_HOME/wap/config.json" "$W/mute-lsp.sh" "$W/a.mute"
 	[ -e "$W/.cache" ] && fail "clangd wrote its index into the workspace" || ok "the server cannot write the workspace (no .cache)"
 

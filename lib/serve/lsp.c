@@ -874,6 +874,13 @@ static int server_start(struct wap_lsp *s, const struct wap_ws *ws, const struct
 	int p[2];
 	json_t *params, *res = NULL;
 
+	/* a language server is a program, and some run the workspace's code
+	 * (build scripts, a toolchain file naming its own binaries) */
+	if (!ws->pol.allow_exec) {
+		free(found);
+		return wap_err_set(err, WAP_E_DISABLED, "Language servers are disabled by policy: "
+				   "starting one runs a program (security.allowCommandExecution)");
+	}
 	if (!found)
 		return wap_err_set(err, WAP_E_DISABLED,
 				   "No language server for %s: wap found no %s on PATH (install it, or set lsp.servers.%s.command in the config)",
