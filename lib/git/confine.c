@@ -140,6 +140,22 @@ static int link_dir(struct g *g, const char *base, const char *what, const char 
 	return rc;
 }
 
+/* The directory DIR (root-relative) opened as plumbing, to read; NULL
+ * with the error. */
+static DIR *open_dir(struct g *g, const char *dir)
+{
+	int fd = open_plumbing(g, dir, O_RDONLY | O_DIRECTORY, g->err);
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	if (!(d = fdopendir(fd))) {
+		wap_err_errno(g->err, errno, dir);
+		close(fd);
+	}
+	return d;
+}
+
 /* Every symbolic link directly in directory DIR (root-relative, a real
  * path) must lead to something beneath the root: objects/ab or
  * objects/pack/pack-X.pack linked to another repository's would have log
@@ -147,16 +163,11 @@ static int link_dir(struct g *g, const char *base, const char *what, const char 
 static int links_stay_inside(struct g *g, const char *dir, const char *skip)
 {
 	struct dirent *de;
-	int fd, rc = 0;
+	int rc = 0;
 	DIR *d;
 
-	fd = open_plumbing(g, dir, O_RDONLY | O_DIRECTORY, g->err);
-	if (fd < 0)
+	if (!(d = open_dir(g, dir)))
 		return -1;
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		return wap_err_errno(g->err, errno, dir);
-	}
 	while (!rc && (de = readdir(d))) {
 		struct stat st;
 		struct wap_sb sb = WAP_SB_INIT;
@@ -217,16 +228,11 @@ static int loose_links(struct g *g, const char *obj)
 {
 	struct wap_sb sb = WAP_SB_INIT;
 	struct dirent *de;
-	int fd, rc = 0;
+	int rc = 0;
 	DIR *d;
 
-	fd = open_plumbing(g, obj, O_RDONLY | O_DIRECTORY, g->err);
-	if (fd < 0)
+	if (!(d = open_dir(g, obj)))
 		return -1;
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		return wap_err_errno(g->err, errno, obj);
-	}
 	while (!rc && (de = readdir(d))) {
 		struct stat st;
 		if (strlen(de->d_name) != 2 || !isxdigit((unsigned char)de->d_name[0]) ||
