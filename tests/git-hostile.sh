@@ -505,3 +505,49 @@ expect "an index entry ../outside/f: diff refuses the index" 125 wap git --root 
 has "libgit2's reason" "$ERR" "invalid"
 expect "an index entry ../outside/f: status refuses it too" 125 wap git --root "$R" status
 outside_untouched "an index naming ../outside"
+
+# ---- submodules and nested repositories whose .git file names a git dir
+# outside the root: status, diff and add open them (to read their HEAD);
+# every one passes the top repository's checks first ----
+SUBX=$T/subsecret
+rm -rf "$SUBX" && git init -q "$SUBX" && echo s > "$SUBX/s" && git -C "$SUBX" add s && git -C "$SUBX" commit -qm sub-secret
+subx_head=$(git -C "$SUBX" rev-parse HEAD)
+newrepo "$W"
+git init -q "$W/sub" && echo x > "$W/sub/x" && git -C "$W/sub" add x && git -C "$W/sub" commit -qm in-sub
+git -C "$W" -c protocol.file.allow=always submodule add -q ./sub sub >/dev/null 2>&1
+git -C "$W" commit -qm "add sub"
+expect "a submodule whose git dir is inside the root: status runs" 0 wap git status
+expect "... and diff" 0 wap git diff
+rm -rf "$W/sub/.git" && echo "gitdir: $SUBX/.git" > "$W/sub/.git"
+expect "a submodule's .git naming an outside git dir: status exit 4" 4 wap git status
+has "the error names the submodule's .git" "$ERR" "sub/.git"
+expect "... diff exit 4" 4 wap git diff
+lacks "the outside repository's HEAD was not read" "$OUT$ERR" "$subx_head"
+expect "... diff --staged exit 4" 4 wap git diff --staged
+expect "... add exit 4" 4 wap git add top.txt
+expect "... commit exit 4" 4 wap git commit -m x top.txt
+echo "gitdir: ../../subsecret/.git" > "$W/sub/.git"
+expect "... relative, the same: exit 4" 4 wap git diff
+lacks "the outside repository's HEAD was not read (relative)" "$OUT$ERR" "$subx_head"
+# a submodule dir that is a link to a dir deeper in the root: the .git
+# file's relative path is taken from where the dir really is
+mkdir -p "$W/deep/er/sm" && rm -rf "$W/sub" && ln -s deep/er/sm "$W/sub"
+echo "gitdir: ../../../../subsecret/.git" > "$W/deep/er/sm/.git"
+expect "... through a link to a dir deeper in the root: exit 4" 4 wap git diff
+lacks "the outside repository's HEAD was not read (through a link)" "$OUT$ERR" "$subx_head"
+rm -f "$W/sub" && ln -s "$SUBX" "$W/sub"
+expect "... a submodule dir linked to the outside repository: exit 4" 4 wap git diff
+lacks "the outside repository's HEAD was not read (linked dir)" "$OUT$ERR" "$subx_head"
+rm -f "$W/sub"
+expect "a submodule not checked out: status runs" 0 wap git status
+# an untracked nested repository: add stores its HEAD, read by opening it
+rm -rf "$W/deep" && mkdir -p "$W/nest" && echo "gitdir: $SUBX/.git" > "$W/nest/.git"
+git init -q "$T/nestsrc" && echo n > "$T/nestsrc/n" && git -C "$T/nestsrc" add n && git -C "$T/nestsrc" commit -qm n
+mv "$T/nestsrc/.git" "$T/nestgit" && echo "gitdir: $T/nestgit" > "$W/nest/.git" && echo n > "$W/nest/n"
+nest_head=$(git --git-dir="$T/nestgit" rev-parse HEAD)
+expect "add . with a nested repository whose git dir is outside: exit 4" 4 wap git add .
+has "the error names the nested .git" "$ERR" "nest/.git"
+lacks "its HEAD was not staged" "$(git -C "$W" ls-files -s)" "$nest_head"
+rm -rf "$W/nest" && git init -q "$W/nest" && echo n > "$W/nest/n" && git -C "$W/nest" add n && git -C "$W/nest" commit -qm n
+expect "a nested repository inside the root: status runs" 0 wap git status
+has "and lists it as git does" "$OUT" "?? nest/"

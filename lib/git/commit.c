@@ -27,6 +27,19 @@ static bool in_index(git_index *idx, const char *rp)
 /* Stage repository paths PATHS as `git add` does: new and changed files,
  * deletions, directories recursively.  Each path is checked through the
  * sandbox, and one reached through a symlinked directory is refused. */
+/* git_index_add_all's look at each path before it adds it: a directory
+ * holding a repository of its own ("DIR/": not recursed into) is added as
+ * its HEAD commit, which libgit2 reads by opening it (check_nested; the
+ * index's submodules were checked before the action); <0 stops the add */
+static int nested_ok(const char *path, const char *matched, void *arg)
+{
+	struct g *g = arg;
+	size_t n = strlen(path);
+
+	(void)matched;
+	return n && path[n - 1] == '/' && check_nested(g, path) ? GIT_EUSER : 0;
+}
+
 static int stage_paths(struct g *g, git_index *idx, struct strv *paths, bool force)
 {
 	git_strarray arr = strv_arr(paths);
@@ -90,9 +103,9 @@ static int stage_paths(struct g *g, git_index *idx, struct strv *paths, bool for
 	}
 	if (strv_has_root(paths))
 		arr.count = 0;
-	if ((e = git_index_add_all(idx, &arr, flags, NULL, NULL)) ||
+	if ((e = git_index_add_all(idx, &arr, flags, nested_ok, g)) ||
 	    (e = git_index_update_all(idx, &arr, NULL, NULL)) || (e = git_index_write(idx)))
-		return lg(g, e, "cannot stage");
+		return e == GIT_EUSER ? -1 : lg(g, e, "cannot stage");
 	return 0;
 }
 

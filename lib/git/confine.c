@@ -647,6 +647,53 @@ int check_links(struct g *g, const char *real)
 	return check_links_at(g, real, NULL, NULL);
 }
 
+int check_nested(struct g *g, const char *path)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	char *real = NULL;
+	size_t n = strlen(path);
+	int rc;
+
+	while (n && path[n - 1] == '/')
+		n--;
+	if (strcmp(g->wd_rel, "."))
+		wap_sb_addf(&sb, "%s/", g->wd_rel);
+	wap_sb_add(&sb, path, n);
+	if (sb.oom)
+		return wap_err_oom(g->err);
+	/* where it really is: a relative gitdir is taken from there */
+	rc = real_dir(g, sb.buf, true, sb.buf, (int)sb.len, &real);
+	if (rc && (g->err->kind == WAP_E_NOT_FOUND || g->err->kind == WAP_E_NOT_DIR)) {
+		clear_err(g);	/* not checked out: nothing to open */
+		rc = 0;
+	} else if (!rc) {
+		rc = check_links(g, real);
+	}
+	free(real);
+	wap_sb_release(&sb);
+	return rc;
+}
+
+int check_submodules(struct g *g)
+{
+	git_index *idx;
+	int e;
+
+	if (!g->wd_rel)
+		return 0;
+	if ((e = git_repository_index(&idx, g->repo)))
+		return lg(g, e, "cannot read the index");
+	for (size_t i = 0, n = git_index_entrycount(idx); i < n; i++) {
+		const git_index_entry *ie = git_index_get_byindex(idx, i);
+		if (ie && ie->mode == GIT_FILEMODE_COMMIT && check_nested(g, ie->path)) {
+			git_index_free(idx);
+			return -1;
+		}
+	}
+	git_index_free(idx);
+	return 0;
+}
+
 /* wap's own checks for links (below, and checkout_preflight in branch.c)
  * can be turned off to test that the kernel's layer holds alone (tests
  * only: Landlock still keeps every write beneath the root). */

@@ -60,6 +60,7 @@ struct action {
 };
 #define A_WRITE	1u	/* changes the repository or the work tree */
 #define A_NOREPO 2u	/* opens no repository first (init, clone) */
+#define A_WORKTREE 4u	/* looks at the work tree: check_submodules first */
 
 /* repo.c */
 const char *str_key(const struct g *g, const char *key);
@@ -96,6 +97,14 @@ void report_progress(struct g *g, double done, double total, const char *what);
 int open_plumbing(struct g *g, const char *rel, int flags, struct wap_err *err);
 int confirm_dir(struct g *g, const char *abs, char **rel);
 int check_links(struct g *g, const char *real);
+/* The nested repository at PATH (work-tree relative) passes check_links
+ * as the top one does; nothing there (not checked out) passes too.  A
+ * submodule's .git file may name any git dir, and libgit2 opens it to
+ * read its HEAD (status, diff, add). */
+int check_nested(struct g *g, const char *path);
+/* check_nested for every submodule (gitlink) in the index: what status,
+ * diff, add and checkout open (A_WORKTREE actions, before they run) */
+int check_submodules(struct g *g);
 bool link_checks(void);
 int check_gitdir_writes(struct g *g, const char *gd);
 int open_repo(struct g *g, bool write);

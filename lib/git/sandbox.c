@@ -98,6 +98,8 @@ static int run_action(struct g *g, const struct action *a, json_t **res)
 		    (check_gitdir_writes(g, git_repository_path(g->repo)) ||
 		     (cd && strcmp(cd, git_repository_path(g->repo)) && check_gitdir_writes(g, cd))))
 			goto out;
+		if ((a->flags & A_WORKTREE) && check_submodules(g))
+			goto out;
 	}
 	rc = a->fn(g, res);
 out:
