@@ -11,7 +11,10 @@
  *
  * JSON result: status gives repository, branch, detached, head, unborn,
  * upstream, clean, changes, staged, unstaged, untracked, conflicted, files;
- * diff gives diff, files, additions, deletions; log gives entries,
+ * diff gives diff, files, additions, deletions (a diff longer than
+ * maxFileSize stops at a line before it: isTruncated, maxBytes, and the
+ * files after it, uncountedFiles, are named without counts, "counted":
+ * false; the CLI says so on stderr); log gives entries,
  * isTruncated; show gives hash, shortHash, subject, message, author,
  * authorEmail, date, committer, committerEmail, commitDate, parents (with
  * the keys of diff); a commit whose raw message is not message and one
@@ -156,6 +159,18 @@ static const char *sget(const json_t *o, const char *k)
 	return s ? s : "";
 }
 
+/* A diff cut at maxFileSize: said aside, as the commit cap is */
+static void diff_cut(const json_t *res, FILE *out)
+{
+	if (!json_is_true(json_object_get(res, "isTruncated")) || !json_object_get(res, "maxBytes"))
+		return;
+	fprintf(out == stdout ? stderr : out,
+		"%swap git: the diff stops at %lld bytes (maxFileSize); %lld more files not shown: "
+		"name paths, or use --stat\n", out == stdout ? "" : "\n",
+		(long long)json_integer_value(json_object_get(res, "maxBytes")),
+		(long long)json_integer_value(json_object_get(res, "uncountedFiles")));
+}
+
 static int git_render(const json_t *res, const json_t *req, FILE *out)
 {
 	const char *action = sget(req, "action");
@@ -207,6 +222,7 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 				fprintf(out, " %s", json_string_value(v));
 			fputs(")\n", out);
 		}
+		diff_cut(res, out);
 		return 0;
 	}
 	if (!strcmp(action, "log") || !strcmp(action, "show")) {
@@ -219,10 +235,12 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 		wap_sb_release(&sb);
 		/* wap's cap of 50 is none of git's: said aside on the CLI, so
 		 * stdout is git's (a server's text rendering keeps it) */
-		if (json_is_true(json_object_get(res, "isTruncated")) && !json_object_get(req, "max_count"))
+		if (!strcmp(action, "log") && json_is_true(json_object_get(res, "isTruncated")) &&
+		    !json_object_get(req, "max_count"))
 			fprintf(out == stdout ? stderr : out,
 				"%swap git: more commits: raise -n or narrow with --since/--until\n",
 				out == stdout ? "" : "\n");
+		diff_cut(res, out);
 		return 0;
 	}
 	if (!strcmp(action, "commit")) {

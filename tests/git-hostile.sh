@@ -551,3 +551,26 @@ lacks "its HEAD was not staged" "$(git -C "$W" ls-files -s)" "$nest_head"
 rm -rf "$W/nest" && git init -q "$W/nest" && echo n > "$W/nest/n" && git -C "$W/nest" add n && git -C "$W/nest" commit -qm n
 expect "a nested repository inside the root: status runs" 0 wap git status
 has "and lists it as git does" "$OUT" "?? nest/"
+
+# ---- a diff's text is held to maxFileSize: one blob named by many paths
+# (a 400 MB blob stores in 1 MB) made its patch once a path, all held ----
+printf '{"limits":{"maxFileSize":4096}}' > "$T/small.json"
+newrepo "$W"
+for i in 1 2 3 4 5 6; do mkdir -p "$W/b$i"; seq 1 20000 > "$W/b$i/big.txt"; done
+git -C "$W" add -A && git -C "$W" commit -qm bigs
+expect "show of a commit whose patch passes maxFileSize" 0 wap git --config "$T/small.json" show --json
+jcheck "the diff stops at maxFileSize, said so, the rest named but not counted" "$OUT" \
+	'len(j["diff"]) <= 4096 and j["isTruncated"] and j["maxBytes"] == 4096 and j["uncountedFiles"] == 5 and [f.get("counted", True) for f in j["files"]] == [True] + [False] * 5 and j["diff"].endswith("\n")'
+git -C "$W" show --format= HEAD > "$T/gitshow"
+jcheck "what is shown is git's text, cut at a line" "$OUT" \
+	"j['diff'] == open('$T/gitshow').read()[:len(j['diff'])]"
+expect "the CLI's text: the same cut" 0 wap git --config "$T/small.json" show --format=oneline
+has "said aside on stderr" "$ERR" "the diff stops at 4096 bytes (maxFileSize); 5 more files not shown"
+for i in 1 2 3 4 5 6; do echo more >> "$W/b$i/big.txt"; done
+expect "diff of the work tree, the same" 0 wap git --config "$T/small.json" diff --json
+jcheck "six files, each small: all counted" "$OUT" 'not j.get("isTruncated") and len(j["files"]) == 6'
+for i in 1 2 3 4 5 6; do seq 1 3000 | sed 's/^/changed /' > "$W/b$i/big.txt"; done
+expect "diff of the work tree past the limit" 0 wap git --config "$T/small.json" diff --json
+jcheck "cut, and the files after it not counted" "$OUT" 'len(j["diff"]) <= 4096 and j["isTruncated"] and j["uncountedFiles"] == 5'
+expect "--stat counts every file still" 0 wap git --config "$T/small.json" diff --stat --json
+jcheck "no cut for --stat" "$OUT" 'not j.get("isTruncated") and all("counted" not in f for f in j["files"])'

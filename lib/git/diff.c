@@ -309,15 +309,34 @@ struct pctx {
 	struct wap_sb *sb;
 	struct g *g;
 	bool no_hunks;	/* git prints no ---/+++ lines then (empty files) */
+	size_t cap;	/* the text stops before the line that would pass it */
+	bool *cut;	/* ... and this says it did */
 };
+
+static int print_line(const git_diff_delta *d, const git_diff_line *l, struct pctx *pc);
 
 static int print_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l, void *p)
 {
 	struct pctx *pc = p;
+	size_t was = pc->sb->len;
+
+	(void)h;
+	if (*pc->cut)
+		return GIT_EUSER;	/* the rest of this patch is not wanted */
+	print_line(d, l, pc);
+	if (pc->sb->len > pc->cap) {
+		pc->sb->len = was;
+		*pc->cut = true;
+		return GIT_EUSER;
+	}
+	return 0;
+}
+
+static int print_line(const git_diff_delta *d, const git_diff_line *l, struct pctx *pc)
+{
 	struct wap_sb *sb = pc->sb;
 	int sim = -1;
 
-	(void)h;
 	/* a binary file renamed or copied unchanged: git says nothing of
 	 * its content (libgit2 says it differs) */
 	if (l->origin == GIT_DIFF_LINE_BINARY && git_oid_equal(&d->old_file.id, &d->new_file.id) &&
@@ -603,7 +622,13 @@ int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
 	struct fst *fs = calloc(n + 1, sizeof(*fs));
 	struct wap_sb sb = WAP_SB_INIT;
 	json_t *files = json_array(), *hidden = json_array();
-	size_t adds = 0, dels = 0;
+	size_t adds = 0, dels = 0, uncounted = 0;
+	/* the text is held to maxFileSize, as a read is: past it, the
+	 * files left are named without their patches (nor counts), so
+	 * nothing more is made of them (a blob of 400 MB named by 25
+	 * paths made 10 GB of text) */
+	size_t cap = g->ws->lim.max_file_size;
+	bool cut = false;
 	int rc = -1, e;
 
 	if (!fs || !files || !hidden || !ord)
@@ -627,6 +652,20 @@ int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
 
 		if (restricted_rp(g, dd->old_file.path) || restricted_rp(g, dd->new_file.path)) {
 			json_array_append_new(hidden, json_string(dd->new_file.path));
+			k += pair;
+			continue;
+		}
+		if (check_cancelled(g))
+			goto out;
+		if (cut && !stat) {
+			f = json_pack("{s:s, s:s, s:b}", "path", dd->new_file.path,
+				      "status", pair ? "typechange" : status_word(dd->status), "counted", 0);
+			if (names) {
+				quote_c(&sb, dd->new_file.path);
+				wap_sb_addc(&sb, '\n');
+			}
+			json_array_append_new(files, f);
+			uncounted++;
 			k += pair;
 			continue;
 		}
@@ -658,7 +697,8 @@ int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
 			dl += pdl;
 			if (!stat && !names && p &&
 			    (e = git_patch_print(p, print_cb, &(struct pctx){ &sb, g,
-					!git_patch_num_hunks(p) && !(pd->flags & GIT_DIFF_FLAG_BINARY) }))) {
+					!git_patch_num_hunks(p) && !(pd->flags & GIT_DIFF_FLAG_BINARY),
+					cap, &cut })) && !(e == GIT_EUSER && cut)) {
 				git_patch_free(p);
 				lg(g, e, "cannot print the diff");
 				goto out;
@@ -705,6 +745,11 @@ int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
 	json_object_set_new(r, "deletions", json_integer(dels));
 	if (json_array_size(hidden))
 		json_object_set_new(r, "restricted", json_incref(hidden));
+	if (cut) {
+		json_object_set_new(r, "isTruncated", json_true());
+		json_object_set_new(r, "maxBytes", json_integer(cap));
+		json_object_set_new(r, "uncountedFiles", json_integer(uncounted));
+	}
 	files = NULL;
 	rc = 0;
 out:
