@@ -471,7 +471,7 @@ static int read_dir(const struct wap_call *call, int fd, const char *rel, const 
 static int ar_list(const struct wap_call *call, int fd, const char *rel, const struct range *r,
 		   json_t *res, struct wap_err *err)
 {
-	struct archive *a = wap_archive_open_fd(fd, rel, err);
+	struct wap_ar *a = wap_archive_open_fd(fd, rel, call->cancel, err);
 	struct archive_entry *e;
 	const char *key;
 	size_t kn;
@@ -483,7 +483,7 @@ static int ar_list(const struct wap_call *call, int fd, const char *rel, const s
 		return -1;
 	lw_init(&w, r->offset, r->limit, call->ws->lim.max_file_size, SIZE_MAX);
 	entries = json_array();
-	while ((rc = wap_archive_next(a, rel, &e, &key, &kn, err)) == 1) {
+	while ((rc = wap_archive_next(a, &e, &key, &kn, err)) == 1) {
 		bool dir = archive_entry_filetype(e) == AE_IFDIR;
 		struct wap_sb line = WAP_SB_INIT;
 		size_t before = w.returned;
@@ -516,7 +516,7 @@ static int ar_list(const struct wap_call *call, int fd, const char *rel, const s
 	}
 	lw_finish(&w);
 	json_object_set_new_nocheck(res, "archive", json_true());
-	json_object_set_new_nocheck(res, "format", json_string(archive_format_name(a) ? archive_format_name(a) : "unknown"));
+	json_object_set_new_nocheck(res, "format", json_string(wap_archive_format(a)));
 	json_object_set_new_nocheck(res, "entries", entries);
 	set_window(res, &w, r->offset);
 	wap_sb_release(&w.out);
@@ -525,17 +525,17 @@ static int ar_list(const struct wap_call *call, int fd, const char *rel, const s
 }
 
 /* Find MEMBER and leave the archive positioned at its data. */
-static struct archive *ar_find(int fd, const char *rel, const char *member,
-			       struct archive_entry **ep, struct wap_err *err)
+static struct wap_ar *ar_find(const struct wap_call *call, int fd, const char *rel,
+			      const char *member, struct archive_entry **ep, struct wap_err *err)
 {
-	struct archive *a = wap_archive_open_fd(fd, rel, err);
+	struct wap_ar *a = wap_archive_open_fd(fd, rel, call->cancel, err);
 	const char *want, *key;
 	size_t wn = wap_archive_name(member, &want), kn;
 	int rc;
 
 	if (!a)
 		return NULL;
-	while ((rc = wap_archive_next(a, rel, ep, &key, &kn, err)) == 1)
+	while ((rc = wap_archive_next(a, ep, &key, &kn, err)) == 1)
 		if (kn == wn && !memcmp(key, want, kn))
 			return a;
 	if (!rc)
@@ -546,17 +546,21 @@ static struct archive *ar_find(int fd, const char *rel, const char *member,
 
 /* Read a member's data through a window; SNIFF bytes first to tell a
  * binary member.  Returns 1 if binary (nothing fed). */
-static int ar_feed(struct archive *a, struct lw *w, char *sniff, size_t *sniffn,
-		   const struct wap_call *call, const char *rel, struct wap_err *err)
+static int ar_feed(struct wap_ar *a, struct lw *w, char *sniff, size_t *sniffn,
+		   struct wap_err *err)
 {
 	char *buf = malloc(CHUNK);
 	size_t have = 0;
-	ssize_t r;
+	long r = 0;
 
 	if (!buf)
 		return wap_err_oom(err);
-	while (have < SNIFF && (r = archive_read_data(a, buf + have, SNIFF - have)) > 0)
+	while (have < SNIFF && (r = wap_archive_read(a, buf + have, SNIFF - have, err)) > 0)
 		have += r;
+	if (r < 0) {
+		free(buf);
+		return -1;
+	}
 	if (sniff) {
 		memcpy(sniff, buf, have);
 		*sniffn = have;
@@ -566,12 +570,12 @@ static int ar_feed(struct archive *a, struct lw *w, char *sniff, size_t *sniffn,
 		}
 	}
 	lw_feed(w, buf, have);
-	while ((r = archive_read_data(a, buf, CHUNK)) > 0 && !wap_call_cancelled(call))
+	while ((r = wap_archive_read(a, buf, CHUNK, err)) > 0)
 		if (!lw_feed(w, buf, r))
 			break;
 	free(buf);
 	if (r < 0)
-		return wap_archive_err(a, rel, err);
+		return -1;
 	lw_finish(w);
 	return 0;
 }
@@ -580,7 +584,7 @@ static int ar_member(const struct wap_call *call, int fd, const char *rel, const
 		     const struct range *r, json_t *res, struct wap_err *err)
 {
 	struct archive_entry *e;
-	struct archive *a = ar_find(fd, rel, member, &e, err);
+	struct wap_ar *a = ar_find(call, fd, rel, member, &e, err);
 	char sniff[SNIFF];
 	size_t sniffn = 0;
 	long long first = r->offset;
@@ -600,20 +604,20 @@ static int ar_member(const struct wap_call *call, int fd, const char *rel, const
 		/* count first, then read the window: a second pass */
 		lw_init(&w, SIZE_MAX, 0, 0, 1);
 		w.countcap = 0;
-		rc = ar_feed(a, &w, sniff, &sniffn, call, rel, err);
+		rc = ar_feed(a, &w, sniff, &sniffn, err);
 		wap_archive_free(a);
 		wap_sb_release(&w.out);
 		if (rc)
 			goto binary_or_err;
 		first = w.total > (size_t)r->tail ? (long long)(w.total - r->tail + 1) : 1;
-		if (!(a = ar_find(fd, rel, member, &e, err)))
+		if (!(a = ar_find(call, fd, rel, member, &e, err)))
 			return -1;
 		lw_init(&w, first, r->tail, SIZE_MAX, call->ws->lim.max_line_len);
-		rc = ar_feed(a, &w, NULL, NULL, call, rel, err);
+		rc = ar_feed(a, &w, NULL, NULL, err);
 	} else {
 		lw_init(&w, r->offset, r->limit, call->ws->lim.max_file_size,
 			call->ws->lim.max_line_len);
-		rc = ar_feed(a, &w, sniff, &sniffn, call, rel, err);
+		rc = ar_feed(a, &w, sniff, &sniffn, err);
 	}
 	wap_archive_free(a);
 	if (rc) {

@@ -262,3 +262,37 @@ if [ -d "$WSDIR/node_modules/ws" ] && command -v node >/dev/null; then
 else
 	ok "# SKIP ws close: no node or tests/ws/node_modules (npm ci in tests/ws)"
 fi
+
+# ---- an archive is unpacked to WAP_ARCHIVE_MAX (1 GiB) a call at most:
+# bzip2 streams of 45 MiB each in 50 bytes, one after another, as a plain
+# compressed file and as a tar whose members are far apart ----
+python3 - "$W" <<'PY'
+import bz2, sys
+d = sys.argv[1]
+one = bz2.compress(b"A" * (45 << 20))
+open(d + "/bomb.bz2", "wb").write(one * 25)		# 1.1 GiB of A, no newline
+def hdr(name, size):
+    h = name.encode().ljust(100, b"\0") + b"0000644\0" + b"0000000\0" * 2 + b"%011o\0" % size + b"00000000000\0"
+    h += b"        0" + b"\0" * 100 + b"ustar\x0000" + b"\0" * 247
+    s = sum(h) & 0o777777
+    return h[:148] + b"%06o\0 " % s + h[156:]
+out = open(d + "/bomb.tar.bz2", "wb")
+for i in range(6):		# 6 members of 225 MiB: 1.3 GiB
+    out.write(bz2.compress(hdr("m%d" % i, 225 << 20)))
+    out.write(one * 5)
+out.write(bz2.compress(hdr("last.txt", 6)[:512] + b"found\n".ljust(512, b"\0") + b"\0" * 1024))
+PY
+ls -la bomb.bz2 bomb.tar.bz2 >/dev/null
+start=$(date +%s%N)
+expect "read of a member that unpacks past 1 GiB: exit 7" 7 wap read bomb.bz2 --member data
+has "says why" "$ERR" "Archive too large: bomb.bz2 unpacks to more than 1024 MiB"
+expect "the same with --tail (the member counted first)" 7 wap read bomb.bz2 --member data --tail 2
+expect "a tar's member past 1 GiB of members skipped: exit 7" 7 wap read bomb.tar.bz2 --member last.txt
+expect "the tar's listing: exit 7" 7 wap read bomb.tar.bz2
+ms=$(ms_since $start)
+if [ "$ms" -lt 40000 ]; then ok "four reads held to the budget (${ms} ms)"; else fail "four reads took ${ms} ms"; fi
+expect "grep -z: the members within the budget are searched" 1 wap grep -z BBB bomb.tar.bz2
+has "the rest said on stderr" "$ERR" "bomb.tar.bz2: not searched to its end: Archive too large"
+expect "grep -z --json: archivesCut" 1 wap grep -z BBB bomb.tar.bz2 bomb.bz2 --json
+jcheck "each archive cut, with why" "$OUT" 'sorted(c["path"] for c in j["archivesCut"]) == ["bomb.bz2", "bomb.tar.bz2"] and "256 MiB" in [c for c in j["archivesCut"] if c["path"] == "bomb.bz2"][0]["reason"]'
+rm -f bomb.bz2 bomb.tar.bz2

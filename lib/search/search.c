@@ -475,43 +475,49 @@ static void search_one(struct gctx *g, struct wk *w, const char *path, const cha
 	search_buf(g, w, path, buf, len, fd, NULL);
 }
 
+/* the most of one archive member held to search: past it, the member is
+ * searched to there and the archive left (said in the result) */
+#define MEMBER_MAX (256u << 20)
+
 /* the members of an archive (lib/fs/archives.c, as `wap read` sees them),
  * each as ARCHIVE//MEMBER; a compressed plain file as itself */
 static void search_archive(struct gctx *g, struct wk *w, const char *path, const char *buf,
 			   size_t len, int fd)
 {
 	struct wap_err err = { 0 };
-	struct archive *a = wap_archive_open_mem(buf, len, path, &err);
+	struct wap_ar *a = wap_archive_open_mem(buf, len, path, g->cancel, &err);
 	struct archive_entry *ae;
 	struct wap_sb name = WAP_SB_INIT;
 	const char *mp;
 	size_t mn;
+	long r = 0;
+	int rc;
 
 	if (!a) {
 		wap_err_release(&err);
 		search_one(g, w, path, buf, len, fd);
 		return;
 	}
-	while (wap_archive_next(a, path, &ae, &mp, &mn, &err) == 1) {
+	while ((rc = wap_archive_next(a, &ae, &mp, &mn, &err)) == 1) {
 		bool raw = wap_archive_raw(a);
 		size_t n = 0;
-		la_ssize_t r;
 
 		if (!raw && archive_entry_filetype(ae) != AE_IFREG)
 			continue;
 		for (;;) {
 			if (w->acap - n < 65536) {
 				size_t nc = w->acap ? w->acap * 2 : 1 << 20;
-				char *nb;
-				if (nc > (256u << 20))
+				char *nb = nc > MEMBER_MAX ? NULL : realloc(w->abuf, nc);
+				if (!nb) {
+					r = -1;
+					wap_err_set(&err, WAP_E_TOO_LARGE,
+						    "a member larger than %u MiB, searched to there", MEMBER_MAX >> 20);
 					break;
-				nb = realloc(w->abuf, nc);
-				if (!nb)
-					break;
+				}
 				w->abuf = nb;
 				w->acap = nc;
 			}
-			r = archive_read_data(a, w->abuf + n, w->acap - n);
+			r = wap_archive_read(a, w->abuf + n, w->acap - n, &err);
 			if (r <= 0)
 				break;
 			n += r;
@@ -526,7 +532,14 @@ static void search_archive(struct gctx *g, struct wk *w, const char *path, const
 			break;
 		w->bytes += n;
 		search_one(g, w, name.buf, w->abuf ? w->abuf : "", n, fd);
+		if (r < 0)
+			break;
 	}
+	/* what stopped it short (damage, the unpacking budget, a member too
+	 * big to hold) is said, as ripgrep names a file it could not read;
+	 * a cancelled search stops anyway */
+	if ((rc < 0 || r < 0) && !wap_cancel_is_set(g->cancel))
+		wap_sb_addf(&w->acut, "%s\t%s\n", path, err.msg);
 	wap_err_release(&err);
 	wap_archive_free(a);
 	wap_sb_release(&name);
@@ -933,6 +946,24 @@ static int getint(const json_t *req, const char *key, long long dflt, long long 
 	return 0;
 }
 
+/* The archives not searched to their end, with why, into RES as
+ * archivesCut: [{path, reason}] (none: no key) */
+static void archives_cut(struct gctx *g, json_t *res)
+{
+	json_t *a = NULL;
+
+	for (int i = 0; i < g->nw; i++)
+		for (const char *l = g->wks[i].acut.buf, *nl; l && (nl = strchr(l, '\n')); l = nl + 1) {
+			const char *tab = memchr(l, '\t', nl - l);
+			if (!a)
+				a = json_array();
+			json_array_append_new(a, json_pack("{s:s%, s:s%}", "path", l, (int)(tab - l),
+							   "reason", tab + 1, (int)(nl - tab - 1)));
+		}
+	if (a)
+		json_object_set_new(res, "archivesCut", a);
+}
+
 int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err,
 		     int mode, FILE *out, int *status)
 {
@@ -1127,6 +1158,13 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		*status = srch_print_direct(&g, out,
 			(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+		/* the CLI's text: said aside, as ripgrep does */
+		for (int i = 0; i < g.nw; i++)
+			for (const char *l = g.wks[i].acut.buf, *nl; l && (nl = strchr(l, '\n')); l = nl + 1) {
+				const char *tab = memchr(l, '\t', nl - l);
+				fprintf(out == stdout ? stderr : out, "wap grep: %.*s: not searched to its end: %.*s\n",
+					(int)(tab - l), l, (int)(nl - tab - 1), tab + 1);
+			}
 		rc = 0;
 		goto out;
 	}
@@ -1147,6 +1185,7 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 		json_object_set_new(*res, "filesSearched", json_integer((json_int_t)searched));
 		json_object_set_new(*res, "filesWithMatches", json_integer((json_int_t)g.nfr));
 		json_object_set_new(*res, "binaryFilesSkipped", json_integer((json_int_t)binary));
+		archives_cut(&g, *res);
 		if (g.jsonl) {
 			clock_gettime(CLOCK_MONOTONIC, &t1);
 			json_object_set_new(*res, "bytesSearched", json_integer((json_int_t)bytes));
@@ -1161,6 +1200,7 @@ out:
 			free(g.wks[i].buf);
 			free(g.wks[i].abuf);
 			wap_sb_release(&g.wks[i].shown);
+			wap_sb_release(&g.wks[i].acut);
 			wap_mstate_free(g.wks[i].st);
 		}
 	free(g.wks);

@@ -46,6 +46,8 @@ struct wk {
 	bool named;		/* JSONL: the file was named, not found by walking */
 	long long binoff;	/* JSONL: where a named binary file's first NUL is; -1 */
 	struct wap_sb shown;	/* a path as shown (see struct gctx's shown_arg) */
+	struct wap_sb acut;	/* archives not searched to their end, each
+				 * "PATH\tWHY\n" (search_archive) */
 };
 
 struct gctx {
