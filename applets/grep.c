@@ -38,10 +38,10 @@
  *   --no-default-excludes     search the default exclusions too (never .git)
  *   -L, --follow              follow symbolic links (loop-safe, within the root)
  *   --sort ORDER              path (default), mtime (newest file first) or none
- *   -z, --search-archives     search inside gz/xz/zst/bz2 files and tar/zip/7z members (archive//member)
+ *   -z, --search-archives     search inside gz/xz/zst/bz2 files and tar/zip/7z members (archive//member); an archive is unpacked to 1 GiB, a member held to 256 MiB: what stops one short is said (archivesCut, stderr)
  *   -a, --text                search binary files as text
  *   -r, --replace TEXT        show matching lines with each match replaced by TEXT ($1, ${name}: groups)
- *   --write                   with --replace: rewrite every matching file atomically; result {count, files}
+ *   --write                   with --replace: rewrite every matching file atomically, none past maxFileSize; result {count, files}
  *   --jsonl                   print ripgrep's --json message stream (begin, match, context, end, summary), every match
  *   -j, --threads N           search with N threads (default: one per CPU)
  *   -n, --line-number         accepted as grep takes it: line numbers are always shown

@@ -296,3 +296,36 @@ has "the rest said on stderr" "$ERR" "bomb.tar.bz2: not searched to its end: Arc
 expect "grep -z --json: archivesCut" 1 wap grep -z BBB bomb.tar.bz2 bomb.bz2 --json
 jcheck "each archive cut, with why" "$OUT" 'sorted(c["path"] for c in j["archivesCut"]) == ["bomb.bz2", "bomb.tar.bz2"] and "256 MiB" in [c for c in j["archivesCut"] if c["path"] == "bomb.bz2"][0]["reason"]'
 rm -f bomb.bz2 bomb.tar.bz2
+
+# ---- --replace makes of a line what is shown, and --write holds the file
+# to maxFileSize: a 1 MB line of matches with a 1,000-byte replacement
+# would be 1 GB ----
+python3 -c 'import sys; sys.stdout.write("a" * (1 << 20) + "\n")' > oneline.txt
+R=$(python3 -c 'print("X" * 1000)')
+rss_of() { python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$@"; }
+expect "--replace on a 1 MB line of matches" 0 wap grep a oneline.txt --replace "$R" --json
+jcheck "the line shown cut, said to be longer" "$OUT" \
+	'j["matches"][0]["matchText"].startswith("X" * 2000 + " [... line cut at 2000 characters; more than ")'
+expect "the CLI's text, the same" 0 wap grep a oneline.txt --replace "$R"
+has "cut" "$OUT" "[... line cut at 2000 characters; more than"
+head -c 3000 oneline.txt > short.txt && echo >> short.txt
+expect "a line replaced whole is still counted" 0 wap grep a short.txt --replace b --json
+has "bytes in all" "$OUT" "line cut at 2000 characters; 3000 bytes in all"
+if [ -z "${ASAN:-}" ]; then
+	for a in --json -o; do
+		rss=$(rss_of "$WAP" grep a oneline.txt --replace "$R" $a)
+		if [ "$rss" -lt 64 ]; then ok "--replace $a: bounded memory (${rss} MB)"; else fail "--replace $a: ${rss} MB"; fi
+	done
+else
+	ok "--replace: bounded memory # SKIP ASan's shadow memory"
+fi
+head -c 200000 oneline.txt > grow.txt && echo >> grow.txt && sum0=$(md5sum < grow.txt)
+expect "--write that would grow a file past maxFileSize: exit 2" 2 wap grep a grow.txt --replace "$R" --write
+has "says why" "$ERR" "File too large: grow.txt would grow past 1048576 bytes replaced (limits.maxFileSize); nothing was written"
+same "the file is as it was" "$(md5sum < grow.txt)" "$sum0"
+printf 'a\n%s\n' "$(head -c 1048000 oneline.txt)" > edge.txt
+expect "--write: one that stays within it is written" 0 wap grep '^a$' edge.txt --replace bb --write
+same "replaced" "$(head -n 1 edge.txt)" "bb"
+rm -f oneline.txt short.txt grow.txt edge.txt

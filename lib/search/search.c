@@ -167,37 +167,77 @@ static bool want_entries(struct gctx *g, const char *path)
 	return want;
 }
 
-/* with --replace: SUBJ with every match replaced (malloc'd) */
-char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t *outlen,
-			size_t *count)
+/* Bounded (srch_substitute): past MAX bytes of output the replacing
+ * stops; the output up to MADE, the end of the last replacement kept,
+ * is the whole's start. */
+struct subst {
+	PCRE2_SIZE max, made;
+	bool stopped;
+};
+
+static int sub_seen(pcre2_substitute_callout_block *b, void *arg)
+{
+	struct subst *st = arg;
+
+	if (st->made >= st->max) {
+		st->stopped = true;	/* this one undone, and no more */
+		return -1;
+	}
+	st->made = b->output_offsets[1];
+	return 0;
+}
+
+char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t max,
+		      size_t *outlen, size_t *total, size_t *count)
 {
 	const pcre2_code *re = wap_matcher_code(g->m);
-	PCRE2_SIZE cap = n * 2 + strlen(g->replace) * 4 + 64;
+	size_t rlen = strlen(g->replace);
+	PCRE2_SIZE cap = n * 2 + rlen * 4 + 64;
 	uint32_t opts = PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH |
 			PCRE2_SUBSTITUTE_UNKNOWN_UNSET | PCRE2_SUBSTITUTE_UNSET_EMPTY;
+	pcre2_match_context *mc = wap_match_context();
+	struct subst st = { max, 0, false };
+	char *out = NULL;
 
-	for (int tries = 0; tries < 3; tries++) {
-		char *out = malloc(cap + 1);
+	/* bounded: a callout stops the replacing past MAX, and the rest of
+	 * the subject is copied as it is (N bytes more at most) */
+	if (max)
+		cap = max + n * 2 + rlen * 4 + 64;
+	if (max && !(mc = pcre2_match_context_copy(mc)))
+		return NULL;
+	if (max)
+		pcre2_set_substitute_callout(mc, sub_seen, &st);
+	for (int tries = 0; tries < 4; tries++) {
 		PCRE2_SIZE olen = cap;
 		int rc;
-		if (!out)
-			return NULL;
-		rc = pcre2_substitute(re, (PCRE2_SPTR)subj, n, 0, opts, NULL, wap_match_context(),
+		if (!(out = malloc(cap + 1)))
+			break;
+		st.made = 0;
+		st.stopped = false;
+		rc = pcre2_substitute(re, (PCRE2_SPTR)subj, n, 0, opts, NULL, mc,
 				      (PCRE2_SPTR)g->replace, PCRE2_ZERO_TERMINATED,
 				      (PCRE2_UCHAR *)out, &olen);
 		if (rc >= 0) {
-			out[olen] = 0;
-			*outlen = olen;
+			/* the whole, or its start (its length not known) */
+			*outlen = st.stopped ? st.made : olen;
+			out[*outlen] = 0;
+			if (total)
+				*total = st.stopped ? 0 : olen;
 			if (count)
 				*count = rc;
-			return out;
+			break;
 		}
 		free(out);
+		out = NULL;
 		if (rc != PCRE2_ERROR_NOMEMORY)
-			return NULL;
-		cap = olen;
+			break;
+		/* what it needs; bounded, OLEN is the whole's (PCRE2 stops
+		 * calling out once the buffer is full): twice the room */
+		cap = max && cap * 2 < olen ? cap * 2 : olen;
 	}
-	return NULL;
+	if (max)
+		pcre2_match_context_free(mc);
+	return out;
 }
 
 /* A file bigger than the worker's buffer read in pieces of whole lines
@@ -775,11 +815,19 @@ static int replace_into(struct rewrite *rw, const char *old, size_t oldlen, stru
 
 	wap_match_begin(rw->st);
 	while (pos < oldlen && wap_match_line(g->m, rw->st, old, oldlen, pos, &ls, &le)) {
-		size_t n, c = 0;
-		char *r = srch_substitute(g, old + ls, le - ls, &n, &c);
+		/* the file as rewritten is held to maxFileSize, as a write is */
+		size_t lim = g->call->ws->lim.max_file_size, n, all, c = 0;
+		size_t room = lim > sb->len + (ls - prev) ? lim - sb->len - (ls - prev) : 0;
+		char *r = srch_substitute(g, old + ls, le - ls, room + 1, &n, &all, &c);
 		if (!r)
 			return wap_err_set(err, WAP_E_INVALID, "Invalid replacement '%s' (or a regex limit hit in %s:%zu)",
 					   g->replace, rw->path, 1 + wap_count_nl(old, ls));
+		if (!all || n > room) {
+			free(r);
+			return wap_err_set(err, WAP_E_TOO_LARGE,
+					   "File too large: %s would grow past %zu bytes replaced (limits.maxFileSize); "
+					   "nothing was written", rw->path, lim);
+		}
 		wap_sb_add(sb, old + prev, ls - prev);
 		wap_sb_add(sb, r, n);
 		free(r);
@@ -795,6 +843,10 @@ static int replace_into(struct rewrite *rw, const char *old, size_t oldlen, stru
 					     1 + wap_count_nl(old, at && at >= old && at <= old + oldlen ?
 								(size_t)(at - old) : 0), err);
 	}
+	if (sb->len + (oldlen - prev) > rw->g->call->ws->lim.max_file_size)
+		return wap_err_set(err, WAP_E_TOO_LARGE,
+				   "File too large: %s would grow past %zu bytes replaced (limits.maxFileSize); "
+				   "nothing was written", rw->path, rw->g->call->ws->lim.max_file_size);
 	wap_sb_add(sb, old + prev, oldlen - prev);
 	return 0;
 }

@@ -108,8 +108,15 @@ static inline size_t srch_line_end(const char *buf, size_t len, size_t at)
 
 /* search.c */
 int srch_frcmp_q(const void *a, const void *b, void *sort);
-char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t *outlen,
-		      size_t *count);
+/* With --replace: SUBJ (N bytes) with every match replaced, malloc'd, in
+ * *OUTLEN bytes; NULL on a bad replacement or a regex limit.  MAX 0: the
+ * whole of it.  Else when the whole is longer than MAX only its first
+ * MAX bytes or more are made (a 1 MB line with a 1,000-byte replacement of
+ * each byte would be 1 GB); *TOTAL (may be NULL) gets the whole's length,
+ * or 0 when only the start was made.  *COUNT (may be NULL): the
+ * replacements made. */
+char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t max,
+		      size_t *outlen, size_t *total, size_t *count);
 
 /* searchprint.c */
 void srch_add_entry(struct emit *em, json_t **recs, size_t lno, size_t ls, size_t le,

@@ -70,22 +70,52 @@ static size_t char_cut(const char *s, size_t n, size_t max)
 	return n;
 }
 
-/* the line's text for the result: no line end, cut at maxline characters */
-static json_t *line_text(const struct gctx *g, const char *s, size_t n)
+/* the line's text for the result: no line end, cut at maxline
+ * characters; ALL is its length (N: all of it is at hand, or more: the
+ * start of a replaced line, srch_substitute) */
+static json_t *cut_text(const struct gctx *g, const char *s, size_t n, size_t all)
 {
-	if (n && s[n - 1] == '\r')
-		n--;
+	if (n && s[n - 1] == '\r' && n == all)
+		n--, all--;
 	if (g->maxline && n > g->maxline && char_cut(s, n, g->maxline) < n) {
 		size_t k = char_cut(s, n, g->maxline);
 		struct wap_sb sb = WAP_SB_INIT;
 		json_t *j;
 		wap_sb_add(&sb, s, k);
-		wap_sb_addf(&sb, " [... line cut at %zu characters; %zu bytes in all]", g->maxline, n);
+		if (all)
+			wap_sb_addf(&sb, " [... line cut at %zu characters; %zu bytes in all]", g->maxline, all);
+		else	/* (a replaced line made as far as it is shown) */
+			wap_sb_addf(&sb, " [... line cut at %zu characters; more than %zu bytes in all]",
+				    g->maxline, n);
 		j = jtext(sb.buf, sb.len);
 		wap_sb_release(&sb);
 		return j;
 	}
 	return jtext(s, n);
+}
+
+static json_t *line_text(const struct gctx *g, const char *s, size_t n)
+{
+	return cut_text(g, s, n, n);
+}
+
+/* what of a replaced line is made to be shown: enough for maxline
+ * characters (0: all) */
+static size_t shown_max(const struct gctx *g)
+{
+	return g->maxline ? g->maxline * 4 + 8 : 0;
+}
+
+/* [S, S+N) replaced, as a result's text (as it is if the replacement
+ * fails) */
+static json_t *replaced_text(const struct gctx *g, const char *s, size_t n)
+{
+	size_t rn, all;
+	char *r = srch_substitute(g, s, n, shown_max(g), &rn, &all, NULL);
+	json_t *j = r ? cut_text(g, r, rn, all) : line_text(g, s, n);
+
+	free(r);
+	return j;
 }
 
 /* ---- match records (the result object) ---- */
@@ -140,19 +170,9 @@ static json_t *make_rec(const struct gctx *g, struct wk *w, const char *path, co
 	json_t *o, *text;
 
 	if (g->only) {
-		if (g->replace) {
-			size_t n;
-			char *r = srch_substitute(g, buf + ms, me - ms, &n, NULL);
-			text = r ? jtext(r, n) : jtext(buf + ms, me - ms);
-			free(r);
-		} else {
-			text = line_text(g, buf + ms, me - ms);
-		}
+		text = g->replace ? replaced_text(g, buf + ms, me - ms) : line_text(g, buf + ms, me - ms);
 	} else if (g->replace && !g->invert) {
-		size_t n;
-		char *r = srch_substitute(g, buf + ls, le - ls, &n, NULL);
-		text = r ? line_text(g, r, n) : line_text(g, buf + ls, le - ls);
-		free(r);
+		text = replaced_text(g, buf + ls, le - ls);
 	} else {
 		text = line_text(g, buf + ls, le - ls);
 	}
@@ -249,15 +269,24 @@ static void put_prefix(struct emit *em, struct wap_sb *sb, char sep, long long l
 
 /* text of [S, E) as the output shows it: raw bytes, a CR kept (as grep
  * and rg print lines), cut at maxline characters */
-static void add_text(struct emit *em, struct wap_sb *sb, const char *s, size_t n)
+static void add_cut(struct emit *em, struct wap_sb *sb, const char *s, size_t n, size_t all)
 {
 	if (em->g->maxline && n > em->g->maxline && char_cut(s, n, em->g->maxline) < n) {
 		size_t k = char_cut(s, n, em->g->maxline);
 		wap_sb_add(sb, s, k);
-		wap_sb_addf(sb, " [... line cut at %zu characters; %zu bytes in all]", em->g->maxline, n);
+		if (all)
+			wap_sb_addf(sb, " [... line cut at %zu characters; %zu bytes in all]", em->g->maxline, all);
+		else
+			wap_sb_addf(sb, " [... line cut at %zu characters; more than %zu bytes in all]",
+				    em->g->maxline, n);
 	} else {
 		wap_sb_add(sb, s, n);
 	}
+}
+
+static void add_text(struct emit *em, struct wap_sb *sb, const char *s, size_t n)
+{
+	add_cut(em, sb, s, n, n);
 }
 
 static void rg_head(struct emit *em, const char *type)
@@ -391,9 +420,12 @@ static void emit_entry(struct emit *em, long long lno, size_t ls, size_t le, siz
 	} else if (g->only) {
 		put_prefix(em, sb, ':', lno);
 		if (g->replace) {
-			size_t n;
-			char *r = srch_substitute(g, em->buf + ms, me - ms, &n, NULL);
-			add_text(em, sb, r ? r : em->buf + ms, r ? n : me - ms);
+			size_t n, all;
+			char *r = srch_substitute(g, em->buf + ms, me - ms, shown_max(g), &n, &all, NULL);
+			if (r)
+				add_cut(em, sb, r, n, all);
+			else
+				add_text(em, sb, em->buf + ms, me - ms);
 			free(r);
 		} else {
 			add_text(em, sb, em->buf + ms, me - ms);
@@ -404,10 +436,15 @@ static void emit_entry(struct emit *em, long long lno, size_t ls, size_t le, siz
 		/* a multiline match: one output line per line */
 		char *r = NULL;
 		const char *t = em->buf + ls;
-		size_t tn = le - ls;
+		size_t tn = le - ls, all = 0;
 		long long ln = lno;
 		if (g->replace && !g->invert) {
-			r = srch_substitute(g, t, tn, &tn, NULL);
+			/* one line's replacement made as far as it is shown; a
+			 * match over lines (or a replacement that makes some)
+			 * made whole: each of its lines is shown */
+			size_t max = g->multiline || strchr(g->replace, '\n') ||
+				     strstr(g->replace, "\\n") ? 0 : shown_max(g);
+			r = srch_substitute(g, t, tn, max, &tn, &all, NULL);
 			if (r)
 				t = r;
 			else
@@ -417,7 +454,7 @@ static void emit_entry(struct emit *em, long long lno, size_t ls, size_t le, siz
 			const char *nl = memchr(t, '\n', tn);
 			size_t n = nl ? (size_t)(nl - t) : tn;
 			put_prefix(em, sb, ':', ln);
-			add_text(em, sb, t, n);
+			add_cut(em, sb, t, n, !nl && r && all != tn ? (all ? n + all - tn : 0) : n);
 			wap_sb_addc(sb, '\n');
 			if (!nl)
 				break;
