@@ -847,6 +847,12 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 		wap_err_set(err, WAP_E_NOT_FILE, "Not a regular file: %s", rel);
 		goto out;
 	}
+	/* lines counted through a file past the limit (a tail, a far
+	 * offset) are no quick call either */
+	if (call->quick && (size_t)st.st_size > ws->lim.max_file_size && (r.has_tail || r.offset > 1)) {
+		wap_call_not_quick(call, err);
+		goto out;
+	}
 	json_object_set_new_nocheck(*res, "metadata", metadata(ws, rel, &st));
 	if (enc) {
 		rc = read_bytes(call, fd, rel, enc == 2, *res, err);
@@ -886,6 +892,11 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 		goto out;
 	}
 	if (wap_archive_sniff(sniff, sniffn)) {
+		/* unpacking is no quick call: a server's reader hands it on */
+		if (call->quick) {
+			wap_call_not_quick(call, err);
+			goto out;
+		}
 		rc = member ? ar_member(call, fd, rel, member, &r, *res, err)
 			    : ar_list(call, fd, rel, &r, *res, err);
 		goto out;

@@ -16,7 +16,9 @@
  * --workers threads, so over stdio replies may come in another order than
  * the requests (their ids match them); read and stat run where the request
  * was read when no other call is under way (no hand-off: they are quicker
- * than one).  notifications/cancelled stops a call, and a call that sends
+ * than one), unless it finds it is not quick: a read that must unpack an
+ * archive, or count lines through a file past maxFileSize, is handed to
+ * a worker.  notifications/cancelled stops a call, and a call that sends
  * a progressToken gets notifications/progress.
  *
  * options:

@@ -239,6 +239,18 @@ while IFS= read -r line; do
 done < "$T/cancel"
 rm -rf big.txt many
 
+# a quick call (read) that must unpack an archive is handed to a worker:
+# the door goes on reading, answering and cancelling meanwhile
+python3 "$SRC/tests/serve/quick.py" "$WAP" "$W" > "$T/quick" 2>&1
+while IFS= read -r line; do
+	case $line in
+	"ok - "*) ok "quick: ${line#ok - }" ;;
+	"not ok - "*) fail "quick: ${line#not ok - }" ;;
+	*) fail "quick: $line" ;;
+	esac
+done < "$T/quick"
+rm -f small.txt
+
 # a closed WebSocket (ACP) stops the search it was running
 WSDIR=$SRC/tests/ws
 if [ -d "$WSDIR/node_modules/ws" ] && command -v node >/dev/null; then

@@ -41,7 +41,18 @@ struct wap_call {
 	 * result; NULL in a server and for JSON output */
 	void (*text)(void *arg, const char *data, size_t len);
 	void *text_arg;
+	/* run where a server read the request (a quick applet's call): an op
+	 * that finds it has more to do than one file within the limits (an
+	 * archive to unpack) sets NOT_QUICK and fails before it starts
+	 * (wap_call_not_quick), and the door runs it again on a worker */
+	bool quick, not_quick;
 };
+
+static inline int wap_call_not_quick(struct wap_call *c, struct wap_err *err)
+{
+	c->not_quick = true;
+	return wap_err_set(err, WAP_E_FAILED, "Not a quick call: run on a worker");
+}
 
 static inline bool wap_call_cancelled(const struct wap_call *c)
 {
@@ -93,7 +104,8 @@ struct wap_opt {
 #define WAP_APPLET_EXIT2	32u	/* CLI: every error exits 2 (grep, glob: as grep and rg) */
 #define WAP_APPLET_QUICK	64u	/* answers from one file or directory, within the
 				 * limits: a server runs it where the request was
-				 * read, as a hand-off to a worker costs more */
+				 * read, as a hand-off to a worker costs more
+				 * (struct wap_call's quick: unless it says no) */
 
 struct wap_applet {
 	const char *name;

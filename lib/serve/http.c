@@ -757,21 +757,31 @@ static void post_mcp(struct httpd *h, struct txn *t)
 	ask_roots = !json_is_array(msg) && !is_init && wap_mcp_roots_due(t->ms) &&
 		    hdr(t->wsi, WSI_TOKEN_HTTP_ACCEPT, v, sizeof(v)) && strstr(v, "text/event-stream");
 	if (!json_is_array(msg) && !ask_roots && !wap_mcp_slow(t->ms, &m)) {
-		json_t *r = wap_mcp_handle(t->ms, &m, NULL, NULL);
-		if (r)
-			reply_json(t, 200, r);
-		else
-			reply(t, 202, NULL, NULL);
+		/* run here; a quick call that finds it is not (an archive to
+		 * unpack) goes to a worker below: the service thread goes on */
+		bool again = false;
+		json_t *r;
+		m.requeue = wap_mcp_tool_call(t->ms, &m) ? &again : NULL;
+		r = wap_mcp_handle(t->ms, &m, NULL, NULL);
+		m.requeue = NULL;
+		if (!again) {
+			if (r)
+				reply_json(t, 200, r);
+			else
+				reply(t, 202, NULL, NULL);
+			json_decref(r);
+			json_decref(msg);
+			if (!is_init)
+				t->sid[0] = 0;	/* the header is sent with initialize's reply only */
+			return;
+		}
 		json_decref(r);
-		json_decref(msg);
-		if (!is_init)
-			t->sid[0] = 0;	/* the header is sent with initialize's reply only */
-		return;
+		wap_mcp_expect(t->ms, m.id);
+	} else if (!json_is_array(msg) && wap_mcp_slow(t->ms, &m)) {
+		wap_mcp_expect(t->ms, m.id);
 	}
 	t->sid[0] = 0;
 	if (!json_is_array(msg)) {
-		if (wap_mcp_slow(t->ms, &m))
-			wap_mcp_expect(t->ms, m.id);
 		if (ask_roots || (wap_mcp_wants_progress(&m) &&
 		    hdr(t->wsi, WSI_TOKEN_HTTP_ACCEPT, v, sizeof(v)) && strstr(v, "text/event-stream"))) {
 			t->sse = true;

@@ -54,6 +54,10 @@ struct wap_rpc_msg {
 	const json_t *id;	/* string or number; NULL for notifications */
 	const json_t *result;	/* responses */
 	const json_t *error;	/* responses */
+	/* set by a door that runs a request where it read it (a quick call):
+	 * the call sets *REQUEUE, sends nothing and ends when it will not run
+	 * there (struct wap_call's not_quick); the door then queues it */
+	bool *requeue;
 };
 
 /* Parse one message text (a single message or a batch).  Returns the value,

@@ -833,6 +833,7 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 	call.ws = current_ws(s);
 	call.cancel = &c->cancel;
 	call.session = s->id;
+	call.quick = m->requeue != NULL;
 	if (send && as_tool && progress_token(m)) {
 		prog.send = send;
 		prog.arg = arg;
@@ -852,7 +853,10 @@ static json_t *run_tool(struct wap_mcp_session *s, const struct wap_rpc_msg *m,
 		pthread_mutex_unlock(&prog.mu);
 		pthread_join(hb, NULL);
 	}
-	if (wap_cancel_is_set(&c->cancel)) {
+	if (call.not_quick && m->requeue) {
+		*m->requeue = true;	/* the door runs it again, on a worker */
+		out = NULL;
+	} else if (wap_cancel_is_set(&c->cancel)) {
 		out = NULL;
 	} else if (!as_tool) {
 		out = rc ? wap_rpc_error_wap(m->id, &err) : wap_rpc_result(m->id, json_incref(res));

@@ -61,7 +61,8 @@ int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_
 	}
 	if (!rc && !*res)
 		rc = wap_err_set(err, WAP_E_FAILED, "%s returned no result", applet);
-	audit(run, applet, req, t0, rc, err);
+	if (!call->not_quick)	/* (it runs again, and is logged then) */
+		audit(run, applet, req, t0, rc, err);
 	return rc == WAP_POLICY_UNAPPROVED ? rc : rc ? -1 : 0;
 }
 

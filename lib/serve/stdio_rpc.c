@@ -183,11 +183,37 @@ static bool busy(struct ctx *c)
 	return n > 0;
 }
 
+/* Run the request V (its message M) on a worker, V handed over; false
+ * when it could not be queued (no memory) */
+static bool queue(struct ctx *c, struct wap_workers *w, json_t *v, const struct wap_rpc_msg *m)
+{
+	struct job *j = malloc(sizeof(*j));
+
+	if (!j)
+		return false;
+	j->ctx = c;
+	j->msg = v;
+	pthread_mutex_lock(&c->mu);
+	while (c->pending >= MAX_PENDING)
+		pthread_cond_wait(&c->cv, &c->mu);
+	c->pending++;
+	pthread_mutex_unlock(&c->mu);
+	wap_mcp_expect(c->s, m->id);
+	if (!wap_workers_submit(w, run_job, j))
+		return true;
+	pthread_mutex_lock(&c->mu);
+	c->pending--;
+	pthread_mutex_unlock(&c->mu);
+	free(j);
+	return false;
+}
+
 static void handle_line(struct ctx *c, struct wap_workers *w, const struct wap_rpc_limits *lim,
 			const char *line, size_t len)
 {
 	json_t *reply = NULL, *v;
 	struct wap_rpc_msg m;
+	bool again = false;
 
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
 		len--;
@@ -211,26 +237,21 @@ static void handle_line(struct ctx *c, struct wap_workers *w, const struct wap_r
 	}
 	/* a quick call runs here, but not past calls still queued or running:
 	 * a read sent after a write reads what the write wrote */
-	if (w && (wap_mcp_slow(c->s, &m) || (wap_mcp_tool_call(c->s, &m) && busy(c)))) {
-		struct job *j = malloc(sizeof(*j));
-		if (j) {
-			j->ctx = c;
-			j->msg = v;
-			pthread_mutex_lock(&c->mu);
-			while (c->pending >= MAX_PENDING)
-				pthread_cond_wait(&c->cv, &c->mu);
-			c->pending++;
-			pthread_mutex_unlock(&c->mu);
-			wap_mcp_expect(c->s, m.id);
-			if (!wap_workers_submit(w, run_job, j))
-				return;
-			pthread_mutex_lock(&c->mu);
-			c->pending--;
-			pthread_mutex_unlock(&c->mu);
-			free(j);
-		}
-	}
+	if (w && (wap_mcp_slow(c->s, &m) || (wap_mcp_tool_call(c->s, &m) && busy(c))) &&
+	    queue(c, w, v, &m))
+		return;
+	/* a quick call that finds it is not (an archive to unpack) is run
+	 * again on a worker: the reader goes on reading (a cancel, say) */
+	m.requeue = w ? &again : NULL;
 	reply_to(c->s, c->out, &m, &c->scratch, true);
+	m.requeue = NULL;
+	if (again && queue(c, w, v, &m))
+		return;
+	if (again) {
+		json_t *e = wap_rpc_oom(m.id);
+		out_send_held(c->out, e);
+		json_decref(e);
+	}
 	json_decref(v);
 	return;
 send:
