@@ -209,13 +209,7 @@ else
 		done
 		# and inside `wap serve`, run as nobody
 		asnobody python3 "$nb/execns.py" "$NWAP" "$nb/ws" > "$T/execns-nobody" 2>&1
-		while IFS= read -r line; do
-			case $line in
-			"ok - "*) ok "serve as nobody: ${line#ok - }" ;;
-			"not ok - "*) fail "serve as nobody: ${line#not ok - }" ;;
-			*) fail "serve as nobody: $line" ;;
-			esac
-		done < "$T/execns-nobody"
+		tap_in "serve as nobody: " "$T/execns-nobody"
 	else
 		ok "# SKIP no PID namespace for nobody here (no unprivileged user namespaces)"
 	fi
@@ -403,13 +397,7 @@ pid=$(cat "$W/sig.pid"); sleep 0.5
 if ! kill -0 "$pid" 2>/dev/null; then ok "SIGKILL to wap: command killed"; else fail "SIGKILL to wap: command alive"; kill -9 "$pid"; fi
 # the same inside `wap serve`: threads, calls side by side (tests/serve/execns.py)
 python3 "$SRC/tests/serve/execns.py" "$WAP" "$W" > "$T/execns" 2>&1
-while IFS= read -r line; do
-	case $line in
-	"ok - "*) ok "serve: ${line#ok - }" ;;
-	"not ok - "*) fail "serve: ${line#not ok - }" ;;
-	*) fail "serve: $line" ;;
-	esac
-done < "$T/execns"
+tap_in "serve: " "$T/execns"
 echo '{"limits": {"maxExecutionTimeCap": 300}}' > "$T/exec-cfg.json"
 export WAP_CONFIG=$T/exec-cfg.json
 expect "the configured maximum caps --timeout" 124 wap exec --timeout 100000 -- sleep 30

@@ -39,4 +39,15 @@ lacks() { case $2 in *"$3"*) fail "$1: contains [$3]";; *) ok "$1";; esac; }
 # jget JSON EXPR: print python3's value of EXPR with j = the parsed JSON
 jget() { printf '%s' "$1" | python3 -c 'import json,sys; j=json.load(sys.stdin); v=eval(sys.argv[1]); print(json.dumps(v) if isinstance(v,(dict,list,bool)) or v is None else v)' "$2"; }
 # jcheck DESC JSON EXPR: pass if the Python expression is true
+# tap_in PREFIX FILE: a helper's "ok - X" / "not ok - X" lines as this
+# suite's, each X after PREFIX; any other line fails
+tap_in() {
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "$1${line#ok - }" ;;
+		"not ok - "*) fail "$1${line#not ok - }" ;;
+		*) fail "$1$line" ;;
+		esac
+	done < "$2"
+}
 jcheck() { if printf '%s' "$2" | python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if eval(sys.argv[1]) else 1)' "$3" 2>"$T/jerr"; then ok "$1"; else fail "$1: $3 on $(printf %s "$2" | head -c 300) $(cat "$T/jerr")"; fi; }

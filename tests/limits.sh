@@ -230,25 +230,13 @@ yes 'the quick brown fox jumps over the lazy dog 0123456789' | head -c 200M > bi
 mkdir -p many && for i in $(seq 200); do head -c 1M big.txt > many/f$i.txt; done
 echo needle > small.txt
 python3 "$SRC/tests/serve/cancel.py" "$WAP" "$W" > "$T/cancel" 2>&1
-while IFS= read -r line; do
-	case $line in
-	"ok - "*) ok "cancel: ${line#ok - }" ;;
-	"not ok - "*) fail "cancel: ${line#not ok - }" ;;
-	*) fail "cancel: $line" ;;
-	esac
-done < "$T/cancel"
+tap_in "cancel: " "$T/cancel"
 rm -rf big.txt many
 
 # a quick call (read) that must unpack an archive is handed to a worker:
 # the door goes on reading, answering and cancelling meanwhile
 python3 "$SRC/tests/serve/quick.py" "$WAP" "$W" > "$T/quick" 2>&1
-while IFS= read -r line; do
-	case $line in
-	"ok - "*) ok "quick: ${line#ok - }" ;;
-	"not ok - "*) fail "quick: ${line#not ok - }" ;;
-	*) fail "quick: $line" ;;
-	esac
-done < "$T/quick"
+tap_in "quick: " "$T/quick"
 rm -f small.txt
 
 # a closed WebSocket (ACP) stops the search it was running
