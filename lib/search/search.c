@@ -298,7 +298,7 @@ static bool feed_fill(struct wk *w, struct feed *f, size_t limit)
  * A line longer than the buffer grows it. */
 static size_t feed_piece(struct wk *w, struct feed *f)
 {
-	size_t limit = f->have + PIECE;
+	size_t limit = f->have + PIECE, seen = 0;	/* SEEN: bytes with no newline */
 
 	for (;;) {
 		const char *nl;
@@ -307,9 +307,12 @@ static size_t feed_piece(struct wk *w, struct feed *f)
 			f->eof = true;	/* search what was read */
 		if (f->eof)
 			return f->have;
-		nl = memrchr(w->buf, '\n', f->have);
+		/* only what was read since: a line of 300 MB was looked
+		 * through again at each piece (minutes) */
+		nl = memrchr(w->buf + seen, '\n', f->have - seen);
 		if (nl)
 			return nl - w->buf + 1;
+		seen = f->have;
 		limit = f->have + PIECE;
 		if (limit <= w->cap)
 			continue;
