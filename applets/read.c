@@ -528,7 +528,8 @@ static int ar_list(const struct wap_call *call, int fd, const char *rel, const s
 
 /* Find MEMBER and leave the archive positioned at its data. */
 static struct wap_ar *ar_find(const struct wap_call *call, int fd, const char *rel,
-			      const char *member, struct archive_entry **ep, struct wap_err *err)
+			      const char *member, unsigned long long budget,
+			      struct archive_entry **ep, struct wap_err *err)
 {
 	struct wap_ar *a = wap_archive_open_fd(fd, rel, call->cancel, err);
 	const char *want, *key;
@@ -537,6 +538,7 @@ static struct wap_ar *ar_find(const struct wap_call *call, int fd, const char *r
 
 	if (!a)
 		return NULL;
+	wap_archive_limit(a, budget);
 	while ((rc = wap_archive_next(a, ep, &key, &kn, err)) == 1)
 		if (kn == wn && !memcmp(key, want, kn))
 			return a;
@@ -586,7 +588,8 @@ static int ar_member(const struct wap_call *call, int fd, const char *rel, const
 		     const struct range *r, json_t *res, struct wap_err *err)
 {
 	struct archive_entry *e;
-	struct wap_ar *a = ar_find(call, fd, rel, member, &e, err);
+	struct wap_ar *a = ar_find(call, fd, rel, member, WAP_ARCHIVE_MAX, &e, err);
+	unsigned long long used;
 	char sniff[SNIFF];
 	size_t sniffn = 0;
 	long long first = r->offset;
@@ -607,12 +610,14 @@ static int ar_member(const struct wap_call *call, int fd, const char *rel, const
 		lw_init(&w, SIZE_MAX, 0, 0, 1);
 		w.countcap = 0;
 		rc = ar_feed(a, &w, sniff, &sniffn, err);
+		used = wap_archive_unpacked(a);	/* the second pass has the rest */
 		wap_archive_free(a);
 		wap_sb_release(&w.out);
 		if (rc)
 			goto binary_or_err;
 		first = w.total > (size_t)r->tail ? (long long)(w.total - r->tail + 1) : 1;
-		if (!(a = ar_find(call, fd, rel, member, &e, err)))
+		if (!(a = ar_find(call, fd, rel, member, used < WAP_ARCHIVE_MAX ? WAP_ARCHIVE_MAX - used : 0,
+				  &e, err)))
 			return -1;
 		lw_init(&w, first, r->tail, SIZE_MAX, call->ws->lim.max_line_len);
 		rc = ar_feed(a, &w, NULL, NULL, err);

@@ -42,6 +42,7 @@ struct wap_ar {
 	size_t block;			/* the next piece's size */
 	unsigned long long in;		/* input handed over */
 	unsigned long long out;		/* members' bytes read (wap_archive_read) */
+	unsigned long long max;		/* the budget (wap_archive_limit) */
 	bool over, stopped;		/* past the budget; cancelled */
 	bool unread;			/* the current member's data not read to its end */
 };
@@ -81,7 +82,7 @@ static bool stop(struct wap_ar *ar)
 		archive_set_error(ar->a, ECANCELED, "cancelled");
 		return true;
 	}
-	if (unpacked(ar) > WAP_ARCHIVE_MAX) {
+	if (unpacked(ar) > ar->max) {
 		ar->over = true;
 		archive_set_error(ar->a, EFBIG, "unpacks past the limit");
 		return true;
@@ -168,6 +169,7 @@ static struct wap_ar *ar_open(int fd, const void *mem, size_t len, const char *r
 	ar->memlen = len;
 	ar->cancel = cancel;
 	ar->block = FIRST_BLOCK / 2;
+	ar->max = WAP_ARCHIVE_MAX;
 	archive_read_support_filter_all(a);
 	/* not format_all: mtree would take a compressed text file's lines
 	 * for member names; raw is the fallback for a compressed plain file */
@@ -206,6 +208,16 @@ struct wap_ar *wap_archive_open_mem(const void *buf, size_t n, const char *rel,
 	return ar_open(-1, buf, n, rel, cancel, err);
 }
 
+void wap_archive_limit(struct wap_ar *ar, unsigned long long max)
+{
+	ar->max = max;
+}
+
+unsigned long long wap_archive_unpacked(const struct wap_ar *ar)
+{
+	return unpacked(ar);
+}
+
 void wap_archive_free(struct wap_ar *ar)
 {
 	if (!ar)
@@ -224,8 +236,8 @@ static int ar_err(struct wap_ar *ar, struct wap_err *err)
 		return wap_cancel_err(err);
 	if (ar->over)
 		return wap_err_set(err, WAP_E_TOO_LARGE,
-				   "Archive too large: %s unpacks to more than %llu MiB, the most wap "
-				   "unpacks of an archive in one call", ar->rel, WAP_ARCHIVE_MAX >> 20);
+				   "Archive too large: unpacking %s took the call past %llu MiB, the "
+				   "most wap unpacks of archives in one call", ar->rel, WAP_ARCHIVE_MAX >> 20);
 	return wap_err_set(err, WAP_E_FAILED, "Cannot read archive %s: %s", ar->rel,
 			   archive_error_string(ar->a) ? archive_error_string(ar->a) : "damaged");
 }

@@ -18,10 +18,11 @@ struct wap_cancel;
 /* An open archive (libarchive's, behind its reader; wap_archive_lib). */
 struct wap_ar;
 
-/* The most an archive is unpacked to in one call, members read and
+/* The most archives are unpacked to in one call, members read and
  * members skipped (what a decompressor made to reach them) alike: 1 GiB.
  * A compressed stream of 548 KB can unpack to 512 GB; past this, a read
- * fails with SIZE_LIMIT_EXCEEDED and grep -z stops that archive. */
+ * fails with SIZE_LIMIT_EXCEEDED and grep -z stops that archive and
+ * unpacks no more. */
 #define WAP_ARCHIVE_MAX (1ull << 30)
 
 /* Do the first bytes of a file (8 KiB are plenty) say archive or
@@ -38,6 +39,11 @@ struct wap_ar *wap_archive_open_fd(int fd, const char *rel, const struct wap_can
 struct wap_ar *wap_archive_open_mem(const void *buf, size_t n, const char *rel,
 				    const struct wap_cancel *cancel, struct wap_err *err);
 void wap_archive_free(struct wap_ar *ar);
+
+/* A budget of MAX bytes for AR (WAP_ARCHIVE_MAX unless set): what a call
+ * that unpacks several archives has left.  How much AR has unpacked. */
+void wap_archive_limit(struct wap_ar *ar, unsigned long long max);
+unsigned long long wap_archive_unpacked(const struct wap_ar *ar);
 
 /* The next member: 1 with *E and its name (see wap_archive_name) in *NAME,
  * *NLEN (pointing into *E, valid until the next call); 0 at the end; -1

@@ -528,7 +528,9 @@ static void search_archive(struct gctx *g, struct wk *w, const char *path, const
 			   size_t len, int fd)
 {
 	struct wap_err err = { 0 };
-	struct wap_ar *a = wap_archive_open_mem(buf, len, path, g->cancel, &err);
+	unsigned long long used = __atomic_load_n(&g->unpacked, __ATOMIC_RELAXED);
+	struct wap_ar *a = used >= WAP_ARCHIVE_MAX ? NULL :
+			   wap_archive_open_mem(buf, len, path, g->cancel, &err);
 	struct archive_entry *ae;
 	struct wap_sb name = WAP_SB_INIT;
 	const char *mp;
@@ -536,11 +538,20 @@ static void search_archive(struct gctx *g, struct wk *w, const char *path, const
 	long r = 0;
 	int rc;
 
+	if (used >= WAP_ARCHIVE_MAX) {
+		/* the call's budget is spent on the archives before */
+		wap_sb_addf(&w->acut, "%s\tnot unpacked: the archives before it unpacked to %llu MiB, "
+			    "the most in one call\n", path, WAP_ARCHIVE_MAX >> 20);
+		return;
+	}
 	if (!a) {
 		wap_err_release(&err);
 		search_one(g, w, path, buf, len, fd);
 		return;
 	}
+	/* the call's budget, shared by its archives (taken as they end: two
+	 * workers may each overrun what is left by up to one archive's) */
+	wap_archive_limit(a, WAP_ARCHIVE_MAX - used);
 	while ((rc = wap_archive_next(a, &ae, &mp, &mn, &err)) == 1) {
 		bool raw = wap_archive_raw(a);
 		size_t n = 0;
@@ -583,6 +594,7 @@ static void search_archive(struct gctx *g, struct wk *w, const char *path, const
 	 * a cancelled search stops anyway */
 	if ((rc < 0 || r < 0) && !wap_cancel_is_set(g->cancel))
 		wap_sb_addf(&w->acut, "%s\t%s\n", path, err.msg);
+	__atomic_add_fetch(&g->unpacked, wap_archive_unpacked(a), __ATOMIC_RELAXED);
 	wap_err_release(&err);
 	wap_archive_free(a);
 	wap_sb_release(&name);

@@ -68,6 +68,7 @@ struct gctx {
 	int sort;
 	struct wap_globset include, types;
 	const struct wap_cancel *cancel;
+	unsigned long long unpacked;	/* -z: what the call's archives unpacked */
 	const struct wap_call *call;	/* progress reports */
 	struct timespec last_progress;
 	struct wk *wks;
