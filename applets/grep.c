@@ -382,6 +382,19 @@ static int grep_cli(struct wap_ws *ws, json_t *req, bool json)
 		fflush(stdout);
 		return 2;
 	}
+	if (res && !json && !jbool(req, "write")) {
+		/* the text's: what was not searched, said aside as ripgrep
+		 * says what it could not read */
+		json_t *v;
+		size_t i;
+		fflush(stdout);
+		json_array_foreach(json_object_get(res, "archivesCut"), i, v)
+			fprintf(stderr, "wap grep: %s: not searched to its end: %s\n",
+				json_string_value(json_object_get(v, "path")),
+				json_string_value(json_object_get(v, "reason")));
+		json_decref(res);
+		res = NULL;
+	}
 	if (res) {
 		if (json) {
 			json_dumpf(res, stdout, JSON_COMPACT);

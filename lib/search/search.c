@@ -1225,13 +1225,10 @@ int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wa
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		*status = srch_print_direct(&g, out,
 			(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
-		/* the CLI's text: said aside, as ripgrep does */
-		for (int i = 0; i < g.nw; i++)
-			for (const char *l = g.wks[i].acut.buf, *nl; l && (nl = strchr(l, '\n')); l = nl + 1) {
-				const char *tab = memchr(l, '\t', nl - l);
-				fprintf(out == stdout ? stderr : out, "wap grep: %.*s: not searched to its end: %.*s\n",
-					(int)(tab - l), l, (int)(nl - tab - 1), tab + 1);
-			}
+		/* what was not searched: the caller says it aside */
+		*res = json_object();
+		if (*res)
+			archives_cut(&g, *res);
 		rc = 0;
 		goto out;
 	}

@@ -16,8 +16,10 @@ enum { WAP_SEARCH_JSON, WAP_SEARCH_TEXT, WAP_SEARCH_JSONL };
 
 /* Run REQ.  WAP_SEARCH_JSON: *RES is the result (the caller owns it).
  * Otherwise the output goes to OUT and *STATUS is grep's exit status (0
- * found, 1 nothing); *RES is set only for --write.  -1 with ERR on a bad
- * request, a regex limit hit, a cancel. */
+ * found, 1 nothing); *RES is an object holding only archivesCut, what the
+ * output could not say (the archives not searched to their end: the
+ * caller says it aside).  -1 with ERR on a bad request, a regex limit
+ * hit, a cancel. */
 int wap_search(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err,
 	       int mode, FILE *out, int *status);
 
