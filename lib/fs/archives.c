@@ -256,11 +256,14 @@ long wap_archive_read(struct wap_ar *ar, void *buf, size_t n, struct wap_err *er
 	return r;
 }
 
-/* Formats that unpack their members themselves, and solid ones, skip a
- * member by unpacking it where the reader does not see the bytes made:
- * read to its end here instead, counted.  A member of unknown size
- * (written as a stream) likewise.  A stored member, a seekable zip's and
- * a compressed tar's skip cheaply or through the counted filters. */
+/* A skipped member is unpacked where the reader does not see the bytes
+ * made whenever a decompressor is in the way: a compressed tar's filter
+ * (a first megabyte of noise kept the ratio the reader saw low, then one
+ * piece of input made 72 GB), formats that unpack their members
+ * themselves and solid ones (7z, rar, cab, lha, xar), a member of unknown
+ * size (written as a stream).  Such a member is read to its end here
+ * instead, counted, 64 KB at a time at most.  Only a stored member of an
+ * uncompressed archive is left to libarchive, which seeks past it. */
 static int drain(struct wap_ar *ar, struct archive_entry *e, struct wap_err *err)
 {
 	int f = archive_format(ar->a) & ARCHIVE_FORMAT_BASE_MASK;
@@ -268,9 +271,9 @@ static int drain(struct wap_ar *ar, struct archive_entry *e, struct wap_err *err
 	long r;
 
 	if (!ar->unread || f == ARCHIVE_FORMAT_RAW ||
-	    (f != ARCHIVE_FORMAT_7ZIP && f != ARCHIVE_FORMAT_RAR && f != ARCHIVE_FORMAT_RAR_V5 &&
-	     f != ARCHIVE_FORMAT_CAB && f != ARCHIVE_FORMAT_LHA && f != ARCHIVE_FORMAT_XAR &&
-	     archive_entry_size_is_set(e)))
+	    (archive_filter_count(ar->a) <= 1 && archive_entry_size_is_set(e) &&
+	     f != ARCHIVE_FORMAT_7ZIP && f != ARCHIVE_FORMAT_RAR && f != ARCHIVE_FORMAT_RAR_V5 &&
+	     f != ARCHIVE_FORMAT_CAB && f != ARCHIVE_FORMAT_LHA && f != ARCHIVE_FORMAT_XAR))
 		return 0;
 	while ((r = wap_archive_read(ar, scratch, sizeof(scratch), err)) > 0)
 		;
