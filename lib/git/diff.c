@@ -107,21 +107,28 @@ struct span {
 	unsigned h, cnt;
 };
 
-static int span_cmp(const void *a, const void *b)
+#define SPAN_MOD 107927	/* diffcore-delta.c's HASHBASE */
+
+static int uint_cmp(const void *a, const void *b)
 {
-	unsigned x = ((const struct span *)a)->h, y = ((const struct span *)b)->h;
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
 	return x < y ? -1 : x > y;
 }
 
+/* The span hashes of BUF with their byte counts, sorted by hash: at most
+ * SPAN_MOD of them, counted in a table (a span a line: 50 MB of newlines
+ * were 50 million spans to sort, 400 MB and minutes a file). */
 static struct span *spans(const unsigned char *buf, size_t sz, size_t *nout)
 {
-	struct span *v = malloc((sz + 1) * sizeof(*v));
+	unsigned *cnt = calloc(SPAN_MOD, sizeof(*cnt));
+	unsigned *seen = malloc((sz < SPAN_MOD ? sz + 1 : SPAN_MOD) * sizeof(*seen));
+	struct span *v = NULL;
 	bool text = !memchr(buf, 0, sz < 8000 ? sz : 8000);
-	unsigned a1 = 0, a2 = 0, n = 0;
-	size_t k = 0, m = 0;
+	unsigned a1 = 0, a2 = 0, n = 0, h;
+	size_t k = 0;
 
-	if (!v)
-		return NULL;
+	if (!cnt || !seen)
+		goto out;
 	while (sz) {
 		unsigned c = *buf++, old1 = a1;
 		sz--;
@@ -132,22 +139,29 @@ static struct span *spans(const unsigned char *buf, size_t sz, size_t *nout)
 		a1 += c;
 		if (++n < 64 && c != '\n')
 			continue;
-		v[k].h = (a1 + a2 * 0x61) % 107927;
-		v[k++].cnt = n;
+		h = (a1 + a2 * 0x61) % SPAN_MOD;
+		if (!cnt[h])
+			seen[k++] = h;
+		cnt[h] += n;
 		n = a1 = a2 = 0;
 	}
 	if (n > 0) {
-		v[k].h = (a1 + a2 * 0x61) % 107927;
-		v[k++].cnt = n;
+		h = (a1 + a2 * 0x61) % SPAN_MOD;
+		if (!cnt[h])
+			seen[k++] = h;
+		cnt[h] += n;
 	}
-	qsort(v, k, sizeof(*v), span_cmp);
+	qsort(seen, k, sizeof(*seen), uint_cmp);
+	if (!(v = malloc((k + 1) * sizeof(*v))))
+		goto out;
 	for (size_t i = 0; i < k; i++) {
-		if (m && v[m - 1].h == v[i].h)
-			v[m - 1].cnt += v[i].cnt;
-		else
-			v[m++] = v[i];
+		v[i].h = seen[i];
+		v[i].cnt = cnt[seen[i]];
 	}
-	*nout = m;
+	*nout = k;
+out:
+	free(cnt);
+	free(seen);
 	return v;
 }
 
