@@ -14,7 +14,8 @@
  * diff gives diff, files, additions, deletions (a diff longer than
  * maxFileSize stops at a line before it: isTruncated, maxBytes, and the
  * files after it, uncountedFiles, are named without counts, "counted":
- * false; the CLI says so on stderr); log gives entries,
+ * false, as every file of --name-only is; the CLI says so on stderr; a
+ * blob past 8 times maxFileSize is diffed as binary); log gives entries,
  * isTruncated; show gives hash, shortHash, subject, message, author,
  * authorEmail, date, committer, committerEmail, commitDate, parents (with
  * the keys of diff); a commit whose raw message is not message and one

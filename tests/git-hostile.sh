@@ -556,7 +556,7 @@ has "and lists it as git does" "$OUT" "?? nest/"
 # (a 400 MB blob stores in 1 MB) made its patch once a path, all held ----
 printf '{"limits":{"maxFileSize":4096}}' > "$T/small.json"
 newrepo "$W"
-for i in 1 2 3 4 5 6; do mkdir -p "$W/b$i"; seq 1 20000 > "$W/b$i/big.txt"; done
+for i in 1 2 3 4 5 6; do mkdir -p "$W/b$i"; seq 1 4000 > "$W/b$i/big.txt"; done
 git -C "$W" add -A && git -C "$W" commit -qm bigs
 expect "show of a commit whose patch passes maxFileSize" 0 wap git --config "$T/small.json" show --json
 jcheck "the diff stops at maxFileSize, said so, the rest named but not counted" "$OUT" \
@@ -569,8 +569,15 @@ has "said aside on stderr" "$ERR" "the diff stops at 4096 bytes (maxFileSize); 5
 for i in 1 2 3 4 5 6; do echo more >> "$W/b$i/big.txt"; done
 expect "diff of the work tree, the same" 0 wap git --config "$T/small.json" diff --json
 jcheck "six files, each small: all counted" "$OUT" 'not j.get("isTruncated") and len(j["files"]) == 6'
-for i in 1 2 3 4 5 6; do seq 1 3000 | sed 's/^/changed /' > "$W/b$i/big.txt"; done
+for i in 1 2 3 4 5 6; do seq 1 1500 | sed 's/^/changed /' > "$W/b$i/big.txt"; done
 expect "diff of the work tree past the limit" 0 wap git --config "$T/small.json" diff --json
 jcheck "cut, and the files after it not counted" "$OUT" 'len(j["diff"]) <= 4096 and j["isTruncated"] and j["uncountedFiles"] == 5'
 expect "--stat counts every file still" 0 wap git --config "$T/small.json" diff --stat --json
 jcheck "no cut for --stat" "$OUT" 'not j.get("isTruncated") and all("counted" not in f for f in j["files"])'
+expect "--name-only makes no patch: names, no counts" 0 wap git --config "$T/small.json" diff --name-only --json
+jcheck "six names" "$OUT" 'j["diff"].count("\n") == 6 and all(f["counted"] is False for f in j["files"])'
+# a blob past 8 times maxFileSize is diffed as binary (git's bigFileThreshold):
+# libgit2's patch of 16 MB of newlines took 3 GB
+seq 1 10000 > "$W/b1/big.txt"
+expect "a file past 8 x maxFileSize" 0 wap git --config "$T/small.json" diff --json b1/big.txt
+jcheck "diffed as binary" "$OUT" 'j["files"][0]["binary"] and "Binary files a/b1/big.txt and b/b1/big.txt differ" in j["diff"]'

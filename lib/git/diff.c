@@ -671,7 +671,8 @@ int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
 		}
 		if (check_cancelled(g))
 			goto out;
-		if (cut && !stat) {
+		if ((cut && !stat) || names) {
+			/* --name-only makes no patch (git's neither): no counts */
 			f = json_pack("{s:s, s:s, s:b}", "path", dd->new_file.path,
 				      "status", pair ? "typechange" : status_word(dd->status), "counted", 0);
 			if (names) {
@@ -786,6 +787,11 @@ int diff_opts(struct g *g, git_diff_options *o, struct strv *paths)
 
 	git_diff_options_init(o, GIT_DIFF_OPTIONS_VERSION);
 	o->flags |= GIT_DIFF_INDENT_HEURISTIC;
+	/* a blob past 8 times maxFileSize is diffed as binary (git's
+	 * core.bigFileThreshold, 512 MiB there): a patch costs libgit2 some
+	 * 190 bytes a line, 3 GB for 16 MB of newlines, and the text shown
+	 * stops at maxFileSize anyway */
+	o->max_size = (git_off_t)g->ws->lim.max_file_size * 8;
 	if ((k = wap_req_int(g->req, "context", &ctx, g->err)) < 0)
 		return -1;
 	if (k) {
