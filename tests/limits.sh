@@ -346,6 +346,15 @@ if [ -z "${ASAN:-}" ]; then
 else
 	ok "--replace: bounded memory # SKIP ASan's shadow memory"
 fi
+# a line is held whole up to 256 MiB, then searched in pieces that size:
+# a sparse file of 20 GB with no newline grew grep until the kernel killed it
+(echo hello; head -c 9000 /dev/zero | tr '\0' x) > sparse.txt && truncate -s 1200M sparse.txt
+expect "grep in a sparse file of 1.2 GB with no newline after its start" 0 wap grep -c hello sparse.txt
+if [ -z "${ASAN:-}" ]; then
+	rss=$(rss_of "$WAP" grep zzz sparse.txt)
+	if [ "$rss" -lt 400 ]; then ok "a 1.2 GB line: bounded memory (${rss} MB)"; else fail "a 1.2 GB line: ${rss} MB"; fi
+fi
+rm -f sparse.txt
 head -c 200000 oneline.txt > grow.txt && echo >> grow.txt && sum0=$(md5sum < grow.txt)
 expect "--write that would grow a file past maxFileSize: exit 2" 2 wap grep a grow.txt --replace "$R" --write
 has "says why" "$ERR" "File too large: grow.txt would grow past 1048576 bytes replaced (limits.maxFileSize); nothing was written"

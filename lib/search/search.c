@@ -293,9 +293,13 @@ static bool feed_fill(struct wk *w, struct feed *f, size_t limit)
 	return true;
 }
 
+/* the longest line held whole to search it */
+#define LONG_LINE_MB 256
+#define LONG_LINE ((size_t)LONG_LINE_MB << 20)
+
 /* The searchable part of the buffer: up to its last newline (the rest is a
  * line that goes on in the next piece), all of it at the end of the file.
- * A line longer than the buffer grows it. */
+ * A line longer than the buffer grows it, up to LONG_LINE. */
 static size_t feed_piece(struct wk *w, struct feed *f)
 {
 	size_t limit = f->have + PIECE, seen = 0;	/* SEEN: bytes with no newline */
@@ -316,6 +320,11 @@ static size_t feed_piece(struct wk *w, struct feed *f)
 		limit = f->have + PIECE;
 		if (limit <= w->cap)
 			continue;
+		/* a line past LONG_LINE is searched as lines of that size (a
+		 * sparse file of 20 GB with no newline grew the buffer until
+		 * the kernel killed the process) */
+		if (w->cap >= LONG_LINE)
+			return f->have;
 		nb = realloc(w->buf, w->cap * 2);
 		if (!nb) {
 			f->eof = true;
