@@ -104,6 +104,7 @@ struct lw {
 	bool full;		/* the window is closed, more lines follow */
 	bool capped;		/* ... closed by MAXBYTES */
 	bool unknown;		/* stopped counting: total unknown */
+	bool longer;		/* ... within a cut line: its length too */
 	size_t total, returned, ncut;
 	struct wap_sb out;
 };
@@ -144,8 +145,8 @@ static void lw_add(struct lw *w, const char *s, size_t n)
 static void lw_end_line(struct lw *w, bool newline)
 {
 	if (w->cut) {
-		wap_sb_addf(&w->out, " ... [line cut: %zu of %zu characters shown]",
-			    w->maxline, w->chars - (w->lastcr && newline));
+		wap_sb_addf(&w->out, " ... [line cut: %zu of %s%zu characters shown]",
+			    w->maxline, w->longer ? "more than " : "", w->chars - (w->lastcr && newline));
 		if (newline && w->lastcr)
 			wap_sb_addc(&w->out, '\r');
 		w->ncut++;
@@ -190,6 +191,14 @@ static bool lw_feed(struct lw *w, const char *buf, size_t len)
 			w->cut = w->lastcr = false;
 		}
 		w->started = true;
+		if (inwin && w->cut && w->countcap && w->bytes >= w->countcap) {
+			/* a cut line counted past COUNT_CAP: no further (a
+			 * sparse file of 20 GB was one line counted for 56 s) */
+			w->longer = true;
+			lw_end_line(w, false);
+			w->full = w->unknown = true;
+			return false;
+		}
 		nl = memchr(p, '\n', end - p);
 		seg = nl ? nl : end;
 		if (inwin && w->strict && w->out.len + (seg - p) > w->maxbytes) {
@@ -852,9 +861,9 @@ static int read_path(struct wap_call *call, const json_t *req, json_t **res, boo
 		wap_err_set(err, WAP_E_NOT_FILE, "Not a regular file: %s", rel);
 		goto out;
 	}
-	/* lines counted through a file past the limit (a tail, a far
-	 * offset) are no quick call either */
-	if (call->quick && (size_t)st.st_size > ws->lim.max_file_size && (r.has_tail || r.offset > 1)) {
+	/* nor is a file past the limit: its lines are counted (a tail, a
+	 * far offset, one long line) */
+	if (call->quick && (size_t)st.st_size > ws->lim.max_file_size) {
 		wap_call_not_quick(call, err);
 		goto out;
 	}
