@@ -364,6 +364,10 @@ expect "--write that would grow a file past maxFileSize: exit 2" 2 wap grep a gr
 has "says why" "$ERR" "File too large: grow.txt would grow past 1048576 bytes replaced (limits.maxFileSize); nothing was written"
 same "the file is as it was" "$(md5sum < grow.txt)" "$sum0"
 printf 'a\n%s\n' "$(head -c 1048000 oneline.txt)" > edge.txt
+expect "-U --replace on the 1 MB line: made as far as shown" 0 wap grep -U a oneline.txt --replace '$0$0'
+has "cut, said to be longer" "$OUT" "[... line cut at 2000 characters; more than 1048576 bytes in all]"
+expect "a replacement with a newline, the same" 0 wap grep a oneline.txt --replace "$(printf '$0$0\nx')"
+has "cut, said to be longer (newline)" "$OUT" "[... replaced text cut at 1048576 bytes; more in all]"
 expect "--write: one that stays within it is written" 0 wap grep '^a$' edge.txt --replace bb --write
 same "replaced" "$(head -n 1 edge.txt)" "bb"
 rm -f oneline.txt short.txt grow.txt edge.txt

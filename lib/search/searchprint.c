@@ -71,18 +71,19 @@ static size_t char_cut(const char *s, size_t n, size_t max)
 }
 
 /* the line's text for the result: no line end, cut at maxline
- * characters; ALL is its length (N: all of it is at hand, or more: the
- * start of a replaced line, srch_substitute) */
+ * characters; ALL is its length: N when all of it is at hand, more for
+ * the start of a replaced line, SIZE_MAX when not known (srch_substitute
+ * stopped: "more than N") */
 static json_t *cut_text(const struct gctx *g, const char *s, size_t n, size_t all)
 {
 	if (n && s[n - 1] == '\r' && n == all)
 		n--, all--;
-	if (g->maxline && n > g->maxline && char_cut(s, n, g->maxline) < n) {
-		size_t k = char_cut(s, n, g->maxline);
+	if (all == SIZE_MAX || (g->maxline && n > g->maxline && char_cut(s, n, g->maxline) < n)) {
+		size_t k = g->maxline ? char_cut(s, n, g->maxline) : n;
 		struct wap_sb sb = WAP_SB_INIT;
 		json_t *j;
 		wap_sb_add(&sb, s, k);
-		if (all)
+		if (all != SIZE_MAX)
 			wap_sb_addf(&sb, " [... line cut at %zu characters; %zu bytes in all]", g->maxline, all);
 		else	/* (a replaced line made as far as it is shown) */
 			wap_sb_addf(&sb, " [... line cut at %zu characters; more than %zu bytes in all]",
@@ -112,7 +113,7 @@ static json_t *replaced_text(const struct gctx *g, const char *s, size_t n)
 {
 	size_t rn, all;
 	char *r = srch_substitute(g, s, n, shown_max(g), &rn, &all, NULL);
-	json_t *j = r ? cut_text(g, r, rn, all) : line_text(g, s, n);
+	json_t *j = r ? cut_text(g, r, rn, all ? all : SIZE_MAX) : line_text(g, s, n);
 
 	free(r);
 	return j;
@@ -271,10 +272,10 @@ static void put_prefix(struct emit *em, struct wap_sb *sb, char sep, long long l
  * and rg print lines), cut at maxline characters */
 static void add_cut(struct emit *em, struct wap_sb *sb, const char *s, size_t n, size_t all)
 {
-	if (em->g->maxline && n > em->g->maxline && char_cut(s, n, em->g->maxline) < n) {
-		size_t k = char_cut(s, n, em->g->maxline);
+	if (all == SIZE_MAX || (em->g->maxline && n > em->g->maxline && char_cut(s, n, em->g->maxline) < n)) {
+		size_t k = em->g->maxline ? char_cut(s, n, em->g->maxline) : n;
 		wap_sb_add(sb, s, k);
-		if (all)
+		if (all != SIZE_MAX)
 			wap_sb_addf(sb, " [... line cut at %zu characters; %zu bytes in all]", em->g->maxline, all);
 		else
 			wap_sb_addf(sb, " [... line cut at %zu characters; more than %zu bytes in all]",
@@ -423,7 +424,7 @@ static void emit_entry(struct emit *em, long long lno, size_t ls, size_t le, siz
 			size_t n, all;
 			char *r = srch_substitute(g, em->buf + ms, me - ms, shown_max(g), &n, &all, NULL);
 			if (r)
-				add_cut(em, sb, r, n, all);
+				add_cut(em, sb, r, n, all ? all : SIZE_MAX);
 			else
 				add_text(em, sb, em->buf + ms, me - ms);
 			free(r);
@@ -436,15 +437,17 @@ static void emit_entry(struct emit *em, long long lno, size_t ls, size_t le, siz
 		/* a multiline match: one output line per line */
 		char *r = NULL;
 		const char *t = em->buf + ls;
-		size_t tn = le - ls, all = 0;
+		size_t tn = le - ls, all = 0, made = 0;
 		long long ln = lno;
+		bool lines = false;
 		if (g->replace && !g->invert) {
 			/* one line's replacement made as far as it is shown; a
 			 * match over lines (or a replacement that makes some)
-			 * made whole: each of its lines is shown */
-			size_t max = g->multiline || strchr(g->replace, '\n') ||
-				     strstr(g->replace, "\\n") ? 0 : shown_max(g);
-			r = srch_substitute(g, t, tn, max, &tn, &all, NULL);
+			 * to maxFileSize: each of its lines is shown */
+			lines = g->multiline || strchr(g->replace, '\n') || strstr(g->replace, "\\n");
+			r = srch_substitute(g, t, tn, lines ? g->call->ws->lim.max_file_size : shown_max(g),
+					    &tn, &all, NULL);
+			made = tn;
 			if (r)
 				t = r;
 			else
@@ -454,7 +457,13 @@ static void emit_entry(struct emit *em, long long lno, size_t ls, size_t le, siz
 			const char *nl = memchr(t, '\n', tn);
 			size_t n = nl ? (size_t)(nl - t) : tn;
 			put_prefix(em, sb, ':', ln);
-			add_cut(em, sb, t, n, !nl && r && all != tn ? (all ? n + all - tn : 0) : n);
+			if (!nl && r && !all && lines && n <= g->maxline) {
+				/* the replaced lines stop here */
+				add_text(em, sb, t, n);
+				wap_sb_addf(sb, " [... replaced text cut at %zu bytes; more in all]", made);
+			} else {
+				add_cut(em, sb, t, n, !nl && r && all != tn ? (all ? n + all - tn : SIZE_MAX) : n);
+			}
 			wap_sb_addc(sb, '\n');
 			if (!nl)
 				break;
