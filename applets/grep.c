@@ -38,7 +38,7 @@
  *   --no-default-excludes     search the default exclusions too (never .git)
  *   -L, --follow              follow symbolic links (loop-safe, within the root)
  *   --sort ORDER              path (default), mtime (newest file first) or none
- *   -z, --search-archives     search inside gz/xz/zst/bz2 files and tar/zip/7z members (archive//member); an archive is unpacked to 1 GiB, a member held to 256 MiB: what stops one short is said (archivesCut, stderr)
+ *   -z, --search-archives     search inside gz/xz/zst/bz2 files and tar/zip/7z members (archive//member); the archives of a call are unpacked to 256 MiB in all: what stops one short is said (archivesCut, stderr)
  *   -a, --text                search binary files as text
  *   -r, --replace TEXT        show matching lines with each match replaced by TEXT ($1, ${name}: groups)
  *   --write                   with --replace: rewrite every matching file atomically, none past maxFileSize; result {count, files}

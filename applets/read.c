@@ -18,7 +18,7 @@
  * zip, 7z, ...) gives its members with their sizes; --member reads one of
  * them with the same line options; PATH ARCHIVE//MEMBER (as grep -z names
  * a member) is the same as --member MEMBER.  An archive is unpacked to
- * 1 GiB in one call at most, members read and skipped alike: past it the
+ * 256 MiB in one call at most, members read and skipped alike: past it the
  * read fails (SIZE_LIMIT_EXCEEDED).  Invalid UTF-8 is shown as
  * U+FFFD and reported (invalidUtf8 in the result).
  *

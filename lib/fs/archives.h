@@ -19,11 +19,12 @@ struct wap_cancel;
 struct wap_ar;
 
 /* The most archives are unpacked to in one call, members read and
- * members skipped (what a decompressor made to reach them) alike: 1 GiB.
+ * members skipped (what a decompressor made to reach them) alike: 256 MiB.
  * A compressed stream of 548 KB can unpack to 512 GB; past this, a read
  * fails with SIZE_LIMIT_EXCEEDED and grep -z stops that archive and
- * unpacks no more. */
-#define WAP_ARCHIVE_MAX (1ull << 30)
+ * unpacks no more.  It bounds memory too: an xz or zstd decoder's window
+ * fills with what it unpacked (a dictionary of 1000 MiB: 1 GB). */
+#define WAP_ARCHIVE_MAX (256ull << 20)
 
 /* Do the first bytes of a file (8 KiB are plenty) say archive or
  * compressed file (gzip, bzip2, xz, zstd, lz4, lzma, zip, 7z, tar)? */
