@@ -294,6 +294,22 @@ incl "include.path split by a backslash at a line's end" "[include]
 	path = objects\\
 /../../../outside.cfg"
 incl "includeIf, quoted, spelled in capitals, on the section's line" "[IncludeIf \"gitdir:/\"] PATH = \"$T/outside.cfg\" # note"
+# the two readers must agree on the text: libgit2 reads a config by its
+# length and skips a byte-order mark, so a NUL in a comment or a BOM before
+# [include] hid the include from a reader of C strings (fifth review)
+cp "$T/config.keep" "$W/.git/config" && printf '# a comment \0 hides what follows\n[include]\n\tpath = %s\n' "$T/outside.cfg" >> "$W/.git/config"
+echo nul > "$W/inc.txt"
+expect "a NUL in the config before an include: refused" 4 wap git commit -m inc inc.txt
+lacks "a NUL before an include: nothing of the outside config shows" "$OUT$ERR" SECRET
+has "a NUL before an include: the error says why" "$ERR" ".git/config holds a NUL byte"
+same "a NUL before an include: no commit by the outside config's author" "$(git -C "$W" log -1 --format=%an)" "Test User"
+{ printf '\357\273\277[include]\n\tpath = %s\n' "$T/outside.cfg"; cat "$T/config.keep"; } > "$W/.git/config"
+echo bom > "$W/inc.txt"
+expect "a BOM before [include] on the first line: refused" 4 wap git commit -m inc inc.txt
+lacks "a BOM before [include]: nothing of the outside config shows" "$OUT$ERR" SECRET
+has "a BOM before [include]: the include is named" "$ERR" "outside.cfg in include.path, outside the workspace root"
+{ printf '\357\273\277'; cat "$T/config.keep"; } > "$W/.git/config"
+expect "a BOM before a config with no include: read as git reads it" 0 wap git status
 cp "$T/outside.cfg" "$HOME/outside.cfg"
 incl "include.path under ~" "[include]
 	path = ~/outside.cfg"

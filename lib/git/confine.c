@@ -440,6 +440,19 @@ static int check_config(struct g *g, const char *rel, int depth)
 			wap_err_set(g->err, WAP_E_TOO_LARGE, "Config file too large: %s", rel);
 		goto out;
 	}
+	/* libgit2 reads the text by its length: a NUL would end this reader's
+	 * line where libgit2's goes on (a NUL in a comment hid the include
+	 * after it), so a config holding one is not read; a byte-order mark
+	 * at its start libgit2 skips, and so does this */
+	if (text.len && memchr(text.buf, 0, text.len)) {
+		rc = wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s holds a NUL byte, "
+				 "which git's readers do not read alike; wap git does not read it", rel);
+		goto out;
+	}
+	if (text.len >= 3 && !memcmp(text.buf, "\xef\xbb\xbf", 3)) {
+		memmove(text.buf, text.buf + 3, text.len - 3 + 1);
+		text.len -= 3;
+	}
 	/* a backslash at a line's end (not itself escaped) joins the next
 	 * line to it, as git reads it */
 	{
