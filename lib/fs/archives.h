@@ -44,6 +44,10 @@ void wap_archive_free(struct wap_ar *ar);
 /* A budget of MAX bytes for AR (WAP_ARCHIVE_MAX unless set): what a call
  * that unpacks several archives has left.  How much AR has unpacked. */
 void wap_archive_limit(struct wap_ar *ar, unsigned long long max);
+/* The budget shared with the other archives of the call, however many
+ * threads read them: *POOL (atomic) counts what they all unpacked, each
+ * archive's part added as it grows, and the budget is that sum's. */
+void wap_archive_share(struct wap_ar *ar, unsigned long long *pool);
 unsigned long long wap_archive_unpacked(const struct wap_ar *ar);
 
 /* The next member: 1 with *E and its name (see wap_archive_name) in *NAME,
