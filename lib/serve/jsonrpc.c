@@ -306,7 +306,7 @@ json_t *wap_rpc_process_value(const json_t *v, const struct wap_rpc_limits *lim,
 			      wap_rpc_handler handler, void *arg)
 {
 	json_t *out, *el;
-	size_t i;
+	size_t i, made = 0;	/* the replies' bytes */
 
 	if (!json_is_array(v))
 		return process_one(v, handler, arg);
@@ -323,7 +323,19 @@ json_t *wap_rpc_process_value(const json_t *v, const struct wap_rpc_limits *lim,
 	}
 	out = json_array();
 	json_array_foreach(v, i, el) {
-		json_t *r = process_one(el, handler, arg);
+		const json_t *id = json_object_get(el, "id");
+		json_t *r;
+
+		if (made > WAP_RPC_MAX_BATCH_REPLY && id && json_object_get(el, "method")) {
+			struct wap_err e = { 0 };
+			wap_err_set(&e, WAP_E_TOO_LARGE, "Batch too large: its replies before this "
+				    "request took more than %u MiB, the most of one batch; send the "
+				    "request again alone or in a smaller batch", WAP_RPC_MAX_BATCH_REPLY >> 20);
+			r = wap_rpc_error_wap(id, &e);
+			wap_err_release(&e);
+		} else if ((r = process_one(el, handler, arg))) {
+			made += json_dumpb(r, NULL, 0, JSON_COMPACT);
+		}
 		if (r)
 			json_array_append_new(out, r);
 	}
