@@ -103,7 +103,9 @@ has "its error" "$ERR" "wap exec: Cannot run $W/pc: Permission denied"
 # and with --sandbox too, the init is cloned into wap's memory (no copy of
 # wap is made) and the command enters its sandbox with system calls only.
 # shares_init DESC CMD...: CMD (a wap exec of a sleep) run in the background
-# must have a child, the init, sharing its memory (kcmp(KCMP_VM) says 0)
+# must have a child, the init, sharing its memory (kcmp(KCMP_VM) says 0);
+# the sleep is long and ended after the look, so a loaded machine's slow
+# start of python cannot find it gone
 shares_init() {
 	_d=$1; shift
 	"$@" & _wp=$!
@@ -114,13 +116,13 @@ shares_init() {
 	else
 		fail "$_d: the init ($_init) does not share wap's memory ($_wp)"
 	fi
-	wait "$_wp"
+	kill "$_wp" 2>/dev/null; wait "$_wp" 2>/dev/null
 }
 if [ "$(id -u)" != 0 ] || [ -n "${ASAN:-}" ]; then
 	ok "# SKIP the init is cloned into wap's memory only as root, not under ASan"
 else
 	for how in "" --sandbox; do
-		shares_init "${how:-no sandbox}: the init shares wap's memory" wap exec $how -- sleep 0.8
+		shares_init "${how:-no sandbox}: the init shares wap's memory" wap exec $how -- sleep 5
 	done
 fi
 # hostile: the init is wap's memory, so a command must not read or write
@@ -154,7 +156,7 @@ else
 			# (not through asnobody: a function run with & is a subshell)
 			shares_init "as nobody${how:+ $how}: the init is wap's own child and shares its memory" \
 				setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nb" \
-				XDG_CONFIG_HOME="$nb/cfg" WAP_ROOT="$nb/ws" "$NWAP" exec $how -- sleep 0.8
+				XDG_CONFIG_HOME="$nb/cfg" WAP_ROOT="$nb/ws" "$NWAP" exec $how -- sleep 5
 		done
 		expect "as nobody: a daemon ignoring SIGTERM and a deadline" 124 asnobody "$NWAP" exec --timeout 400 --kill-after 100 -c '(setsid sh -c "trap \"\" TERM; exec sleep 61.803" </dev/null >/dev/null 2>&1 &); kill -9 $PPID; kill -9 1; sleep 5'
 		sleep 0.2
