@@ -33,9 +33,10 @@
 #define WAP_RPC_MAX_BATCH	100u
 /* The most a batch's replies take (bytes of JSON text): past it the
  * batch's requests left are answered SIZE_LIMIT_EXCEEDED, not run (100
- * reads of 1 MiB in base64 made 280 MB a batch; fifth hostile review).
+ * reads of 1 MiB in base64 made 280 MB a batch; fifth hostile review): 64
+ * connections at once hold 512 MiB of batches at most.
  * The first reply is never refused: it is as big as it would be alone. */
-#define WAP_RPC_MAX_BATCH_REPLY	(32u << 20)
+#define WAP_RPC_MAX_BATCH_REPLY	(8u << 20)
 
 struct wap_rpc_limits {
 	size_t max_message;	/* 0: WAP_RPC_MAX_MESSAGE */
