@@ -320,7 +320,7 @@ rm -f "$W/acphold.sock" "$W/fdholder.py"
 # not name (one beside the root), as a command does not: the same sandbox
 cp "${PYTHONPATH%%:*}/unixsock.py" "$W/"
 python3 "$W/unixsock.py" serve "$T/beside.sock" & bs=$!
-for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -S "$T/beside.sock" ] && break; sleep 0.1; done
+wait_for 30 [ -S "$T/beside.sock" ]
 cat > "$T/acpsock.py" <<'EOF2'
 import json, sys
 from wapstdio import Stdio
@@ -445,7 +445,7 @@ kill -TERM $SPID; wait $SPID; st=$?
 same "one port for both: exit 0 on SIGTERM" "$st" 0
 wap serve --ws localhost:0 --token-file "$T/named.token" --root "$W" 2>"$T/named.log" &
 PID=$!
-for _ in $(seq 50); do grep -q 'on ws://' "$T/named.log" && break; sleep 0.1; done
+wait_for 30 grep -q 'on ws://' "$T/named.log"
 has "--ws localhost: a host name is resolved" "$(cat "$T/named.log")" "on ws://127.0.0.1:"
 kill $PID; wait $PID
 

@@ -175,7 +175,7 @@ else
 		# a socket beside the root, one under /run
 		cp "$SRC/tests/py/unixsock.py" "$nb/ws/" && chmod a+r "$nb/ws/unixsock.py"
 		python3 "$SRC/tests/py/unixsock.py" serve "$nb/agent.sock" & nbs=$!
-		for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -S "$nb/agent.sock" ] && break; sleep 0.1; done
+		wait_for 30 [ -S "$nb/agent.sock" ]
 		chmod a+rw "$nb/agent.sock"
 		expect "as nobody: a socket beside the root, unsandboxed" 0 asnobody "$NWAP" exec -- /usr/bin/python3 unixsock.py connect "$nb/agent.sock"
 		same "as nobody: it answers" "$OUT" "$nb/agent.sock outside"
@@ -324,7 +324,7 @@ for sup in $sups; do
 	rm -f "$W/holder.sock"
 	python3 -m fdholder hold "$W/holder.sock" &
 	holder=$!
-	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -S "$W/holder.sock" ] && break; sleep 0.1; done
+	wait_for 30 [ -S "$W/holder.sock" ]
 	start=$(date +%s%N)
 	expect "stdout handed outside the command's reach ($sup)" 0 env $(case $sup in namespace|sandboxed) ;; *) echo "WAP_EXEC_SUPERVISOR=$sup";; esac) "$WAP" exec $([ "$sup" = sandboxed ] && echo --sandbox) --json --timeout 8000 --max-output 10000 -- /usr/bin/python3 fdholder.py hand "$W/holder.sock"
 	ms=$(( ($(date +%s%N) - start) / 1000000 ))
@@ -363,7 +363,7 @@ jcheck "returned at once" "$OUT" 'j["stdout"]=="done\n" and j["duration_ms"]<300
 for s in TERM INT; do
 	rm -f "$W/sig.pid"
 	wap exec -c 'read p _ < /proc/self/stat; echo $p > sig.pid; sleep 60' & wp=$!
-	for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$W/sig.pid" ] && break; sleep 0.1; done
+	wait_for 30 [ -s "$W/sig.pid" ]
 	kill -$s $wp
 	wait $wp; st=$?
 	pid=$(cat "$W/sig.pid")
@@ -375,7 +375,7 @@ done
 for s in INT TERM; do
 	rm -f "$W/sig.pid"
 	wap exec -c 'trap "echo got-int; exit 7" INT; trap "echo got-term; exit 8" TERM; echo $$ > sig.pid; sleep 10 & wait' > "$T/sigout" & wp=$!
-	for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$W/sig.pid" ] && break; sleep 0.1; done
+	wait_for 30 [ -s "$W/sig.pid" ]
 	kill -$s $wp; wait $wp
 	[ $s = INT ] && want=got-int || want=got-term
 	same "SIG$s reaches the command as SIG$s" "$(cat "$T/sigout")" "$want"
@@ -384,7 +384,7 @@ done
 # namespace's init is too): still one SIGINT for the command, exit 130
 rm -f "$W/sig.pid"
 setsid wap exec -c 'trap "echo got-int; exit 7" INT; read p _ < /proc/self/stat; echo $p > sig.pid; sleep 10 & wait' > "$T/sigout" & wp=$!
-for i in $(seq 30); do [ -s "$W/sig.pid" ] && break; sleep 0.1; done
+wait_for 30 [ -s "$W/sig.pid" ]
 kill -INT -- -$wp; wait $wp; st=$?
 same "SIGINT to wap's process group: exit 130" "$st" 130
 same "SIGINT to wap's process group: the command got SIGINT" "$(cat "$T/sigout")" got-int
@@ -393,7 +393,7 @@ if ! kill -0 "$pid" 2>/dev/null; then ok "SIGINT to wap's process group: command
 # wap itself killed outright: the reaper notices (parent-death signal)
 rm -f "$W/sig.pid"
 wap exec --kill-after 300 -c 'read p _ < /proc/self/stat; echo $p > sig.pid; exec sleep 60' & wp=$!
-for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$W/sig.pid" ] && break; sleep 0.1; done
+wait_for 30 [ -s "$W/sig.pid" ]
 kill -9 $wp; wait $wp 2>/dev/null
 pid=$(cat "$W/sig.pid"); sleep 0.5
 if ! kill -0 "$pid" 2>/dev/null; then ok "SIGKILL to wap: command killed"; else fail "SIGKILL to wap: command alive"; kill -9 "$pid"; fi
@@ -540,7 +540,7 @@ if [ "${abi:-0}" -ge 1 ]; then
 import socket, sys, time
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
 open(sys.argv[1], "w").write(str(s.getsockname()[1])); time.sleep(20)' "$T/port" & lp=$!
-	for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$T/port" ] && break; sleep 0.1; done
+	wait_for 30 [ -s "$T/port" ]
 	port=$(cat "$T/port")
 	conn="import socket; socket.create_connection(('127.0.0.1', $port), timeout=2); print('connected')"
 	expect "network: connect works without --no-network" 0 wap exec -- /usr/bin/python3 -c "$conn"
@@ -560,7 +560,7 @@ try:
     print(u.recvfrom(100)[0].decode())
 except OSError:
     pass' "$T/uport" > "$T/udp.got" & up=$!
-	for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$T/uport" ] && break; sleep 0.1; done
+	wait_for 30 [ -s "$T/uport" ]
 	udp="import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'over udp', ('127.0.0.1', $(cat "$T/uport"))); print('sent')"
 	expect "network: --no-network denies UDP" 1 wap exec --no-network -- /usr/bin/python3 -c "$udp"
 	has "network: UDP refused with EACCES" "$OUT$ERR" "Permission denied"
@@ -604,7 +604,7 @@ io_uring EACCES"
 	# and an abstract one (a session bus's, X11's): Landlock's scope (ABI 6)
 	python3 "$SRC/tests/py/unixsock.py" serve "@wap-test-$$" & echo $! >> "$T/sock.pids"
 	for s in $socks; do python3 "$SRC/tests/py/unixsock.py" serve "$s" & echo $! >> "$T/sock.pids"; done
-	for s in $socks; do for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -S "$s" ] && break; sleep 0.1; done; done
+	for s in $socks; do wait_for 30 [ -S "$s" ]; done
 	reach="$T/outside/agent/agent.sock $T/beside.sock $W/in.sock ${runsock:+$runsock /var/run/${runsock#/run/}}"
 	[ "$abi" -ge 6 ] && reach="$reach @wap-test-$$"
 	expect "unix sockets: all reachable unsandboxed" 0 wap exec -- /usr/bin/python3 unixsock.py connect $reach
@@ -640,7 +640,7 @@ Permission denied"
 	# gets a devpts of its own, so it neither reads what is typed there nor
 	# writes to them; its own ptys work
 	python3 "$SRC/tests/py/ptyhold.py" "$T/pty" & ptyh=$!
-	for i in $(seq 50); do [ -s "$T/pty" ] && break; sleep 0.1; done
+	wait_for 30 [ -s "$T/pty" ]
 	P=$(cat "$T/pty")
 	expect "pty: another terminal is writable unsandboxed" 0 wap exec -c "echo unsandboxed > $P"
 	expect "pty: sandboxed, another terminal is not there" 0 wap exec --sandbox -c "echo planted > $P 2>/dev/null || echo refused; ls /dev/pts | grep -c -x '[0-9]*' || true"

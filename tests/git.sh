@@ -477,7 +477,7 @@ s.timeout = 20
 for _ in range(20): s.handle_request()
 EOF
 srv=$!
-for i in $(seq 50); do [ -s "$PORT_FILE" ] && break; sleep 0.1; done
+wait_for 30 [ -s "$PORT_FILE" ]
 port=$(cat "$PORT_FILE")
 git -C "$R/work" remote add web "http://127.0.0.1:$port/repo.git"
 git -C "$R/work" remote add tls "https://127.0.0.1:1/repo.git"
@@ -512,7 +512,7 @@ s.timeout = 20
 for _ in range(3): s.handle_request()
 ' "$T/tls.crt" "$T/tls.key" "$T/tls.port" &
 	tlssrv=$!
-	for i in $(seq 50); do [ -s "$T/tls.port" ] && break; sleep 0.1; done
+	wait_for 30 [ -s "$T/tls.port" ]
 	git -C "$R/work" remote add tls2 "https://127.0.0.1:$(cat "$T/tls.port")/repo.git"
 	tok 125 "https fetch from a server with an untrusted certificate" wr fetch tls2
 	has "the handshake reached the certificate check" "$ERR" "certificate"

@@ -91,7 +91,7 @@ while True:
     c.close()
 ' > "$T/sshport" &
 sshpid=$!
-for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$T/sshport" ] && break; sleep 0.2; done
+wait_for 30 [ -s "$T/sshport" ]
 git commit -qm one --allow-empty
 git remote add origin "ssh://git@127.0.0.1:$(cat "$T/sshport")/r.git"
 dl=$(LD_DEBUG=files wap git fetch 2>&1)

@@ -21,6 +21,11 @@ unset WAP_CONFIG
 export XDG_CONFIG_HOME=$T/xdg-config
 _n=0
 ok() { _n=$((_n+1)); echo "ok $_n - $*"; }
+# wait_for SECONDS CMD...: until CMD succeeds (a file, a socket, a line
+# that a process started beside makes), tried every 0.1 s; 1 if it never
+# did.  Long caps cost nothing when the machine is quick, and a loaded one
+# (the suites run side by side, under ASan) can take seconds to start python.
+wait_for() { _t=$(( $1 * 10 )); shift; while [ $_t -gt 0 ]; do "$@" && return 0; sleep 0.1; _t=$((_t - 1)); done; return 1; }
 fail() { _n=$((_n+1)); echo "not ok $_n - $*"; }
 # check DESC CMD...: pass if CMD exits 0
 check() { d=$1; shift; if "$@" >/dev/null 2>&1; then ok "$d"; else fail "$d"; fi; }

@@ -13,8 +13,8 @@ subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNUL
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$@"; }
 
 alive() { kill -0 "$1" 2>/dev/null; }
-# wait_gone PID: up to 3 s
-wait_gone() { for i in $(seq 30); do alive "$1" || return 0; sleep 0.1; done; return 1; }
+# wait_gone PID: up to 10 s
+wait_gone() { for i in $(seq 100); do alive "$1" || return 0; sleep 0.1; done; return 1; }
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
 # ---- 14.5: a timeout cannot be escaped ----

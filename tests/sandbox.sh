@@ -336,7 +336,7 @@ import socket, sys, time
 s = socket.socket(socket.AF_UNIX); s.bind("\0wap-test-'"$tag"'"); s.listen(4)
 t = socket.socket(); t.setsockopt(socket.SOL_TCP, 23, 5); t.bind(("127.0.0.1", 0)); t.listen(8)
 open(sys.argv[1], "w").write(str(t.getsockname()[1])); time.sleep(20)' "$TT/nport" & lp=$!
-for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -s "$TT/nport" ] && break; sleep 0.1; done
+wait_for 30 [ -s "$TT/nport" ]
 net='
 import errno, socket, sys
 port = int(sys.argv[1])

@@ -117,7 +117,7 @@ has "LOG_LEVEL=debug: audit lines on stderr" "$(cat "$T/l.log")" '"op":"read'
 P=$(free_port)
 LOG_LEVEL=error wap serve --http 127.0.0.1:$P 2>"$T/q.log" &
 PIDS="$PIDS $!"
-for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$P/health" && break; sleep 0.05; done
+wait_for 30 curl -s -o /dev/null "http://127.0.0.1:$P/health"
 same "LOG_LEVEL=error: serving" "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$P/health)" 200
 lacks "LOG_LEVEL=error: no start-up line" "$(cat "$T/q.log")" "MCP at"
 expect "LOG_LEVEL bogus: exit 2" 2 env LOG_LEVEL=chatty wap serve --http 127.0.0.1:0

@@ -283,7 +283,7 @@ stream() {
 	curl -s -N -D "$T/hs" -o "$T/sse" -X POST "$U/mcp" "${AUTH[@]}" -H 'content-type: application/json' \
 		-H 'accept: application/json, text/event-stream' "$@" --data-binary "$b" &
 	SPID=$!
-	for _ in $(seq 1 100); do grep -q 'roots/list' "$T/sse" && break; sleep 0.02; done
+	wait_for 30 grep -q 'roots/list' "$T/sse"
 	RID=$(sed -n 's/.*"id":"\(wap-roots-[0-9]*\)".*/\1/p' "$T/sse" | head -1)
 }
 stream '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"b.c"}}}' $S8

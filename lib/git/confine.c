@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,7 +262,7 @@ static int check_objects(struct g *g, const char *obj, int depth)
 	struct wap_sb sb = WAP_SB_INIT;
 	int rc = -1, r;
 
-	if (depth > 5)
+	if (depth > 5 || !link_checks())
 		return 0;
 	/* a missing store is libgit2's to report (or not a repository) */
 	if (confirm_dir(g, obj, &real)) {
@@ -410,18 +412,116 @@ static int check_named(struct g *g, const char *rel, const char *key, const char
 	return rc;
 }
 
+/* The keys of a config file that name other files. */
+enum cfkey { CF_INCLUDE, CF_EXCLUDES, CF_ATTRIBUTES, CF_TEMPLATES, CF_CAINFO, CF_CAPATH };
+
+/* Each key of the config text TEXT (changed in place) that names a file,
+ * read as git reads the text (a leading byte-order mark skipped, a
+ * backslash at a line's end joining the next line): FN(CTX, KEY, VALUE)
+ * for each with a value, until FN returns non-zero, which is returned;
+ * -ENOMEM when out of memory. */
+static int config_names(struct wap_sb *text, int (*fn)(void *ctx, enum cfkey key, const char *val),
+			void *ctx)
+{
+	static const struct { const char *sect, *key; enum cfkey k; } names[] = {
+		{ "include", "path", CF_INCLUDE }, { "includeif", "path", CF_INCLUDE },
+		{ "core", "excludesfile", CF_EXCLUDES }, { "core", "attributesfile", CF_ATTRIBUTES },
+		{ "init", "templatedir", CF_TEMPLATES }, { "http", "sslcainfo", CF_CAINFO },
+		{ "http", "sslcapath", CF_CAPATH },
+	};
+	struct wap_sb val = WAP_SB_INIT;
+	char sect[16] = "";
+	int rc = 0;
+
+	if (!text->buf)
+		return 0;
+	if (text->len >= 3 && !memcmp(text->buf, "\xef\xbb\xbf", 3)) {
+		memmove(text->buf, text->buf + 3, text->len - 3 + 1);
+		text->len -= 3;
+	}
+	/* a backslash at a line's end (not itself escaped) joins the next
+	 * line to it, as git reads it */
+	{
+		size_t o = 0, bs = 0;
+		for (size_t i = 0; i < text->len; i++) {
+			if (text->buf[i] == '\n' && bs % 2) {
+				o--;	/* drop the backslash and the newline */
+				bs = 0;
+				continue;
+			}
+			bs = text->buf[i] == '\\' ? bs + 1 : 0;
+			text->buf[o++] = text->buf[i];
+		}
+		text->len = o;
+		text->buf[o] = 0;
+	}
+	for (char *line = text->buf; !rc && line && *line;) {
+		char *next = strchr(line, '\n'), *p = line, *eq;
+		size_t k;
+
+		if (next)
+			*next++ = 0;
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p == '[') {
+			/* [include], [includeIf "cond"], [include.sub]: the
+			 * section's name, then maybe a key on the same line */
+			k = strcspn(++p, " \t\".]");
+			snprintf(sect, sizeof(sect), "%.*s", k < sizeof(sect) ? (int)k : 0, p);
+			p += strcspn(p, "]");
+			if (*p)
+				p++;
+			while (isspace((unsigned char)*p))
+				p++;
+		}
+		k = strcspn(p, " \t=");
+		eq = p + k + strspn(p + k, " \t");
+		for (size_t i = 0; *eq == '=' && i < sizeof(names) / sizeof(names[0]); i++) {
+			if (strcasecmp(sect, names[i].sect) || strlen(names[i].key) != k ||
+			    strncasecmp(p, names[i].key, k))
+				continue;
+			val.len = 0;
+			config_value(eq + 1, &val);
+			if (val.oom)
+				rc = -ENOMEM;
+			else if (val.len)
+				rc = fn(ctx, names[i].k, val.buf);
+			break;
+		}
+		line = next;
+	}
+	wap_sb_release(&val);
+	return rc;
+}
+
+struct checking {
+	struct g *g;
+	const char *rel;
+	int depth;
+};
+
+/* check_config's look at one key naming a file (config_names) */
+static int check_name(void *ctx, enum cfkey key, const char *val)
+{
+	struct checking *c = ctx;
+	static const char *const shown[] = { "include.path", "core.excludesFile", "core.attributesFile" };
+
+	if (key > CF_ATTRIBUTES)
+		return 0;
+	return check_named(c->g, c->rel, shown[key], val, key == CF_INCLUDE, c->depth);
+}
+
 /* The config file REL (root-relative) and what it includes: no include
  * leads outside the root.  A missing file is no config (as libgit2). */
 static int check_config(struct g *g, const char *rel, int depth)
 {
-	struct wap_sb text = WAP_SB_INIT, val = WAP_SB_INIT;
+	struct wap_sb text = WAP_SB_INIT;
 	struct wap_err e2 = { 0 };
-	enum { OTHER, INCLUDE, CORE } sect = OTHER;
 	char buf[65536];
 	int fd, rc = 0;
 	ssize_t n;
 
-	if (depth > INCLUDE_DEPTH)
+	if (depth > INCLUDE_DEPTH || !link_checks())
 		return 0;	/* libgit2 stops there too, with its own error */
 	fd = open_plumbing(g, rel, O_RDONLY | O_NONBLOCK, &e2);
 	if (fd < 0) {
@@ -442,73 +542,17 @@ static int check_config(struct g *g, const char *rel, int depth)
 	}
 	/* libgit2 reads the text by its length: a NUL would end this reader's
 	 * line where libgit2's goes on (a NUL in a comment hid the include
-	 * after it), so a config holding one is not read; a byte-order mark
-	 * at its start libgit2 skips, and so does this */
+	 * after it), so a config holding one is not read */
 	if (text.len && memchr(text.buf, 0, text.len)) {
 		rc = wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s holds a NUL byte, "
 				 "which git's readers do not read alike; wap git does not read it", rel);
 		goto out;
 	}
-	if (text.len >= 3 && !memcmp(text.buf, "\xef\xbb\xbf", 3)) {
-		memmove(text.buf, text.buf + 3, text.len - 3 + 1);
-		text.len -= 3;
-	}
-	/* a backslash at a line's end (not itself escaped) joins the next
-	 * line to it, as git reads it */
-	{
-		size_t o = 0, bs = 0;
-		for (size_t i = 0; i < text.len; i++) {
-			if (text.buf[i] == '\n' && bs % 2) {
-				o--;	/* drop the backslash and the newline */
-				bs = 0;
-				continue;
-			}
-			bs = text.buf[i] == '\\' ? bs + 1 : 0;
-			text.buf[o++] = text.buf[i];
-		}
-		text.len = o;
-		text.buf[o] = 0;
-	}
-	for (char *line = text.buf; !rc && line && *line;) {
-		char *next = strchr(line, '\n'), *p = line, *eq;
-		size_t k;
-
-		if (next)
-			*next++ = 0;
-		while (isspace((unsigned char)*p))
-			p++;
-		if (*p == '[') {
-			/* [include], [includeIf "cond"], [include.sub]: the
-			 * section's name, then maybe a key on the same line */
-			k = strcspn(++p, " \t\".]");
-			sect = (k == 7 && !strncasecmp(p, "include", 7)) ||
-			       (k == 9 && !strncasecmp(p, "includeif", 9)) ? INCLUDE :
-			       k == 4 && !strncasecmp(p, "core", 4) ? CORE : OTHER;
-			p += strcspn(p, "]");
-			if (*p)
-				p++;
-			while (isspace((unsigned char)*p))
-				p++;
-		}
-		k = strcspn(p, " \t=");
-		eq = p + k + strspn(p + k, " \t");
-		if (*eq == '=' && ((sect == INCLUDE && k == 4 && !strncasecmp(p, "path", 4)) ||
-				   (sect == CORE && ((k == 12 && !strncasecmp(p, "excludesfile", 12)) ||
-						     (k == 14 && !strncasecmp(p, "attributesfile", 14)))))) {
-			val.len = 0;
-			config_value(eq + 1, &val);
-			if (val.oom)
-				rc = wap_err_oom(g->err);
-			else if (val.len)
-				rc = check_named(g, rel, sect == INCLUDE ? "include.path" : k == 12 ?
-						 "core.excludesFile" : "core.attributesFile", val.buf,
-						 sect == INCLUDE, depth);
-		}
-		line = next;
-	}
+	rc = config_names(&text, check_name, &(struct checking){ g, rel, depth });
+	if (rc == -ENOMEM)
+		rc = wap_err_oom(g->err);
 out:
 	wap_sb_release(&text);
-	wap_sb_release(&val);
 	return rc;
 }
 
@@ -555,6 +599,132 @@ static int check_user_config(struct g *g)
 		free(lex);
 	}
 	wap_sb_release(&sb);
+	return rc;
+}
+
+/* ---- what libgit2 reads outside the root ----
+ *
+ * The thread an action runs in may read only beneath the root and what
+ * the user's own git set-up names (sandbox.c): the system, XDG and global
+ * config files where libgit2 looks for them (its search paths), the XDG
+ * ignore and attributes files, the template dir, and every file these
+ * configs name, includes followed (any condition: a superset of what
+ * libgit2 reads), core.excludesFile, core.attributesFile,
+ * init.templateDir, http.sslCAInfo and http.sslCAPath.  A file this reader
+ * cannot read adds nothing: libgit2 is then refused it too. */
+
+struct collecting {
+	struct strv *out;
+	const char *home;	/* for ~/ */
+	const char *file;	/* the config naming it */
+	int depth;
+};
+
+static int collect_config(struct strv *out, const char *home, const char *path, int depth);
+
+/* asprintf's string, or NULL */
+static char *path_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *path_fmt(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return n < 0 ? NULL : s;
+}
+
+static int collect_name(void *ctx, enum cfkey key, const char *val)
+{
+	struct collecting *c = ctx;
+	const char *slash = strrchr(c->file, '/');
+	char *path = NULL;
+
+	if (val[0] == '~' && val[1] == '/' && c->home)
+		path = path_fmt("%s%s", c->home, val + 1);
+	else if (val[0] == '/')
+		path = strdup(val);
+	else if (key == CF_INCLUDE && val[0] != '~' && slash)
+		path = path_fmt("%.*s/%s", (int)(slash - c->file), c->file, val);
+	else
+		return 0;	/* relative to a dir libgit2 alone knows: not read */
+	if (!path || strv_add(c->out, path))
+		return -ENOMEM;
+	return key == CF_INCLUDE ? collect_config(c->out, c->home, path, c->depth + 1) : 0;
+}
+
+/* The config file PATH (absolute, the user's) and what it names. */
+static int collect_config(struct strv *out, const char *home, const char *path, int depth)
+{
+	struct wap_sb text = WAP_SB_INIT;
+	struct stat st;
+	char buf[65536];
+	ssize_t n;
+	int fd, rc;
+
+	if (depth > INCLUDE_DEPTH)
+		return 0;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0 && text.len <= CONFIG_MAX)
+		wap_sb_add(&text, buf, (size_t)n);
+	close(fd);
+	if (text.oom)
+		return -ENOMEM;
+	rc = config_names(&text, collect_name, &(struct collecting){ out, home, path, depth });
+	wap_sb_release(&text);
+	return rc;
+}
+
+int user_git_files(struct strv *out)
+{
+	static const struct { int level; const char *const files[4]; } where[] = {
+		{ GIT_CONFIG_LEVEL_SYSTEM, { "gitconfig" } },
+		{ GIT_CONFIG_LEVEL_XDG, { "config", "ignore", "attributes" } },
+		{ GIT_CONFIG_LEVEL_GLOBAL, { ".gitconfig" } },
+		{ GIT_CONFIG_LEVEL_PROGRAMDATA, { "config" } },
+	};
+	git_buf dirs[4] = { GIT_BUF_INIT, GIT_BUF_INIT, GIT_BUF_INIT, GIT_BUF_INIT };
+	git_buf tpl = GIT_BUF_INIT;
+	char *home = NULL;
+	int rc = 0;
+
+	for (int i = 0; i < 4; i++)
+		if (git_libgit2_opts(GIT_OPT_GET_SEARCH_PATH, where[i].level, &dirs[i]) < 0)
+			git_error_clear();
+	/* ~/ in a value is the global search path's first dir, as libgit2 */
+	if (dirs[2].ptr && dirs[2].ptr[0] == '/')
+		home = strndup(dirs[2].ptr, strcspn(dirs[2].ptr, ":"));
+	for (int i = 0; i < 4 && !rc; i++) {
+		for (const char *d = dirs[i].ptr; d && *d && !rc; d += strspn(d, ":")) {
+			size_t dl = strcspn(d, ":");
+			for (int f = 0; f < 4 && where[i].files[f] && !rc; f++) {
+				char *path = path_fmt("%.*s/%s", (int)dl, d, where[i].files[f]);
+				if (!path || strv_add(out, path))
+					rc = -ENOMEM;
+				else if (f == 0)
+					rc = collect_config(out, home, path, 0);
+			}
+			d += dl;
+		}
+	}
+	if (!rc && git_libgit2_opts(GIT_OPT_GET_TEMPLATE_PATH, &tpl) == 0 && tpl.ptr && *tpl.ptr) {
+		char *t = strdup(tpl.ptr);
+		if (!t || strv_add(out, t))
+			rc = -ENOMEM;
+	}
+	git_error_clear();
+	git_buf_dispose(&tpl);
+	for (int i = 0; i < 4; i++)
+		git_buf_dispose(&dirs[i]);
+	free(home);
 	return rc;
 }
 
@@ -707,9 +877,10 @@ int check_submodules(struct g *g)
 	return 0;
 }
 
-/* wap's own checks for links (below, and checkout_preflight in branch.c)
- * can be turned off to test that the kernel's layer holds alone (tests
- * only: Landlock still keeps every write beneath the root). */
+/* wap's own checks for links (below, and checkout_preflight in branch.c),
+ * of the config's includes and of the alternates can be turned off to test
+ * that the kernel's layer holds alone (tests only: Landlock still keeps
+ * every read and write beneath the root and the user's git set-up). */
 bool link_checks(void)
 {
 	const char *v = getenv("WAP_GIT_NO_LINK_CHECKS");

@@ -486,11 +486,22 @@ int wap_git_certs(struct g *g)
 		return lg(g, certs_rc, "cannot read the CA certificates");
 	return 0;
 }
+
+void wap_git_cert_paths(const char **file, const char **dir)
+{
+	*file = cert_file;
+	*dir = cert_dir;
+}
 #else
 int wap_git_certs(struct g *g)
 {
 	(void)g;
 	return 0;
+}
+
+void wap_git_cert_paths(const char **file, const char **dir)
+{
+	*file = *dir = NULL;	/* read at start */
 }
 #endif
 
@@ -534,11 +545,11 @@ static const struct action actions[] = {
 	{ "commit", op_commit, A_WRITE | A_WORKTREE },
 	{ "branch", op_branch, 0 },
 	{ "checkout", op_checkout, A_WRITE | A_WORKTREE },
-	{ "push", op_push, A_WRITE },
-	{ "fetch", op_fetch, A_WRITE },
-	{ "pull", op_pull, A_WRITE | A_WORKTREE },
+	{ "push", op_push, A_WRITE | A_NET },
+	{ "fetch", op_fetch, A_WRITE | A_NET },
+	{ "pull", op_pull, A_WRITE | A_WORKTREE | A_NET },
 	{ "init", op_init, A_WRITE | A_NOREPO },
-	{ "clone", op_clone, A_WRITE | A_NOREPO },
+	{ "clone", op_clone, A_WRITE | A_NOREPO | A_NET },
 	{ NULL, NULL, 0 }
 };
 

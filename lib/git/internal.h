@@ -61,6 +61,7 @@ struct action {
 #define A_WRITE	1u	/* changes the repository or the work tree */
 #define A_NOREPO 2u	/* opens no repository first (init, clone) */
 #define A_WORKTREE 4u	/* looks at the work tree: check_submodules first */
+#define A_NET	8u	/* may reach a remote over the network */
 
 /* repo.c */
 const char *str_key(const struct g *g, const char *key);
@@ -114,6 +115,10 @@ char *ws_path(struct g *g, const char *rp);
 int url_kind(const char *url);
 unsigned long packed_object_count(struct g *g);
 int confine_local(struct g *g, const char *url, const char *base, bool push, char **abs);
+/* The files and dirs outside the root that libgit2 reads for the user's
+ * git set-up (configs, what they name, templates), added to OUT: 0, or
+ * -ENOMEM. */
+int user_git_files(struct strv *out);
 
 /* creds.c */
 int load_token(struct g *g);
@@ -169,6 +174,9 @@ int op_clone(struct g *g, json_t **res);
 
 /* git.c */
 int wap_git_certs(struct g *g);
+/* The CA bundle and dir the first remote will read (NULL: none, or read
+ * already) */
+void wap_git_cert_paths(const char **file, const char **dir);
 
 /* deps.c: why libssh2 or GSS-API could not be loaded, or NULL */
 const char *wap_git_dep_error(void);

@@ -1,34 +1,47 @@
 /* git/sandbox.c - the Landlock-confined thread an action runs in: its
- * writes cannot leave the workspace root whatever links libgit2 follows;
- * without Landlock, actions that write are refused (fail closed). */
+ * reads and writes cannot leave the workspace root (and the user's git
+ * set-up) whatever links libgit2 follows; without Landlock, actions that
+ * write are refused (fail closed). */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "landlock.h"
 
-/* ---- the write sandbox ----
+/* ---- the sandbox ----
  *
- * libgit2 writes the work tree and .git by path, following symbolic links
- * (a tracked directory replaced by a link out of the root, .git/logs/HEAD,
- * .git/index or .git/config made links, a config or index filebuf that
- * resolves links on purpose...).  Rather than chase each of those, an
- * action runs in a thread of its own that first enters a Landlock domain
- * allowing writes (create, remove, rename, truncate) only beneath the root:
- * the kernel then refuses any write that resolves outside it.  Landlock
- * domains belong to a thread (and pass to the threads it starts), so the
- * rest of `wap serve` is not confined; the one-shot CLI enters the domain
- * on its only thread (run_confined).  Reading is not restricted here (alternates, the common dir
- * and the git dir are checked in open_repo, confine.c).  Without Landlock
- * (ABI 2, for REFER: libgit2 renames objects across directories), actions
- * that write are refused: wap fails closed. */
-#define GL_WRITE_FILE	(1ULL << 1)
-#define GL_WRITE_ALL	(((1ULL << 13) - 1) & ~((1ULL << 0) | (1ULL << 2) | (1ULL << 3)))
+ * libgit2 reads and writes the work tree and .git by path, following
+ * symbolic links (a tracked directory replaced by a link out of the root,
+ * .git/logs/HEAD, .git/index or .git/config made links, a config or index
+ * filebuf that resolves links on purpose, a .gitignore or .gitmodules
+ * linked to a file outside...).  Rather than chase each of those, an
+ * action runs in a thread of its own that first enters a Landlock domain:
+ * it may write (create, remove, rename, truncate) only beneath the root,
+ * and read only beneath the root and what the user's own git set-up names
+ * (user_git_files, confine.c: the system, XDG and global configs, what
+ * they include and name, the template dir), with, for the actions that
+ * may reach a remote, what a connection reads (net_reads below).  The
+ * kernel then refuses any open that resolves elsewhere, whatever reader
+ * libgit2 opened it with: wap's own checks of the config (confine.c) need
+ * not agree with libgit2's byte for byte to keep a file outside unread.
+ * Landlock domains belong to a thread (and pass to the threads it starts),
+ * so the rest of `wap serve` is not confined; the one-shot CLI enters the
+ * domain on its only thread (run_confined).  Without Landlock (ABI 2, for
+ * REFER: libgit2 renames objects across directories), actions that write
+ * are refused (wap fails closed), and the others run with wap's own
+ * checks only. */
+#define GL_READ_FILE	(1ULL << 2)
+#define GL_READ_DIR	(1ULL << 3)
+#define GL_WRITE_ALL	(((1ULL << 13) - 1) & ~((1ULL << 0) | GL_READ_FILE | GL_READ_DIR))
 #define GL_REFER	(1ULL << 13)	/* ABI 2 */
 #define GL_TRUNCATE	(1ULL << 14)	/* ABI 3 */
 #define GL_RULE_PATH_BENEATH 1
@@ -44,18 +57,75 @@ struct gl_path_beneath {
 	int32_t parent_fd;
 } __attribute__((packed));
 
-/* A ruleset fd allowing writes beneath the root only; -1 with ERR. */
-static int write_ruleset(const struct wap_ws *ws, const char *action, struct wap_err *err)
+/* What a fetch, push, pull or clone may read besides: the CA
+ * certificates (libgit2 reads them at the first TLS connection), the
+ * resolver's files, the shared libraries loaded then (libssh2, GSS-API,
+ * NSS), the hosts SSH knows; the bundle and dir libgit2 was told of are
+ * added by net_rules.  Nothing here is a secret of the user's. */
+static const char *const net_reads[] = {
+	"/etc/ssl", "/etc/pki", "/etc/ca-certificates", "/usr/share/ca-certificates",
+	"/usr/local/share/ca-certificates", "/usr/lib/ssl",
+	"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
+	"/etc/services", "/etc/protocols", "/etc/krb5.conf", "/etc/ld.so.cache",
+	"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib",
+	NULL
+};
+
+/* Allow reading PATH (a file, or a dir and what is beneath it) in the
+ * ruleset RS; a path that is not there adds nothing.  0, or -1 (errno). */
+static int allow_read(int rs, const char *path)
 {
-	uint64_t handled = GL_WRITE_ALL | GL_REFER;
 	struct gl_path_beneath pb;
-	int abi = wap_landlock_abi(), rs;
+	struct stat st;
+	int fd = open(path, O_PATH | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return 0;
+	if (!fstat(fd, &st) && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+		pb.allowed_access = S_ISDIR(st.st_mode) ? GL_READ_FILE | GL_READ_DIR : GL_READ_FILE;
+		pb.parent_fd = fd;
+		rc = (int)syscall(SYS_landlock_add_rule, rs, GL_RULE_PATH_BENEATH, &pb, 0);
+	}
+	close(fd);
+	return rc < 0 ? -1 : 0;
+}
+
+/* The reads of a connection (net_reads, the CA paths, ~/.ssh/known_hosts) */
+static int net_rules(int rs)
+{
+	const char *file, *dir, *home = getenv("HOME");
+	int rc = 0;
+
+	for (int i = 0; net_reads[i] && !rc; i++)
+		rc = allow_read(rs, net_reads[i]);
+	wap_git_cert_paths(&file, &dir);
+	if (!rc && file)
+		rc = allow_read(rs, file);
+	if (!rc && dir)
+		rc = allow_read(rs, dir);
+	if (!rc && home && *home == '/') {
+		char kh[PATH_MAX];
+		if (snprintf(kh, sizeof(kh), "%s/.ssh/known_hosts", home) < (int)sizeof(kh))
+			rc = allow_read(rs, kh);
+	}
+	return rc;
+}
+
+/* A ruleset fd for action A: writes beneath the root only, reads beneath
+ * it and what user_git_files names (and net_rules for A_NET); -1 with ERR. */
+static int action_ruleset(const struct wap_ws *ws, const struct action *a, struct wap_err *err)
+{
+	uint64_t handled = GL_WRITE_ALL | GL_REFER | GL_READ_FILE | GL_READ_DIR;
+	struct gl_path_beneath pb;
+	struct strv user = { 0 };
+	int abi = wap_landlock_abi(), rs, rc;
+	const char *what = "landlock_add_rule";
 
 	if (abi < 2)
 		return wap_err_set(err, WAP_E_DISABLED,
 			"Sandbox unavailable: this kernel has no Landlock (ABI 2 or later), which wap git "
 			"needs to keep '%s' from writing through symbolic links out of the workspace root; "
-			"refusing to write", action);
+			"refusing to write", a->name);
 	if (abi >= 3)
 		handled |= GL_TRUNCATE;
 	rs = (int)syscall(SYS_landlock_create_ruleset, &handled, sizeof(handled), 0);
@@ -64,11 +134,20 @@ static int write_ruleset(const struct wap_ws *ws, const char *action, struct wap
 				   strerror(errno));
 	pb.allowed_access = handled;
 	pb.parent_fd = ws->rootfd;
-	if (syscall(SYS_landlock_add_rule, rs, GL_RULE_PATH_BENEATH, &pb, 0) < 0) {
+	rc = (int)syscall(SYS_landlock_add_rule, rs, GL_RULE_PATH_BENEATH, &pb, 0);
+	if (!rc && (rc = user_git_files(&user)) == -ENOMEM) {
+		close(rs);
+		return wap_err_oom(err);
+	}
+	for (size_t i = 0; !rc && i < user.n; i++)
+		rc = allow_read(rs, user.v[i]);
+	strv_free(&user);
+	if (!rc && (a->flags & A_NET))
+		rc = net_rules(rs);
+	if (rc < 0) {
 		int e = errno;
 		close(rs);
-		return wap_err_set(err, WAP_E_DISABLED, "Sandbox unavailable: landlock_add_rule: %s",
-				   strerror(e));
+		return wap_err_set(err, WAP_E_DISABLED, "Sandbox unavailable: %s: %s", what, strerror(e));
 	}
 	return rs;
 }
@@ -127,15 +206,16 @@ static void confine_and_run(struct confined *c)
 		return;
 	}
 	c->rc = run_action(c->g, c->a, c->res);
-	/* libgit2 failing on EACCES: most likely a write that resolved out of
-	 * the root (reads are not confined; as root nothing else says EACCES) */
+	/* libgit2 failing on EACCES: most likely a read or write that
+	 * resolved out of the root (as root nothing else says EACCES) */
 	if (c->rc && (c->g->err->kind == WAP_E_FAILED || c->g->err->kind == WAP_E_CONFLICT) &&
 	    strstr(c->g->err->msg, strerror(EACCES))) {
 		char msg[sizeof(c->g->err->msg)];
 		snprintf(msg, sizeof(msg), "%s", c->g->err->msg);
 		wap_err_set(c->g->err, WAP_E_ACCESS,
-			    "Access denied: git %s may write only beneath the workspace root "
-			    "(a symbolic link in the work tree or in .git leads out of it?): %s",
+			    "Access denied: git %s may read and write only beneath the workspace root, "
+			    "and read the user's git configuration (does a symbolic link in the work "
+			    "tree or in .git, or a file .git names, lead out of it?): %s",
 			    c->a->name, msg);
 	}
 	git_error_clear();
@@ -147,8 +227,8 @@ static void *confined_run(void *p)
 	return NULL;
 }
 
-/* Run action A: confined to writing beneath the root when Landlock is
- * there; without it, only actions that do not write run.  The one-shot
+/* Run action A: confined to the root (and the user's git set-up) when
+ * Landlock is there; without it, only actions that do not write run.  The one-shot
  * CLI (call->oneshot) confines its own thread: it has no other thread
  * then, and after the action only writes to its open stdout/stderr and
  * exits, so the domain costs it nothing, and the hand-off to a thread and
@@ -163,7 +243,7 @@ int run_confined(struct g *g, const struct action *a, json_t **res)
 
 	if (!g->ws->confined)
 		return run_action(g, a, res);
-	c.ruleset = write_ruleset(g->ws, a->name, &e2);
+	c.ruleset = action_ruleset(g->ws, a, &e2);
 	if (c.ruleset < 0) {
 		if (action_writes(g, a)) {
 			*g->err = e2;
