@@ -88,8 +88,10 @@
  * Nothing is written through a symbolic link: a checkout refuses a path
  * beneath one, and actions that write refuse a link among the files they
  * write in .git.  Each action runs confined by Landlock to writing beneath
- * the root; without Landlock, actions that write are refused.  A .git file,
- * commondir or alternates leading out of the root are refused.  A checkout
+ * the root and reading beneath it and the user's own git set-up (configs,
+ * what they include and name); without Landlock, actions that write are
+ * refused.  A .git file, commondir, alternates or a config include leading
+ * out of the root are refused.  A checkout
  * that would change a file denied by restrictedPaths is refused, with
  * --force too.
  *

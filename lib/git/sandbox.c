@@ -90,14 +90,26 @@ static int allow_read(int rs, const char *path)
 	return rc < 0 ? -1 : 0;
 }
 
-/* The reads of a connection (net_reads, the CA paths, ~/.ssh/known_hosts) */
+/* The reads of a connection (net_reads, $LD_LIBRARY_PATH's dirs, the CA
+ * paths, ~/.ssh/known_hosts) */
 static int net_rules(int rs)
 {
-	const char *file, *dir, *home = getenv("HOME");
+	const char *file, *dir, *home = getenv("HOME"), *llp = getenv("LD_LIBRARY_PATH");
 	int rc = 0;
 
 	for (int i = 0; net_reads[i] && !rc; i++)
 		rc = allow_read(rs, net_reads[i]);
+	/* the dirs the invoker's loader searches first for libssh2 & co. */
+	for (const char *d = llp; d && *d && !rc; d += strspn(d, ":")) {
+		char lib[PATH_MAX];
+		size_t n = strcspn(d, ":");
+		if (d[0] == '/' && n < sizeof(lib)) {
+			memcpy(lib, d, n);
+			lib[n] = 0;
+			rc = allow_read(rs, lib);
+		}
+		d += n;
+	}
 	wap_git_cert_paths(&file, &dir);
 	if (!rc && file)
 		rc = allow_read(rs, file);

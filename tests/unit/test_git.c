@@ -190,7 +190,7 @@ static void test_confined_thread_only(void **state)
 					      "message", "m", "args", "src/f2.txt"), &res, &err), -1);
 	unsetenv("WAP_GIT_NO_LINK_CHECKS");
 	assert_int_equal(err.kind, WAP_E_ACCESS);
-	assert_non_null(strstr(err.msg, "may write only beneath the workspace root"));
+	assert_non_null(strstr(err.msg, "may read and write only beneath the workspace root"));
 	wap_err_release(&err);
 	memset(&err, 0, sizeof(err));
 	snprintf(path, sizeof(path), "%s/file", out);
