@@ -149,6 +149,20 @@ expect "status, .gitignore -> outside file: exit 0" 0 wap git status
 has "status, .gitignore -> outside file: its patterns are not read (new.txt listed, as git lists it)" "$OUT" "?? new.txt"
 has "status, .gitignore -> outside file: git lists it too" "$(git -C "$W" status --porcelain 2>/dev/null)" "?? new.txt"
 rm -f "$W/.gitignore" "$W/new.txt"
+# $HOME the workspace: its global config is the workspace's, and what it
+# includes from outside is not read, by init (no repository opened first)
+# as by the rest; with wap's checks (refused before anything is made) and
+# with the kernel's layer alone
+rm -rf "$W"/*; mkdir -p "$W/home"; fresh_outside
+printf '[init]\n\tdefaultBranch = outsidesecret\n' > "$OUTD/leak.cfg"
+printf '[include]\n\tpath = %s\n' "$OUTD/leak.cfg" > "$W/home/.gitconfig"
+expect "init, \$HOME in the root whose .gitconfig includes an outside file: exit 4" 4 env HOME="$W/home" XDG_CONFIG_HOME="$W/home/.config" wap git init nr
+has "... says the include is refused" "$ERR" "home/.gitconfig names $OUTD/leak.cfg in include.path"
+check "... nothing made" test ! -e "$W/nr"
+expect "Landlock alone: init, the same: exit 4" 4 env WAP_GIT_NO_LINK_CHECKS=1 HOME="$W/home" XDG_CONFIG_HOME="$W/home/.config" wap git init nr
+has "Landlock alone: says the read is refused" "$ERR" "may read and write only beneath the workspace root"
+lacks "Landlock alone: the outside branch name is not used" "$(cat "$W/nr/.git/HEAD" 2>/dev/null)" "outsidesecret"
+rm -rf "$W/home" "$W/nr"
 # the user's own set-up outside the root is read: a global config's include
 mkdir -p "$T/user"; printf '[user]\n\tname = Included User\n' > "$T/user/extra.cfg"
 printf '[includeIf "gitdir:/"]\n\tpath = %s\n' "$T/user/extra.cfg" >> "$HOME/.gitconfig"

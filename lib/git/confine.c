@@ -570,7 +570,7 @@ static int check_config_in(struct g *g, const char *dir, const char *name)
 
 /* The user's global configs (~/.gitconfig, the XDG one) where they lie
  * beneath the root, as the repository's own. */
-static int check_user_config(struct g *g)
+int check_user_config(struct g *g)
 {
 	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
 	struct wap_sb sb = WAP_SB_INIT;
@@ -614,13 +614,15 @@ static int check_user_config(struct g *g)
  * cannot read adds nothing: libgit2 is then refused it too. */
 
 struct collecting {
+	const struct wap_ws *ws;
 	struct strv *out;
 	const char *home;	/* for ~/ */
 	const char *file;	/* the config naming it */
 	int depth;
 };
 
-static int collect_config(struct strv *out, const char *home, const char *path, int depth);
+static int collect_config(const struct wap_ws *ws, struct strv *out, const char *home,
+			  const char *path, int depth);
 
 /* asprintf's string, or NULL */
 static char *path_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -652,15 +654,19 @@ static int collect_name(void *ctx, enum cfkey key, const char *val)
 		return 0;	/* relative to a dir libgit2 alone knows: not read */
 	if (!path || strv_add(c->out, path))
 		return -ENOMEM;
-	return key == CF_INCLUDE ? collect_config(c->out, c->home, path, c->depth + 1) : 0;
+	return key == CF_INCLUDE ? collect_config(c->ws, c->out, c->home, path, c->depth + 1) : 0;
 }
 
-/* The config file PATH (absolute, the user's) and what it names. */
-static int collect_config(struct strv *out, const char *home, const char *path, int depth)
+/* The config file PATH (absolute) and what it names: the user's own.  One
+ * beneath the root ($HOME the workspace) is the workspace's: what it names
+ * is not added (check_config holds it to the root, and libgit2 is refused
+ * anything else). */
+static int collect_config(const struct wap_ws *ws, struct strv *out, const char *home,
+			  const char *path, int depth)
 {
 	struct wap_sb text = WAP_SB_INIT;
 	struct stat st;
-	char buf[65536];
+	char buf[65536], *rel = NULL;
 	ssize_t n;
 	int fd, rc;
 
@@ -669,7 +675,8 @@ static int collect_config(struct strv *out, const char *home, const char *path, 
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (rel = wap_ws_fd_rel(ws, fd))) {
+		free(rel);
 		close(fd);
 		return 0;
 	}
@@ -678,12 +685,12 @@ static int collect_config(struct strv *out, const char *home, const char *path, 
 	close(fd);
 	if (text.oom)
 		return -ENOMEM;
-	rc = config_names(&text, collect_name, &(struct collecting){ out, home, path, depth });
+	rc = config_names(&text, collect_name, &(struct collecting){ ws, out, home, path, depth });
 	wap_sb_release(&text);
 	return rc;
 }
 
-int user_git_files(struct strv *out)
+int user_git_files(const struct wap_ws *ws, struct strv *out)
 {
 	static const struct { int level; const char *const files[4]; } where[] = {
 		{ GIT_CONFIG_LEVEL_SYSTEM, { "gitconfig" } },
@@ -710,7 +717,7 @@ int user_git_files(struct strv *out)
 				if (!path || strv_add(out, path))
 					rc = -ENOMEM;
 				else if (f == 0)
-					rc = collect_config(out, home, path, 0);
+					rc = collect_config(ws, out, home, path, 0);
 			}
 			d += dl;
 		}

@@ -98,6 +98,11 @@ void report_progress(struct g *g, double done, double total, const char *what);
 int open_plumbing(struct g *g, const char *rel, int flags, struct wap_err *err);
 int confirm_dir(struct g *g, const char *abs, char **rel);
 int check_links(struct g *g, const char *real);
+/* The user's global configs where they lie beneath the root ($HOME the
+ * workspace) are the workspace's: their includes and the files they name
+ * must be beneath it (as the repository's config; init and clone, which
+ * open no repository first, check them so) */
+int check_user_config(struct g *g);
 /* The nested repository at PATH (work-tree relative) passes check_links
  * as the top one does; nothing there (not checked out) passes too.  A
  * submodule's .git file may name any git dir, and libgit2 opens it to
@@ -117,8 +122,8 @@ unsigned long packed_object_count(struct g *g);
 int confine_local(struct g *g, const char *url, const char *base, bool push, char **abs);
 /* The files and dirs outside the root that libgit2 reads for the user's
  * git set-up (configs, what they name, templates), added to OUT: 0, or
- * -ENOMEM. */
-int user_git_files(struct strv *out);
+ * -ENOMEM.  What a config beneath the root names is not added. */
+int user_git_files(const struct wap_ws *ws, struct strv *out);
 
 /* creds.c */
 int load_token(struct g *g);

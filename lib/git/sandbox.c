@@ -147,7 +147,7 @@ static int action_ruleset(const struct wap_ws *ws, const struct action *a, struc
 	pb.allowed_access = handled;
 	pb.parent_fd = ws->rootfd;
 	rc = (int)syscall(SYS_landlock_add_rule, rs, GL_RULE_PATH_BENEATH, &pb, 0);
-	if (!rc && (rc = user_git_files(&user)) == -ENOMEM) {
+	if (!rc && (rc = user_git_files(ws, &user)) == -ENOMEM) {
 		close(rs);
 		return wap_err_oom(err);
 	}
@@ -180,6 +180,8 @@ static int run_action(struct g *g, const struct action *a, json_t **res)
 	 * opening of the repository included; its stat() and access() too
 	 * when the action writes nothing */
 	git_memo(true, ro);
+	if ((a->flags & A_NOREPO) && check_user_config(g))
+		goto out;
 	if (!(a->flags & A_NOREPO)) {
 		const char *cd;
 		if (open_repo(g, a->flags & A_WRITE))
