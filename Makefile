@@ -64,7 +64,7 @@ LDFLAGS += -Wl,--wrap=mbedtls_x509_crt_parse_file -Wl,--wrap=mbedtls_x509_crt_pa
 	-Wl,--wrap=mbedtls_entropy_init -Wl,--wrap=mbedtls_ctr_drbg_seed \
 	-Wl,--wrap=git_mbedtls_stream_global_init -Wl,--wrap=git_mbedtls_stream_new \
 	-Wl,--wrap=git_mbedtls_stream_wrap -Wl,--wrap=realpath \
-	-Wl,--wrap=stat -Wl,--wrap=access
+	-Wl,--wrap=stat -Wl,--wrap=access -Wl,--wrap=p_open
 else
 # lib/git/git.c defers libgit2's reading of the CA certificates
 LDFLAGS += -Wl,--export-dynamic-symbol=mbedtls_x509_crt_parse_file \

@@ -84,8 +84,10 @@ int confirm_dir(struct g *g, const char *abs, char **rel)
  * applied: this is .git's own plumbing) into BUF, NUL-terminated, without
  * the trailing white space: 1 when read, 0 when there is no such file,
  * 2 when it is a directory, -1 with the error (a FIFO or a device is
- * refused, never waited on). */
-static int read_small(struct g *g, const char *rel, char *buf, size_t size)
+ * refused, never waited on).  WHOLE: a file longer than BUF holds is
+ * refused (libgit2 reads it all: what this would not see, it would
+ * follow); else only its start is wanted. */
+static int read_small(struct g *g, const char *rel, char *buf, size_t size, bool whole)
 {
 	struct wap_err e2 = { 0 };
 	struct stat st;
@@ -108,6 +110,12 @@ static int read_small(struct g *g, const char *rel, char *buf, size_t size)
 		return wap_err_set(g->err, WAP_E_NOT_FILE, "Not a regular file: %s", rel);
 	}
 	n = read(fd, buf, size - 1);
+	if (whole && n == (ssize_t)size - 1 && read(fd, &(char){ 0 }, 1) != 0) {
+		close(fd);
+		return wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s is longer than the %zu "
+				   "bytes wap git reads to check where it leads; wap git does not follow it",
+				   rel, size - 1);
+	}
 	close(fd);
 	if (n < 0)
 		return wap_err_errno(g->err, errno, rel);
@@ -214,7 +222,7 @@ static int links_in(struct g *g, const char *dir, const char *skip, const char *
 		wap_err_oom(g->err);
 		goto out;
 	}
-	r = read_small(g, sb.buf, tiny, sizeof(tiny));
+	r = read_small(g, sb.buf, tiny, sizeof(tiny), false);
 	if (r < 0 || (r == 2 && links_stay_inside(g, sb.buf, NULL)))
 		goto out;
 	rc = 0;
@@ -271,7 +279,9 @@ static int check_objects(struct g *g, const char *obj, int depth)
 		clear_err(g);
 		return 0;
 	}
-	if (links_in(g, real, NULL, "pack") || loose_links(g, real))
+	/* the files in objects/XX/ are looked at only where the kernel does
+	 * not hold reads to the root: a scan of up to 256 dirs an action */
+	if (links_in(g, real, NULL, "pack") || (!g->kernel_reads && loose_links(g, real)))
 		goto out;
 	wap_sb_addf(&sb, "%s/info/alternates", real);
 	buf = malloc(65536);
@@ -279,7 +289,7 @@ static int check_objects(struct g *g, const char *obj, int depth)
 		wap_err_oom(g->err);
 		goto out;
 	}
-	r = read_small(g, sb.buf, buf, 65536);
+	r = read_small(g, sb.buf, buf, 65536, true);
 	if (r < 0)
 		goto out;
 	if (r == 1) {
@@ -615,14 +625,14 @@ int check_user_config(struct g *g)
 
 struct collecting {
 	const struct wap_ws *ws;
-	struct strv *out;
+	struct strv *out, *dirs;
 	const char *home;	/* for ~/ */
 	const char *file;	/* the config naming it */
 	int depth;
 };
 
-static int collect_config(const struct wap_ws *ws, struct strv *out, const char *home,
-			  const char *path, int depth);
+static int collect_config(const struct wap_ws *ws, struct strv *out, struct strv *dirs,
+			  const char *home, const char *path, int depth);
 
 /* asprintf's string, or NULL */
 static char *path_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -652,17 +662,17 @@ static int collect_name(void *ctx, enum cfkey key, const char *val)
 		path = path_fmt("%.*s/%s", (int)(slash - c->file), c->file, val);
 	else
 		return 0;	/* relative to a dir libgit2 alone knows: not read */
-	if (!path || strv_add(c->out, path))
+	if (!path || strv_add(key == CF_TEMPLATES || key == CF_CAPATH ? c->dirs : c->out, path))
 		return -ENOMEM;
-	return key == CF_INCLUDE ? collect_config(c->ws, c->out, c->home, path, c->depth + 1) : 0;
+	return key == CF_INCLUDE ? collect_config(c->ws, c->out, c->dirs, c->home, path, c->depth + 1) : 0;
 }
 
 /* The config file PATH (absolute) and what it names: the user's own.  One
  * beneath the root ($HOME the workspace) is the workspace's: what it names
  * is not added (check_config holds it to the root, and libgit2 is refused
  * anything else). */
-static int collect_config(const struct wap_ws *ws, struct strv *out, const char *home,
-			  const char *path, int depth)
+static int collect_config(const struct wap_ws *ws, struct strv *out, struct strv *dirs,
+			  const char *home, const char *path, int depth)
 {
 	struct wap_sb text = WAP_SB_INIT;
 	struct stat st;
@@ -685,12 +695,12 @@ static int collect_config(const struct wap_ws *ws, struct strv *out, const char 
 	close(fd);
 	if (text.oom)
 		return -ENOMEM;
-	rc = config_names(&text, collect_name, &(struct collecting){ ws, out, home, path, depth });
+	rc = config_names(&text, collect_name, &(struct collecting){ ws, out, dirs, home, path, depth });
 	wap_sb_release(&text);
 	return rc;
 }
 
-int user_git_files(const struct wap_ws *ws, struct strv *out)
+int user_git_files(const struct wap_ws *ws, struct strv *out, struct strv *dirs)
 {
 	static const struct { int level; const char *const files[4]; } where[] = {
 		{ GIT_CONFIG_LEVEL_SYSTEM, { "gitconfig" } },
@@ -698,39 +708,39 @@ int user_git_files(const struct wap_ws *ws, struct strv *out)
 		{ GIT_CONFIG_LEVEL_GLOBAL, { ".gitconfig" } },
 		{ GIT_CONFIG_LEVEL_PROGRAMDATA, { "config" } },
 	};
-	git_buf dirs[4] = { GIT_BUF_INIT, GIT_BUF_INIT, GIT_BUF_INIT, GIT_BUF_INIT };
+	git_buf sp[4] = { GIT_BUF_INIT, GIT_BUF_INIT, GIT_BUF_INIT, GIT_BUF_INIT };
 	git_buf tpl = GIT_BUF_INIT;
 	char *home = NULL;
 	int rc = 0;
 
 	for (int i = 0; i < 4; i++)
-		if (git_libgit2_opts(GIT_OPT_GET_SEARCH_PATH, where[i].level, &dirs[i]) < 0)
+		if (git_libgit2_opts(GIT_OPT_GET_SEARCH_PATH, where[i].level, &sp[i]) < 0)
 			git_error_clear();
 	/* ~/ in a value is the global search path's first dir, as libgit2 */
-	if (dirs[2].ptr && dirs[2].ptr[0] == '/')
-		home = strndup(dirs[2].ptr, strcspn(dirs[2].ptr, ":"));
+	if (sp[2].ptr && sp[2].ptr[0] == '/')
+		home = strndup(sp[2].ptr, strcspn(sp[2].ptr, ":"));
 	for (int i = 0; i < 4 && !rc; i++) {
-		for (const char *d = dirs[i].ptr; d && *d && !rc; d += strspn(d, ":")) {
+		for (const char *d = sp[i].ptr; d && *d && !rc; d += strspn(d, ":")) {
 			size_t dl = strcspn(d, ":");
 			for (int f = 0; f < 4 && where[i].files[f] && !rc; f++) {
 				char *path = path_fmt("%.*s/%s", (int)dl, d, where[i].files[f]);
 				if (!path || strv_add(out, path))
 					rc = -ENOMEM;
 				else if (f == 0)
-					rc = collect_config(ws, out, home, path, 0);
+					rc = collect_config(ws, out, dirs, home, path, 0);
 			}
 			d += dl;
 		}
 	}
 	if (!rc && git_libgit2_opts(GIT_OPT_GET_TEMPLATE_PATH, &tpl) == 0 && tpl.ptr && *tpl.ptr) {
 		char *t = strdup(tpl.ptr);
-		if (!t || strv_add(out, t))
+		if (!t || strv_add(dirs, t))
 			rc = -ENOMEM;
 	}
 	git_error_clear();
 	git_buf_dispose(&tpl);
 	for (int i = 0; i < 4; i++)
-		git_buf_dispose(&dirs[i]);
+		git_buf_dispose(&sp[i]);
 	free(home);
 	return rc;
 }
@@ -745,10 +755,10 @@ static bool looks_bare(struct g *g, const char *real)
 	bool bare;
 
 	wap_sb_addf(&sb, "%s/HEAD", real);
-	bare = !sb.oom && read_small(g, sb.buf, tiny, sizeof(tiny)) == 1;
+	bare = !sb.oom && read_small(g, sb.buf, tiny, sizeof(tiny), false) == 1;
 	sb.len = 0;
 	wap_sb_addf(&sb, "%s/objects", real);
-	bare = bare && !sb.oom && read_small(g, sb.buf, tiny, sizeof(tiny)) == 2;
+	bare = bare && !sb.oom && read_small(g, sb.buf, tiny, sizeof(tiny), false) == 2;
 	clear_err(g);
 	wap_sb_release(&sb);
 	return bare;
@@ -776,7 +786,7 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 		wap_sb_adds(&sb, ".git");
 	if (sb.oom)
 		return wap_err_oom(g->err);
-	r = read_small(g, sb.buf, buf, sizeof(buf));
+	r = read_small(g, sb.buf, buf, sizeof(buf), true);
 	if (r < 0)
 		goto out;
 	if (r == 1) {
@@ -800,7 +810,7 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 		wap_err_oom(g->err);
 		goto out;
 	}
-	r = read_small(g, sb.buf, buf, sizeof(buf));
+	r = read_small(g, sb.buf, buf, sizeof(buf), true);
 	if (r < 0 || (r == 1 && link_dir(g, gd, "commondir", buf, &cd)))
 		goto out;
 	/* its config (the common dir's), a worktree's own, the user's.  No

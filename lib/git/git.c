@@ -16,8 +16,11 @@
  * internal.h declares what they share.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -428,6 +431,52 @@ int __wrap_access(const char *path, int mode)
 	return e->rc;
 }
 
+/* ---- libgit2's open() while an action runs ----
+ * libgit2 opens what it reads with open() (p_open), and waits as git does
+ * for a FIFO's writer: a FIFO planted as .gitignore, .gitattributes or
+ * .git/HEAD would hold the call (and a server's worker) for good.  While
+ * an action runs, a file opened to read is opened without waiting and
+ * must be a regular file or a directory; anything else is refused
+ * (EACCES: an ignore or attribute file so refused is none, as a link out
+ * of the root is) and named by git_special() for the error. */
+static __thread char special[PATH_MAX];
+
+int __real_p_open(const char *path, int flags, ...);
+int __wrap_p_open(const char *path, int flags, ...);
+
+int __wrap_p_open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	struct stat st;
+	int fd;
+
+	if (flags & (O_CREAT | O_TMPFILE)) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = (mode_t)va_arg(ap, int);
+		va_end(ap);
+	}
+	if (!rpm.on || (flags & O_ACCMODE) != O_RDONLY)
+		return __real_p_open(path, flags, mode);
+	fd = __real_p_open(path, flags | O_NONBLOCK, mode);
+	if (fd < 0 || (!fstat(fd, &st) && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))))
+		return fd;	/* O_NONBLOCK changes nothing for these */
+	close(fd);
+	if (!special[0])
+		snprintf(special, sizeof(special), "%s", path);
+	errno = EACCES;
+	return -1;
+}
+
+const char *git_special(void)
+{
+	return special[0] ? special : NULL;
+}
+#else
+const char *git_special(void)
+{
+	return NULL;
+}
 #endif
 
 /* Both memos emptied, then on or off: PATHS the realpath memo, STATS the
@@ -435,6 +484,8 @@ int __wrap_access(const char *path, int mode)
 void git_memo(bool paths, bool stats)
 {
 #ifdef WAP_LINK_GIT2
+	if (paths)
+		special[0] = 0;	/* kept after the action, for its error */
 	for (int i = 0; i < RP_BUCKETS; i++) {
 		while (rpm.b[i]) {
 			struct rp_ent *e = rpm.b[i];

@@ -35,6 +35,8 @@ struct g {
 	unsigned char loose[32];	/* which objects/XX/ directories exist */
 	char *memo_rev;		/* the last revision parsed (is_rev), and */
 	git_object *memo_obj;	/* its object: resolve_rev does not parse it again */
+	bool kernel_reads;	/* the action's thread reads only beneath the root
+				 * and the user's set-up (sandbox.c) */
 };
 
 /* A NULL-terminated list of strings it owns (strv_add, strv_free). */
@@ -120,10 +122,11 @@ char *ws_path(struct g *g, const char *rp);
 int url_kind(const char *url);
 unsigned long packed_object_count(struct g *g);
 int confine_local(struct g *g, const char *url, const char *base, bool push, char **abs);
-/* The files and dirs outside the root that libgit2 reads for the user's
- * git set-up (configs, what they name, templates), added to OUT: 0, or
- * -ENOMEM.  What a config beneath the root names is not added. */
-int user_git_files(const struct wap_ws *ws, struct strv *out);
+/* The files (OUT) and dirs (DIRS) outside the root that libgit2 reads
+ * for the user's git set-up (configs, what they name; the template dir,
+ * http.sslCAPath): 0, or -ENOMEM.  What a config beneath the root names is
+ * not added. */
+int user_git_files(const struct wap_ws *ws, struct strv *out, struct strv *dirs);
 
 /* creds.c */
 int load_token(struct g *g);
@@ -145,6 +148,9 @@ bool restricted_rp(struct g *g, const char *rp);
 int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names);
 int diff_opts(struct g *g, git_diff_options *o, struct strv *paths);
 void git_memo(bool paths, bool stats);
+/* The first file libgit2 was refused this action for not being a regular
+ * file or a directory (a FIFO, socket or device), or NULL (git.c) */
+const char *git_special(void);
 int tree_to_tree(struct g *g, git_diff **out, git_tree *a, git_tree *b, const git_diff_options *o);
 int find_renames(struct g *g, git_diff *d);
 int tree_diff_index(struct g *g);

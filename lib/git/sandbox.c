@@ -71,9 +71,79 @@ static const char *const net_reads[] = {
 	NULL
 };
 
-/* Allow reading PATH (a file, or a dir and what is beneath it) in the
- * ruleset RS; a path that is not there adds nothing.  0, or -1 (errno). */
-static int allow_read(int rs, const char *path)
+/* Is the absolute path P, or any link on the way to what it names, at or
+ * beneath the root?  Resolved a component at a time, as the kernel does;
+ * true too when it cannot be told.  A grant must not be steered by what
+ * the workspace holds: $HOME the workspace, ~/.config/git/attributes made
+ * a link to / would open every file to libgit2. */
+static bool through_root(const struct wap_ws *ws, const char *p)
+{
+	char cur[PATH_MAX], rest[PATH_MAX], link[PATH_MAX], *r = rest;
+	size_t clen = 0;
+	int hops = 0;
+
+	if (p[0] != '/' || strlen(p) >= sizeof(rest))
+		return true;
+	strcpy(rest, p);
+	cur[0] = 0;
+	while (*r) {
+		size_t n;
+		struct stat st;
+		ssize_t l;
+
+		r += strspn(r, "/");
+		n = strcspn(r, "/");
+		if (!n)
+			break;
+		if (n == 1 && r[0] == '.') {
+			r += n;
+			continue;
+		}
+		if (n == 2 && r[0] == '.' && r[1] == '.') {
+			while (clen && cur[--clen] != '/')
+				;
+			cur[clen] = 0;
+			r += n;
+			continue;
+		}
+		if (clen + 1 + n >= sizeof(cur))
+			return true;
+		cur[clen] = '/';
+		memcpy(cur + clen + 1, r, n);
+		cur[clen + 1 + n] = 0;
+		r += n;
+		if (!strncmp(cur, ws->root, ws->rootlen) &&
+		    (cur[ws->rootlen] == '/' || !cur[ws->rootlen] || ws->rootlen == 1))
+			return true;
+		if (lstat(cur, &st))
+			return true;	/* not there: nothing to grant */
+		if (!S_ISLNK(st.st_mode)) {
+			clen += 1 + n;
+			continue;
+		}
+		if (++hops > 40 || (l = readlink(cur, link, sizeof(link) - 1)) <= 0)
+			return true;
+		link[l] = 0;
+		if (strlen(link) + 1 + strlen(r) >= sizeof(rest))
+			return true;
+		memmove(rest + strlen(link) + 1, r, strlen(r) + 1);
+		memcpy(rest, link, (size_t)l);
+		rest[l] = '/';
+		r = rest;
+		if (link[0] == '/')
+			clen = 0;
+		cur[clen] = 0;
+	}
+	return false;
+}
+
+enum { R_FILE = 1, R_DIR = 2, R_ANY = 3 };
+
+/* Allow reading PATH in the ruleset RS: a regular file (KIND R_FILE), a
+ * directory and what is beneath it (R_DIR), or either (R_ANY); a path that
+ * is not there, is not of that kind, or resolves through the root
+ * (through_root) adds nothing.  0, or -1 (errno). */
+static int allow_read(const struct wap_ws *ws, int rs, const char *path, int kind)
 {
 	struct gl_path_beneath pb;
 	struct stat st;
@@ -81,7 +151,9 @@ static int allow_read(int rs, const char *path)
 
 	if (fd < 0)
 		return 0;
-	if (!fstat(fd, &st) && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+	if (!fstat(fd, &st) && ((S_ISDIR(st.st_mode) && (kind & R_DIR)) ||
+				(S_ISREG(st.st_mode) && (kind & R_FILE))) &&
+	    !through_root(ws, path)) {
 		pb.allowed_access = S_ISDIR(st.st_mode) ? GL_READ_FILE | GL_READ_DIR : GL_READ_FILE;
 		pb.parent_fd = fd;
 		rc = (int)syscall(SYS_landlock_add_rule, rs, GL_RULE_PATH_BENEATH, &pb, 0);
@@ -92,13 +164,13 @@ static int allow_read(int rs, const char *path)
 
 /* The reads of a connection (net_reads, $LD_LIBRARY_PATH's dirs, the CA
  * paths, ~/.ssh/known_hosts) */
-static int net_rules(int rs)
+static int net_rules(const struct wap_ws *ws, int rs)
 {
 	const char *file, *dir, *home = getenv("HOME"), *llp = getenv("LD_LIBRARY_PATH");
 	int rc = 0;
 
 	for (int i = 0; net_reads[i] && !rc; i++)
-		rc = allow_read(rs, net_reads[i]);
+		rc = allow_read(ws, rs, net_reads[i], R_ANY);
 	/* the dirs the invoker's loader searches first for libssh2 & co. */
 	for (const char *d = llp; d && *d && !rc; d += strspn(d, ":")) {
 		char lib[PATH_MAX];
@@ -106,19 +178,19 @@ static int net_rules(int rs)
 		if (d[0] == '/' && n < sizeof(lib)) {
 			memcpy(lib, d, n);
 			lib[n] = 0;
-			rc = allow_read(rs, lib);
+			rc = allow_read(ws, rs, lib, R_DIR);
 		}
 		d += n;
 	}
 	wap_git_cert_paths(&file, &dir);
 	if (!rc && file)
-		rc = allow_read(rs, file);
+		rc = allow_read(ws, rs, file, R_FILE);
 	if (!rc && dir)
-		rc = allow_read(rs, dir);
+		rc = allow_read(ws, rs, dir, R_DIR);
 	if (!rc && home && *home == '/') {
 		char kh[PATH_MAX];
 		if (snprintf(kh, sizeof(kh), "%s/.ssh/known_hosts", home) < (int)sizeof(kh))
-			rc = allow_read(rs, kh);
+			rc = allow_read(ws, rs, kh, R_FILE);
 	}
 	return rc;
 }
@@ -129,7 +201,7 @@ static int action_ruleset(const struct wap_ws *ws, const struct action *a, struc
 {
 	uint64_t handled = GL_WRITE_ALL | GL_REFER | GL_READ_FILE | GL_READ_DIR;
 	struct gl_path_beneath pb;
-	struct strv user = { 0 };
+	struct strv user = { 0 }, udirs = { 0 };
 	int abi = wap_landlock_abi(), rs, rc;
 	const char *what = "landlock_add_rule";
 
@@ -147,15 +219,20 @@ static int action_ruleset(const struct wap_ws *ws, const struct action *a, struc
 	pb.allowed_access = handled;
 	pb.parent_fd = ws->rootfd;
 	rc = (int)syscall(SYS_landlock_add_rule, rs, GL_RULE_PATH_BENEATH, &pb, 0);
-	if (!rc && (rc = user_git_files(ws, &user)) == -ENOMEM) {
+	if (!rc && (rc = user_git_files(ws, &user, &udirs)) == -ENOMEM) {
+		strv_free(&user);
+		strv_free(&udirs);
 		close(rs);
 		return wap_err_oom(err);
 	}
 	for (size_t i = 0; !rc && i < user.n; i++)
-		rc = allow_read(rs, user.v[i]);
+		rc = allow_read(ws, rs, user.v[i], R_FILE);
+	for (size_t i = 0; !rc && i < udirs.n; i++)
+		rc = allow_read(ws, rs, udirs.v[i], R_DIR);
 	strv_free(&user);
+	strv_free(&udirs);
 	if (!rc && (a->flags & A_NET))
-		rc = net_rules(rs);
+		rc = net_rules(ws, rs);
 	if (rc < 0) {
 		int e = errno;
 		close(rs);
@@ -219,7 +296,14 @@ static void confine_and_run(struct confined *c)
 				    strerror(errno));
 		return;
 	}
+	c->g->kernel_reads = true;
 	c->rc = run_action(c->g, c->a, c->res);
+	if (c->rc && git_special() && strstr(c->g->err->msg, strerror(EACCES))) {
+		wap_err_set(c->g->err, WAP_E_ACCESS, "Access denied: %s is not a regular file (a FIFO, "
+			    "a socket or a device); wap git does not read it", git_special());
+		git_error_clear();
+		return;
+	}
 	/* libgit2 failing on EACCES: most likely a read or write that
 	 * resolved out of the root (as root nothing else says EACCES) */
 	if (c->rc && (c->g->err->kind == WAP_E_FAILED || c->g->err->kind == WAP_E_CONFLICT) &&
