@@ -235,13 +235,16 @@ static int req_strv(const json_t *req, const char *key, char ***out, struct wap_
 		return 0;
 	if (!json_is_array(a))
 		return wap_err_set(err, WAP_E_INVALID, "argument '%s' must be an array of strings", key);
+	/* sized once: an argv may hold 100,000 words */
+	if (!(*out = calloc(json_array_size(a) + 1, sizeof(**out))))
+		return wap_err_oom(err);
 	json_array_foreach(a, i, v) {
 		if (!json_is_string(v)) {
 			wap_strv_free(*out);
 			*out = NULL;
 			return wap_err_set(err, WAP_E_INVALID, "argument '%s' must be an array of strings", key);
 		}
-		if (wap_strv_push(out, json_string_value(v))) {
+		if (!((*out)[i] = strdup(json_string_value(v)))) {
 			wap_strv_free(*out);
 			*out = NULL;
 			return wap_err_oom(err);

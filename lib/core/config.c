@@ -1,5 +1,6 @@
 /* core/config.c - the JSON config document and its dotted keys. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -97,10 +98,15 @@ size_t wap_strv_len(char *const *v)
 int wap_strv_push(char ***v, const char *s)
 {
 	size_t n = wap_strv_len(*v);
-	char **nv = realloc(*v, (n + 2) * sizeof(*nv));
+	char **nv = *v;
 
-	if (!nv)
-		return -1;
+	/* room for twice as many when full: a list pushed one by one is not
+	 * copied at each push (under ASan realloc always copies) */
+	if (!nv || malloc_usable_size(nv) < (n + 2) * sizeof(*nv)) {
+		nv = realloc(nv, (2 * n + 2) * sizeof(*nv));
+		if (!nv)
+			return -1;
+	}
 	*v = nv;
 	nv[n] = strdup(s);
 	nv[n + 1] = NULL;
