@@ -136,7 +136,8 @@ lacks "Landlock alone: the outside config's name is not the author" "$(git -C "$
 newrepo "$W"; newrepo "$OUTD/o"
 git -C "$OUTD/o" commit -q --allow-empty -m OUTSIDE-COMMIT
 echo "$OUTD/o/.git/objects" > "$W/.git/objects/info/alternates"
-expect "Landlock alone: show of an object only in an outside alternate: exit 2" 2 wap git show "$(git -C "$OUTD/o" rev-parse HEAD)"
+# (the slow unwinder: libgit2 leaks its odb when an alternate cannot be read, lsan-libgit2.supp)
+expect "Landlock alone: show of an object only in an outside alternate: exit 2" 2 env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0" wap git show "$(git -C "$OUTD/o" rev-parse HEAD)"
 lacks "Landlock alone: the outside commit is not shown" "$OUT" "OUTSIDE-COMMIT"
 has "Landlock alone: it is unknown here" "$ERR" "Unknown revision"
 unset WAP_GIT_NO_LINK_CHECKS
@@ -176,7 +177,7 @@ has "... the outside lines are not read as patterns (new.txt listed)" "$OUT" "??
 rm "$W/home/.config/git/ignore"; ln -s / "$W/home/.config/git/attributes"
 newrepo "$OUTD/o"; echo OTHER-REPO-SECRET > "$OUTD/o/s.txt"; git -C "$OUTD/o" add s.txt; git -C "$OUTD/o" commit -qm o
 echo "$OUTD/o/.git/objects" > "$W/.git/objects/info/alternates"
-expect "Landlock alone: \$HOME in the root, ~/.config/git/attributes -> /: show of an outside object: exit 2" 2 env WAP_GIT_NO_LINK_CHECKS=1 HOME="$W/home" XDG_CONFIG_HOME= wap git show "$(git -C "$OUTD/o" rev-parse HEAD)"
+expect "Landlock alone: \$HOME in the root, ~/.config/git/attributes -> /: show of an outside object: exit 2" 2 env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0" WAP_GIT_NO_LINK_CHECKS=1 HOME="$W/home" XDG_CONFIG_HOME= wap git show "$(git -C "$OUTD/o" rev-parse HEAD)"
 lacks "Landlock alone: ... the outside repository's file is not shown" "$OUT$ERR" "OTHER-REPO-SECRET"
 rm "$W/.git/objects/info/alternates"
 ln -s "$OUTD/o/.git/refs/heads/main" "$W/.git/refs/heads/stolen"
