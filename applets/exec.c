@@ -157,72 +157,105 @@ static json_t *lossy_string(const char *buf, size_t len)
 	return j;
 }
 
-/* env entries: "K=V" strings or {"K": "V"} on top of the base environment */
+/* One variable of build_env: S ("K=V", borrowed or OWNED), its key's
+ * length, and its place among all given. */
+struct envent {
+	const char *s;
+	size_t klen, pos;
+	bool owned;
+};
+
+/* by key, then by place */
+static int envent_cmp(const void *a, const void *b)
+{
+	const struct envent *x = a, *y = b;
+	int c = memcmp(x->s, y->s, x->klen < y->klen ? x->klen : y->klen);
+
+	if (c)
+		return c;
+	if (x->klen != y->klen)
+		return x->klen < y->klen ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* env entries: "K=V" strings or {"K": "V"} on top of the base environment:
+ * a variable set again keeps its first place and takes its last value.
+ * Sorted once by key (not looked up among those before it: 100,000
+ * entries would take minutes). */
 static int build_env(const json_t *req, bool clear, const char *pwd, char ***out,
 		     struct wap_err *err)
 {
 	json_t *env = json_object_get(req, "env"), *v;
+	size_t i, n = 0, cap = (clear ? 0 : wap_strv_len(environ)) + 1 + json_array_size(env) +
+			       json_object_size(env);
+	struct envent *all = calloc(cap, sizeof(*all));
+	const char **at = calloc(cap, sizeof(*at));
 	char **e = NULL;
-	size_t i;
 	const char *k;
+	int rc = -1;
 
-	if (!clear)
-		for (i = 0; environ[i]; i++)
-			if (wap_strv_push(&e, environ[i]))
-				goto oom;
-#define SETVAR(kv, klen) do { \
-		size_t n_ = wap_strv_len(e), j_; \
-		for (j_ = 0; j_ < n_; j_++) \
-			if (!strncmp(e[j_], kv, klen) && e[j_][klen] == '=') \
-				break; \
-		if (j_ < n_) { \
-			char *d_ = strdup(kv); \
-			if (!d_) \
-				goto oom; \
-			free(e[j_]); \
-			e[j_] = d_; \
-		} else if (wap_strv_push(&e, kv)) { \
-			goto oom; \
-		} \
-	} while (0)
+	if (!all || !at)
+		goto oom;
+	for (i = 0; !clear && environ[i]; i++, n++)
+		all[n] = (struct envent){ environ[i], strcspn(environ[i], "="), n, false };
 	if (pwd) {
 		char *s = NULL;
 		if (asprintf(&s, "PWD=%s", pwd) < 0)
 			goto oom;
-		SETVAR(s, 3);
-		free(s);
+		all[n] = (struct envent){ s, 3, n, true };
+		n++;
 	}
 	if (json_is_array(env)) {
 		json_array_foreach(env, i, v) {
 			const char *s = json_string_value(v), *eq = s ? strchr(s, '=') : NULL;
 			if (!eq || eq == s) {
-				wap_strv_free(e);
-				return wap_err_set(err, WAP_E_INVALID, "--env needs NAME=VALUE, not '%s'",
-						   s ? s : "");
+				wap_err_set(err, WAP_E_INVALID, "--env needs NAME=VALUE, not '%s'", s ? s : "");
+				goto out;
 			}
-			SETVAR(s, (size_t)(eq - s));
+			all[n] = (struct envent){ s, (size_t)(eq - s), n, false };
+			n++;
 		}
 	} else if (json_is_object(env)) {
 		json_object_foreach(env, k, v) {
 			char *s = NULL;
 			if (!*k || strchr(k, '=') || !json_is_string(v)) {
-				wap_strv_free(e);
-				return wap_err_set(err, WAP_E_INVALID, "env: bad variable '%s'", k);
+				wap_err_set(err, WAP_E_INVALID, "env: bad variable '%s'", k);
+				goto out;
 			}
 			if (asprintf(&s, "%s=%s", k, json_string_value(v)) < 0)
 				goto oom;
-			SETVAR(s, strlen(k));
-			free(s);
+			all[n] = (struct envent){ s, strlen(k), n, true };
+			n++;
 		}
 	}
-#undef SETVAR
-	if (!e && !(e = calloc(1, sizeof(*e))))
+	qsort(all, n, sizeof(*all), envent_cmp);
+	/* each key's last value, at its first place */
+	for (size_t g = 0, h; g < n; g = h) {
+		for (h = g + 1; h < n && all[h].klen == all[g].klen &&
+				!memcmp(all[h].s, all[g].s, all[g].klen); h++)
+			;
+		at[all[g].pos] = all[h - 1].s;
+	}
+	if (!(e = calloc(n + 1, sizeof(*e))))
 		goto oom;
-	*out = e;
-	return 0;
+	for (size_t m = i = 0; i < n; i++)
+		if (at[i] && !(e[m++] = strdup(at[i])))
+			goto oom;
+	rc = 0;
+	goto out;
 oom:
-	wap_strv_free(e);
-	return wap_err_oom(err);
+	wap_err_oom(err);
+out:
+	for (i = 0; all && i < n; i++)
+		if (all[i].owned)
+			free((char *)all[i].s);
+	free(all);
+	free(at);
+	if (rc)
+		wap_strv_free(e);
+	else
+		*out = e;
+	return rc;
 }
 
 static int req_strv(const json_t *req, const char *key, char ***out, struct wap_err *err)
