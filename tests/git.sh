@@ -194,6 +194,14 @@ logs_same "relative --since" "--since 3.days.ago" --since=3.days.ago
 logs_same "range" "HEAD~3..HEAD" HEAD~3..HEAD
 logs_same "a path deleted since (--path)" "--path del.txt" -- del.txt
 logs_same "--since @EPOCH" "--since @1900000000" --since=@1900000000
+# a date without a zone is local time, read from the zone's file (outside
+# the root, read before the git thread is confined)
+if [ -e /usr/share/zoneinfo/Asia/Tokyo ]; then
+	TZ=Asia/Tokyo logs_same "--since in local time (TZ=Asia/Tokyo)" "--since 2030-03-15T20:00:00" --since=2030-03-15T20:00:00
+	same "... which is 11:00 UTC: dated 3 and 4" "$(cd "$W" && TZ=Asia/Tokyo wap git log --since 2030-03-15T20:00:00 --oneline | wc -l)" 2
+else
+	ok "# SKIP no /usr/share/zoneinfo/Asia/Tokyo (tzdata)"
+fi
 # history simplification: a merge TREESAME to its first parent hides the side
 H=$T/hist
 git init -q "$H" && cd "$H"

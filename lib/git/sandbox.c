@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -290,6 +291,9 @@ static void confine_and_run(struct confined *c)
 {
 	const char *what = "no_new_privs";
 
+	/* the local time zone read now (glibc keeps it): its file is outside
+	 * the root, and log --since takes a date as local time, as git */
+	tzset();
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 	    (what = "landlock_restrict_self", syscall(SYS_landlock_restrict_self, c->ruleset, 0) < 0)) {
 		c->rc = wap_err_set(c->g->err, WAP_E_DISABLED, "Sandbox unavailable: %s: %s", what,
