@@ -333,10 +333,12 @@ for sup in $sups; do
 	holder=$!
 	wait_for 30 [ -S "$W/holder.sock" ]
 	start=$(date +%s%N)
-	expect "stdout handed outside the command's reach ($sup)" 0 env $(case $sup in namespace|sandboxed) ;; *) echo "WAP_EXEC_SUPERVISOR=$sup";; esac) "$WAP" exec $([ "$sup" = sandboxed ] && echo --sandbox) --json --timeout 8000 --max-output 10000 -- /usr/bin/python3 fdholder.py hand "$W/holder.sock"
+	expect "stdout handed outside the command's reach ($sup)" 0 env $(case $sup in namespace|sandboxed) ;; *) echo "WAP_EXEC_SUPERVISOR=$sup";; esac) "$WAP" exec $([ "$sup" = sandboxed ] && echo --sandbox) --json --timeout 30000 --max-output 10000 -- /usr/bin/python3 fdholder.py hand "$W/holder.sock"
 	ms=$(( ($(date +%s%N) - start) / 1000000 ))
 	jcheck "the call ends with the command, not at its deadline ($sup)" "$OUT" 'j["exit_code"]==0 and not j["timed_out"] and j["signal"] is None and j["stdout"].startswith("handing\n") and len(j["stdout"])<12000'
-	if [ "$ms" -lt 4000 ]; then ok "and at once ($sup: $ms ms)"; else fail "took $ms ms ($sup)"; fi
+	# (well before the deadline: a machine running suites side by side
+	# took 6 s once; the build before took the whole 30)
+	if [ "$ms" -lt 20000 ]; then ok "and before its deadline ($sup: $ms ms)"; else fail "took $ms ms ($sup)"; fi
 	kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 done
 rm -f "$W/fdholder.py" "$W/holder.sock"

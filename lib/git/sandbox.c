@@ -85,7 +85,7 @@ static bool through_root(const struct wap_ws *ws, const char *p)
 
 	if (p[0] != '/' || strlen(p) >= sizeof(rest))
 		return true;
-	strcpy(rest, p);
+	memcpy(rest, p, strlen(p) + 1);
 	cur[0] = 0;
 	while (*r) {
 		size_t n;
