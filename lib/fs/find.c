@@ -256,8 +256,13 @@ static void *big_alloc(size_t n, size_t *sz)
 	return huge_alloc(sz);
 }
 
+/* P from big_alloc (*SZ as it set it), or NULL: nothing (a size is left
+ * set when the array was handed on or its mapping failed, and munmap(NULL,
+ * SZ) would unmap whatever lies at the bottom of the address space) */
 static void big_free(void *p, size_t sz)
 {
+	if (!p)
+		return;
 	if (sz)
 		munmap(p, sz);
 	else
