@@ -342,6 +342,46 @@ lacks "without Landlock: the outside commit was not read (loose file link)" "$OU
 has "without Landlock: the error names the link" "$OUT$ERR" "is a symbolic link out of the workspace root"
 rm "$ld/${loose#??}"; rmdir "$ld" 2>/dev/null; [ -d "$ld.keep" ] && mv "$ld.keep" "$ld"
 
+# a ref and a reflog linked out of the root: the outside ref's commit id
+# and the outside reflog's lines must not come out, with or without
+# Landlock (without it wap's own look into refs/ and logs/ refuses them)
+altref=$(git -C "$ALT" rev-parse HEAD)
+mkdir -p "$W/.git/refs/heads/deep" "$W/.git/logs/refs/heads/deep"
+ln -s "$ALT/.git/refs/heads/$(git -C "$ALT" symbolic-ref --short HEAD)" "$W/.git/refs/heads/deep/out"
+# (with Landlock the kernel refuses the read: the ref is unknown, or listed
+# by its name alone; without it wap refuses the action, naming the link)
+expect "a ref linked out of the root: log exits 2 (not here)" 2 wap git log -n 1 deep/out
+lacks "the outside ref's commit id not shown (log)" "$OUT$ERR" "$altref"
+expect "a ref linked out of the root: branch lists it" 0 wap git branch
+lacks "the outside ref's commit id not shown (branch)" "$OUT$ERR" "${altref%"${altref#???????}"}"
+for c in "log -n 1 deep/out" "branch" "status"; do
+	expect "without Landlock: $c with a ref linked out of the root: exit 4" 4 env WAP_LANDLOCK_ABI=0 wap git $c
+	lacks "without Landlock: the outside ref's commit id not shown ($c)" "$OUT$ERR" "${altref%"${altref#???????}"}"
+done
+has "without Landlock: the error names the ref's link" "$OUT$ERR" "refs/heads/deep/out is a symbolic link out of the workspace root"
+rm "$W/.git/refs/heads/deep/out"
+printf '%s %s x <x@x> 1700000000 +0000\tcheckout: moving from main to SECRET-REFLOG\n' "$altref" "$altref" > "$OUTD/reflog"
+ln -s "$OUTD/reflog" "$W/.git/logs/refs/heads/deep/log"
+expect "without Landlock: a reflog linked out of the root: exit 4" 4 env WAP_LANDLOCK_ABI=0 wap git status
+has "without Landlock: the error names the reflog's link" "$OUT$ERR" "logs/refs/heads/deep/log is a symbolic link out of the workspace root"
+rm -r "$W/.git/logs/refs/heads/deep" "$W/.git/refs/heads/deep" "$OUTD/reflog"
+expect "without Landlock: refs/ and logs/ clean again: status works" 0 env WAP_LANDLOCK_ABI=0 wap git status
+# HEAD's reflog linked out, HEAD detached: branch's "(HEAD detached from
+# X)" line takes X from the reflog's last checkout, so it would print an
+# id read from the outside file
+cp "$W/.git/HEAD" "$T/HEAD.keep"
+[ -e "$W/.git/logs/HEAD" ] && mv "$W/.git/logs/HEAD" "$T/logsHEAD.keep"
+git -C "$W" rev-parse HEAD > "$T/head.id" && cp "$T/head.id" "$W/.git/HEAD"
+printf '0000000000000000000000000000000000000000 feedfacefeedfacefeedfacefeedfacefeedface x <x@x> 1700000000 +0000\tcheckout: moving from main to feedface\n' > "$OUTD/reflog"
+ln -s "$OUTD/reflog" "$W/.git/logs/HEAD"
+expect "HEAD's reflog linked out of the root: branch still runs" 0 wap git branch
+lacks "the outside reflog's id not shown" "$OUT$ERR" feedfac
+expect "without Landlock: HEAD's reflog linked out of the root: exit 4" 4 env WAP_LANDLOCK_ABI=0 wap git branch
+lacks "without Landlock: the outside reflog's id not shown" "$OUT$ERR" feedfac
+rm "$W/.git/logs/HEAD" "$OUTD/reflog"
+[ -e "$T/logsHEAD.keep" ] && mv "$T/logsHEAD.keep" "$W/.git/logs/HEAD"
+cp "$T/HEAD.keep" "$W/.git/HEAD"
+
 # commondir (a linked work tree's pointer to the main repository)
 rm -rf "$W/lw" && mkdir -p "$W/lw/gd" && cp "$W/.git/HEAD" "$W/lw/gd/HEAD"
 echo "$ALT/.git" > "$W/lw/gd/commondir" && echo "gitdir: $W/lw/gd" > "$W/lw/.git"

@@ -166,11 +166,13 @@ static DIR *open_dir(struct g *g, const char *dir)
 	return d;
 }
 
-/* Every symbolic link directly in directory DIR (root-relative, a real
- * path) must lead to something beneath the root: objects/ab or
- * objects/pack/pack-X.pack linked to another repository's would have log
- * and show read it. */
-static int links_stay_inside(struct g *g, const char *dir, const char *skip)
+/* Every symbolic link in directory DIR (root-relative, a real path), and
+ * in its sub-directories down to DEPTH levels, must lead to something
+ * beneath the root: objects/ab or objects/pack/pack-X.pack linked to
+ * another repository's would have log and show read it.  *BUDGET (with
+ * DEPTH) bounds the directories looked into. */
+static int links_stay_inside(struct g *g, const char *dir, const char *skip, int depth,
+			     size_t *budget)
 {
 	struct dirent *de;
 	int rc = 0;
@@ -181,20 +183,30 @@ static int links_stay_inside(struct g *g, const char *dir, const char *skip)
 	while (!rc && (de = readdir(d))) {
 		struct stat st;
 		struct wap_sb sb = WAP_SB_INIT;
-		int t;
+		unsigned char t = de->d_type;
+		int fd;
 
-		if ((de->d_type != DT_LNK && (de->d_type != DT_UNKNOWN ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISLNK(st.st_mode))) ||
-		    (skip && !strcmp(de->d_name, skip)))
+		if (t == DT_UNKNOWN) {
+			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+				continue;
+			t = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+		}
+		if ((t != DT_LNK && (t != DT_DIR || depth <= 0)) || (skip && !strcmp(de->d_name, skip)) ||
+		    !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		wap_sb_addf(&sb, "%s/%s", dir, de->d_name);
 		if (sb.oom) {
 			rc = wap_err_oom(g->err);
 			break;
 		}
-		t = open_plumbing(g, sb.buf, O_PATH, g->err);
-		if (t >= 0) {
-			close(t);
+		if (t == DT_DIR) {
+			if (!(*budget)--)
+				rc = wap_err_set(g->err, WAP_E_TOO_LARGE, "cannot check %s for links: more than "
+						 "100,000 directories", dir);
+			else
+				rc = links_stay_inside(g, sb.buf, NULL, depth - 1, budget);
+		} else if ((fd = open_plumbing(g, sb.buf, O_PATH, g->err)) >= 0) {
+			close(fd);
 		} else if (g->err->kind == WAP_E_ACCESS) {
 			wap_err_set(g->err, WAP_E_ACCESS, "Access denied: %s is a symbolic link out of the "
 				    "workspace root; wap git does not follow it", sb.buf);
@@ -208,6 +220,35 @@ static int links_stay_inside(struct g *g, const char *dir, const char *skip)
 	return rc;
 }
 
+/* Without Landlock: refs/ and logs/ of the git dir GD, all the way down
+ * (a ref or a reflog linked to another repository's would be read by
+ * log, branch and show; the kernel refuses those reads where it holds
+ * them, and writes look for every link there: check_gitdir_writes). */
+static int links_in_refs(struct g *g, const char *gd)
+{
+	static const char *const sub[] = { "refs", "logs" };
+	struct wap_sb sb = WAP_SB_INIT;
+	size_t budget = 100000;
+	int rc = 0;
+
+	if (g->kernel_reads || !gd || !link_checks())
+		return 0;
+	for (size_t i = 0; !rc && i < sizeof(sub) / sizeof(sub[0]); i++) {
+		sb.len = 0;
+		wap_sb_addf(&sb, "%s/%s", gd, sub[i]);
+		if (sb.oom) {
+			rc = wap_err_oom(g->err);
+		} else if (links_stay_inside(g, sb.buf, NULL, 64, &budget)) {
+			if (g->err->kind != WAP_E_NOT_FOUND && g->err->kind != WAP_E_NOT_DIR)
+				rc = -1;
+			else
+				clear_err(g);	/* none: nothing to read */
+		}
+	}
+	wap_sb_release(&sb);
+	return rc;
+}
+
 /* links_stay_inside for DIR (but SKIP) and its sub-directory SUB, if any. */
 static int links_in(struct g *g, const char *dir, const char *skip, const char *sub)
 {
@@ -215,7 +256,7 @@ static int links_in(struct g *g, const char *dir, const char *skip, const char *
 	char tiny[2];
 	int rc = -1, r;
 
-	if (links_stay_inside(g, dir, skip))
+	if (links_stay_inside(g, dir, skip, 0, NULL))
 		return -1;
 	wap_sb_addf(&sb, "%s/%s", dir, sub);
 	if (sb.oom) {
@@ -223,7 +264,7 @@ static int links_in(struct g *g, const char *dir, const char *skip, const char *
 		goto out;
 	}
 	r = read_small(g, sb.buf, tiny, sizeof(tiny), false);
-	if (r < 0 || (r == 2 && links_stay_inside(g, sb.buf, NULL)))
+	if (r < 0 || (r == 2 && links_stay_inside(g, sb.buf, NULL, 0, NULL)))
 		goto out;
 	rc = 0;
 out:
@@ -254,7 +295,7 @@ static int loose_links(struct g *g, const char *obj)
 			continue;
 		sb.len = 0;
 		wap_sb_addf(&sb, "%s/%s", obj, de->d_name);
-		rc = sb.oom ? wap_err_oom(g->err) : links_stay_inside(g, sb.buf, NULL);
+		rc = sb.oom ? wap_err_oom(g->err) : links_stay_inside(g, sb.buf, NULL, 0, NULL);
 	}
 	closedir(d);
 	wap_sb_release(&sb);
@@ -821,7 +862,8 @@ static int check_links_at(struct g *g, const char *real, char **gdout, char **cd
 	 * be: libgit2 runs no hook. */
 	if (gitdir && (check_config_in(g, cd ? cd : gd, "config") ||
 		       check_config_in(g, gd, "config.worktree") || check_user_config(g) ||
-		       links_in(g, gd, "hooks", "info") || (cd && links_in(g, cd, "hooks", "info"))))
+		       links_in(g, gd, "hooks", "info") || (cd && links_in(g, cd, "hooks", "info")) ||
+		       links_in_refs(g, gd) || links_in_refs(g, cd)))
 		goto out;
 	sb.len = 0;
 	wap_sb_addf(&sb, "%s/objects", cd ? cd : gd);
