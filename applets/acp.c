@@ -489,6 +489,14 @@ static int acp_main(struct wap_ws *ws, json_t *req, bool json)
 		rc = wap_err_exit(err.kind);
 		goto out;
 	}
+	/* the audit log and the transcript, when beneath the root, are not
+	 * the agent's to rewrite (fs/write_text_file, a terminal) */
+	if ((afile && strcmp(afile, "-") && wap_ws_protect(ws, afile)) ||
+	    (tfile && wap_ws_protect(ws, tfile))) {
+		fprintf(stderr, "wap acp: out of memory\n");
+		rc = 1;
+		goto out;
+	}
 	o.arg = &v;
 	o.event = on_event;
 	o.log = on_log;

@@ -457,6 +457,19 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 		rc = wap_err_exit(err.kind);
 		goto out;
 	}
+	/* wap's own logs, when they lie beneath the root, are no client's to
+	 * rewrite (a write replacing the audit log's inode took every later
+	 * line; a sandboxed "> audit.jsonl" emptied it) */
+	{
+		const char *lf = cfg.ws && wap_config_bool(ws->config, "logging.logToFile", false) ?
+				 wap_config_str(ws->config, "logging.file", NULL) : NULL;
+		if ((cfg.audit && strcmp(cfg.audit, "-") && wap_ws_protect(ws, cfg.audit)) ||
+		    (lf && *lf && wap_ws_protect(ws, lf))) {
+			fprintf(stderr, "wap serve: out of memory\n");
+			rc = 1;
+			goto out;
+		}
+	}
 	char host[256];
 	if (cfg.ws) {
 		struct wap_acp_opts ao = {

@@ -158,6 +158,37 @@ has "  ... naming the request" "$OUT" "fs/read_text_file"
 fixture "$W"
 expect "replay under another policy (--read-only) differs" 1 wap acp replay --read-only "$T/t.jsonl"
 expect "replay --json: exit 0" 0 wap acp replay --json "$T/t.jsonl"
+# the transcript and the audit log beneath the root are not the agent's
+# to rewrite: fs/write_text_file replaced their inodes, wap went on writing
+# to the old ones, and replay checked the agent's forgery
+cat > "$T/forger.py" <<'EOF2'
+import json, os, sys
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
+    elif m.get("method") == "session/new":
+        root = m["params"]["cwd"]
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "f"}})
+    elif m.get("method") == "session/prompt":
+        for i, name in enumerate(["run/t.jsonl", "run/a.jsonl", "after.txt"]):
+            send({"jsonrpc": "2.0", "id": 50 + i, "method": "fs/write_text_file",
+                  "params": {"sessionId": "f", "path": os.path.join(root, name), "content": "FORGED" + "LINE\n"}})
+            r = json.loads(sys.stdin.readline())
+            sys.stderr.write("%s %s\n" % (name, "error" if "error" in r else "ok"))
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"stopReason": "end_turn"}})
+EOF2
+R2=$T/forgeroot; mkdir -p "$R2/run"
+(cd "$R2" && WAP_ROOT=$R2 wap acp run --approve all --transcript run/t.jsonl --audit run/a.jsonl \
+	--prompt p -- python3 "$T/forger.py" >/dev/null 2>"$T/forger.err")
+same "transcript and audit in the root: the agent's writes to them refused, the next one done" \
+	"$(grep -E '^(run|after)' "$T/forger.err" | tr '\n' ' ')" "run/t.jsonl error run/a.jsonl error after.txt ok "
+lacks "transcript in the root: not replaced" "$(head -c 200 "$R2/run/t.jsonl")" FORGEDLINE
+lacks "audit log in the root: not replaced" "$(cat "$R2/run/a.jsonl")" FORGEDLINE
+same "audit log in the root: the three writes recorded" \
+	"$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["outcome"] for l in open(sys.argv[1])))' "$R2/run/a.jsonl")" "error error ok"
 jcheck "replay --json: a summary" "$OUT" 'j["differ"]==0 and j["same"]>5'
 
 # 7. a wall-clock limit, and SIGTERM: session/cancel, then the tree killed

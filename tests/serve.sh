@@ -51,6 +51,28 @@ has "audit: says why" "$ERR" "cannot open the audit log"
 : > "$T/a2"
 printf '%s\n' "$(rpc 1 info '{}')" | wap serve --drain --audit - 2>"$T/a2" >/dev/null
 jcheck "audit: - writes to stderr" "$(grep '^{' "$T/a2" | head -1)" 'j["op"]=="info"'
+# the audit log beneath the root is no client's to rewrite: a write that
+# replaced its inode took every later line (wap appended to the old one),
+# a sandboxed "> audit.jsonl" emptied it
+R=$T/auditroot; mkdir -p "$R/logs"
+{
+	rpc 1 write '{"path":"logs/audit.jsonl","content":"{\"FORGEDLINE\":true}\n"}'
+	rpc 2 rm '{"path":"logs/audit.jsonl"}'
+	rpc 3 mv '{"source":"logs","destination":"old"}'
+	rpc 4 exec '{"command":"printf %s%s FORGED LINE > logs/audit.jsonl; rm -f logs/audit.jsonl"}'
+	rpc 5 edit '{"path":"logs/audit.jsonl","old":"op","new":"FORGEDLINE"}'
+	rpc 6 write '{"path":"ok.txt","content":"x"}'
+} | (cd "$R" && WAP_ROOT=$R wap serve --drain --audit logs/audit.jsonl --workers 1 > "$T/auditroot.out" 2>"$T/auditroot.err")
+AUD=$(cat "$R/logs/audit.jsonl" 2>/dev/null)
+lacks "audit log in the root: not rewritten by a tool or a command" "$AUD" FORGEDLINE
+same "audit log in the root: every call on it, and the one after, recorded" \
+	"$(printf '%s\n' "$AUD" | python3 -c 'import json,sys; print(" ".join(json.loads(l)["op"]+":"+json.loads(l)["outcome"] for l in sys.stdin))')" \
+	"write:error rm:error mv:error exec:ok edit:error write:ok"
+same "audit log in the root: the tools refused with PATH_RESTRICTED" \
+	"$(python3 -c 'import json,sys; print(" ".join(json.loads(json.loads(l)["result"]["content"][0]["text"]).get("code", "-") for l in open(sys.argv[1]) if json.loads(l).get("id") in (1,2,3,5)))' "$T/auditroot.out")" \
+	"PATH_RESTRICTED PATH_RESTRICTED PATH_RESTRICTED PATH_RESTRICTED"
+jcheck "audit log in the root: the command could not write it" "$(sed -n 4p "$T/auditroot.out")" \
+	'j["result"]["structuredContent"]["exit_code"] != 0'
 
 # ---- profiles and options ----
 expect "unknown profile is a usage error" 2 wap serve --profile nope < /dev/null

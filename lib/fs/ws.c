@@ -114,9 +114,11 @@ static void set_alias(struct wap_ws *ws, const char *root)
 	ws->root_alias = wap_sb_detach(&sb);
 }
 
-/* Remember FILE (the config) when it lies beneath the root, as it is
- * named and as it resolves, so no door writes it.  -1 on ENOMEM only. */
-static int protect_config(struct wap_ws *ws, const char *file)
+/* Remember FILE (the config, an audit log, a transcript) when it lies
+ * beneath the root, as it is named and as it resolves, so no door writes,
+ * moves or removes it, and a sandboxed command sees it read-only.  -1 on
+ * ENOMEM only. */
+int wap_ws_protect(struct wap_ws *ws, const char *file)
 {
 	struct wap_sb abs = WAP_SB_INIT;
 	char cwd[PATH_MAX], *real = realpath(file, NULL);
@@ -189,7 +191,7 @@ int wap_ws_init(struct wap_ws *ws, const char *root, const char *config_path,
 		config_path = getenv("WAP_CONFIG");
 	if (config_path && *config_path) {
 		cfg = wap_config_load(config_path, true, err);
-		if (cfg && protect_config(ws, config_path) < 0) {
+		if (cfg && wap_ws_protect(ws, config_path) < 0) {
 			json_decref(cfg);
 			cfg = NULL;
 			wap_err_oom(err);
@@ -205,7 +207,7 @@ int wap_ws_init(struct wap_ws *ws, const char *root, const char *config_path,
 		else if (home && home[0] == '/')
 			wap_sb_addf(&sb, "%s/.config/wap/config.json", home);
 		cfg = sb.buf ? wap_config_load(sb.buf, false, err) : sb.oom ? NULL : json_object();
-		if (cfg && sb.buf && protect_config(ws, sb.buf) < 0) {
+		if (cfg && sb.buf && wap_ws_protect(ws, sb.buf) < 0) {
 			json_decref(cfg);
 			cfg = NULL;
 			wap_err_oom(err);
@@ -392,8 +394,9 @@ static const char *protected_component(const char *rel, size_t len)
 	return NULL;
 }
 
-/* Is REL the config file, or a directory holding it (whose rename or
- * removal would let another file take its place)? */
+/* Is REL the config file (or a log wap_ws_protect was given), or a
+ * directory holding it (whose rename or removal would let another file
+ * take its place)? */
 static bool holds_config(const struct wap_ws *ws, const char *rel, size_t n)
 {
 	if (n == 1 && rel[0] == '.')
@@ -430,7 +433,8 @@ int wap_ws_check(const struct wap_ws *ws, const char *rel, int access,
 			"Path restricted: %s is in .wap, which no door writes", rel);
 	else if (access == WAP_ACC_WRITE && holds_config(ws, full, n))
 		rc = wap_err_set(err, WAP_E_RESTRICTED,
-			"Path restricted: %s holds wap's config, which no door writes", rel);
+			"Path restricted: %s holds wap's config or its audit log or "
+			"transcript, which no door writes", rel);
 	else if (restricted(ws, full, n))
 		rc = wap_err_set(err, WAP_E_RESTRICTED,
 			"Path restricted: %s is denied by restrictedPaths", rel);

@@ -63,7 +63,8 @@ struct wap_ws {
 				 * stays anchored; NULL for the configured root */
 	char **policy_rels;	/* the config file's paths (as named and as
 				 * resolved) from the configured root when it
-				 * lies beneath it: never written; or NULL */
+				 * lies beneath it, and those of wap's own logs
+				 * (wap_ws_protect): never written; or NULL */
 };
 
 /* Open ROOT (NULL: $WAP_ROOT, else ".") and load the config: CONFIG_PATH,
@@ -74,6 +75,10 @@ struct wap_ws {
 int wap_ws_init(struct wap_ws *ws, const char *root, const char *config_path,
 		struct wap_err *err);
 void wap_ws_release(struct wap_ws *ws);
+
+/* FILE (an audit log, a transcript) written by wap itself: no door
+ * writes, moves or removes it when it lies beneath the root. */
+int wap_ws_protect(struct wap_ws *ws, const char *file);
 
 /* Apply a config document ({"security": {...}} or dotted keys) on top of
  * the current policy and limits.  Used for the config file and by tests. */
