@@ -71,8 +71,10 @@
  *                          and after SIGTERM (default 5)
  *   --mcp-server SERVER    run: an MCP server for the agent (session/new
  *                          mcpServers; repeatable): "wap" for wap's own MCP
- *                          server on this root and policy, or the JSON
- *                          object ({"name","command","args","env"})
+ *                          server on this root and policy (the config in
+ *                          force, the flags, --audit and --approver; with
+ *                          --no-terminal its exec is refused too), or the
+ *                          JSON object ({"name","command","args","env"})
  *   --audit FILE           append one JSON line per operation and per
  *                          permission decision to FILE (- for stderr)
  *   --no-terminal          do not offer terminals (security.allowTerminalAccess false)
@@ -358,9 +360,60 @@ static int stop_exit(const char *sr)
 	return t[i].code;
 }
 
-/* --mcp-server: "wap" (wap's own MCP server on this root and policy) or a
- * JSON object as session/new wants it */
-static json_t *mcp_servers(const json_t *specs, const struct wap_ws *ws, struct wap_err *err)
+/* The policy in force, as a config for wap's own MCP server: the
+ * invoker's config with the flags' effect on top (top-level dotted keys
+ * win over nested ones).  Terminals refused (--no-terminal) refuse
+ * commands too: exec would be a terminal by another name.  Written 0600
+ * to a file of its own outside the root; its path in *FILE. */
+static int policy_file(struct wap_ws *ws, char **file, struct wap_err *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	json_t *c = json_deep_copy(ws->config), *rp = json_array();
+	char *path = NULL;
+	int fd = -1, rc = -1;
+
+	for (size_t k = 0; rp && ws->pol.restricted_paths && ws->pol.restricted_paths[k]; k++)
+		json_array_append_new(rp, json_string(ws->pol.restricted_paths[k]));
+	if (!c || !rp ||
+	    json_object_set_new(c, "security.readOnly", json_boolean(ws->pol.read_only)) ||
+	    json_object_set_new(c, "security.restrictedPaths", json_incref(rp)) ||
+	    json_object_set_new(c, "security.allowTerminalAccess", json_boolean(ws->pol.allow_terminal)) ||
+	    json_object_set_new(c, "security.allowCommandExecution",
+				json_boolean(ws->pol.allow_exec && ws->pol.allow_terminal)) ||
+	    json_object_set_new(c, "security.sandbox", json_boolean(ws->pol.sandbox)) ||
+	    asprintf(&path, "%s/wap-acp-policy.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp") < 0) {
+		path = NULL;
+		wap_err_oom(err);
+		goto out;
+	}
+	fd = mkstemp(path);	/* 0600 */
+	if (fd < 0 || json_dumpfd(c, fd, JSON_COMPACT) || close(fd)) {
+		wap_err_set(err, WAP_E_FAILED, "cannot write the MCP server's policy to %s: %s", path,
+			    strerror(errno));
+		if (fd >= 0)
+			unlink(path);
+		goto out;
+	}
+	if (wap_ws_protect(ws, path)) {
+		unlink(path);
+		wap_err_oom(err);
+		goto out;
+	}
+	*file = path;
+	path = NULL;
+	rc = 0;
+out:
+	free(path);
+	json_decref(rp);
+	json_decref(c);
+	return rc;
+}
+
+/* --mcp-server: "wap" (wap's own MCP server on this root and policy: the
+ * policy in force as its config (policy_file, its path in *POLICY), the
+ * same audit log and approver) or a JSON object as session/new wants it */
+static json_t *mcp_servers(const json_t *specs, struct wap_ws *ws, const char *audit,
+			   const char *approver, char **policy, struct wap_err *err)
 {
 	json_t *out = json_array(), *s;
 	size_t i;
@@ -370,23 +423,33 @@ static json_t *mcp_servers(const json_t *specs, const struct wap_ws *ws, struct 
 		json_t *v;
 
 		if (!strcmp(spec, "wap")) {
-			char self[4096];
+			char self[4096], *a = NULL;
 			ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-			json_t *args = json_pack("[s, s, s]", "serve", "--root", ws->root);
+			json_t *args;
 
 			if (n <= 0) {
-				json_decref(args);
 				json_decref(out);
 				wap_err_set(err, WAP_E_FAILED, "cannot find wap's own path");
 				return NULL;
 			}
 			self[n] = 0;
-			if (ws->pol.read_only)
-				json_array_append_new(args, json_string("--read-only"));
-			for (size_t k = 0; ws->pol.restricted_paths && ws->pol.restricted_paths[k]; k++) {
-				json_array_append_new(args, json_string("--restrict"));
-				json_array_append_new(args, json_string(ws->pol.restricted_paths[k]));
+			if (!*policy && policy_file(ws, policy, err)) {
+				json_decref(out);
+				return NULL;
 			}
+			args = json_pack("[s, s, s, s, s]", "serve", "--root", ws->root, "--config", *policy);
+			/* its own lines in the same log (O_APPEND: one write a line) */
+			if (args && audit && strcmp(audit, "-") && (a = realpath(audit, NULL))) {
+				json_array_append_new(args, json_string("--audit"));
+				json_array_append_new(args, json_string(a));
+			}
+			free(a);
+			if (args && approver) {
+				json_array_append_new(args, json_string("--approver"));
+				json_array_append_new(args, json_string(approver));
+			}
+			if (args && ws->pol.read_only)
+				json_array_append_new(args, json_string("--read-only"));
 			v = json_pack("{s:s, s:s, s:o, s:[]}", "name", "wap", "command", self, "args", args, "env");
 		} else {
 			json_error_t je;
@@ -444,7 +507,7 @@ static int acp_main(struct wap_ws *ws, json_t *req, bool json)
 	struct wap_acpc_opts o = { .ws = ws, .stop = &stop_sig };
 	struct view v = { .json = json, .bol = true };
 	struct wap_err err = { 0 };
-	char **argv = NULL, *pbuf = NULL;
+	char **argv = NULL, *pbuf = NULL, *policy = NULL;
 	long long n;
 	bool b = false;
 	int rc = 0, a;
@@ -567,7 +630,8 @@ static int acp_main(struct wap_ws *ws, json_t *req, bool json)
 	}
 	o.prompt = prompt;
 	if (json_array_size(json_object_get(req, "mcp_server")) &&
-	    !(o.mcp_servers = mcp_servers(json_object_get(req, "mcp_server"), ws, &err))) {
+	    !(o.mcp_servers = mcp_servers(json_object_get(req, "mcp_server"), ws, afile,
+					  o.approver.command, &policy, &err))) {
 		fprintf(stderr, "wap acp: %s\n", err.msg);
 		rc = wap_err_exit(err.kind);
 		goto out;
@@ -631,6 +695,9 @@ out:
 		fclose(v.tty);
 	wap_audit_close(o.audit);
 	json_decref(o.mcp_servers);
+	if (policy)
+		unlink(policy);
+	free(policy);
 	json_decref(v.titles);
 	wap_strv_free(argv);
 	free(pbuf);

@@ -274,7 +274,61 @@ same "an agent that never reads: SIGTERM kills it (exit 143)" "$rc" 143
 fixture "$W"
 expect "--mcp-server wap and a JSON one: exit 0" 0 wap acp run --read-only --mcp-server wap \
 	--mcp-server '{"name":"other","command":"/bin/true"}' --prompt p -- $AGENT
-has "session/new carries wap's own MCP server on this root and policy" "$ERR" "\"serve\", \"--root\", \"$W\", \"--read-only\""
+has "session/new carries wap's own MCP server on this root, with the policy as its config" "$ERR" "\"serve\", \"--root\", \"$W\", \"--config\", \""
+has "  ... and --read-only" "$ERR" "\"--read-only\""
+# an agent that starts the wap server it is handed and calls its tools: the
+# invoker's policy holds there as on the client methods (the server was
+# given only --root, --read-only and --restrict: a --config's
+# allowCommandExecution false, --no-terminal and the audit log were lost)
+cat > "$T/mcpuser.py" <<'EOF2'
+import json, subprocess, sys
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
+    elif m.get("method") == "session/new":
+        srv = [x for x in m["params"]["mcpServers"] if x["name"] == "wap"][0]
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "m"}})
+    elif m.get("method") == "session/prompt":
+        reqs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "exec", "arguments": {"command": "echo RAN"}}},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "read", "arguments": {"path": "secret.txt"}}}]
+        # stdin held open until both are answered (its EOF cancels calls)
+        p = subprocess.Popen([srv["command"]] + srv["args"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        p.stdin.write("".join(json.dumps(r) + "\n" for r in reqs))
+        p.stdin.flush()
+        got = {}
+        while len(got) < 2:
+            r = json.loads(p.stdout.readline())
+            if r.get("id") in (2, 3):
+                t = r["result"]["content"][0]["text"]
+                got[r["id"]] = json.loads(t).get("code", "ok") if t.startswith("{") else "ok"
+        p.stdin.close()
+        p.wait()
+        sys.stderr.write("MCP exec %s\nMCP read %s\n" % (got[2], got[3]))
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"stopReason": "end_turn"}})
+EOF2
+fixture "$W"
+echo hush > "$W/secret.txt"
+mcpuser() { # EXPECTED ARGS...
+	want=$1; shift
+	wap acp run --mcp-server wap "$@" --prompt p -- python3 "$T/mcpuser.py" >/dev/null 2>"$T/mcpuser.err"
+	same "the agent's wap MCP server, $*" "$(grep '^MCP' "$T/mcpuser.err" | tr '\n' ' ')" "$want"
+}
+printf '{"security":{"allowCommandExecution":false}}\n' > "$T/noexec.json"
+mcpuser "MCP exec ok MCP read ok "
+mcpuser "MCP exec FEATURE_DISABLED MCP read ok " --config "$T/noexec.json"
+mcpuser "MCP exec FEATURE_DISABLED MCP read ok " --no-terminal
+mcpuser "MCP exec ok MCP read PATH_RESTRICTED " --restrict 'secret*'
+WAP_CONFIG=$T/noexec.json mcpuser "MCP exec FEATURE_DISABLED MCP read ok " --audit "$T/mcp-audit.jsonl"
+same "the agent's wap MCP server logs to the same audit log" \
+	"$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["op"] + ":" + json.loads(l).get("error", "ok") for l in open(sys.argv[1])))' "$T/mcp-audit.jsonl")" \
+	"exec:FEATURE_DISABLED read:ok"
+same "the policy file handed to it is gone after the run" "$(ls "${TMPDIR:-/tmp}" | grep -c '^wap-acp-policy' )" 0
+rm -f "$W/secret.txt"
 has "  ... and the JSON one, with args and env filled in" "$ERR" '{"name": "other", "command": "/bin/true", "args": [], "env": []}'
 expect "--mcp-server that is neither wap nor a JSON object: usage error" 2 \
 	wap acp run --mcp-server nope --prompt p -- $AGENT
