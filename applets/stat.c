@@ -6,14 +6,17 @@
  * permissions in octal, owner uid and gid, and its times: created (the
  * birth time, where the file system records it), modified, accessed.  A
  * directory shows how many entries it has, a symbolic link its target
- * (the link itself is described, not followed), a file its MIME type.
+ * (the link itself is described, not followed, unless -L), a file its
+ * MIME type.
  *
  * With --exists, only answer whether PATH exists and what it is: a
  * missing path is an answer (exists: false, exit status 1, like test -e),
  * never an error.  Symbolic links are followed there, inside the root.
  *
- *   PATH      the path to describe
- *   --exists  only {exists, isFile, isDirectory}
+ *   PATH          the path to describe
+ *   -L, --follow  describe what a symbolic link leads to (inside the root),
+ *                 as stat -L
+ *   --exists      only {exists, isFile, isDirectory}
  *
  * JSON result: path, absolutePath, type, size, permissions, uid, gid,
  * created, modified, accessed, changed (ISO 8601), ctime and mtime (ms since
@@ -40,6 +43,7 @@
 
 static const struct wap_opt stat_opts[] = {
 	{ "path", 0, WAP_OPT_STR, WAP_OPT_POS | WAP_OPT_REQ, NULL },
+	{ "follow", 'L', WAP_OPT_BOOL, 0, NULL },
 	{ "exists", 0, WAP_OPT_BOOL, 0, NULL },
 	{ NULL }
 };
@@ -109,7 +113,7 @@ static int exists_op(const struct wap_call *call, const char *rel, json_t **res,
 static int stat_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
 {
 	const struct wap_ws *ws = call->ws;
-	bool exists = false;
+	bool exists = false, follow = false;
 	struct statx sx;
 	char *rel = NULL, *abs;
 	char perm[8];
@@ -119,6 +123,7 @@ static int stat_op(struct wap_call *call, const json_t *req, json_t **res, struc
 
 	*res = NULL;
 	if (wap_req_bool(req, "exists", &exists, err) < 0 ||
+	    wap_req_bool(req, "follow", &follow, err) < 0 ||
 	    wap_req_path(call, req, "path", NULL, &rel, err))
 		goto out;
 	if (!rel) {
@@ -129,8 +134,9 @@ static int stat_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		rc = exists_op(call, rel, res, err);
 		goto out;
 	}
-	/* O_PATH|O_NOFOLLOW: a symlink is described, not followed */
-	fd = wap_ws_open(ws, rel, O_PATH | O_NOFOLLOW, 0, WAP_ACC_READ, err);
+	/* O_PATH|O_NOFOLLOW: a symlink is described, not followed (-L:
+	 * followed, inside the root as every open) */
+	fd = wap_ws_open(ws, rel, O_PATH | (follow ? 0 : O_NOFOLLOW), 0, WAP_ACC_READ, err);
 	if (fd < 0) {
 		if (err && err->kind == WAP_E_NOT_FOUND)
 			wap_err_set(err, WAP_E_NOT_FOUND, "Path not found: %s", rel);
@@ -190,8 +196,8 @@ static int stat_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		char head[512];
 		ssize_t n = -1;
 		struct wap_err tmp = { 0 };
-		int rfd = wap_ws_open(ws, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0,
-				      WAP_ACC_READ, &tmp);
+		int rfd = wap_ws_open(ws, rel, O_RDONLY | (follow ? 0 : O_NOFOLLOW) | O_NONBLOCK |
+				      O_NOCTTY, 0, WAP_ACC_READ, &tmp);
 		if (rfd >= 0) {
 			n = pread(rfd, head, sizeof(head), 0);
 			close(rfd);

@@ -30,7 +30,7 @@ _wap() {
 	read) opts="--encoding --head --limit --member --offset --tail --whole -n" ;;
 	rm) opts="--force --recursive -f -r" ;;
 	serve) opts="--allowed-hosts --allowed-origins --approver --audit --drain --http --max-connections --max-message --no-auth --no-sandbox --profile --roots-from-client --session-ttl --token --token-file --workers --ws" ;;
-	stat) opts="--exists" ;;
+	stat) opts="--exists --follow -L" ;;
 	sym) opts="--character --column --ctags --depth --dry-run --end-character --end-column --end-line --expected-version --include-body --line --name-path --new-name --path --text --timeout-ms -d" ;;
 	write) opts="--content --expected-version --force --mode --no-parents" ;;
 	*) opts= ;;

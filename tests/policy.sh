@@ -215,6 +215,20 @@ R=$(printf '%s\n' \
  | mcp langop "$T/ro.json" 2>/dev/null)
 jcheck "langop, read-only: write_file refused" "$(echo "$R" | grep '"id":1')" 'j["result"]["isError"]'
 jcheck "langop, read-only: create_directory refused" "$(echo "$R" | grep '"id":2')" 'j["result"]["isError"]'
+# the langop profile's get_file_info is the stat op (links followed, as
+# the document's File.stat): its gate, its audit line
+ln -s a.txt "$W/alink"
+printf '{"security":{"restrictedPaths":["a.txt"]}}\n' > "$T/ra.json"
+R=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_file_info","arguments":{"path":"alink"}}}' \
+ | mcp langop "$T/ro.json" 2>/dev/null)
+has "langop get_file_info: a link is followed" "$R" 'Type: file\nSize: 2 B'
+jcheck "  ... through the stat op (audited as stat)" "$(grep '"op":"stat"' "$T/audit.jsonl" | grep alink | head -1)" 'j["request"]["path"] == "alink" and j["outcome"] == "ok"'
+R=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_file_info","arguments":{"path":"alink"}}}' \
+ '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_files","arguments":{"path":"alink","pattern":"*"}}}' \
+ | mcp langop "$T/ra.json" 2>/dev/null)
+jcheck "langop get_file_info: a link to a restricted file is refused" "$(echo "$R" | grep '"id":1')" 'j["result"]["isError"] and "Access denied" in j["result"]["content"][0]["text"]'
+jcheck "langop search_files: not a directory" "$(echo "$R" | grep '"id":2')" 'j["result"]["isError"]'
+rm "$W/alink"
 jcheck "audit: a write is marked mutating" "$(grep '"write"' "$T/audit.jsonl" | head -1)" 'j["mutating"] is True'
 jcheck "audit: a read is not" "$(grep '"op":"read"' "$T/audit.jsonl" | head -1)" 'j["mutating"] is False'
 jcheck "audit: terminal/create is audited, mutating" "$(grep 'terminal/create' "$T/audit.jsonl" | head -1)" 'j["mutating"] is True and j["outcome"] == "error"'

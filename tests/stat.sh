@@ -42,6 +42,16 @@ expect "stat a symlink" 0 wap stat link --json
 jcheck "the link itself, with its target" "$OUT" 'j["type"] == "symlink" and j["isSymbolicLink"] and j["target"] == "f.txt" and not j["isFile"]'
 expect "symlink text" 0 wap stat link
 has "Target line" "$OUT" "Target: f.txt"
+expect "-L: what the link leads to" 0 wap stat -L link --json
+jcheck "  ... the file, as stat -L" "$OUT" 'j["type"] == "file" and j["isFile"] and not j["isSymbolicLink"] and j["size"] == 12 and j["permissions"] == "640" and j["path"] == "link"'
+ln -s d "$W/dlink"
+expect "--follow on a link to a directory" 0 wap stat --follow dlink --json
+jcheck "  ... a directory with its entries" "$OUT" 'j["type"] == "directory" and j["entries"] == 3'
+ln -s /etc/passwd "$W/outlink"
+expect "-L on a link out of the root: refused (exit 4)" 4 wap stat -L outlink
+expect "  ... without -L the link itself is described" 0 wap stat outlink --json
+jcheck "  ... as a symlink" "$OUT" 'j["type"] == "symlink"'
+rm "$W/outlink" "$W/dlink"
 
 expect "--exists on a file" 0 wap stat --exists f.txt --json
 jcheck "exists answer" "$OUT" 'j == {"path": "f.txt", "exists": True, "isFile": True, "isDirectory": False}'

@@ -409,43 +409,35 @@ out:
 }
 
 /* stat REL beneath the root without following a last symlink out */
-static int ws_stat(struct wap_run *run, const char *path, struct stat *st, char **relp,
-		   struct wap_err *e)
+/* PATH through the stat op (links followed, inside the root, as the
+ * document's File.stat does): the same road, gate and audit as any call */
+static int stat_path(struct wap_run *run, const char *path, json_t **res, struct wap_err *e)
 {
-	char *rel = NULL;
-	int fd;
+	json_t *req = json_pack("{s:s, s:b}", "path", path, "follow", 1);
+	int rc;
 
-	if (wap_ws_rel(run->call->ws, path, strlen(path), &rel, e))
-		return -1;
-	fd = wap_ws_open(run->call->ws, rel, O_PATH, 0, WAP_ACC_READ, e);
-	if (fd < 0) {
-		free(rel);
-		return -1;
-	}
-	if (fstat(fd, st)) {
-		wap_err_errno(e, errno, path);
-		close(fd);
-		free(rel);
-		return -1;
-	}
-	close(fd);
-	if (relp)
-		*relp = rel;
-	else
-		free(rel);
-	return 0;
+	*res = NULL;
+	if (!req)
+		return wap_err_oom(e);
+	rc = wap_run_op(run, "stat", req, res, e);
+	json_decref(req);
+	return rc;
+}
+
+static bool is_dir(const json_t *st)
+{
+	return json_is_true(json_object_get(st, "isDirectory"));
 }
 
 static int langop_create_directory(struct wap_run *run, const json_t *args, char **text)
 {
 	const char *path = arg_str(args, "path");
-	json_t *req = json_pack("{s:s}", "path", path), *res = NULL;
+	json_t *req = json_pack("{s:s}", "path", path), *res = NULL, *st = NULL;
 	struct wap_err e = { 0 };
-	struct stat st;
 	int rc = 1;
 
-	if (!ws_stat(run, path, &st, NULL, &e)) {
-		if (!S_ISDIR(st.st_mode)) {
+	if (!stat_path(run, path, &st, &e)) {
+		if (!is_dir(st)) {
 			*text = fmt("Error: Path exists but is not a directory: %s", path);
 			goto out;
 		}
@@ -467,6 +459,7 @@ out:
 	wap_err_release(&e);
 	json_decref(req);
 	json_decref(res);
+	json_decref(st);
 	return rc;
 }
 
@@ -509,16 +502,30 @@ static void utc_time(time_t t, char *out, size_t n)
 	strftime(out, n, "%Y-%m-%d %H:%M:%S UTC", &tm);
 }
 
+/* seconds from a stat result's ms field KEY, or its ISO 8601 field */
+static time_t stat_time(const json_t *st, const char *key)
+{
+	const json_t *v = json_object_get(st, key);
+	const char *iso = json_string_value(v);
+	struct tm tm = { 0 };
+
+	if (json_is_integer(v))
+		return (time_t)(json_integer_value(v) / 1000);
+	if (iso && strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm))
+		return timegm(&tm);
+	return 0;
+}
+
 static int langop_get_file_info(struct wap_run *run, const json_t *args, char **text)
 {
-	const char *path = arg_str(args, "path");
+	const char *path = arg_str(args, "path"), *perm;
 	struct wap_err e = { 0 };
 	struct wap_sb sb = WAP_SB_INIT;
-	struct stat st;
-	char *rel = NULL, c[40], m[40], a[40], size[64];
+	json_t *st = NULL;
+	char c[40], m[40], a[40], size[64];
 	int rc = 1;
 
-	if (ws_stat(run, path, &st, &rel, &e)) {
+	if (stat_path(run, path, &st, &e)) {
 		if ((*text = langop_common_err(run, &e)))
 			;
 		else if (e.kind == WAP_E_NOT_FOUND)
@@ -527,36 +534,30 @@ static int langop_get_file_info(struct wap_run *run, const json_t *args, char **
 			*text = fmt("Error: Failed to get file info - %s", e.msg);
 		goto out;
 	}
-	utc_time(st.st_ctime, c, sizeof(c));
-	utc_time(st.st_mtime, m, sizeof(m));
-	utc_time(st.st_atime, a, sizeof(a));
-	wap_sb_addf(&sb, "Path: %s\nType: %s\n", path, S_ISDIR(st.st_mode) ? "directory" : "file");
-	if (!S_ISDIR(st.st_mode)) {
-		human_size((long long)st.st_size, size, sizeof(size));
+	utc_time(stat_time(st, "ctime"), c, sizeof(c));
+	utc_time(stat_time(st, "mtime"), m, sizeof(m));
+	utc_time(stat_time(st, "accessed"), a, sizeof(a));
+	perm = json_string_value(json_object_get(st, "permissions"));
+	wap_sb_addf(&sb, "Path: %s\nType: %s\n", path, is_dir(st) ? "directory" : "file");
+	if (!is_dir(st)) {
+		human_size((long long)json_integer_value(json_object_get(st, "size")), size, sizeof(size));
 		wap_sb_addf(&sb, "Size: %s\n", size);
 	}
-	wap_sb_addf(&sb, "Permissions: %o\nOwner UID: %u\nOwner GID: %u\n"
+	wap_sb_addf(&sb, "Permissions: %lo\nOwner UID: %lld\nOwner GID: %lld\n"
 		    "Created: %s\nModified: %s\nAccessed: %s",
-		    (unsigned)(st.st_mode & 0777), (unsigned)st.st_uid, (unsigned)st.st_gid, c, m, a);
-	if (S_ISDIR(st.st_mode)) {
-		int fd = wap_ws_open(run->call->ws, rel, O_RDONLY | O_DIRECTORY, 0, WAP_ACC_READ, &e);
-		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-		long entries = 0;
-		struct dirent *de;
-
-		if (!d && fd >= 0)
-			close(fd);
-		while (d && (de = readdir(d)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-				entries++;
-		if (d)
-			closedir(d);
-		wap_sb_addf(&sb, "\nEntries: %ld", entries);
+		    perm ? strtoul(perm, NULL, 8) & 0777 : 0ul,
+		    (long long)json_integer_value(json_object_get(st, "uid")),
+		    (long long)json_integer_value(json_object_get(st, "gid")), c, m, a);
+	if (is_dir(st))
+		wap_sb_addf(&sb, "\nEntries: %lld", (long long)json_integer_value(json_object_get(st, "entries")));
+	if (sb.oom) {
+		wap_sb_release(&sb);
+		goto out;
 	}
 	*text = wap_sb_detach(&sb);
 	rc = 0;
 out:
-	free(rel);
+	json_decref(st);
 	wap_err_release(&e);
 	return rc;
 }
@@ -568,7 +569,7 @@ static int langop_search_files(struct wap_run *run, const json_t *args, char **t
 	json_t *files;
 	struct wap_err e = { 0 };
 	struct wap_sb sb = WAP_SB_INIT;
-	struct stat st;
+	json_t *st = NULL;
 	size_t i, n;
 	int rc = 1;
 
@@ -580,7 +581,7 @@ static int langop_search_files(struct wap_run *run, const json_t *args, char **t
 	if (json_object_get(args, "max_results"))
 		json_object_set(req, "max_results", json_object_get(args, "max_results"));
 	/* the directory must exist and be one: the tool's own messages */
-	if (ws_stat(run, path, &st, NULL, &e) || !S_ISDIR(st.st_mode)) {
+	if (stat_path(run, path, &st, &e) || !is_dir(st)) {
 		if (e.kind == WAP_OK)
 			*text = fmt("Error: Not a directory: %s", path);
 		else if ((*text = langop_common_err(run, &e)))
@@ -614,6 +615,7 @@ static int langop_search_files(struct wap_run *run, const json_t *args, char **t
 		wap_sb_addf(&sb, "\n\n(the first %zu shown: raise max_results for more)", n);
 	*text = wap_sb_detach(&sb);
 out:
+	json_decref(st);
 	wap_err_release(&e);
 	json_decref(req);
 	json_decref(res);
