@@ -8,6 +8,7 @@
 # killed after the grace period.
 . tests/lib.sh
 AGENT="python3 $(pwd)/tests/acp/agent.py"
+PROBE="python3 $(pwd)/tests/acp/probe_agent.py"
 SDK=$(pwd)/tests/protocol/node_modules/@agentclientprotocol/sdk/dist/examples/agent.js
 
 fixture() {	# fixture DIR: the workspace the agent starts from
@@ -161,28 +162,9 @@ expect "replay --json: exit 0" 0 wap acp replay --json "$T/t.jsonl"
 # the transcript and the audit log beneath the root are not the agent's
 # to rewrite: fs/write_text_file replaced their inodes, wap went on writing
 # to the old ones, and replay checked the agent's forgery
-cat > "$T/forger.py" <<'EOF2'
-import json, os, sys
-def send(m):
-    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("method") == "initialize":
-        send({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
-    elif m.get("method") == "session/new":
-        root = m["params"]["cwd"]
-        send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "f"}})
-    elif m.get("method") == "session/prompt":
-        for i, name in enumerate(["run/t.jsonl", "run/a.jsonl", "after.txt"]):
-            send({"jsonrpc": "2.0", "id": 50 + i, "method": "fs/write_text_file",
-                  "params": {"sessionId": "f", "path": os.path.join(root, name), "content": "FORGED" + "LINE\n"}})
-            r = json.loads(sys.stdin.readline())
-            sys.stderr.write("%s %s\n" % (name, "error" if "error" in r else "ok"))
-        send({"jsonrpc": "2.0", "id": m["id"], "result": {"stopReason": "end_turn"}})
-EOF2
 R2=$T/forgeroot; mkdir -p "$R2/run"
 (cd "$R2" && WAP_ROOT=$R2 wap acp run --approve all --transcript run/t.jsonl --audit run/a.jsonl \
-	--prompt p -- python3 "$T/forger.py" >/dev/null 2>"$T/forger.err")
+	--prompt p -- $PROBE forge >/dev/null 2>"$T/forger.err")
 same "transcript and audit in the root: the agent's writes to them refused, the next one done" \
 	"$(grep -E '^(run|after)' "$T/forger.err" | tr '\n' ' ')" "run/t.jsonl error run/a.jsonl error after.txt ok "
 lacks "transcript in the root: not replaced" "$(head -c 200 "$R2/run/t.jsonl")" FORGEDLINE
@@ -280,42 +262,11 @@ has "  ... and --read-only" "$ERR" "\"--read-only\""
 # invoker's policy holds there as on the client methods (the server was
 # given only --root, --read-only and --restrict: a --config's
 # allowCommandExecution false, --no-terminal and the audit log were lost)
-cat > "$T/mcpuser.py" <<'EOF2'
-import json, subprocess, sys
-def send(m):
-    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("method") == "initialize":
-        send({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
-    elif m.get("method") == "session/new":
-        srv = [x for x in m["params"]["mcpServers"] if x["name"] == "wap"][0]
-        send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "m"}})
-    elif m.get("method") == "session/prompt":
-        reqs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
-                {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "exec", "arguments": {"command": "echo RAN"}}},
-                {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "read", "arguments": {"path": "secret.txt"}}}]
-        # stdin held open until both are answered (its EOF cancels calls)
-        p = subprocess.Popen([srv["command"]] + srv["args"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        p.stdin.write("".join(json.dumps(r) + "\n" for r in reqs))
-        p.stdin.flush()
-        got = {}
-        while len(got) < 2:
-            r = json.loads(p.stdout.readline())
-            if r.get("id") in (2, 3):
-                t = r["result"]["content"][0]["text"]
-                got[r["id"]] = json.loads(t).get("code", "ok") if t.startswith("{") else "ok"
-        p.stdin.close()
-        p.wait()
-        sys.stderr.write("MCP exec %s\nMCP read %s\n" % (got[2], got[3]))
-        send({"jsonrpc": "2.0", "id": m["id"], "result": {"stopReason": "end_turn"}})
-EOF2
 fixture "$W"
 echo hush > "$W/secret.txt"
 mcpuser() { # EXPECTED ARGS...
 	want=$1; shift
-	wap acp run --mcp-server wap "$@" --prompt p -- python3 "$T/mcpuser.py" >/dev/null 2>"$T/mcpuser.err"
+	wap acp run --mcp-server wap "$@" --prompt p -- $PROBE mcp >/dev/null 2>"$T/mcpuser.err"
 	same "the agent's wap MCP server, $*" "$(grep '^MCP' "$T/mcpuser.err" | tr '\n' ' ')" "$want"
 }
 printf '{"security":{"allowCommandExecution":false}}\n' > "$T/noexec.json"
