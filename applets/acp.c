@@ -409,6 +409,21 @@ out:
 	return rc;
 }
 
+/* P from the current directory, as the server started by the agent (in
+ * the root) must name it; NULL without memory */
+static char *abs_path(const char *p)
+{
+	char *cwd, *r = NULL;
+
+	if (p[0] == '/')
+		return strdup(p);
+	cwd = getcwd(NULL, 0);
+	if (cwd && asprintf(&r, "%s/%s", cwd, p) < 0)
+		r = NULL;
+	free(cwd);
+	return r;
+}
+
 /* --mcp-server: "wap" (wap's own MCP server on this root and policy: the
  * policy in force as its config (policy_file, its path in *POLICY), the
  * same audit log and approver) or a JSON object as session/new wants it */
@@ -439,7 +454,7 @@ static json_t *mcp_servers(const json_t *specs, struct wap_ws *ws, const char *a
 			}
 			args = json_pack("[s, s, s, s, s]", "serve", "--root", ws->root, "--config", *policy);
 			/* its own lines in the same log (O_APPEND: one write a line) */
-			if (args && audit && strcmp(audit, "-") && (a = realpath(audit, NULL))) {
+			if (args && audit && strcmp(audit, "-") && (a = abs_path(audit))) {
 				json_array_append_new(args, json_string("--audit"));
 				json_array_append_new(args, json_string(a));
 			}

@@ -394,6 +394,18 @@ static const char *protected_component(const char *rel, size_t len)
 	return NULL;
 }
 
+const char *wap_ws_protected(const struct wap_ws *ws, const char *rel)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	const char *full, *what;
+	size_t n;
+
+	full = anchored(ws, rel, strlen(rel), &sb, &n);
+	what = full ? protected_component(full, n) : ".git";	/* no memory: say no */
+	wap_sb_release(&sb);
+	return what;
+}
+
 /* Is REL the config file (or a log wap_ws_protect was given), or a
  * directory holding it (whose rename or removal would let another file
  * take its place)? */

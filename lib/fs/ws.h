@@ -76,6 +76,11 @@ int wap_ws_init(struct wap_ws *ws, const char *root, const char *config_path,
 		struct wap_err *err);
 void wap_ws_release(struct wap_ws *ws);
 
+/* ".git" or ".wap" when REL (from WS's root, judged from the configured
+ * root) lies in one of them, which only `wap git` (.git) or nothing
+ * (.wap) writes; else NULL. */
+const char *wap_ws_protected(const struct wap_ws *ws, const char *rel);
+
 /* FILE (an audit log, a transcript) written by wap itself: no door
  * writes, moves or removes it when it lies beneath the root. */
 int wap_ws_protect(struct wap_ws *ws, const char *file);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -125,12 +126,23 @@ static struct slot *slot_of(struct httpd *h, struct lws *wsi)
 	return NULL;
 }
 
+/* bytes have come on the connection that the server has not read yet:
+ * a request on its way, not a connection held open in silence */
+static bool has_input(struct lws *wsi)
+{
+	int fd = lws_get_socket_fd(wsi), n = 0;
+
+	return fd >= 0 && !ioctl(fd, FIONREAD, &n) && n > 0;
+}
+
 /* a new connection: room for it, pushing out the connection idle the
- * longest when every slot is taken; false to refuse it */
+ * longest when every slot is taken (a silent one before one whose request
+ * is waiting to be read: on a busy machine a client's request can wait
+ * there while newer connections come); false to refuse it */
 static bool slot_room(struct httpd *h)
 {
 	int max = (h->o->max_conns > 0 ? h->o->max_conns : 64) + (h->acp ? WAP_ACP_MAX_CLIENTS : 0);
-	struct slot *old = NULL;
+	struct slot *old = NULL, *quiet = NULL;
 	int live = 0;
 
 	for (int i = 0; i < h->nslots; i++) {
@@ -145,6 +157,16 @@ static bool slot_room(struct httpd *h)
 		return true;
 	if (!old)
 		return false;
+	if (has_input(old->wsi)) {
+		for (int i = 0; i < h->nslots; i++) {
+			struct slot *s = &h->slots[i];
+			if (!s->going && s->idle_since && (!quiet || s->idle_since < quiet->idle_since) &&
+			    !has_input(s->wsi))
+				quiet = s;
+		}
+		if (quiet)
+			old = quiet;
+	}
 	old->going = true;
 	lws_set_timeout(old->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 	return true;

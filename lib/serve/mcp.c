@@ -43,6 +43,10 @@ struct wsnode {
 	struct wsnode *next;
 };
 
+/* the narrowed roots a session keeps (each holds a descriptor until the
+ * session ends: calls and terminals may still run in one) */
+#define MAX_ROOTS 16
+
 struct wap_mcp_session {
 	struct wap_mcp_server *srv;
 	char *id;
@@ -400,6 +404,16 @@ static int narrow_ws(const struct wap_ws *base, const char *path, struct wap_ws 
 		close(fd);
 		return wap_err_set(err, WAP_E_ACCESS, "Access denied: %s is outside the workspace root", path);
 	}
+	/* never a root in .git or .wap: the sandbox keeps ROOT/.git and
+	 * ROOT/.wap read-only, and a command rooted inside them would write
+	 * hooks and config there */
+	if (wap_ws_protected(base, real)) {
+		wap_err_set(err, WAP_E_RESTRICTED, "Path restricted: %s is in %s, which cannot be a root",
+			    path, wap_ws_protected(base, real));
+		free(real);
+		close(fd);
+		return -1;
+	}
 	ws->rootfd = fd;
 	ws->root = wap_ws_abs(base, real);
 	/* the policy stays the configured root's: restrictedPaths, .git and
@@ -464,11 +478,31 @@ static void apply_roots(struct wap_mcp_session *s, const json_t *result, wap_mcp
 			continue;
 		n = calloc(1, sizeof(*n));
 		if (n && !narrow_ws(s->srv->ws, path, &n->ws, &err)) {
+			struct wsnode *o;
+			int kept = 0;
 			pthread_mutex_lock(&s->mu);
-			n->next = s->narrowed;
-			s->narrowed = n;
-			s->ws = &n->ws;
+			/* a root made before is used again (a client that
+			 * answers every roots/list alike held a new
+			 * descriptor each time); past MAX_ROOTS kept, a new
+			 * one is not used: a call may still run in any */
+			for (o = s->narrowed; o && strcmp(o->ws.root, n->ws.root); o = o->next)
+				kept++;
+			if (o || kept < MAX_ROOTS) {
+				if (!o) {
+					n->next = s->narrowed;
+					s->narrowed = o = n;
+					n = NULL;
+				}
+				s->ws = &o->ws;
+			}
 			pthread_mutex_unlock(&s->mu);
+			if (n) {
+				if (!o)
+					mcp_log(s, send, arg, LOG_WARNING, "roots: %s is not used as the root: "
+						"this session has had %d roots already", n->ws.root, MAX_ROOTS);
+				wap_ws_release(&n->ws);
+				free(n);
+			}
 			free(path);
 			return;	/* the first root inside the workspace wins */
 		}

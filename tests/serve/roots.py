@@ -75,3 +75,51 @@ r = recv()
 ok(r["result"]["structuredContent"]["root"] == os.path.realpath(sub), "a late answer still narrows the root")
 p.stdin.close()
 p.wait(timeout=10)
+
+# a root in .git or .wap is never used: the sandbox keeps ROOT/.git read-
+# only, and a command rooted in .git wrote hooks and config there
+os.makedirs(os.path.join(root, ".git", "hooks"), exist_ok=True)
+for bad in (".git", ".git/hooks", ".wap", ".GIT"):
+    os.makedirs(os.path.join(root, bad), exist_ok=True)
+    asked, r, esc, rc = session([{"uri": "file://" + os.path.join(root, bad)}])
+    ok(r == os.path.realpath(root), f"a client root in {bad} is not used ({r})")
+
+# the same roots answered again and again: one narrowed root kept, not one
+# (and a descriptor) an answer; at most 16 different ones
+p = subprocess.Popen([wap, "serve", "--root", root, "--roots-from-client"], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, text=True)
+send = lambda m: (p.stdin.write(json.dumps(m) + "\n"), p.stdin.flush())
+n_id = [10]
+
+
+def call_after(roots):
+    """roots/list_changed, answer ROOTS, then an info call: its root"""
+    send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+    n_id[0] += 1
+    send({"jsonrpc": "2.0", "id": n_id[0], "method": "tools/call", "params": {"name": "info", "arguments": {}}})
+    while True:
+        m = json.loads(p.stdout.readline())
+        if m.get("method") == "roots/list":
+            send({"jsonrpc": "2.0", "id": m["id"], "result": {"roots": roots}})
+        elif m.get("id") == n_id[0]:
+            return m["result"]["structuredContent"]["root"]
+
+
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+      "params": {"protocolVersion": "2025-06-18", "capabilities": {"roots": {"listChanged": True}}}})
+json.loads(p.stdout.readline())
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+fds = lambda: len(os.listdir(f"/proc/{p.pid}/fd"))
+call_after([{"uri": "file://" + sub}])
+before = fds()
+for _ in range(40):
+    call_after([{"uri": "file://" + sub}])
+ok(fds() == before, f"the same root answered 40 times: no descriptor more ({before} -> {fds()})")
+for i in range(20):
+    os.makedirs(os.path.join(root, "many", str(i)), exist_ok=True)
+got = [call_after([{"uri": "file://" + os.path.join(root, "many", str(i))}]) for i in range(20)]
+ok(got[14] == os.path.realpath(os.path.join(root, "many", "14")) and got[19] == got[14],
+   f"16 different roots kept, the 17th and later not used ({got[14]}, {got[19]})")
+ok(fds() <= before + 15, f"  ... nor a descriptor held for them ({fds()})")
+p.stdin.close()
+p.wait(timeout=10)
