@@ -241,6 +241,23 @@ jcheck "acp stdio: the server ends cleanly at EOF, killing its terminals" "$(L 1
 jcheck "acp stdio: the audit line of terminal/create has its command and args" \
 	"$(grep -m1 '"op":"terminal/create"' "$T/acpstdio.audit")" \
 	'j["request"]["command"] == "sh" and j["request"]["args"][0] == "-c" and "printf" in j["request"]["args"][1]'
+# the command lists judge a terminal's whole command line, as exec's: a
+# deny entry with arguments ("git init") held for exec, not for
+# terminal/create, which was checked by its program name alone
+printf '{"security":{"restrictedCommands":["git init"]}}\n' > "$T/gitinit.json"
+cat > "$T/acpgi.py" <<'EOF2'
+import json, sys
+from wapstdio import Stdio
+s = Stdio([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2], "--config", sys.argv[3]])
+print(json.dumps(s.call("terminal/create", sessionId="s", command="git", args=["init", "viaterm"])))
+print(json.dumps(s.call("terminal/create", sessionId="s", command="git", args=["--version"])))
+s.close()
+EOF2
+python3 "$T/acpgi.py" "$WAP" "$W" "$T/gitinit.json" > "$T/acpgi.out" 2>&1
+jcheck "acp stdio: terminal/create of a denied command line (git init) refused" "$(sed -n 1p "$T/acpgi.out")" \
+	'j["error"]["code"] == -32011 or "COMMAND_RESTRICTED" in json.dumps(j)'
+jcheck "acp stdio: the same program with other arguments runs" "$(sed -n 2p "$T/acpgi.out")" '"terminalId" in j["result"]'
+check "  ... and nothing was made" test ! -e "$W/viaterm"
 
 # a terminal's program that leaves a daemon (setsid, double fork, ignoring
 # SIGTERM): the daemon goes when the program ends, when the terminal is

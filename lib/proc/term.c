@@ -671,7 +671,9 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 	if (wap_term_count(ts) >= WAP_TERM_MAX)
 		return wap_err_set(err, WAP_E_TOO_LARGE,
 			"Too many terminals (%d): dispose or release some first", WAP_TERM_MAX);
-	if (argv ? wap_term_check_command(ts->ws, argv[0], err) < 0 : check_shell(ts->ws, default_shell(), err) < 0)
+	/* the whole command line: a deny entry with arguments ("git init")
+	 * holds here as for exec */
+	if (argv ? wap_term_check_command(ts->ws, argv, err) < 0 : check_shell(ts->ws, default_shell(), err) < 0)
 		return -1;
 	if (o->cwd && *o->cwd) {
 		if (wap_ws_rel(ts->ws, o->cwd, strlen(o->cwd), &rel, err) < 0)
@@ -1078,10 +1080,9 @@ static void cmd_rules(const struct wap_ws *ws, struct wap_cmdrules *r)
 	r->deny_name = "security.restrictedCommands";
 }
 
-int wap_term_check_command(const struct wap_ws *ws, const char *command, struct wap_err *err)
+int wap_term_check_command(const struct wap_ws *ws, char *const *argv, struct wap_err *err)
 {
 	struct wap_cmdrules r;
-	char *argv[2] = { (char *)command, NULL };
 
 	if (!ws->pol.allow_exec)
 		return wap_err_set(err, WAP_E_DISABLED,

@@ -130,11 +130,11 @@ int wap_term_acp(struct wap_terms *ts, const char *method, const json_t *params,
  * NUL-terminated string fit for JSON; NULL when out of memory). */
 char *wap_term_utf8(const char *buf, size_t len, size_t *outlen);
 
-/* Is COMMAND (a program name or path) allowed by the policy:
+/* Is ARGV (a program name or path and its arguments) allowed by the policy:
  * allowCommandExecution (FEATURE_DISABLED), allowedCommands /
  * restrictedCommands (COMMAND_RESTRICTED)?  wap_term_create checks the
  * command, or the shell, with it. */
-int wap_term_check_command(const struct wap_ws *ws, const char *command, struct wap_err *err);
+int wap_term_check_command(const struct wap_ws *ws, char *const *argv, struct wap_err *err);
 
 /* LINE sent to a shell terminal, checked as a shell command line against
  * the command lists (lib/proc/cmdpolicy.h; a first check: text sent in pieces
