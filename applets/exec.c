@@ -55,7 +55,8 @@
  *   --timeout MS           time limit (default and most limits.maxExecutionTime,
  *                          30000; up to limits.maxExecutionTimeCap if set)
  *   --kill-after MS        grace between SIGTERM and SIGKILL (default 5000)
- *   --max-output BYTES     bytes kept per stream, head and tail (default 51200)
+ *   --max-output BYTES     bytes kept per stream, head and tail (default 51200;
+ *                          up to limits.maxOutputSizeCap if set)
  *   --save-output DIR      also write the whole streams to files in DIR
  *   --stream               print output as it comes (--json: JSON lines
  *                          {stream, data}, then the result)
@@ -383,6 +384,8 @@ static int exec_run(struct wap_call *call, const json_t *req, struct run *run, j
 		kill_after = KILL_AFTER_CAP;
 	if (max_output > MAX_OUTPUT_CAP)
 		max_output = MAX_OUTPUT_CAP;
+	if ((unsigned long long)max_output > ws->lim.max_output_cap)
+		max_output = (long long)ws->lim.max_output_cap;
 
 	/* the command lists: the config's, then the request's (which can only
 	 * narrow what the config allows) */

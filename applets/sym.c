@@ -66,7 +66,8 @@
  *   --dry-run               writing actions: show the diff, write nothing
  *   --expected-version V    writing actions: FILE must still be at version V
  *   --ctags                 overview, find: ask universal-ctags, not a server
- *   --timeout-ms N          how long to wait for the server (default 30000)
+ *   --timeout-ms N          how long to wait for the server (default 30000; at
+ *                           most limits.maxExecutionTimeCap)
  *
  * examples:
  *   wap sym overview src/parse.c
@@ -1329,6 +1330,8 @@ static int sym_op(struct wap_call *call, const json_t *req, json_t **res, struct
 		return -1;
 	if (t > 0)
 		y.timeout = t;
+	if (y.timeout > call->ws->lim.max_exec_ms_cap)	/* as exec's timeout */
+		y.timeout = call->ws->lim.max_exec_ms_cap;
 	if (json_array_size(args) > 2)
 		return wap_err_set(err, WAP_E_INVALID, "too many arguments: sym %s [FILE] [NAMEPATH]", y.action);
 	if (!strcmp(y.action, "servers")) {

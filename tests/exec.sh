@@ -261,6 +261,14 @@ expect "marker counts what was left out" 0 wap exec --json --max-output 20 -c 's
 jcheck "omitted count" "$OUT" '("... [%d bytes omitted] ..." % (3893-20)) in j["stdout"]'
 expect "multi-byte characters are not split" 0 wap exec --json --max-output 7 -c 'printf "ééééééééé"'
 jcheck "cut on UTF-8 boundaries" "$OUT" 'j["stdout"].startswith("é\n") and j["stdout"].endswith("éé") and "\ufffd" not in j["stdout"]'
+# the invoker's limits.maxOutputSize is the most a caller may keep, as
+# maxExecutionTime is for the time, unless maxOutputSizeCap says more
+printf '{"limits":{"maxOutputSize":1000}}' > "$T/outcap.json"
+expect "--max-output past the config's maxOutputSize" 0 wap exec --config "$T/outcap.json" --json --max-output 100000 -c 'seq 1 3000'
+jcheck "  ... keeps maxOutputSize" "$OUT" 'j["stdout_truncated"] and len(j["stdout"].encode()) < 1200 and j["stdout_bytes"] > 10000'
+printf '{"limits":{"maxOutputSize":1000,"maxOutputSizeCap":100000}}' > "$T/outcap.json"
+expect "maxOutputSizeCap lets a caller ask for more" 0 wap exec --config "$T/outcap.json" --json --max-output 100000 -c 'seq 1 3000'
+jcheck "  ... all of it kept" "$OUT" 'not j["stdout_truncated"] and j["stdout_bytes"] == len(j["stdout"])'
 # 100 MB through a bounded buffer: memory stays small, counts stay true
 if [ -x /usr/bin/time ]; then
 	/usr/bin/time -f %M -o "$T/rss" wap exec --json -c 'head -c 100000000 /dev/zero | tr "\0" x; echo END' > "$T/big.json"

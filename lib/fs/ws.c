@@ -22,6 +22,7 @@ static const struct wap_limits default_limits = {
 	.max_dir_entries = 500,
 	.max_search_results = 100,
 	.max_output_size = 50 << 10,
+	.max_output_cap = 64 << 20,
 	.max_exec_ms = 30000,
 	.max_exec_ms_cap = 600000,
 	.max_line_len = 2000,
@@ -67,6 +68,15 @@ int wap_ws_apply_config(struct wap_ws *ws, const json_t *cfg, struct wap_err *er
 	l->max_dir_entries = wap_config_int(cfg, "limits.maxDirectoryEntries", l->max_dir_entries);
 	l->max_search_results = wap_config_int(cfg, "limits.maxSearchResults", l->max_search_results);
 	l->max_output_size = wap_config_int(cfg, "limits.maxOutputSize", l->max_output_size);
+	/* as for the time below: maxOutputSize is the most a caller gets
+	 * unless maxOutputSizeCap says how much more one may ask for */
+	if (wap_config_get(cfg, "limits.maxOutputSize") && !wap_config_get(cfg, "limits.maxOutputSizeCap"))
+		l->max_output_cap = l->max_output_size;
+	l->max_output_cap = wap_config_int(cfg, "limits.maxOutputSizeCap", l->max_output_cap);
+	if (l->max_output_cap > 64u << 20)
+		l->max_output_cap = 64u << 20;
+	if (l->max_output_size > l->max_output_cap)
+		l->max_output_size = l->max_output_cap;
 	l->max_exec_ms = wap_config_int(cfg, "limits.maxExecutionTime", l->max_exec_ms);
 	/* maxExecutionTime is the most a caller gets unless the config says
 	 * how much more one may ask for (maxExecutionTimeCap) */

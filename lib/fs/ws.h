@@ -27,6 +27,7 @@ struct wap_limits {
 	size_t max_dir_entries;		/* 500 */
 	size_t max_search_results;	/* 100 */
 	size_t max_output_size;		/* exec, per stream: 50 KiB */
+	size_t max_output_cap;		/* the most a caller may ask: 64 MiB */
 	long max_exec_ms;		/* default timeout: 30000 */
 	long max_exec_ms_cap;		/* the most a caller may ask: 600000 */
 	size_t max_line_len;		/* 2000 */
