@@ -110,6 +110,23 @@ static int exists_op(const struct wap_call *call, const char *rel, json_t **res,
 	return 0;
 }
 
+/* is NAME in directory REL hidden by restrictedPaths? */
+static bool restricted_in(const struct wap_ws *ws, const char *rel, const char *name)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	bool r;
+
+	if (!ws->pol.restricted.n)
+		return false;
+	if (strcmp(rel, "."))
+		wap_sb_addf(&sb, "%s/%s", rel, name);
+	else
+		wap_sb_adds(&sb, name);
+	r = !sb.buf || wap_ws_restricted(ws, sb.buf, sb.len);
+	wap_sb_release(&sb);
+	return r;
+}
+
 static int stat_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
 {
 	const struct wap_ws *ws = call->ws;
@@ -178,8 +195,10 @@ static int stat_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		struct dirent *de;
 		long long n = 0;
 		if (d) {
+			/* what ls would list: restricted names are not counted */
 			while ((de = readdir(d)))
-				n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+				n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+				     !restricted_in(ws, rel, de->d_name);
 			closedir(d);
 			json_object_set_new(o, "entries", json_integer(n));
 		} else if (dfd >= 0) {

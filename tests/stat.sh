@@ -52,6 +52,13 @@ expect "-L on a link out of the root: refused (exit 4)" 4 wap stat -L outlink
 expect "  ... without -L the link itself is described" 0 wap stat outlink --json
 jcheck "  ... as a symlink" "$OUT" 'j["type"] == "symlink"'
 rm "$W/outlink" "$W/dlink"
+# a directory's entry count is what ls lists: restricted names not counted
+mkdir -p "$W/cnt/secret" && touch "$W/cnt/a" "$W/cnt/key.pem"
+expect "entries with restrictedPaths" 0 wap stat --restrict 'secret' --restrict '*.pem' cnt --json
+jcheck "  ... restricted names not counted" "$OUT" 'j["entries"] == 1'
+expect "entries without" 0 wap stat cnt --json
+jcheck "  ... all counted" "$OUT" 'j["entries"] == 3'
+rm -r "$W/cnt"
 
 expect "--exists on a file" 0 wap stat --exists f.txt --json
 jcheck "exists answer" "$OUT" 'j == {"path": "f.txt", "exists": True, "isFile": True, "isDirectory": False}'
