@@ -87,6 +87,14 @@ SH
 	expect "where commands are not allowed, the overview still answers" 0 wap sym overview a.mute --timeout-ms 300
 	lacks "no language server was started" "$ERR" "LSP-STARTED"
 	has "the tags answered" "$OUT" "(ctags)"
+	# nor where the command lists refuse the server's program (exec of
+	# it is refused: so is its start as a server)
+	for l in '"restrictedCommands": ["sh"]' '"allowedCommands": ["ls"]'; do
+		printf '{"security": {%s}, "lsp": {"servers": {"mute": {"command": ["sh", "%s"], "extensions": ["mute"]}}}}\n' "$l" "$T/ran-lsp.sh" > "$XDG_CONFIG_HOME/wap/config.json"
+		expect "a server the command lists refuse ($l): COMMAND_RESTRICTED (exit 14)" 14 wap sym overview a.mute --timeout-ms 300
+		lacks "  ... no language server was started" "$ERR" "LSP-STARTED"
+		has "  ... the error names the program" "$ERR" "Command not allowed: sh "
+	done
 	# nor are the workspace's ctags option files read
 	mkdir -p "$W/.ctags.d" && echo '--exclude=*.c' > "$W/.ctags.d/x.ctags"
 	expect "ctags with an option file in the workspace" 0 wap sym overview src/util.c --ctags --json

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "edit.h"
 #include "file.h"
+#include "cmdpolicy.h"
 #include "landlock.h"
 #include "lsp.h"
 #include "proc.h"
@@ -869,17 +870,25 @@ static int server_start(struct wap_lsp *s, const struct wap_ws *ws, const struct
 			struct wap_err *err)
 {
 	struct wap_sandbox_opts so = { 0 };
+	struct wap_cmdrules rules = { ws->pol.allowed_cmds, ws->pol.restricted_cmds, true,
+				      "allowedCommands", "restrictedCommands" };
 	char *found = on_path(s->argv[0]), *uri = NULL, *pre;
 	extern char **environ;
 	int p[2];
 	json_t *params, *res = NULL;
 
 	/* a language server is a program, and some run the workspace's code
-	 * (build scripts, a toolchain file naming its own binaries) */
+	 * (build scripts, a toolchain file naming its own binaries): the
+	 * policy of commands is its policy, the lists included, and they
+	 * hold in its sandbox as in a command's */
 	if (!ws->pol.allow_exec) {
 		free(found);
 		return wap_err_set(err, WAP_E_DISABLED, "Language servers are disabled by policy: "
 				   "starting one runs a program (security.allowCommandExecution)");
+	}
+	if (wap_cmd_check(&rules, NULL, s->argv, err)) {
+		free(found);
+		return -1;
 	}
 	if (!found)
 		return wap_err_set(err, WAP_E_DISABLED,
@@ -898,6 +907,8 @@ static int server_start(struct wap_lsp *s, const struct wap_ws *ws, const struct
 	so.read_only_root = true;
 	so.no_network = true;
 	so.read_dirs = s->rdirs;
+	so.rules[0] = &rules;
+	so.path = getenv("PATH");
 	if (wap_sandbox_prepare(&s->sb, ws, &so, err))
 		return -1;
 	s->have_sb = true;
