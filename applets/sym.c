@@ -419,14 +419,16 @@ static const char *file_text(struct sym *y, json_t *cache, const char *rel, size
 }
 
 /* Location[] or LocationLink[] (or one Location) into wap's locations;
- * those outside the root are counted in *OUTSIDE. */
-static json_t *locations(struct sym *y, const json_t *in, int *outside)
+ * those outside the root are counted in *OUTSIDE, those restrictedPaths
+ * hide in *HIDDEN (the server reads the whole root: its answers are
+ * judged as any path an op opens). */
+static json_t *locations(struct sym *y, const json_t *in, int *outside, int *hidden)
 {
 	json_t *out = json_array(), *cache = json_object(), *one = NULL;
 	const json_t *v;
 	size_t i;
 
-	*outside = 0;
+	*outside = *hidden = 0;
 	if (json_is_object(in))
 		in = one = json_pack("[O]", in);
 	json_array_foreach(in, i, v) {
@@ -443,6 +445,11 @@ static json_t *locations(struct sym *y, const json_t *in, int *outside)
 		}
 		if (!(rel = wap_lsp_rel(y->ws, uri)) || !range) {
 			(*outside)++;
+			free(rel);
+			continue;
+		}
+		if (wap_ws_restricted(y->ws, rel, strlen(rel))) {
+			(*hidden)++;
 			free(rel);
 			continue;
 		}
@@ -1013,7 +1020,7 @@ static int act_refs_def(struct sym *y, json_t **res, struct wap_err *err)
 {
 	bool refs = !strcmp(y->action, "refs");
 	json_t *pos, *r, *locs;
-	int outside;
+	int outside, hidden;
 
 	if (need_server(y, err) || position(y, &pos, err))
 		return -1;
@@ -1038,11 +1045,35 @@ static int act_refs_def(struct sym *y, json_t **res, struct wap_err *err)
 			 : json_pack("{s:{s:s}, s:o}", "textDocument", "uri", y->uri, "position", pos),
 		    &r, err))
 		return -1;
-	locs = locations(y, r, &outside);
+	locs = locations(y, r, &outside, &hidden);
 	json_decref(r);
 	*res = json_pack("{s:s, s:s, s:o}", "source", wap_lsp_name(y->srv), "path", y->rel, "locations", locs);
 	if (outside)
 		json_object_set_new(*res, "outside_root", json_integer(outside));
+	if (hidden)
+		json_object_set_new(*res, "restricted", json_integer(hidden));
+	return 0;
+}
+
+/* With restrictedPaths: is the symbol at POS defined in a file they hide
+ * (its hover would show what a read of the file is refused)? */
+static int defined_hidden(struct sym *y, const json_t *pos, struct wap_err *err)
+{
+	json_t *r, *locs;
+	int outside, hidden;
+
+	if (!y->ws->pol.restricted.n)
+		return 0;
+	if (request(y, "textDocument/definition", json_pack("{s:{s:s}, s:O}", "textDocument", "uri", y->uri,
+							    "position", pos), &r, err))
+		return -1;
+	locs = locations(y, r, &outside, &hidden);
+	json_decref(locs);
+	json_decref(r);
+	if (hidden)
+		return wap_err_set(err, WAP_E_RESTRICTED, "Path restricted: %s's symbol at line %lld is "
+				   "defined in a file denied by restrictedPaths", y->rel,
+				   (long long)jint(pos, "line") + 1);
 	return 0;
 }
 
@@ -1075,6 +1106,10 @@ static int act_hover(struct sym *y, json_t **res, struct wap_err *err)
 
 	if (need_server(y, err) || position(y, &pos, err))
 		return -1;
+	if (defined_hidden(y, pos, err)) {
+		json_decref(pos);
+		return -1;
+	}
 	if (request(y, "textDocument/hover", json_pack("{s:{s:s}, s:o}", "textDocument", "uri", y->uri,
 						       "position", pos), &r, err))
 		return -1;
@@ -1471,9 +1506,11 @@ static int sym_render(const json_t *res, const json_t *req, FILE *out)
 				(long long)jint(v, "line"), (long long)(jint(v, "column") ? jint(v, "column") : 1));
 			if (json_object_get(v, "text"))
 				fprintf(out, "%s\n", json_string_value(json_object_get(v, "text")));
-			else
+			else if (json_object_get(v, "kind"))
 				fprintf(out, "%s %s\n", json_string_value(json_object_get(v, "kind")),
 					json_string_value(json_object_get(v, "name_path")));
+			else	/* a location whose line could not be read */
+				fputc('\n', out);
 		}
 		return json_array_size(a) ? 0 : 1;
 	}

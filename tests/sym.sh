@@ -123,6 +123,14 @@ SH
 	jcheck "scale's" "$OUT" 'j["locations"] and j["locations"][0]["path"] in ("src/util.c", "src/util.h") and "scale" in j["locations"][0]["text"]'
 	expect "hover" 0 wap sym hover src/main.c --line 5 --column 10
 	has "the signature" "$OUT" "int add(int a, int b)"
+	# the server reads the whole root: what it answers from a restricted
+	# file is judged as a read of it (a hover showed a restricted header's
+	# #define, def and refs its lines)
+	expect "hover of a symbol defined in a restricted file: PATH_RESTRICTED" 5 \
+		wap sym hover src/main.c --line 5 --column 10 --restrict 'src/util.*'
+	lacks "  ... its signature not shown" "$OUT$ERR" "int add(int a, int b)"
+	expect "def into a restricted file: none left (exit 1)" 1 wap sym def src/main.c --line 5 --column 30 --json --restrict 'src/util.*'
+	jcheck "  ... leaves the location out, counted" "$OUT" 'j["locations"] == [] and j["restricted"] >= 1'
 	expect "a position needs a line" 2 wap sym hover src/main.c
 	expect "an unknown symbol" 11 wap sym refs src/util.c nothing_here
 
