@@ -1019,6 +1019,25 @@ int wap_term_release(struct wap_terms *ts, const char *id, struct wap_err *err)
 	return 0;
 }
 
+void wap_terms_release_all(struct wap_terms *ts)
+{
+	struct term *t, *next;
+
+	if (!ts)
+		return;
+	pthread_mutex_lock(&ts->mu);
+	for (t = ts->list; t; t = t->next)
+		term_stop(t);
+	t = ts->list;
+	ts->list = NULL;
+	ts->active[0] = 0;
+	pthread_mutex_unlock(&ts->mu);
+	for (; t; t = next) {
+		next = t->next;
+		term_free(t);
+	}
+}
+
 int wap_term_show(struct wap_terms *ts, const char *id, struct wap_err *err)
 {
 	struct term *t;

@@ -66,6 +66,9 @@ struct wap_terms *wap_terms_new(const struct wap_ws *ws, wap_term_output_fn out,
 /* Kill every terminal, join the threads, free the set.  NULL is a no-op. */
 void wap_terms_free(struct wap_terms *ts);
 
+/* Kill and forget every terminal of TS (a session that ended). */
+void wap_terms_release_all(struct wap_terms *ts);
+
 /* Start a terminal; its id ("term-N") is written to ID.  It becomes the
  * active terminal.  At most WAP_TERM_MAX per set (SIZE_LIMIT_EXCEEDED).
  * Under security.sandbox, security.readOnly or a command list it runs in

@@ -445,6 +445,10 @@ static json_t *handle_call(struct wap_acp_session *s, const char *method, const 
 	if (a->o.session_ttl > 0 && time(NULL) - s->auth_at >= a->o.session_ttl) {
 		acp_log(a, LOG_INFO, "ws: client %lu: session %s expired", s->num, s->session_id);
 		__atomic_store_n(&s->authed, false, __ATOMIC_SEQ_CST);
+		/* its terminals end with it: none streams to a connection that
+		 * is no longer authenticated, none is there for the next
+		 * session to drive */
+		wap_terms_release_all(s->terms);
 		send_challenge(s);
 		return id ? acp_rpc_error(id, RPC_EXPIRED, "Session expired: authenticate again (a new auth.challenge was sent)",
 				      json_pack("{s:I}", "sessionTtl", (json_int_t)a->o.session_ttl)) : NULL;

@@ -582,6 +582,10 @@ async function policy() {
   ok(r.result && r.result.authenticated, 're-authentication works', r);
   r = await c.call('fs.exists', { path: '.' });
   ok(r.result && r.result.exists, 'requests work again', r);
+  r = await c.call('terminal.list', {});
+  ok(r.result && !JSON.stringify(r.result).includes(tid), 'the expired session\'s terminal ended with it', r);
+  r = await c.call('terminal.sendText', { terminalId: tid, text: 'echo late > late.txt' });
+  ok(errOf(r) && errOf(r).code !== undefined, 'it cannot be driven by the next session', r);
   await c.close();
 }
 
