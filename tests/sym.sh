@@ -129,6 +129,11 @@ SH
 	expect "hover of a symbol defined in a restricted file: PATH_RESTRICTED" 5 \
 		wap sym hover src/main.c --line 5 --column 10 --restrict 'src/util.*'
 	lacks "  ... its signature not shown" "$OUT$ERR" "int add(int a, int b)"
+	# a command list that does not name the server: it starts, under the
+	# list's sandbox layer, and answers
+	printf '{"security": {"restrictedCommands": ["curl"]}}\n' > "$T/curl.json"
+	expect "hover under restrictedCommands [curl]: clangd answers" 0 wap sym hover src/main.c --line 5 --column 10 --config "$T/curl.json"
+	has "  ... the signature" "$OUT" "int add(int a, int b)"
 	expect "def into a restricted file: none left (exit 1)" 1 wap sym def src/main.c --line 5 --column 30 --json --restrict 'src/util.*'
 	jcheck "  ... leaves the location out, counted" "$OUT" 'j["locations"] == [] and j["restricted"] >= 1'
 	expect "a position needs a line" 2 wap sym hover src/main.c
