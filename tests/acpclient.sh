@@ -276,7 +276,7 @@ mcpuser "MCP exec FEATURE_DISABLED MCP read ok " --no-terminal
 mcpuser "MCP exec ok MCP read PATH_RESTRICTED " --restrict 'secret*'
 WAP_CONFIG=$T/noexec.json mcpuser "MCP exec FEATURE_DISABLED MCP read ok " --audit "$T/mcp-audit.jsonl"
 same "the agent's wap MCP server logs to the same audit log" \
-	"$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["op"] + ":" + json.loads(l).get("error", "ok") for l in open(sys.argv[1])))' "$T/mcp-audit.jsonl")" \
+	"$(python3 -c 'import json,sys; print(" ".join(sorted(json.loads(l)["op"] + ":" + json.loads(l).get("error", "ok") for l in open(sys.argv[1]))))' "$T/mcp-audit.jsonl")" \
 	"exec:FEATURE_DISABLED read:ok"
 same "the policy file handed to it is gone after the run" "$(ls "${TMPDIR:-/tmp}" | grep -c '^wap-acp-policy' )" 0
 rm -f "$W/secret.txt"
