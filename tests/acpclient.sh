@@ -266,7 +266,8 @@ fixture "$W"
 echo hush > "$W/secret.txt"
 mcpuser() { # EXPECTED ARGS...
 	want=$1; shift
-	wap acp run --mcp-server wap "$@" --prompt p -- $PROBE mcp >/dev/null 2>"$T/mcpuser.err"
+	mkdir -p "$T/ptmp"
+	TMPDIR=$T/ptmp wap acp run --mcp-server wap "$@" --prompt p -- $PROBE mcp >/dev/null 2>"$T/mcpuser.err"
 	same "the agent's wap MCP server, $*" "$(grep '^MCP' "$T/mcpuser.err" | tr '\n' ' ')" "$want"
 }
 printf '{"security":{"allowCommandExecution":false}}\n' > "$T/noexec.json"
@@ -278,7 +279,7 @@ WAP_CONFIG=$T/noexec.json mcpuser "MCP exec FEATURE_DISABLED MCP read ok " --aud
 same "the agent's wap MCP server logs to the same audit log" \
 	"$(python3 -c 'import json,sys; print(" ".join(sorted(json.loads(l)["op"] + ":" + json.loads(l).get("error", "ok") for l in open(sys.argv[1]))))' "$T/mcp-audit.jsonl")" \
 	"exec:FEATURE_DISABLED read:ok"
-same "the policy file handed to it is gone after the run" "$(ls "${TMPDIR:-/tmp}" | grep -c '^wap-acp-policy' )" 0
+same "the policy file handed to it is gone after the run" "$(ls "$T/ptmp" | grep -c '^wap-acp-policy')" 0
 rm -f "$W/secret.txt"
 has "  ... and the JSON one, with args and env filled in" "$ERR" '{"name": "other", "command": "/bin/true", "args": [], "env": []}'
 expect "--mcp-server that is neither wap nor a JSON object: usage error" 2 \
