@@ -557,6 +557,9 @@ out=$(python3 "$TT/term.py" "$WAP" "$W" "$TT/sb.json" '["env", "-S", "curl --ver
 has "terminal/create control: curl runs without a list" "$out" "libcurl"
 out=$(python3 "$TT/term.py" "$WAP" "$W" "$TT/deny.json" '["env", "-S", "curl --version"]' 2>&1)
 lacks "terminal/create with restrictedCommands: env -S curl does not run" "$out" "libcurl"
+has "  ... refused by the lists' reading of the whole command line" "$out" "COMMAND_RESTRICTED"
+out=$(python3 "$TT/term.py" "$WAP" "$W" "$TT/deny.json" '["python3", "-c", "import os; os.execv(\"/usr/bin/cu\" + \"rl\", [\"curl\", \"--version\"])"]' 2>&1)
+lacks "terminal/create with restrictedCommands: curl run by an allowed program does not run" "$out" "libcurl"
 has "terminal/create: refused by the kernel" "$out" "Permission denied"
 # Agent Control terminal.sendText: "cu" then "rl --version" (each piece
 # passes the line check; the kernel refuses the program)

@@ -148,15 +148,18 @@ r = serve(["--config", cfg, "--roots-from-client"],
 ok(not refused(r[0]), "narrowed to R/sub: secret/inner/** does not start matching R/sub/secret/inner/y.txt")
 ok(refused(r[1]), "narrowed to R/sub: *.key still matches at any depth")
 ok(not refused(r[2]), "narrowed to R/sub: writing sub/secret/inner/new.txt is allowed")
-# narrowed to R/.git: the repository stays read-only
+# a client root in R/.git is not used (a command rooted there would write
+# what the sandbox keeps read-only): calls stay at R, and .git stays
+# read-only there
 r = serve(["--roots-from-client"],
-          [tool("write", {"path": "hooks/pre-commit", "content": HOOK}),
-           tool("edit", {"path": "config", "old": "[core]", "new": "[core]\n\tfsmonitor = x"}),
-           tool("read", {"path": "HEAD"})],
+          [tool("info", {}),
+           tool("write", {"path": ".git/hooks/pre-commit", "content": HOOK}),
+           tool("edit", {"path": ".git/config", "old": "[core]", "new": "[core]\n\tfsmonitor = x"}),
+           tool("read", {"path": ".git/HEAD"})],
           roots=[{"uri": uri(".git")}])
-ok(refused(r[0]) and refused(r[1]), "narrowed to R/.git: writing hooks and config is refused")
-ok(not refused(r[2]), "narrowed to R/.git: reading stays allowed")
-r = serve(["--roots-from-client"], [tool("write", {"path": "config", "content": "x"})],
-          roots=[{"uri": uri("sub/nested/.git")}])
-ok(refused(r[0]), "narrowed to a nested .git: refused too")
+ok(r[0]["result"]["structuredContent"]["root"] == os.path.realpath(root), "a client root in R/.git is not used")
+ok(refused(r[1]) and refused(r[2]), "  ... writing hooks and config is refused")
+ok(not refused(r[3]), "  ... reading stays allowed")
+r = serve(["--roots-from-client"], [tool("info", {})], roots=[{"uri": uri("sub/nested/.git")}])
+ok(r[0]["result"]["structuredContent"]["root"] == os.path.realpath(root), "nor one in a nested .git")
 ok(snap(".git", "sub/nested/.git", ".wap") == GIT_SNAP, "still nothing under .git or .wap changed")
