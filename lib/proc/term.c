@@ -360,20 +360,9 @@ static void term_free(struct term *t)
 
 void wap_terms_free(struct wap_terms *ts)
 {
-	struct term *t, *next;
-
 	if (!ts)
 		return;
-	pthread_mutex_lock(&ts->mu);
-	for (t = ts->list; t; t = t->next)
-		term_stop(t);
-	t = ts->list;
-	ts->list = NULL;
-	pthread_mutex_unlock(&ts->mu);
-	for (; t; t = next) {
-		next = t->next;
-		term_free(t);
-	}
+	wap_terms_release_all(ts);
 	pthread_mutex_destroy(&ts->mu);
 	pthread_cond_destroy(&ts->cv);
 	free(ts);
