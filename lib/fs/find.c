@@ -563,7 +563,9 @@ static struct wap_hit **gather(const struct gl *g, int nw, size_t total, size_t 
 	/* by radix when the key holds the span of mtimes */
 	radix = radix && (uint64_t)hi - (uint64_t)lo < 1ull << 34;
 	*allsz = n * (radix ? 3 * sizeof(*all) : sizeof(*all));
-	all = *allsz >= (1u << 20) ? huge_alloc(allsz) : big_alloc(*allsz, allsz);
+	/* mapped from 64 KB on, as the walk's arrays are: 32k hits took
+	 * 235 faults (18 us each on a virtual machine), one huge page now */
+	all = *allsz >= ESMALL ? huge_alloc(allsz) : big_alloc(*allsz, allsz);
 	if (!all)
 		return NULL;
 	if (radix) {
