@@ -495,7 +495,8 @@ random.seed(7)
 root = sys.argv[1]
 words = ["alpha", "beta", "PM_RESUME", "pm_resume", "dev_resume", "foo_resume(x)", "suspend",
          "PM_SUSPEND", "return", "int", "x->y", "a.b", "TODO:", "Ünïcode", "naïve", "résumé",
-         "tab\there", "end;", "{", "}", "0x1f", "sk", "KS", "ſ"]
+         "tab\there", "end;", "{", "}", "0x1f", "sk", "KS", "ſ",
+         "e\u0301t\u0301e\u0301", "हिन्दी", "Ⓐb", "x\u203fy", "½", "२३", "a\u200db"]
 for d in range(30):
     p = os.path.join(root, "d%d" % (d % 7), "s%d" % d)
     os.makedirs(p, exist_ok=True)
@@ -516,6 +517,17 @@ EOF
 			rg $f -n --no-heading -uu --no-config -- "$p" . < /dev/null 2>&1 | sed 's|^\./||' | tr -d '\r' | sort > "$T/r.out"
 			if cmp -s "$T/w.out" "$T/r.out"; then ok "same lines as rg: $f '$p'"
 			else fail "same lines as rg: $f '$p': $(diff "$T/w.out" "$T/r.out" | head -5)"; fi
+		done
+	done
+	# ripgrep's classes: a word char is a letter, mark, digit, connector
+	# or joiner (not PCRE2's letters and numbers); POSIX classes are ASCII
+	for p in '\w+' '\W' '\b\w+' '\w\B' '[[:alpha:]]+' '[[:^alpha:]]+' '[[:word:][:punct:]]+' \
+		 '[\w-]+' '(?x) \w+ # a comment ) ['; do
+		for f in -o "-o -i" -w -c; do
+			WAP_ROOT=$G wap grep $f -m 0 --no-ignore -- "$p" 2>&1 | tr -d '\r' | sort > "$T/w.out"
+			rg $f -n --no-heading -uu --no-config -- "$p" . < /dev/null 2>&1 | sed 's|^\./||' | tr -d '\r' | sort > "$T/r.out"
+			if cmp -s "$T/w.out" "$T/r.out"; then ok "rg's classes: $f '$p'"
+			else fail "rg's classes: $f '$p': $(diff "$T/w.out" "$T/r.out" | head -5)"; fi
 		done
 	done
 	for p in PM_RESUME '\w+_resume\b'; do

@@ -806,6 +806,116 @@ static void add_escaped(struct wap_sb *sb, const char *s)
 	}
 }
 
+/* ripgrep's Unicode classes, where PCRE2 10.42's differ: a word character
+ * is a letter, a mark, a decimal digit, a connector or a joiner (Rust's
+ * regex; PCRE2's \w takes letters and numbers only, so a combining accent
+ * or a vowel sign split a word), and a POSIX class is ASCII ([[:alpha:]]
+ * is [A-Za-z], as in ripgrep, where PCRE2's UCP takes every letter). */
+#define WORD_ITEMS "A-Za-z0-9_\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}"
+#define WORD "[" WORD_ITEMS "]"
+
+static const char *const posix_ascii[][2] = {
+	{ "alnum", "0-9A-Za-z" }, { "alpha", "A-Za-z" }, { "ascii", "\\x00-\\x7f" },
+	{ "blank", "\\t " }, { "cntrl", "\\x00-\\x1f\\x7f" }, { "digit", "0-9" },
+	{ "graph", "\\x21-\\x7e" }, { "lower", "a-z" }, { "print", "\\x20-\\x7e" },
+	{ "punct", "\\x21-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7e" },
+	{ "space", "\\t\\n\\x0b\\f\\r " }, { "upper", "A-Z" }, { "word", "0-9A-Za-z_" },
+	{ "xdigit", "0-9A-Fa-f" },
+};
+
+/* [:NAME:] or [:^NAME:] at P (inside a class): NAME's ASCII ranges, in
+ * *LEN its length and in *NEG whether it is negated; NULL if none */
+static const char *posix_at(const char *p, size_t *len, bool *neg)
+{
+	const char *e, *name;
+
+	if (p[0] != '[' || p[1] != ':' || !(e = strstr(p + 2, ":]")))
+		return NULL;
+	*neg = p[2] == '^';
+	name = p + 2 + *neg;
+	for (size_t i = 0; i < sizeof(posix_ascii) / sizeof(*posix_ascii); i++)
+		if ((size_t)(e - name) == strlen(posix_ascii[i][0]) &&
+		    !strncmp(name, posix_ascii[i][0], e - name)) {
+			*len = e + 2 - p;
+			return posix_ascii[i][1];
+		}
+	return NULL;
+}
+
+/* PATTERN onto SB in ripgrep's classes: \w \W \b \B and POSIX classes
+ * rewritten, the rest as written.  A negated POSIX class among other
+ * members ([x[:^alpha:]]) stays PCRE2's (it has no class difference).
+ * In extended mode ((?x) anywhere) a '#' comment is copied as it is, and
+ * a newline ends one the pattern ends in, before the caller's ')'. */
+static void add_pattern(struct wap_sb *sb, const char *p)
+{
+	bool cls = false;	/* inside [...] */
+	bool ext = false;	/* (?x) somewhere */
+	bool neg;
+
+	for (const char *f = strstr(p, "(?"); f && !ext; f = strstr(f + 2, "(?")) {
+		size_t k = strspn(f + 2, "imnsxJU-^");
+		ext = memchr(f + 2, 'x', k) && (f[2 + k] == ')' || f[2 + k] == ':');
+	}
+	while (*p) {
+		const char *ascii;
+		size_t n;
+		if (ext && !cls && *p == '#') {
+			n = strcspn(p, "\n");
+			wap_sb_add(sb, p, n);
+			p += n;
+		} else if (*p == '\\' && p[1] == 'Q') {
+			/* \Q...\E: literal */
+			const char *e = strstr(p + 2, "\\E");
+			n = e ? (size_t)(e + 2 - p) : strlen(p);
+			wap_sb_add(sb, p, n);
+			p += n;
+		} else if (*p == '\\' && p[1]) {
+			n = p[1] == 'c' && p[2] ? 3 : 2;
+			if (p[1] == 'w')
+				wap_sb_adds(sb, cls ? WORD_ITEMS : WORD);
+			else if (p[1] == 'W' && !cls)
+				wap_sb_adds(sb, "[^" WORD_ITEMS "]");
+			else if (p[1] == 'b' && !cls)
+				wap_sb_adds(sb, "(?:(?<=" WORD ")(?!" WORD ")|(?<!" WORD ")(?=" WORD "))");
+			else if (p[1] == 'B' && !cls)
+				wap_sb_adds(sb, "(?:(?<=" WORD ")(?=" WORD ")|(?<!" WORD ")(?!" WORD "))");
+			else
+				wap_sb_add(sb, p, n);
+			p += n;
+		} else if (!cls && *p == '[' && (ascii = posix_at(p + 1, &n, &neg)) && neg &&
+			   p[1 + n] == ']') {
+			/* [[:^alpha:]] */
+			wap_sb_addf(sb, "[^%s]", ascii);
+			p += n + 2;
+		} else if (cls && (ascii = posix_at(p, &n, &neg))) {
+			if (neg)
+				wap_sb_add(sb, p, n);
+			else
+				wap_sb_adds(sb, ascii);
+			p += n;
+		} else if (!cls && *p == '[') {
+			/* a ']' right after "[" or "[^" is a member */
+			cls = true;
+			n = 1 + (p[1] == '^');
+			n += p[n] == ']';
+			wap_sb_add(sb, p, n);
+			p += n;
+		} else if (!cls && *p == '(' && p[1] == '?' && p[2] == '#') {
+			/* a comment, to its ')' */
+			n = strcspn(p, ")");
+			wap_sb_add(sb, p, n);
+			p += n;
+		} else {
+			if (cls && *p == ']')
+				cls = false;
+			wap_sb_addc(sb, *p++);
+		}
+	}
+	if (ext)
+		wap_sb_addc(sb, '\n');
+}
+
 static uint32_t cflags(const struct wap_match_opts *o)
 {
 	return PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_UCP | PCRE2_MULTILINE |
@@ -855,7 +965,7 @@ struct wap_matcher *wap_matcher_new(const struct wap_match_opts *o, struct wap_e
 	if (o->line)
 		wap_sb_adds(&rx, "^(?:");
 	if (o->word)
-		wap_sb_adds(&rx, "(?<!\\w)(?:");
+		wap_sb_adds(&rx, "(?<!" WORD ")(?:");
 	for (size_t i = 0; i < o->n; i++) {
 		if (i)
 			wap_sb_addc(&rx, '|');
@@ -863,11 +973,11 @@ struct wap_matcher *wap_matcher_new(const struct wap_match_opts *o, struct wap_e
 		if (o->fixed)
 			add_escaped(&rx, o->patterns[i]);
 		else
-			wap_sb_adds(&rx, o->patterns[i]);
+			add_pattern(&rx, o->patterns[i]);
 		wap_sb_adds(&rx, ")");
 	}
 	if (o->word)
-		wap_sb_adds(&rx, ")(?!\\w)");
+		wap_sb_adds(&rx, ")(?!" WORD ")");
 	if (o->line)
 		wap_sb_adds(&rx, ")$");
 	if (rx.oom) {
