@@ -66,7 +66,7 @@ same "no thread left (terminals and watchers joined)" "$thr" 1
 # --- shutdown: server.shutdown, clients closed, terminals killed ---
 (tap shutdown "$PORT" "$TOKEN" "$W" > "$T/shutdown.tap") &
 CL=$!
-for _ in $(seq 100); do grep -q READY "$T/shutdown.tap" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q READY "$T/shutdown.tap" 2>/dev/null && break; sleep 0.1; done
 shell=$(hostpid $(cat "$W/shell.pid" 2>/dev/null))
 kill -TERM $MAIN
 wait $CL
@@ -98,7 +98,7 @@ tap policy "$PORT" fixed-token "$T/pol/ws"
 # SIGTERM drains: the call under way is answered, new ones are refused
 (tap drain "$PORT" fixed-token "$T/pol/ws" > "$T/drain.tap") &
 CL=$!
-for _ in $(seq 100); do grep -q READY "$T/drain.tap" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q READY "$T/drain.tap" 2>/dev/null && break; sleep 0.1; done
 kill -TERM $PID
 wait $CL
 grep -v '^#' "$T/drain.tap"
@@ -388,7 +388,7 @@ has "--http and --ws together: the HTTP line names the same token file" "$(cat "
 rm -f "$W/shell.pid"
 (tap shutdown "$PORT" "$(cat "$T/both.token")" "$W" > "$T/both.tap") &
 CL=$!
-for _ in $(seq 100); do grep -q READY "$T/both.tap" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q READY "$T/both.tap" 2>/dev/null && break; sleep 0.1; done
 shell=$(hostpid $(cat "$W/shell.pid" 2>/dev/null))
 kill -TERM $BOTH
 wait $CL
@@ -439,7 +439,7 @@ mcp '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"exec","argu
 SLOWH=$!
 (tap drain "$PORT" one-token "$T/one/ws" > "$T/one/drain.tap") &
 CL=$!
-for _ in $(seq 100); do grep -q READY "$T/one/drain.tap" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q READY "$T/one/drain.tap" 2>/dev/null && break; sleep 0.1; done
 kill -TERM $ONE
 sleep 0.2
 same "one drain: /health is 503 while the calls run" "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HP/health")" 503
