@@ -130,6 +130,17 @@ lacks "  nor by glob" "$(cat "$T/g.out")" f.key
 expect "  nor written" 5 wap write --config "$T/deep.json" "$deep/g.key" --content x
 rm -rf "$W/aaaaaab"
 
+# a glob with a trailing slash names a directory, as in .gitignore: it
+# restricted nothing (ninth hostile review)
+mkdir -p "$W/sec/in"; printf 'key\n' > "$W/sec/in/k"
+expect "restrictedPaths 'sec/' denies what is under sec" 5 wap read --restrict sec/ sec/in/k
+expect "  at any depth, as a name alone" 5 wap read --restrict in/ sec/in/k
+expect "  'sec//' too" 5 wap read --restrict 'sec//' sec/in/k
+expect "  'sec/in/' too" 5 wap read --restrict 'sec/in/' sec/in/k
+wap grep --restrict sec/ key . > "$T/g.out" 2>&1
+lacks "  grep does not show it" "$(cat "$T/g.out")" sec/in/k
+rm -rf "$W/sec"
+
 # deeper than PATH_MAX: the path the kernel opened cannot be named, so
 # policy cannot be checked: refused, not let through
 mkdir -p "$W/lp"; (cd "$W/lp" && for i in $(seq 22); do mkdir "$A" && cd "$A" || exit 1; done)

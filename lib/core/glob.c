@@ -62,7 +62,26 @@ char *wap_glob_to_regex(const char *glob, unsigned flags, struct wap_err *err)
 	struct wap_sb sb = WAP_SB_INIT;
 	int depth = 0;
 	const char *p, *start;
+	size_t len = strlen(glob);
 
+	/* a trailing '/' names a directory, as in .gitignore ("secrets/"):
+	 * matched as the name without it.  Paths never end in '/', so kept
+	 * it matched nothing, and a restrictedPaths entry so spelt denied
+	 * nothing; what is beneath is the caller's (a deny list judges each
+	 * parent, "secrets/" + "**" says it outright). */
+	if (len > 1 && glob[len - 1] == '/' && glob[len - 2] != '\\') {
+		char *trim, *rx;
+		while (len > 1 && glob[len - 1] == '/' && glob[len - 2] != '\\')
+			len--;
+		trim = strndup(glob, len);
+		if (!trim) {
+			wap_err_oom(err);
+			return NULL;
+		}
+		rx = wap_glob_to_regex(trim, flags, err);
+		free(trim);
+		return rx;
+	}
 	wap_sb_adds(&sb, "^");
 	if (flags & WAP_GLOB_BASENAME) {
 		const char *s = glob;
