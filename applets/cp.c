@@ -93,10 +93,15 @@ static int cp_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 	}
 	/* every path the copy will create, judged where it lands: no .git
 	 * is made, no restricted file written */
-	if (S_ISDIR(st.st_mode) && wap_tree_check_fd(ws, sfd, dst, WAP_ACC_WRITE, err))
+	if (S_ISDIR(st.st_mode) &&
+	    wap_tree_check_dest(ws, sfd, ".", dst, -1, NULL, WAP_ACC_WRITE, err))
 		goto out;
 	dpfd = wap_ws_open_parent(ws, dst, true, &dname, err);
 	if (dpfd < 0)
+		goto out;
+	/* and where it really lands: a symlink on the way to DST */
+	if (S_ISDIR(st.st_mode) &&
+	    wap_tree_check_dest(ws, sfd, ".", dst, dpfd, dname, WAP_ACC_WRITE, err))
 		goto out;
 	if (S_ISDIR(st.st_mode) && wap_tree_within(dpfd, st.st_dev, st.st_ino, ws->rootfd)) {
 		wap_err_set(err, WAP_E_INVALID, "Cannot copy a directory into itself: %s -> %s", src, dst);

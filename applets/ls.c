@@ -145,10 +145,16 @@ static int walk_dir(struct walk *w, int dfd, const char *rel, const char *shown,
 	const struct wap_ws *ws = w->call->ws;
 	DIR *d = fdopendir(dfd);
 	struct dirent *de;
+	char *real = NULL;
 
 	if (!d) {
 		close(dfd);
 		return wap_err_errno(err, errno, rel);
+	}
+	/* restricted names are judged where a linked directory really is too */
+	if (wap_ws_listing_real(ws, dirfd(d), rel, &real, err)) {
+		closedir(d);
+		return -1;
 	}
 	while ((de = readdir(d))) {
 		struct wap_sb r = WAP_SB_INIT, s = WAP_SB_INIT;
@@ -166,7 +172,8 @@ static int walk_dir(struct walk *w, int dfd, const char *rel, const char *shown,
 			goto next;
 		isdir = S_ISDIR(st.st_mode);
 		/* restricted paths are not shown at all */
-		if (wap_ws_check(ws, r.buf, WAP_ACC_READ, &tmp))
+		if (wap_ws_check(ws, r.buf, WAP_ACC_READ, &tmp) ||
+		    (real && wap_ws_restricted_in(ws, real, de->d_name)))
 			goto next;
 		/* the default globs exclude directories named build and
 		 * what is under them, not a script named build */
@@ -189,6 +196,7 @@ next:
 		wap_sb_release(&s);
 	}
 	closedir(d);
+	free(real);
 	return 0;
 }
 

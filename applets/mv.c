@@ -76,10 +76,14 @@ static int mv_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 	 * path in the tree: a nested .git, a restricted file */
 	if (S_ISDIR(st.st_mode) &&
 	    (wap_tree_check(ws, spfd, sname, src, WAP_ACC_WRITE, err) ||
-	     wap_tree_check(ws, spfd, sname, dst, WAP_ACC_WRITE, err)))
+	     wap_tree_check_dest(ws, spfd, sname, dst, -1, NULL, WAP_ACC_WRITE, err)))
 		goto out;
 	dpfd = wap_ws_open_parent(ws, dst, true, &dname, err);
 	if (dpfd < 0)
+		goto out;
+	/* and where it really lands: a symlink on the way to DST */
+	if (S_ISDIR(st.st_mode) &&
+	    wap_tree_check_dest(ws, spfd, sname, dst, dpfd, dname, WAP_ACC_WRITE, err))
 		goto out;
 	if (S_ISDIR(st.st_mode) && wap_tree_within(dpfd, st.st_dev, st.st_ino, ws->rootfd)) {
 		wap_err_set(err, WAP_E_INVALID, "Cannot move a directory into itself: %s -> %s", src, dst);

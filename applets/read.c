@@ -412,7 +412,7 @@ static int read_dir(const struct wap_call *call, int fd, const char *rel, const 
 	int dfd = dup(fd);
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dirent *de;
-	char **names = NULL;
+	char **names = NULL, *real = NULL;
 	size_t n = 0, cap = 0;
 	json_t *entries;
 	struct lw w;
@@ -421,6 +421,11 @@ static int read_dir(const struct wap_call *call, int fd, const char *rel, const 
 		if (dfd >= 0)
 			close(dfd);
 		return wap_err_errno(err, errno, rel);
+	}
+	/* restricted names are judged where a linked directory really is too */
+	if (wap_ws_listing_real(ws, dirfd(d), rel, &real, err)) {
+		closedir(d);
+		return -1;
 	}
 	while ((de = readdir(d))) {
 		bool isdir = de->d_type == DT_DIR;
@@ -438,6 +443,8 @@ static int read_dir(const struct wap_call *call, int fd, const char *rel, const 
 				continue;
 			}
 			wap_sb_release(&sb);
+			if (real && wap_ws_restricted_in(ws, real, de->d_name))
+				continue;
 		}
 		if (de->d_type == DT_UNKNOWN &&
 		    fstatat(dirfd(d), de->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0)
@@ -454,6 +461,7 @@ static int read_dir(const struct wap_call *call, int fd, const char *rel, const 
 		names[n++] = wap_sb_detach(&sb);
 	}
 	closedir(d);
+	free(real);
 	qsort(names, n, sizeof(*names), cmp_str);
 	lw_init(&w, r->offset, r->limit < (long long)ws->lim.max_dir_entries ? (size_t)r->limit
 		: ws->lim.max_dir_entries, SIZE_MAX, SIZE_MAX);

@@ -110,23 +110,6 @@ static int exists_op(const struct wap_call *call, const char *rel, json_t **res,
 	return 0;
 }
 
-/* is NAME in directory REL hidden by restrictedPaths? */
-static bool restricted_in(const struct wap_ws *ws, const char *rel, const char *name)
-{
-	struct wap_sb sb = WAP_SB_INIT;
-	bool r;
-
-	if (!ws->pol.restricted.n)
-		return false;
-	if (strcmp(rel, "."))
-		wap_sb_addf(&sb, "%s/%s", rel, name);
-	else
-		wap_sb_adds(&sb, name);
-	r = !sb.buf || wap_ws_restricted(ws, sb.buf, sb.len);
-	wap_sb_release(&sb);
-	return r;
-}
-
 static int stat_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
 {
 	const struct wap_ws *ws = call->ws;
@@ -193,17 +176,24 @@ static int stat_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 		struct dirent *de;
+		struct wap_err tmp = { 0 };
+		char *real = NULL;
 		long long n = 0;
-		if (d) {
-			/* what ls would list: restricted names are not counted */
+		if (d && !wap_ws_listing_real(ws, dirfd(d), rel, &real, &tmp)) {
+			/* what ls would list: restricted names are not counted,
+			 * judged also where a linked directory really is */
 			while ((de = readdir(d)))
 				n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-				     !restricted_in(ws, rel, de->d_name);
-			closedir(d);
+				     !wap_ws_restricted_in(ws, rel, de->d_name) &&
+				     !(real && wap_ws_restricted_in(ws, real, de->d_name));
 			json_object_set_new(o, "entries", json_integer(n));
-		} else if (dfd >= 0) {
-			close(dfd);
 		}
+		wap_err_release(&tmp);
+		free(real);
+		if (d)
+			closedir(d);
+		else if (dfd >= 0)
+			close(dfd);
 	} else if (S_ISLNK(m)) {
 		char target[PATH_MAX];
 		ssize_t n = readlinkat(fd, "", target, sizeof(target) - 1);

@@ -130,6 +130,45 @@ lacks "  nor by glob" "$(cat "$T/g.out")" f.key
 expect "  nor written" 5 wap write --config "$T/deep.json" "$deep/g.key" --content x
 rm -rf "$W/aaaaaab"
 
+# a tree reached through a symlink is judged where it really is: with
+# restrictedPaths "conf/**/*.key" and lnk -> conf, lnk/sub/a.key is
+# conf/sub/a.key (ninth hostile review: mv, cp -r and grep carried or
+# showed it, rm -r removed it, ls and glob listed it, judged by the name asked)
+printf '{"security": {"restrictedPaths": ["conf/**/*.key"]}}' > "$T/lk.json"
+lk_setup() { rm -rf "$W/conf" "$W/lnk" "$W/out"; mkdir -p "$W/conf/sub"
+	printf 'TOPSECRET\n' > "$W/conf/sub/a.key"; ln -s conf "$W/lnk"; }
+lk_setup
+expect "a restricted file through a linked dir: read refused" 5 wap read --config "$T/lk.json" lnk/sub/a.key
+expect "  mv of its dir out through the link refused" 5 wap mv --config "$T/lk.json" lnk/sub out
+check "  (still there)" test -f "$W/conf/sub/a.key"
+lk_setup
+expect "  cp -r of its dir through the link refused" 5 wap cp -r --config "$T/lk.json" lnk/sub out
+check "  (no copy)" test ! -e "$W/out"
+lk_setup
+expect "  rm -r of its dir through the link refused" 5 wap rm -r --config "$T/lk.json" lnk/sub
+check "  (still there)" test -f "$W/conf/sub/a.key"
+lk_setup
+wap grep --config "$T/lk.json" TOPSECRET lnk > "$T/g.out" 2>&1
+lacks "  grep under the link does not show it" "$(cat "$T/g.out")" TOPSECRET
+wap grep --config "$T/lk.json" -L TOPSECRET . > "$T/g.out" 2>&1
+lacks "  grep --follow does not show it" "$(cat "$T/g.out")" TOPSECRET
+wap glob --config "$T/lk.json" '**' lnk > "$T/g.out" 2>&1
+lacks "  glob under the link does not list it" "$(cat "$T/g.out")" a.key
+wap ls -r --config "$T/lk.json" lnk > "$T/g.out" 2>&1
+lacks "  ls -r under the link does not list it" "$(cat "$T/g.out")" a.key
+wap ls --config "$T/lk.json" lnk/sub > "$T/g.out" 2>&1
+lacks "  ls under the link does not list it" "$(cat "$T/g.out")" a.key
+wap read --config "$T/lk.json" lnk/sub > "$T/g.out" 2>&1
+lacks "  read of the dir under the link does not list it" "$(cat "$T/g.out")" a.key
+lk_setup
+mkdir -p "$W/d/x"; printf 'k\n' > "$W/d/x/b.key"
+expect "  mv of a tree into it through the link refused" 5 wap mv --config "$T/lk.json" d lnk/d
+check "  (not moved)" test -f "$W/d/x/b.key"
+lk_setup; mkdir -p "$W/d/x"; printf 'k\n' > "$W/d/x/b.key"
+expect "  cp -r of a tree into it through the link refused" 5 wap cp -r --config "$T/lk.json" d lnk/d
+check "  (not copied)" test ! -e "$W/conf/d"
+rm -rf "$W/conf" "$W/lnk" "$W/out" "$W/d"
+
 # a glob with a trailing slash names a directory, as in .gitignore: it
 # restricted nothing (ninth hostile review)
 mkdir -p "$W/sec/in"; printf 'key\n' > "$W/sec/in/k"

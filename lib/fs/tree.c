@@ -84,17 +84,49 @@ static int check_rec(const struct wap_ws *ws, int parent, const char *name, cons
 	return each_child(fd, rel, check_child, &x, err);
 }
 
+/* The tree at NAME in PARENT judged again under where WNAME in WHEREFD
+ * really is, when a symlink on the way makes that other than REL: with
+ * a glob denying the .key files anywhere under conf and lnk -> conf, lnk/sub/a.key is
+ * conf/sub/a.key, which no glob sees in the name asked. */
+static int check_real(const struct wap_ws *ws, int parent, const char *name, const char *rel,
+		      int wherefd, const char *wname, int access, struct wap_err *err)
+{
+	char *real = wap_ws_real_at(ws, wherefd, wname);
+	int rc = 0;
+
+	if (!real)
+		return wap_err_set(err, WAP_E_ACCESS,
+			"Access denied: cannot tell where %s really is (not beneath the root, or its path is too long) to check the policy",
+			rel);
+	if (strcmp(real, rel))
+		rc = check_rec(ws, parent, name, real, access, 0, err);
+	free(real);
+	return rc;
+}
+
 int wap_tree_check(const struct wap_ws *ws, int parent, const char *name, const char *rel,
 		   int access, struct wap_err *err)
 {
-	return check_rec(ws, parent, name, rel, access, 0, err);
+	if (check_rec(ws, parent, name, rel, access, 0, err))
+		return -1;
+	return check_real(ws, parent, name, rel, parent, name, access, err);
 }
 
 int wap_tree_check_fd(const struct wap_ws *ws, int dirfd, const char *rel, int access,
 		      struct wap_err *err)
 {
 	/* "." in DIRFD is the directory itself, at REL */
-	return check_rec(ws, dirfd, ".", rel, access, 0, err);
+	if (check_rec(ws, dirfd, ".", rel, access, 0, err))
+		return -1;
+	return check_real(ws, dirfd, ".", rel, dirfd, NULL, access, err);
+}
+
+int wap_tree_check_dest(const struct wap_ws *ws, int parent, const char *name, const char *drel,
+			int dparent, const char *dname, int access, struct wap_err *err)
+{
+	if (dparent < 0)
+		return check_rec(ws, parent, name, drel, access, 0, err);
+	return check_real(ws, parent, name, drel, dparent, dname, access, err);
 }
 
 struct remove_ctx {

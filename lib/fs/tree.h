@@ -21,14 +21,23 @@
 #define WAP_TREE_MAX_DEPTH 256
 
 /* Check NAME in the directory PARENT (at REL) and, if it is a directory,
- * everything under it against the policy for ACCESS.  -1 with err at the
- * first refused path. */
+ * everything under it against the policy for ACCESS, by the path asked
+ * and by where it really is (a symlink on the way makes them differ;
+ * where cannot be told, ACCESS_DENIED).  -1 with err at the first
+ * refused path. */
 int wap_tree_check(const struct wap_ws *ws, int parent, const char *name, const char *rel,
 		   int access, struct wap_err *err);
 
 /* The same for everything under the open directory DIRFD (at REL). */
 int wap_tree_check_fd(const struct wap_ws *ws, int dirfd, const char *rel, int access,
 		      struct wap_err *err);
+
+/* The tree at NAME in PARENT ("." in an open directory: itself) judged as
+ * it will be once moved or copied: under DREL when DPARENT is -1 (before
+ * the destination's parent is opened), else under where DNAME in DPARENT
+ * really is, when that is not DREL. */
+int wap_tree_check_dest(const struct wap_ws *ws, int parent, const char *name, const char *drel,
+			int dparent, const char *dname, int access, struct wap_err *err);
 
 /* Remove NAME in PARENT and everything under it.  *COUNT (optional) gets
  * the number of entries removed. */

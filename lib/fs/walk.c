@@ -31,6 +31,9 @@ struct job {
 	void *ctx;		/* the callback's dirctx for the entries */
 	struct devino *anc;	/* follow: this directory and its ancestors */
 	size_t nanc;
+	char *real;		/* where it really is, when a symlink on the
+				 * way (the start, --follow) makes that other
+				 * than PATH and restrictedPaths are set; owned */
 	size_t pathlen;
 	char path[];		/* root-relative, "." for the root */
 };
@@ -131,6 +134,7 @@ static void job_free(struct job *j)
 		close(j->fd);
 	wap_ign_unref(j->ign);
 	free(j->anc);
+	free(j->real);
 	free(j);
 }
 
@@ -144,6 +148,7 @@ static struct job *job_new(const char *path, size_t len, int fd, int depth, stru
 	j->ctx = NULL;
 	j->anc = NULL;
 	j->nanc = 0;
+	j->real = NULL;
 	j->fd = fd;
 	j->depth = depth;
 	j->ign = wap_ign_ref(ign);
@@ -279,6 +284,25 @@ static void sort_dents(const char *b, struct dent *v, struct dent *tmp, size_t n
 		v[k++] = tmp[i++];
 }
 
+/* J->real: where the directory J really is, when that is not J->path:
+ * from FD's own path (the start, a followed link), else REAL (its
+ * parent's real path and its name), else none.  -1 when it cannot be
+ * told (not beneath the root, too long, no memory). */
+static int real_of(const struct wap_ws *ws, struct job *j, int fd, const char *real)
+{
+	char *r = fd >= 0 ? wap_ws_real_at(ws, fd, NULL) : real ? strdup(real) : NULL;
+
+	if (fd < 0 && !real)
+		return 0;
+	if (!r)
+		return -1;
+	if (!strcmp(r, j->path))
+		free(r);
+	else
+		j->real = r;
+	return 0;
+}
+
 static void do_dir(struct worker *wk, struct job *j)
 {
 	struct walker *w = wk->w;
@@ -286,10 +310,11 @@ static void do_dir(struct worker *wk, struct job *j)
 	const struct wap_ws *ws = w->ws;
 	struct dent *ents;
 	size_t n = 0, plen;
-	struct wap_sb *pathp = &wk->path;
+	struct wap_sb *pathp = &wk->path, realp = WAP_SB_INIT;
 	struct wap_err cerr;
 	bool has_gi = false, has_ig = false;
 	struct wap_ign *ign = NULL;
+	size_t rlen;
 	int fd = j->fd;
 
 	if (fd < 0) {
@@ -390,6 +415,14 @@ static void do_dir(struct worker *wk, struct job *j)
 		wap_sb_addc(pathp, '/');
 	}
 	plen = pathp->len;
+	/* beneath a directory reached through a symlink, restrictedPaths judge
+	 * each entry where it really is too (lnk -> conf: lnk/a.key is
+	 * conf/a.key) */
+	if (j->real && strcmp(j->real, ".")) {
+		wap_sb_adds(&realp, j->real);
+		wap_sb_addc(&realp, '/');
+	}
+	rlen = realp.len;
 	/* the callbacks' error: set up once, not zeroed (1 KB) per entry; an
 	 * error ends the loop */
 	cerr.kind = WAP_OK;
@@ -415,6 +448,12 @@ static void do_dir(struct worker *wk, struct job *j)
 		wap_sb_add(pathp, name, e->len);
 		if (pathp->oom)
 			break;
+		if (j->real) {
+			realp.len = rlen;
+			wap_sb_add(&realp, name, e->len);
+			if (realp.oom)
+				break;
+		}
 		if (t == DT_UNKNOWN) {
 			struct stat st;
 			if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW))
@@ -453,7 +492,8 @@ report:
 		if (t == DT_DIR && !o->no_default_excludes &&
 		    wap_exclude_default_dir(name, e->len))
 			continue;
-		if (ws->pol.restricted.n && wap_ws_restricted(ws, pathp->buf, pathp->len))
+		if (ws->pol.restricted.n && (wap_ws_restricted(ws, pathp->buf, pathp->len) ||
+		    (j->real && wap_ws_restricted(ws, realp.buf, realp.len))))
 			continue;
 		if (wap_exclude_match(o->exclude, pathp->buf, pathp->len, t == DT_DIR))
 			continue;
@@ -522,6 +562,11 @@ report:
 						close(cfd);
 					continue;
 				}
+				if (ws->pol.restricted.n &&
+				    real_of(ws, nj, link ? cfd : -1, j->real ? realp.buf : NULL)) {
+					job_free(nj);	/* where it is cannot be told */
+					continue;
+				}
 				nj->ctx = sub;
 				if (o->follow && cfd >= 0) {
 					nj->anc = malloc((j->nanc + 1) * sizeof(*nj->anc));
@@ -541,6 +586,7 @@ report:
 		}
 	}
 out:
+	wap_sb_release(&realp);
 	wap_ign_unref(ign);
 	close(fd);
 }
@@ -850,6 +896,13 @@ int wap_walk(const struct wap_ws *ws, const char *rel, const struct wap_walk_opt
 		if (!j) {
 			close(fd);
 			rc = wap_err_oom(err);
+			goto out;
+		}
+		if (ws->pol.restricted.n && real_of(ws, j, fd, NULL)) {
+			job_free(j);
+			rc = wap_err_set(err, WAP_E_ACCESS,
+				"Access denied: cannot tell where %s really is (not beneath the root, or its path is too long) to check the policy",
+				rel);
 			goto out;
 		}
 		if (o->follow && !is_loop(j, fd, &di) && (j->anc = malloc(sizeof(*j->anc)))) {

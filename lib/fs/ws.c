@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "path.h"
 #include "strbuf.h"
 #include "ws.h"
 
@@ -383,6 +384,19 @@ bool wap_ws_restricted(const struct wap_ws *ws, const char *rel, size_t len)
 	return bad;
 }
 
+bool wap_ws_restricted_in(const struct wap_ws *ws, const char *dir, const char *name)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+	bool r;
+
+	if (!ws->pol.restricted.n)
+		return false;
+	wap_path_add(&sb, dir, name);
+	r = sb.oom || wap_ws_restricted(ws, sb.buf, sb.len);
+	wap_sb_release(&sb);
+	return r;
+}
+
 /* The component of REL that no door but `wap git` writes under: ".git"
  * (a repository: hooks, config, alternates; also a ".git" file naming a
  * gitdir) or ".wap".  Case does not matter: on a case-insensitive file
@@ -497,6 +511,33 @@ char *wap_ws_fd_rel(const struct wap_ws *ws, int fd)
 	    buf[ws->rootlen] == '/')
 		return strdup(buf + ws->rootlen + 1);
 	return NULL;
+}
+
+char *wap_ws_real_at(const struct wap_ws *ws, int dirfd, const char *name)
+{
+	char *real = wap_ws_fd_rel(ws, dirfd), *r;
+
+	if (!real || !name || !strcmp(name, "."))
+		return real;
+	r = wap_path_join(real, name);
+	free(real);
+	return r;
+}
+
+int wap_ws_listing_real(const struct wap_ws *ws, int fd, const char *rel, char **real,
+			struct wap_err *err)
+{
+	*real = NULL;
+	if (!ws->pol.restricted.n)
+		return 0;
+	*real = wap_ws_real_at(ws, fd, NULL);
+	if (!*real)
+		return unknown_real(rel, err);
+	if (!strcmp(*real, rel)) {
+		free(*real);
+		*real = NULL;
+	}
+	return 0;
 }
 
 char *wap_ws_abs(const struct wap_ws *ws, const char *rel)

@@ -133,12 +133,29 @@ int wap_ws_open_parent(const struct wap_ws *ws, const char *rel, bool mkparents,
  * /proc/self/fd.  NULL if it is not beneath the root. */
 char *wap_ws_fd_rel(const struct wap_ws *ws, int fd);
 
+/* Where NAME in the open directory DIRFD really is, relative to the root
+ * (malloc'd; NAME NULL or "." is DIRFD itself): a symlink on the way to
+ * DIRFD makes it other than the path asked.  NULL if it is not beneath
+ * the root, or its path is too long to tell, or no memory. */
+char *wap_ws_real_at(const struct wap_ws *ws, int dirfd, const char *name);
+
 /* Absolute path for display: root + "/" + rel (malloc'd). */
 char *wap_ws_abs(const struct wap_ws *ws, const char *rel);
 
 /* Is REL denied by restrictedPaths (anchored as in wap_ws_check)?  For
  * walkers that filter entries; a glob that cannot decide denies. */
 bool wap_ws_restricted(const struct wap_ws *ws, const char *rel, size_t len);
+
+/* Is NAME in the directory DIR (root-relative) denied by restrictedPaths?
+ * A listing asks it of the directory as named and, when a symlink on the
+ * way makes them differ, of where it really is (wap_ws_listing_real). */
+bool wap_ws_restricted_in(const struct wap_ws *ws, const char *dir, const char *name);
+
+/* For a listing of the open directory FD named REL: *REAL (malloc'd) is
+ * where it really is when restrictedPaths are set and that is not REL,
+ * else NULL.  -1 with err (ACCESS_DENIED) when where cannot be told. */
+int wap_ws_listing_real(const struct wap_ws *ws, int fd, const char *rel, char **real,
+			struct wap_err *err);
 
 /* Force the component-wise fallback (tests; also $WAP_NO_OPENAT2=1). */
 extern bool wap_ws_no_openat2;
