@@ -548,6 +548,32 @@ git -C "$W" reset -q --hard
 expect "without the restriction the checkout runs" 0 wap git checkout other
 same "and changes the file" "$(cat "$W/x.env")" "SECRET=2"
 
+# a restricted file's contents never leave by git for a place the globs do
+# not reach (ninth hostile review): "add ." staged it (to be committed and
+# pushed), and a clone of the repository beneath the root checked it out
+# where a glob anchored at the root does not see it
+newrepo "$W"
+mkdir -p "$W/conf" && echo "TOPSECRET" > "$W/conf/a.key" && git -C "$W" add conf && git -C "$W" commit -qm key && git -C "$W" tag keyc
+expect "clone of the root's repository under restrictedPaths: exit 5" 5 wap git clone . copy --restrict 'conf/*.key'
+check "  no copy made" test ! -e "$W/copy"
+expect "  nor of its .git" 5 wap git clone .git copy --restrict 'conf/*.key'
+check "  no copy made" test ! -e "$W/copy"
+echo "TOPSECRET2" >> "$W/conf/a.key" && echo new > "$W/conf/b.txt" && echo k > "$W/conf/n.key"
+expect "add . under restrictedPaths runs" 0 wap git add . --restrict 'conf/*.key'
+same "  but stages no restricted file, changed or new" "$(git -C "$W" diff --cached --name-only)" "conf/b.txt"
+git -C "$W" reset -q
+expect "commit -m MSG . too" 0 wap git commit -m x . --restrict 'conf/*.key'
+same "  commits no restricted file" "$(git -C "$W" show --name-only --format= HEAD)" "conf/b.txt"
+expect "naming one is refused" 5 wap git add conf/a.key --restrict 'conf/*.key'
+expect "cp -r of .git under restrictedPaths refused" 5 wap cp -r .git gd --restrict 'conf/*.key'
+check "  no copy made" test ! -e "$W/gd"
+expect "  nor of a pack or object in it" 5 wap cp .git/HEAD h --restrict 'conf/*.key'
+git clone -q --bare "$W" "$W/bare.git"
+expect "a bare repository beneath the root: show runs" 0 wap git --dir bare.git show keyc --json --restrict 'conf/*.key'
+lacks "  without the restricted file's contents" "$OUT" TOPSECRET
+jcheck "  named as left out" "$OUT" 'j["restricted"] == ["conf/a.key"]'
+rm -rf "$W/bare.git"
+
 # ---- 8. the token goes only to the hosts the invoker named ----
 PORT_FILE=$T/port
 python3 - "$PORT_FILE" "$T/auth.log" <<'EOF' &

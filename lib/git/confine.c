@@ -1214,6 +1214,14 @@ int confine_local(struct g *g, const char *url, const char *base, bool push, cha
 	*abs = NULL;
 	if (!*path)
 		return wap_err_set(g->err, WAP_E_INVALID, "Invalid URL: '%s'", url);
+	/* restrictedPaths judge where a file is in the workspace; a commit
+	 * carried to another repository beneath the root (clone . copy,
+	 * push to a bare one) puts its restricted files where no glob sees
+	 * them, to be checked out or shown (ninth hostile review) */
+	if (g->ws->pol.restricted.n)
+		return wap_err_set(g->err, WAP_E_RESTRICTED,
+			"Path restricted: '%s' is a repository beneath the root, and restrictedPaths are set: "
+			"its commits would carry restricted files where the globs do not reach", url);
 	if (path[0] == '/' || !strcmp(base, "."))
 		wap_sb_adds(&sb, path);
 	else

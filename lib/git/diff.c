@@ -573,9 +573,12 @@ bool restricted_rp(struct g *g, const char *rp)
 	char *rel;
 	bool bad;
 
-	if (!g->ws->pol.restricted.n || !rp || !g->wd_rel)
+	if (!g->ws->pol.restricted.n || !rp)
 		return false;
-	rel = ws_path(g, rp);
+	/* a repository without a work tree (bare) places its files nowhere:
+	 * they are judged as if it were the root's, so a copy of the root's
+	 * shows none of the root's restricted files */
+	rel = g->wd_rel ? ws_path(g, rp) : strdup(rp);
 	bad = !rel || wap_ws_check(g->ws, rel, WAP_ACC_READ, &e2) < 0;
 	wap_err_release(&e2);
 	free(rel);
