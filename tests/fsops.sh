@@ -201,3 +201,37 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	same "cp permission message" "$ERR" "wap cp: Permission denied: locked/g"
 	check "nothing changed in the locked dir" test -f "$W/locked/f" -a ! -e "$W/locked/g" -a -d "$W/locked/inner"
 fi
+
+# a file turned into a FIFO between cp -r's look at it and its open held
+# the open, and the call, for good (ninth hostile review: a sandboxed
+# command renaming a FIFO over a file in a loop hung a server's cp -r).
+# strace widens the window: each fstatat returns 50 ms late, while a
+# racer flips twenty files between a file and a FIFO every millisecond.
+if command -v strace >/dev/null 2>&1 && strace -f -qq -o /dev/null true 2>/dev/null; then
+	rm -rf "$W/fl" "$W/fl2"; mkdir -p "$W/fl"
+	for i in $(seq 20); do echo x > "$W/fl/f$i"; done
+	python3 - "$W/fl" "$T/flipper.stop" > /dev/null 2>&1 <<'PY' &
+import os, sys, time
+d, stop = sys.argv[1], sys.argv[2]
+end = time.time() + 60
+while time.time() < end and not os.path.exists(stop):
+    for i in range(1, 21):
+        p = os.path.join(d, 'f%d' % i)
+        try:
+            os.mkfifo(d + '.fifo')
+        except FileExistsError:
+            pass
+        os.rename(d + '.fifo', p)
+        with open(d + '.reg', 'w') as f:
+            f.write('x')
+        os.rename(d + '.reg', p)
+    time.sleep(0.001)
+PY
+	FLIP=$!
+	strace -f -qq -o /dev/null -e trace=newfstatat -e inject=newfstatat:delay_exit=50000 \
+		timeout 20 "$WAP" cp -r fl fl2 > /dev/null 2>&1
+	rc=$?
+	touch "$T/flipper.stop"; wait $FLIP 2>/dev/null
+	if [ $rc != 124 ]; then ok "cp -r: a file turned FIFO mid-copy does not hold the call"; else fail "cp -r: a file turned FIFO mid-copy held the call (timed out)"; fi
+	rm -rf "$W/fl" "$W/fl2" "$W/fl.fifo" "$W/fl.reg"
+fi

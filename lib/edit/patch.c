@@ -1324,7 +1324,8 @@ static bool mode_changed(const struct ent *e)
 
 static int set_mode(const struct wap_ws *ws, const char *rel, mode_t mode, struct wap_err *err)
 {
-	int fd = wap_ws_open(ws, rel, O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0, WAP_ACC_WRITE, err);
+	/* O_NONBLOCK: a FIFO put at REL meanwhile is not waited on */
+	int fd = wap_ws_open(ws, rel, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0, WAP_ACC_WRITE, err);
 	int rc = 0;
 
 	if (fd < 0)

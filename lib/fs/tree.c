@@ -485,9 +485,17 @@ static int copy_rec(int sparent, const char *sname, int dparent, const char *dna
 		return 0;
 	}
 	if (S_ISREG(st.st_mode)) {
-		sfd = openat(sparent, sname, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+		/* O_NONBLOCK, and what was opened looked at again: a FIFO
+		 * renamed over the file since the fstatat would hold a plain
+		 * open, and the call, for good */
+		sfd = openat(sparent, sname, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 		if (sfd < 0)
 			return wap_err_errno(err, errno, srel);
+		if (fstat(sfd, &st) || !S_ISREG(st.st_mode)) {
+			close(sfd);
+			cs->skipped++;	/* no longer a file: as a FIFO is */
+			return 0;
+		}
 		rc = wap_copy_file(sfd, dparent, dname, st.st_mode, force, false, drel, &cs->bytes, err);
 		close(sfd);
 		if (!rc)
