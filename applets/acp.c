@@ -658,7 +658,7 @@ static int acp_main(struct wap_ws *ws, json_t *req, bool json)
 			wap_strv_push(&argv, json_string_value(s));
 	}
 	o.argv = argv;
-	if (tfile && !(o.transcript = fopen(tfile, "w"))) {
+	if (tfile && !(o.transcript = wap_open_record(tfile, false))) {
 		fprintf(stderr, "wap acp: %s: %s\n", tfile, strerror(errno));
 		rc = 125;
 		goto out;

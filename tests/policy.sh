@@ -283,6 +283,25 @@ jcheck "audit: a write is marked mutating" "$(grep '"write"' "$T/audit.jsonl" | 
 jcheck "audit: a read is not" "$(grep '"op":"read"' "$T/audit.jsonl" | head -1)" 'j["mutating"] is False'
 jcheck "audit: terminal/create is audited, mutating" "$(grep 'terminal/create' "$T/audit.jsonl" | head -1)" 'j["mutating"] is True and j["outcome"] == "error"'
 
+# wap's records beneath the root, planted before it starts (ninth hostile
+# review): an audit log that is a symlink was followed, so wap appended the
+# agent's lines (a path holding $(...)) to a file outside the root, a
+# transcript so linked was truncated; a FIFO held the server's start
+rm -f "$T/outside.txt"; ln -s "$T/outside.txt" "$W/planted.jsonl"
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+ '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+ '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write","arguments":{"path":"p$(id)","content":"a"}}}' \
+ | timeout 20 wap serve --root "$W" --audit "$W/planted.jsonl" > "$T/out" 2> "$T/err"
+check "an audit log planted as a link out of the root: not followed" test ! -s "$T/outside.txt"
+has "  and the server says why" "$(cat "$T/err")" "planted.jsonl"
+echo keep > "$T/outside.txt"
+expect "a transcript planted as a link out of the root: refused" 125 wap acp run --approve all --transcript "$W/planted.jsonl" --prompt p -- /bin/true
+same "  the file it names is not truncated" "$(cat "$T/outside.txt")" keep
+rm -f "$W/planted.jsonl" "$T/outside.txt" "$W/p\$(id)"; mkfifo "$W/planted.jsonl"
+printf '' | timeout 20 wap serve --root "$W" --audit "$W/planted.jsonl" > /dev/null 2>&1
+if [ $? != 124 ]; then ok "an audit log planted as a FIFO does not hold the start"; else fail "an audit log planted as a FIFO held the start"; fi
+rm -f "$W/planted.jsonl"
+
 # the Agent Control Protocol over WebSocket
 WSDIR=$(cd "$(dirname "$0")/ws" && pwd)
 if [ ! -d "$WSDIR/node_modules/ws" ]; then

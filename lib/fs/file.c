@@ -88,6 +88,32 @@ int wap_blob_id_fd(int fd, char out[WAP_VERSION_LEN + 1], struct wap_err *err)
 	return wap_err_set(err, WAP_E_CONFLICT, "the file kept changing while it was read");
 }
 
+FILE *wap_open_record(const char *file, bool append)
+{
+	int fd = open(file, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+		      (append ? O_APPEND : 0), 0600);
+	struct stat st;
+	FILE *f;
+	int e;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = ENXIO;
+		return NULL;
+	}
+	/* emptied only once known to be a file */
+	if ((!append && ftruncate(fd, 0)) || fcntl(fd, F_SETFL, append ? O_APPEND : 0) ||
+	    !(f = fdopen(fd, append ? "a" : "w"))) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	return f;
+}
+
 void wap_iso_time(const struct timespec *ts, char out[32])
 {
 	struct tm tm;

@@ -106,4 +106,13 @@ int wap_check_writable(const struct stat *st, const char *rel, const char *how,
 /* ISO-8601 UTC time ("2026-11-21T23:54:18.123Z") into OUT (32 bytes). */
 void wap_iso_time(const struct timespec *ts, char out[32]);
 
+/* Open FILE, one of wap's own records (an audit log, a transcript, a log),
+ * to write: created 0600, appended to with APPEND, else emptied.  It may
+ * lie beneath the root, where the agent could have planted a link or a
+ * FIFO at its name before wap started: a symbolic link as its last
+ * component is refused (ELOOP), and anything but a regular file (ENXIO
+ * for a FIFO or device, never waited on).  A stream (malloc'd), or NULL
+ * with errno set. */
+FILE *wap_open_record(const char *file, bool append);
+
 #endif

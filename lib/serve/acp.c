@@ -637,7 +637,13 @@ static int log_setup(struct wap_acp *a, struct wap_err *err)
 	a->log_file = file && *file ? strdup(file) : wap_token_state_file("wap-acp.log");
 	if (!a->log_file)
 		return wap_err_oom(err);
-	a->logfd = open(a->log_file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	{
+		/* as wap_open_record: no link, no FIFO planted at its name */
+		FILE *f = wap_open_record(a->log_file, true);
+		a->logfd = f ? fcntl(fileno(f), F_DUPFD_CLOEXEC, 0) : -1;
+		if (f)
+			fclose(f);
+	}
 	if (a->logfd < 0)
 		return wap_err_set(err, WAP_E_FAILED, "Cannot open the log file %s: %s", a->log_file,
 				   strerror(errno));

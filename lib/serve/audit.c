@@ -130,7 +130,7 @@ struct wap_audit *wap_audit_open(const char *file, struct wap_err *err)
 		if (!a->f && fd >= 0)
 			close(fd);
 	} else {
-		a->f = fopen(file, "ae");
+		a->f = wap_open_record(file, true);
 	}
 	if (!a->f) {
 		wap_err_set(err, WAP_E_FAILED, "cannot open the audit log %s: %s", file, strerror(errno));
