@@ -324,6 +324,14 @@ static void do_dir(struct worker *wk, struct job *j)
 		wap_err_release(&e);
 		if (fd < 0)
 			return;
+		/* found again by its path, which a symlink may now lead
+		 * elsewhere: where it really is, from the fd */
+		free(j->real);
+		j->real = NULL;
+		if (ws->pol.restricted.n && real_of(ws, j, fd, NULL)) {
+			close(fd);
+			return;
+		}
 	}
 	j->fd = -1;
 	if (!wk->dbuf) {
