@@ -752,6 +752,42 @@ static json_t *one_edit(struct sym *y, const json_t *start, const json_t *end, c
 
 /* ---------- ctags ---------- */
 
+/* Is the file ctags names at P readable under the policy where it really
+ * is?  ctags follows symbolic links, so lnk/a.c may be a file
+ * restrictedPaths deny (lnk -> a restricted dir): its symbols' names are
+ * what a read of it would show (ninth hostile review).  SEEN caches each
+ * path's answer. */
+static bool tag_visible(struct sym *y, json_t *seen, const char *p)
+{
+	struct wap_err e = { 0 };
+	json_t *v;
+	int fd;
+
+	if (!y->ws->pol.restricted.n)
+		return true;
+	if (p[0] == '.' && p[1] == '/')
+		p += 2;
+	if ((v = json_object_get(seen, p)))
+		return json_is_true(v);
+	fd = wap_ws_open(y->ws, p, O_PATH, 0, WAP_ACC_READ, &e);
+	wap_err_release(&e);
+	if (fd >= 0)
+		close(fd);
+	json_object_set_new(seen, p, json_boolean(fd >= 0));
+	return fd >= 0;
+}
+
+/* FILE may be read, judged where it really is (wap_ws_open's check). */
+static int readable(struct sym *y, const char *rel, struct wap_err *err)
+{
+	int fd = wap_ws_open(y->ws, rel, O_PATH, 0, WAP_ACC_READ, err);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 /* universal-ctags's tags for ARGS (run in the sandbox, no network) as
  * JSON objects; -1 with FEATURE_DISABLED when it is not installed. */
 static int ctags(struct sym *y, const char *what, bool recurse, json_t **tags, struct wap_err *err)
@@ -765,6 +801,7 @@ static int ctags(struct sym *y, const char *what, bool recurse, json_t **tags, s
 				    .max_output = 64u << 20, .cancel = y->call->cancel };
 	struct wap_proc_result pr;
 	char *line, *save, **env = NULL, *dotpath = NULL;
+	json_t *seen;
 
 	*tags = NULL;
 	if (access("/usr/bin/ctags", X_OK) && access("/usr/local/bin/ctags", X_OK))
@@ -819,13 +856,16 @@ static int ctags(struct sym *y, const char *what, bool recurse, json_t **tags, s
 		goto out;
 	}
 	*tags = json_array();
+	seen = json_object();
 	for (line = strtok_r(pr.out[0].data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		json_t *t = json_loads(line, 0, NULL);
 		const char *p = json_string_value(json_object_get(t, "path"));
-		if (t && p && !wap_ws_restricted(y->ws, p[0] == '.' && p[1] == '/' ? p + 2 : p, strlen(p)))
+		if (t && p && !wap_ws_restricted(y->ws, p[0] == '.' && p[1] == '/' ? p + 2 : p, strlen(p)) &&
+		    tag_visible(y, seen, p))
 			json_array_append(*tags, t);
 		json_decref(t);
 	}
+	json_decref(seen);
 	wap_proc_result_release(&pr);
 	rc = 0;
 	goto out;
@@ -877,7 +917,7 @@ static int ctags_overview(struct sym *y, json_t **res, struct wap_err *err)
 
 	if (!y->rel)
 		return wap_err_set(err, WAP_E_INVALID, "overview needs a FILE");
-	if (wap_ws_check(y->ws, y->rel, WAP_ACC_READ, err) || ctags(y, y->rel, false, &tags, err)) {
+	if (readable(y, y->rel, err) || ctags(y, y->rel, false, &tags, err)) {
 		json_decref(syms);
 		return -1;
 	}
@@ -893,7 +933,7 @@ static int ctags_find(struct sym *y, json_t **res, struct wap_err *err)
 	json_t *tags, *syms = json_array(), *t;
 	size_t i;
 
-	if (y->rel ? wap_ws_check(y->ws, y->rel, WAP_ACC_READ, err) || ctags(y, y->rel, false, &tags, err)
+	if (y->rel ? readable(y, y->rel, err) || ctags(y, y->rel, false, &tags, err)
 		   : ctags(y, "the workspace", true, &tags, err)) {
 		json_decref(syms);
 		return -1;

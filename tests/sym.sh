@@ -100,6 +100,15 @@ SH
 	expect "ctags with an option file in the workspace" 0 wap sym overview src/util.c --ctags --json
 	jcheck "its options are not read (util.c is not excluded)" "$OUT" 'len(j["symbols"]) > 0'
 	rm -r "$W/.ctags.d"
+	# ctags follows symlinks: a file restrictedPaths deny, reached through
+	# a linked dir, gave its symbols' names (ninth hostile review)
+	mkdir -p "$W/conf" && printf 'int secret_fn_TOPSECRET(void) { return 42; }\n' > "$W/conf/k.c"
+	ln -s conf "$W/lnk"
+	expect "ctags overview of a restricted file through a linked dir: refused" 5 wap sym overview lnk/k.c --ctags --restrict 'conf/**'
+	lacks "  (no symbol shown)" "$OUT" TOPSECRET
+	wap sym find secret_fn_TOPSECRET --ctags --json --restrict 'conf/**' > "$T/sf.out" 2>&1
+	lacks "ctags find across the workspace leaves it out" "$(cat "$T/sf.out")" lnk/k.c
+	rm -r "$W/conf" "$W/lnk"
 	rm "$XDG_CONFIG_HOME/wap/config.json" "$W/mute-lsp.sh" "$W/a.mute"
 	[ -e "$W/.cache" ] && fail "clangd wrote its index into the workspace" || ok "the server cannot write the workspace (no .cache)"
 
