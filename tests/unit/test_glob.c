@@ -57,6 +57,13 @@ static void test_globstar(void **state)
 	m("**", 0, "any/thing/at/all", true);
 	m("/top.c", 0, "top.c", true);		/* leading / anchors, as in .gitignore */
 	m("./a.c", 0, "a.c", true);
+	/* a trailing / names the directory, as in .gitignore (kept, it
+	 * matched nothing: a restrictedPaths "secrets/" denied nothing) */
+	m("sec/", 0, "sec", true);
+	m("sec//", 0, "sec", true);
+	m("sec/", WAP_GLOB_BASENAME, "a/sec", true);
+	m("a/sec/", WAP_GLOB_BASENAME, "b/a/sec", false);
+	m("a/sec/", WAP_GLOB_BASENAME, "a/sec", true);
 }
 
 static void test_classes(void **state)
