@@ -139,6 +139,10 @@ lk_setup() { rm -rf "$W/conf" "$W/lnk" "$W/out"; mkdir -p "$W/conf/sub"
 	printf 'TOPSECRET\n' > "$W/conf/sub/a.key"; ln -s conf "$W/lnk"; }
 lk_setup
 expect "a restricted file through a linked dir: read refused" 5 wap read --config "$T/lk.json" lnk/sub/a.key
+expect "  a missing one answers the same (its existence is not told)" 5 wap read --config "$T/lk.json" lnk/sub/nope.key
+expect "  stat --exists too" 5 wap stat --exists --config "$T/lk.json" lnk/sub/nope.key
+expect "  a missing dir on the way too" 5 wap stat --exists --config "$T/lk.json" lnk/sub/no/nope.key
+expect "  a missing name the glob does not deny: not found" 3 wap read --config "$T/lk.json" lnk/sub/nope.txt
 expect "  mv of its dir out through the link refused" 5 wap mv --config "$T/lk.json" lnk/sub out
 check "  (still there)" test -f "$W/conf/sub/a.key"
 lk_setup

@@ -712,6 +712,47 @@ static int kernel_open(const struct wap_ws *ws, const char *rel, int flags, mode
 	return walk_open(ws, rel, flags, mode);
 }
 
+/* REL is not there: judge where it would be, from the longest prefix of
+ * it that is (a symlinked directory on the way leads elsewhere), so that
+ * a missing name answers as an existing one does and a restricted name's
+ * existence is not told (lnk -> conf: lnk/nope.key answered "not found"
+ * where lnk/a.key answered "restricted").  -1 with err when refused. */
+static int judge_missing(const struct wap_ws *ws, const char *rel, int access,
+			 struct wap_err *err)
+{
+	size_t n = strlen(rel);
+	int rc = 0;
+
+	for (;;) {
+		char *pre, *real;
+		int fd;
+
+		while (n > 0 && rel[n - 1] != '/')
+			n--;
+		if (!n)
+			break;		/* up to the root: judged as asked already */
+		pre = strndup(rel, n - 1);
+		fd = pre ? kernel_open(ws, pre, O_PATH | O_DIRECTORY, 0) : -1;
+		free(pre);
+		if (fd < 0) {
+			n--;		/* not there either: a shorter prefix */
+			continue;
+		}
+		real = wap_ws_fd_rel(ws, fd);
+		close(fd);
+		if (real) {
+			struct wap_sb sb = WAP_SB_INIT;
+			wap_path_add(&sb, real, rel + n);
+			if (sb.buf && strcmp(sb.buf, rel))
+				rc = wap_ws_check(ws, sb.buf, access, err);
+			wap_sb_release(&sb);
+			free(real);
+		}
+		break;
+	}
+	return rc;
+}
+
 int wap_ws_open(const struct wap_ws *ws, const char *rel, int flags, mode_t mode,
 		int access, struct wap_err *err)
 {
@@ -725,6 +766,9 @@ int wap_ws_open(const struct wap_ws *ws, const char *rel, int flags, mode_t mode
 		if (e == ELOOP && (flags & O_NOFOLLOW))
 			return wap_err_set(err, WAP_E_ACCESS,
 					   "Access denied: %s is a symbolic link", rel);
+		if ((e == ENOENT || e == ENOTDIR) && ws->pol.restricted.n &&
+		    judge_missing(ws, rel, access, err))
+			return -1;
 		return wap_err_errno(err, e, rel);
 	}
 	if (recheck(ws, access)) {
