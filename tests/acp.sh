@@ -122,6 +122,7 @@ tap anyorigin "$PORT" "$(cat "$T/star/token2")" "$T/star/ws"
 kill $PID; wait $PID
 start_ws noread --token-file "$T/star/token5" --root "$T/star/ws" --audit "$T/star/audit.jsonl"
 SERVER_PID=$PID tap noread "$PORT" "$(cat "$T/star/token5")" "$T/star/ws"
+SERVER_PID=$PID tap inflood "$PORT" "$(cat "$T/star/token5")" "$T/star/ws"
 tap sendfreeze "$PORT" "$(cat "$T/star/token5")" "$T/star/ws"
 tap buffers "$PORT" "$(cat "$T/star/token5")" "$T/star/ws"
 kill $PID

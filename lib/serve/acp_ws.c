@@ -38,7 +38,7 @@ struct conn {
 	bool worker_on;
 	pthread_cond_t cv;
 	struct inmsg *in_head, *in_tail;
-	size_t in_count;
+	size_t in_count, in_bytes;
 	bool stopping;
 	bool busy;			/* the worker is handling a message */
 	time_t t0;			/* connected at (monotonic) */
@@ -52,6 +52,9 @@ struct inmsg {
 
 #define ACP_MAX_PENDING 256	/* messages waiting per client */
 
+/* What a client may have us hold, either way: its replies it has not read,
+ * or its messages waiting for its thread (one message, however big,
+ * always fits an empty queue) */
 static size_t unread_cap(const struct conn *c)
 {
 	bool authed = c->s && __atomic_load_n(&c->s->authed, __ATOMIC_SEQ_CST);
@@ -135,6 +138,7 @@ static void *conn_worker(void *arg)
 		if (!c->in_head)
 			c->in_tail = NULL;
 		c->in_count--;
+		c->in_bytes -= m->len;
 		c->busy = true;
 		pthread_mutex_unlock(&c->mu);
 		reply = wap_acp_handle(c->s, m->text, m->len, &close);
@@ -329,8 +333,11 @@ int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user
 		memcpy(m->text, c->rx.buf ? c->rx.buf : "", c->rx.len);
 		m->text[m->len] = 0;
 		c->rx.len = 0;
+		/* messages sent while a slow call runs wait for it: 256 of
+		 * them, and as many bytes as replies not read may hold (256
+		 * messages of the limit were 4 GB a client) */
 		pthread_mutex_lock(&c->mu);
-		full = c->in_count >= ACP_MAX_PENDING;
+		full = c->in_count >= ACP_MAX_PENDING || (c->in_head && c->in_bytes + m->len > unread_cap(c));
 		if (!full) {
 			if (c->in_tail)
 				c->in_tail->next = m;
@@ -338,13 +345,14 @@ int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user
 				c->in_head = m;
 			c->in_tail = m;
 			c->in_count++;
+			c->in_bytes += m->len;
 			pthread_cond_signal(&c->cv);
 		}
 		pthread_mutex_unlock(&c->mu);
 		if (full) {
 			free(m);
-			acp_log(a, LOG_WARN, "ws: client %lu closed: more than %d requests waiting",
-				 c->s->num, ACP_MAX_PENDING);
+			acp_log(a, LOG_WARN, "ws: client %lu closed: more than %d requests or %zu KiB waiting",
+				 c->s->num, ACP_MAX_PENDING, unread_cap(c) >> 10);
 			lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, (unsigned char *)"flood", 5);
 			return -1;
 		}

@@ -717,7 +717,7 @@ async function noread() {
     await sleep(5);
   }
   await sleep(1500);
-  const mid = rss();
+  const mid = rss(); console.log('#', before, mid);
   // (under ASan freed memory is held in quarantine: RSS says nothing)
   const asan = !!process.env.ASAN;
   ok(asan || mid - before < 32 * 1024, 'not reading, before auth: the server holds little for it', { before, mid });
@@ -745,6 +745,39 @@ async function noread() {
   c.ws._socket.resume();
   for (let i = 0; i < 50 && !c.closed; i++) await sleep(100);
   ok(c.closed, 'not reading, authenticated: the client is closed');
+  const good = await auth();
+  const r = await good.call('fs.exists', { path: '.' });
+  ok(r.result && r.result.exists === true, 'the server serves the next client', r);
+  await good.close();
+}
+
+// A client that sends while a slow call runs: what waits for the call is
+// held to the same cap as replies not read (the message limit and 8 MiB),
+// past it the client is closed (256 messages of 16 MiB were 4 GB)
+async function inflood() {
+  const pid = +process.env.SERVER_PID;
+  const rss = () => +fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1];
+  // (uncompressed: what is sent is what the server holds)
+  const c = await new Client(url, { perMessageDeflate: false }).open();
+  await c.auth(token);
+  const before = rss();
+  const slow = c.call('command.execute', { command: 'wap.exec', args: [{ command: 'sleep 5' }] }, 20000);
+  await sleep(300);
+  const mb = JSON.stringify({ jsonrpc: '2.0', method: 'fs.exists', params: { path: '.', pad: 'y'.repeat(1 << 20) } });
+  for (let i = 0; i < 64 && !c.closed; i++) {
+    c.raw(mb);
+    if (i % 8 === 7) await sleep(20);
+  }
+  // the most it held while the call ran
+  let mid = rss();
+  for (let i = 0; i < 20 && !c.closed; i++) {
+    await sleep(100);
+    mid = Math.max(mid, rss());
+  }
+  ok(c.closed, 'sending 64 MiB while a call runs: the client is closed', { closed: c.closed });
+  ok(!!process.env.ASAN || mid - before < 40 * 1024, 'and the server holds at most its cap', { before, mid });
+  await Promise.race([slow, sleep(100)]);
+  c.ws.terminate();
   const good = await auth();
   const r = await good.call('fs.exists', { path: '.' });
   ok(r.result && r.result.exists === true, 'the server serves the next client', r);
@@ -876,6 +909,6 @@ async function hello() {
   await c.close();
 }
 
-const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots, noread, sendfreeze, catbyaction, buffers };
+const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots, noread, inflood, sendfreeze, catbyaction, buffers };
 scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
   .then(() => process.exit(0));
