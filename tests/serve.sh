@@ -23,6 +23,11 @@ while IFS= read -r line; do
 	esac
 done < "$T/hostile"
 
+# ---- big messages behind a slow call: held to a cap, the reader waits ----
+mkdir -p "$T/bq"
+python3 tests/serve/bigqueue.py "$WAP" "$T/bq" > "$T/bigqueue" 2>&1
+tap_in "bigqueue: " "$T/bigqueue"
+
 # ---- audit log: one line per operation, never contents, output or tokens ----
 rpc() { # ID TOOL ARGS
 	printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s","arguments":%s}}\n' "$1" "$2" "$3"

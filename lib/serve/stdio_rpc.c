@@ -130,9 +130,12 @@ static void out_send_held(void *arg, const json_t *msg)
 	out_put(arg, msg, true);
 }
 
-/* Calls queued or running at most: past it the reader stops reading, so a
- * client that floods without reading its replies cannot grow the queue. */
+/* Calls queued or running at most, and the bytes of their messages: past
+ * either the reader stops reading, so a client that floods without
+ * reading its replies cannot grow the queue, nor one that sends big
+ * messages behind slow calls (256 of the limit were 4 GB) */
 #define MAX_PENDING 256
+#define MAX_PENDING_BYTES(max_message) ((max_message) + (8u << 20))
 
 struct ctx {
 	struct wap_mcp_session *s;
@@ -141,11 +144,14 @@ struct ctx {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int pending;
+	size_t pending_bytes;	/* of the messages queued or running */
+	size_t max_bytes;	/* MAX_PENDING_BYTES */
 };
 
 struct job {
 	struct ctx *ctx;
 	json_t *msg;
+	size_t len;		/* its message's */
 };
 
 static void run_job(void *arg)
@@ -161,6 +167,7 @@ static void run_job(void *arg)
 	json_decref(j->msg);
 	pthread_mutex_lock(&j->ctx->mu);
 	j->ctx->pending--;
+	j->ctx->pending_bytes -= j->len;
 	pthread_cond_signal(&j->ctx->cv);
 	pthread_mutex_unlock(&j->ctx->mu);
 	free(j);
@@ -183,9 +190,11 @@ static bool busy(struct ctx *c)
 	return n > 0;
 }
 
-/* Run the request V (its message M) on a worker, V handed over; false
- * when it could not be queued (no memory) */
-static bool queue(struct ctx *c, struct wap_workers *w, json_t *v, const struct wap_rpc_msg *m)
+/* Run the request V (its message M, LEN bytes) on a worker, V handed
+ * over; false when it could not be queued (no memory).  One message,
+ * however big, is queued when nothing else is. */
+static bool queue(struct ctx *c, struct wap_workers *w, json_t *v, const struct wap_rpc_msg *m,
+		  size_t len)
 {
 	struct job *j = malloc(sizeof(*j));
 
@@ -193,16 +202,19 @@ static bool queue(struct ctx *c, struct wap_workers *w, json_t *v, const struct 
 		return false;
 	j->ctx = c;
 	j->msg = v;
+	j->len = len;
 	pthread_mutex_lock(&c->mu);
-	while (c->pending >= MAX_PENDING)
+	while (c->pending >= MAX_PENDING || (c->pending && c->pending_bytes + len > c->max_bytes))
 		pthread_cond_wait(&c->cv, &c->mu);
 	c->pending++;
+	c->pending_bytes += len;
 	pthread_mutex_unlock(&c->mu);
 	wap_mcp_expect(c->s, m->id);
 	if (!wap_workers_submit(w, run_job, j))
 		return true;
 	pthread_mutex_lock(&c->mu);
 	c->pending--;
+	c->pending_bytes -= len;
 	pthread_mutex_unlock(&c->mu);
 	free(j);
 	return false;
@@ -238,14 +250,14 @@ static void handle_line(struct ctx *c, struct wap_workers *w, const struct wap_r
 	/* a quick call runs here, but not past calls still queued or running:
 	 * a read sent after a write reads what the write wrote */
 	if (w && (wap_mcp_slow(c->s, &m) || (wap_mcp_tool_call(c->s, &m) && busy(c))) &&
-	    queue(c, w, v, &m))
+	    queue(c, w, v, &m, len))
 		return;
 	/* a quick call that finds it is not (an archive to unpack) is run
 	 * again on a worker: the reader goes on reading (a cancel, say) */
 	m.requeue = w ? &again : NULL;
 	reply_to(c->s, c->out, &m, &c->scratch, true);
 	m.requeue = NULL;
-	if (again && queue(c, w, v, &m))
+	if (again && queue(c, w, v, &m, len))
 		return;
 	if (again) {
 		json_t *e = wap_rpc_oom(m.id);
@@ -280,6 +292,8 @@ int wap_stdio_serve(struct wap_mcp_server *srv, const struct wap_stdio_opts *o)
 	c.out = &out;
 	c.scratch = (struct wap_sb)WAP_SB_INIT;
 	c.pending = 0;
+	c.pending_bytes = 0;
+	c.max_bytes = MAX_PENDING_BYTES(max);
 	pthread_mutex_init(&c.mu, NULL);
 	pthread_cond_init(&c.cv, NULL);
 	w = wap_workers_new(o->workers > 0 ? o->workers : 4);
