@@ -343,6 +343,17 @@ post "$RINIT"
 S11="-H mcp-session-id:$(tr -d '\r' < "$T/h" | sed -n 's/^mcp-session-id: //Ip')"
 post '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}' $S11
 check "roots: not asked without --roots-from-client" grep -qi '^content-type: application/json' "$T/h"
+# each narrowed root holds a descriptor: under a low limit, sessions past
+# what it allows are let go (least recently used first), so 130 sessions
+# narrowed do not leave every grep and glob "Too many open files"
+mkdir -p "$T/rfd/sub" && echo x > "$T/rfd/sub/f"
+(ulimit -n 128 && exec wap serve --http 127.0.0.1:0 --root "$T/rfd" --token rfdtok --roots-from-client) 2>"$T/s12.log" &
+RPID=$!
+PIDS="$PIDS $RPID"
+wait_for 5 grep -q 'http://127.0.0.1:[0-9]*/mcp' "$T/s12.log"
+rport=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$T/s12.log")
+python3 tests/serve/rootsfd.py "$rport" "$RPID" rfdtok "$T/rfd" 130 > "$T/rootsfd" 2>&1
+tap_in "roots: " "$T/rootsfd"
 
 # ---- never an open door ----
 expect "--no-auth off loopback is refused" 2 timeout 5 wap serve --http 0.0.0.0:0 --no-auth

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -381,10 +382,29 @@ static void sess_sweep(struct httpd *h, time_t now)
 	}
 }
 
+/* The sessions kept at once.  With --roots-from-client each keeps up to
+ * WAP_MCP_MAX_ROOTS descriptors, so no more than half the descriptors the
+ * process may open go to them (1000 sessions of a root each passed a soft
+ * limit of 1024: every grep, glob and exec of every client then failed,
+ * "Too many open files"); the least recently used makes room, as past
+ * the session limit. */
+static int max_sessions(const struct httpd *h)
+{
+	int max = h->o->max_sessions > 0 ? h->o->max_sessions : 1000;
+	struct rlimit rl;
+
+	if (h->srv->roots_from_client && !getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY) {
+		rlim_t by_fds = rl.rlim_cur / 2 / WAP_MCP_MAX_ROOTS;
+		if (by_fds < (rlim_t)max)
+			max = by_fds > 0 ? (int)by_fds : 1;
+	}
+	return max;
+}
+
 static struct sess *sess_new(struct httpd *h)
 {
 	struct sess *x = calloc(1, sizeof(*x));
-	int max = h->o->max_sessions > 0 ? h->o->max_sessions : 1000;
+	int max = max_sessions(h);
 	time_t now = time(NULL);
 
 	if (!x || wap_random_hex(x->id, 16, NULL)) {

@@ -43,9 +43,7 @@ struct wsnode {
 	struct wsnode *next;
 };
 
-/* the narrowed roots a session keeps (each holds a descriptor until the
- * session ends: calls and terminals may still run in one) */
-#define MAX_ROOTS 16
+#define MAX_ROOTS WAP_MCP_MAX_ROOTS
 
 struct wap_mcp_session {
 	struct wap_mcp_server *srv;

@@ -41,6 +41,11 @@ struct wap_mcp_server {
 
 struct wap_mcp_session;
 
+/* the narrowed roots a session keeps with roots_from_client (each holds a
+ * descriptor until the session ends: calls and terminals may still run
+ * in one) */
+#define WAP_MCP_MAX_ROOTS 16
+
 /* Deliver MSG (a notification or a request to the client) to the peer. */
 typedef void (*wap_mcp_send_fn)(void *arg, const json_t *msg);
 
