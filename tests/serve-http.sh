@@ -355,6 +355,17 @@ rport=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$T/s12.log")
 python3 tests/serve/rootsfd.py "$rport" "$RPID" rfdtok "$T/rfd" 130 > "$T/rootsfd" 2>&1
 tap_in "roots: " "$T/rootsfd"
 
+# ---- terminals (--profile acp): held in all the sessions together ----
+mkdir -p "$T/tall"
+WAP_TERMS_MAX=4 wap serve --http 127.0.0.1:0 --root "$T/tall" --token talltok --profile acp 2>"$T/s13.log" &
+TPID=$!
+PIDS="$PIDS $TPID"
+wait_for 5 grep -q 'http://127.0.0.1:[0-9]*/mcp' "$T/s13.log"
+tport=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$T/s13.log")
+python3 tests/serve/termsall.py "$tport" talltok > "$T/termsall" 2>&1
+tap_in "terminals: " "$T/termsall"
+kill "$TPID"
+
 # ---- never an open door ----
 expect "--no-auth off loopback is refused" 2 timeout 5 wap serve --http 0.0.0.0:0 --no-auth
 has "it says why" "$ERR" "loopback"

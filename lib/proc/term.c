@@ -31,6 +31,23 @@ extern char **environ;
  * a pipe (1 MiB at most, unless root made it bigger) or a PTY holds */
 #define DRAIN_MAX (4u << 20)
 
+/* The terminals of every set in the process: each is a process tree, a
+ * thread and a descriptor, and a client makes sessions (sets) at will
+ * (1000 HTTP sessions of 64 were 64,000 process trees).
+ * WAP_TERMS_MAX lowers it (tests). */
+static int terms_live;
+
+static bool terms_reserve(int *max)
+{
+	const char *env = getenv("WAP_TERMS_MAX");
+
+	*max = env && atoi(env) > 0 && atoi(env) < WAP_TERM_MAX_ALL ? atoi(env) : WAP_TERM_MAX_ALL;
+	if (__atomic_add_fetch(&terms_live, 1, __ATOMIC_SEQ_CST) <= *max)
+		return true;
+	__atomic_sub_fetch(&terms_live, 1, __ATOMIC_SEQ_CST);
+	return false;
+}
+
 struct term {
 	struct term *next;
 	struct wap_terms *set;
@@ -350,6 +367,7 @@ static void term_stop(struct term *t)
 static void term_free(struct term *t)
 {
 	pthread_join(t->thr, NULL);
+	__atomic_sub_fetch(&terms_live, 1, __ATOMIC_SEQ_CST);
 	if (t->have_sb)
 		wap_sandbox_release(&t->sb);
 	close(t->fd);
@@ -649,6 +667,8 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 	bool pidns = !strcmp(wap_proc_supervisor(), "pid-namespace");
 	struct wap_sandbox sb;
 	int dirfd = -1, errp[2] = { -1, -1 }, outp[2] = { -1, -1 }, rc = -1, e = 0;
+	bool counted = false;	/* a place among terms_live */
+	int max;
 	pid_t pid;
 	ssize_t n;
 
@@ -677,6 +697,13 @@ int wap_term_create(struct wap_terms *ts, const struct wap_term_opts *o,
 		if (dirfd < 0)
 			return -1;
 	}
+	if (!terms_reserve(&max)) {
+		close(dirfd);
+		free(rel);
+		return wap_err_set(err, WAP_E_TOO_LARGE,
+			"Too many terminals (%d in all sessions): dispose or release some first", max);
+	}
+	counted = true;
 	if (!argv) {
 		shargv[0] = (char *)default_shell();
 		argv = shargv;
@@ -814,6 +841,8 @@ out:
 		free(t->name);
 		free(t);
 	}
+	if (rc && counted)
+		__atomic_sub_fetch(&terms_live, 1, __ATOMIC_SEQ_CST);
 	free(envp);
 	wap_strv_free(extra);
 	free(rel);

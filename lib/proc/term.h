@@ -34,6 +34,7 @@
 #define WAP_TERM_MAX_BYTES	(1u << 20)	/* shell terminals: 1 MiB at most */
 #define WAP_TERM_ID_LEN		32
 #define WAP_TERM_MAX		64		/* terminals per set */
+#define WAP_TERM_MAX_ALL	256		/* in all the sets of a process */
 
 struct wap_terms;
 
