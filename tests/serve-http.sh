@@ -355,6 +355,17 @@ rport=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$T/s12.log")
 python3 tests/serve/rootsfd.py "$rport" "$RPID" rfdtok "$T/rfd" 130 > "$T/rootsfd" 2>&1
 tap_in "roots: " "$T/rootsfd"
 
+# ---- resources/list and resources/read run on a worker, not on the server's thread ----
+mkdir -p "$T/rl"
+wap serve --http 127.0.0.1:0 --root "$T/rl" --token rltok 2>"$T/s14.log" &
+LPID=$!
+PIDS="$PIDS $LPID"
+wait_for 5 grep -q 'http://127.0.0.1:[0-9]*/mcp' "$T/s14.log"
+lport=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$T/s14.log")
+python3 tests/serve/reslist.py "$lport" rltok "$T/rl" > "$T/reslist" 2>&1
+tap_in "resources: " "$T/reslist"
+kill "$LPID"
+
 # ---- terminals (--profile acp): held in all the sessions together ----
 mkdir -p "$T/tall"
 WAP_TERMS_MAX=4 wap serve --http 127.0.0.1:0 --root "$T/tall" --token talltok --profile acp 2>"$T/s13.log" &

@@ -724,17 +724,21 @@ static json_t *resources_list(struct wap_mcp_session *s, const struct wap_rpc_ms
 {
 	size_t start = 0, page = s->srv->page_size ? s->srv->page_size : 100, i;
 	json_t *req, *res = NULL, *list, *f, *out;
+	struct inflight *c;
 	struct wap_call call;
 	struct wap_run run;
 	struct wap_err err = { 0 };
 
 	if (list_cursor(m, 10000000, &start))
 		return invalid_params(m, "Invalid params: unknown cursor%s", NULL);
+	if (!(c = start_call(s, m->id)))	/* cancellable, on a worker (wap_mcp_slow) */
+		return wap_rpc_oom(m->id);
 	run_ctx(s, &call, &run);
+	call.cancel = &c->cancel;
 	req = json_pack("{s:s, s:s, s:s, s:I}", "pattern", "**/*", "type", "f", "sort", "path",
 			"max_results", (json_int_t)(start + page + 1));
 	if (wap_run_op(&run, "glob", req, &res, &err)) {
-		out = wap_rpc_error_wap(m->id, &err);
+		out = wap_cancel_is_set(&c->cancel) ? NULL : wap_rpc_error_wap(m->id, &err);
 		goto done;
 	}
 	list = json_array();
@@ -762,6 +766,7 @@ static json_t *resources_list(struct wap_mcp_session *s, const struct wap_rpc_ms
 	}
 	out = wap_rpc_result(m->id, out);
 done:
+	end_call(s, c);
 	json_decref(req);
 	json_decref(res);
 	wap_err_release(&err);
@@ -775,6 +780,7 @@ static json_t *resources_read(struct wap_mcp_session *s, const struct wap_rpc_ms
 	const char *uri = json_string_value(json_object_get(m->params, "uri"));
 	char *path = uri ? file_uri_path(uri) : NULL;
 	json_t *req, *res = NULL, *out;
+	struct inflight *c;
 	struct wap_call call;
 	struct wap_run run;
 	struct wap_err err = { 0 };
@@ -784,11 +790,16 @@ static json_t *resources_read(struct wap_mcp_session *s, const struct wap_rpc_ms
 	if (!path)
 		return wap_rpc_error(m->id, -32002, "Resource not found: only file:// URIs of the workspace are served",
 				     json_pack("{s:s}", "uri", uri));
+	if (!(c = start_call(s, m->id))) {
+		free(path);
+		return wap_rpc_oom(m->id);
+	}
 	run_ctx(s, &call, &run);
+	call.cancel = &c->cancel;
 	req = json_pack("{s:s, s:b}", "path", path, "whole", 1);
 	free(path);
 	if (wap_run_op(&run, "read", req, &res, &err)) {
-		out = wap_rpc_error_wap(m->id, &err);
+		out = wap_cancel_is_set(&c->cancel) ? NULL : wap_rpc_error_wap(m->id, &err);
 	} else if (json_object_get(res, "entries") || json_is_true(json_object_get(res, "binary"))) {
 		out = wap_rpc_error(m->id, WAP_RPC_INVALID_PARAMS,
 				    json_object_get(res, "entries") ? "Not a file: the resource is a directory"
@@ -798,6 +809,7 @@ static json_t *resources_read(struct wap_mcp_session *s, const struct wap_rpc_ms
 		out = wap_rpc_result(m->id, json_pack("{s:[{s:s, s:s, s:O}]}", "contents", "uri", uri,
 			"mimeType", "text/plain", "text", json_object_get(res, "content")));
 	}
+	end_call(s, c);
 	json_decref(req);
 	json_decref(res);
 	wap_err_release(&err);
@@ -1046,6 +1058,11 @@ bool wap_mcp_slow(struct wap_mcp_session *s, const struct wap_rpc_msg *m)
 		t = wap_profile_tool(s->srv->profile, m->method);
 		return t && !quick(s, m, t);
 	}
+	/* a walk of the whole tree (a cursor asks for 10 million entries), a
+	 * whole file: never on the door's thread, which then answered no one
+	 * else (5 s of /usr: /health waited) */
+	if (!strcmp(m->method, "resources/list") || !strcmp(m->method, "resources/read"))
+		return true;
 	if (strcmp(m->method, "tools/call"))
 		return false;
 	name = json_string_value(json_object_get(m->params, "name"));
