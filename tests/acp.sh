@@ -133,6 +133,12 @@ wait $PID
 jcheck "audit: terminal.sendText says what was typed, and where" \
 	"$(grep '"op":"terminal.sendText"' "$T/star/audit.jsonl" | grep -m1 'stty raw')" \
 	'j["request"]["text"].startswith("stty raw -echo;") and j["request"]["terminalId"].startswith("term-")'
+WAP_ACP_UNSAVED_MAX=2500000 start_ws bufall --token-file "$T/star/token6" --root "$T/star/ws"
+tap buffersall "$PORT" "$(cat "$T/star/token6")" "$T/star/ws"
+kill $PID; wait $PID
+WAP_WATCHERS_MAX=2 start_ws watchall --token-file "$T/star/token7" --root "$T/star/ws"
+tap watchall "$PORT" "$(cat "$T/star/token7")" "$T/star/ws"
+kill $PID; wait $PID
 start_ws slots --token-file "$T/star/token4" --root "$T/star/ws"
 tap slots "$PORT" "$(cat "$T/star/token4")" "$T/star/ws"
 kill $PID; wait $PID

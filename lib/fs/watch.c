@@ -382,12 +382,33 @@ static void *watcher(void *arg)
 	return NULL;
 }
 
+/* The watchers alive in the process: each is an inotify instance (the
+ * user's max_user_instances, 128 by default, is shared with every program
+ * the user runs), a thread and up to WAP_WATCH_MAX_DIRS watches, and every
+ * Agent Control client may make one (256 clients took them all).
+ * WAP_WATCHERS_MAX lowers it (tests). */
+static int watchers_live;
+
+static void watchers_release(void)
+{
+	__atomic_sub_fetch(&watchers_live, 1, __ATOMIC_SEQ_CST);
+}
+
 struct wap_watch *wap_watch_new(const struct wap_ws *ws, wap_watch_fn cb, void *arg,
 				struct wap_err *err)
 {
-	struct wap_watch *w = calloc(1, sizeof(*w));
+	const char *env = getenv("WAP_WATCHERS_MAX");
+	int max = env && atoi(env) > 0 && atoi(env) < WAP_WATCH_MAX_ALL ? atoi(env) : WAP_WATCH_MAX_ALL;
+	struct wap_watch *w;
 
-	if (!w) {
+	if (__atomic_add_fetch(&watchers_live, 1, __ATOMIC_SEQ_CST) > max) {
+		watchers_release();
+		wap_err_set(err, WAP_E_TOO_LARGE, "Too many sessions watching files (%d at most): "
+			    "one must end first", max);
+		return NULL;
+	}
+	if (!(w = calloc(1, sizeof(*w)))) {
+		watchers_release();
 		wap_err_oom(err);
 		return NULL;
 	}
@@ -407,6 +428,7 @@ struct wap_watch *wap_watch_new(const struct wap_ws *ws, wap_watch_fn cb, void *
 		pthread_mutex_destroy(&w->mu);
 		json_decref(w->known);
 		free(w);
+		watchers_release();
 		return NULL;
 	}
 	return w;
@@ -438,6 +460,7 @@ void wap_watch_free(struct wap_watch *w)
 	json_decref(w->known);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
+	watchers_release();
 }
 
 int wap_watch_add(struct wap_watch *w, const char *pattern, char id[WAP_WATCH_ID_LEN],

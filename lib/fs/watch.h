@@ -25,12 +25,14 @@
 #define WAP_WATCH_ID_LEN	32
 #define WAP_WATCH_MAX_DIRS	8192	/* inotify watches per watcher */
 #define WAP_WATCH_MAX_PATTERNS	64
+#define WAP_WATCH_MAX_ALL	32	/* watchers in a process (inotify instances) */
 
 struct wap_watch;
 
 typedef void (*wap_watch_fn)(void *arg, const char *path, const char *type);
 
-/* WS is borrowed and must outlive the watcher. */
+/* WS is borrowed and must outlive the watcher.  SIZE_LIMIT_EXCEEDED past
+ * WAP_WATCH_MAX_ALL watchers alive in the process. */
 struct wap_watch *wap_watch_new(const struct wap_ws *ws, wap_watch_fn cb, void *arg,
 				struct wap_err *err);
 void wap_watch_free(struct wap_watch *w);

@@ -56,6 +56,7 @@ static const char *language_id(const char *path)
 struct acp_doc {
 	char *rel;		/* root-relative path */
 	char *buf;		/* the unsaved buffer; NULL: the file is the text */
+	size_t held;		/* of all_unsaved: buf's len, 0 without one */
 	size_t len;
 	char *base;		/* the file's version the buffer was made from */
 	long long version;	/* ms of the file's mtime, +1 a change */
@@ -73,6 +74,50 @@ struct acp_editor {
  * limits.maxFileSize, and their number is the client's to choose. */
 #define ACP_MAX_UNSAVED	(64u << 20)
 
+/* ... and what those of every session of the server may hold: sessions
+ * are made at will (256 clients of 64 MiB were 16 GiB).
+ * WAP_ACP_UNSAVED_MAX lowers it (tests). */
+#define ACP_MAX_UNSAVED_ALL	(256u << 20)
+
+static pthread_mutex_t all_mu = PTHREAD_MUTEX_INITIALIZER;
+static size_t all_unsaved;
+
+static size_t unsaved_all_max(void)
+{
+	const char *env = getenv("WAP_ACP_UNSAVED_MAX");
+
+	return env && atol(env) > 0 && (size_t)atol(env) < ACP_MAX_UNSAVED_ALL ? (size_t)atol(env) :
+	       ACP_MAX_UNSAVED_ALL;
+}
+
+/* D's buffer counted as it now is (d->buf, d->len) among all_unsaved */
+static void held_now(struct acp_doc *d)
+{
+	size_t n = d->buf ? d->len : 0;
+
+	pthread_mutex_lock(&all_mu);
+	all_unsaved = all_unsaved - d->held + n;
+	pthread_mutex_unlock(&all_mu);
+	d->held = n;
+}
+
+/* May D's buffer become LEN bytes within every session's? (the room is
+ * taken at once: D is counted at LEN until held_now) */
+static bool held_room(struct acp_doc *d, size_t len, size_t *all)
+{
+	bool room;
+
+	pthread_mutex_lock(&all_mu);
+	*all = all_unsaved - d->held + len;
+	room = *all <= unsaved_all_max();
+	if (room) {
+		all_unsaved = *all;
+		d->held = len;
+	}
+	pthread_mutex_unlock(&all_mu);
+	return room;
+}
+
 static size_t unsaved(const struct acp_editor *e, const struct acp_doc *but)
 {
 	size_t n = 0;
@@ -87,6 +132,8 @@ static void doc_release(struct acp_doc *d)
 {
 	free(d->rel);
 	free(d->buf);
+	d->buf = NULL;
+	held_now(d);
 	free(d->base);
 	json_decref(d->sel);
 }
@@ -302,6 +349,9 @@ static int buffer_change(struct acp_ctx *c, struct acp_doc *d, const json_t *con
 	if (!rc && (o = unsaved(e, d)) + outlen > ACP_MAX_UNSAVED)
 		rc = wap_err_set(err, WAP_E_TOO_LARGE, "Unsaved buffers would hold %zu bytes (%u MiB at most in a "
 				 "session): save or close some first", o + outlen, ACP_MAX_UNSAVED >> 20);
+	if (!rc && !held_room(d, outlen, &o))
+		rc = wap_err_set(err, WAP_E_TOO_LARGE, "Unsaved buffers would hold %zu bytes (%zu MiB at most in "
+				 "all sessions): save or close some first", o, unsaved_all_max() >> 20);
 	if (!rc) {
 		free(d->buf);
 		d->buf = out;
@@ -312,6 +362,7 @@ static int buffer_change(struct acp_ctx *c, struct acp_doc *d, const json_t *con
 		free(d->base);
 		d->base = NULL;
 	}
+	held_now(d);	/* a first change that failed keeps the file's text */
 	free(out);
 	wap_run_done(&c->run, "edit", req, t0, rc, err);
 	json_decref(req);
@@ -334,6 +385,7 @@ static int doc_save(struct acp_ctx *c, struct acp_doc *d, struct wap_err *err)
 	free(d->buf);
 	free(d->base);
 	d->buf = d->base = NULL;
+	held_now(d);
 	if ((ms = mtime_ms(c, d->rel, false, err)) < 0)
 		return -1;
 	d->version = ms > d->version ? ms : d->version + 1;

@@ -862,6 +862,53 @@ async function buffers() {
   await c.close();
 }
 
+// Unsaved buffers of every session together: held to the server's cap
+// (WAP_ACP_UNSAVED_MAX=2,500,000 bytes here; 256 MiB by default), however
+// many clients come
+async function buffersall() {
+  const mb = 'q'.repeat(1000000);
+  const a = await auth(), b = await auth();
+  for (const f of ['ua1.txt', 'ua2.txt', 'ub.txt']) fs.writeFileSync(path.join(ws, f), 'a\n');
+  for (const f of ['ua1.txt', 'ua2.txt']) {
+    await a.call('editor.openFile', { path: f });
+    const r = await a.call('editor.setContent', { path: f, content: mb });
+    ok(r.result, `one client's buffer ${f}`, r);
+  }
+  await b.call('editor.openFile', { path: 'ub.txt' });
+  let r = await b.call('editor.setContent', { path: 'ub.txt', content: mb });
+  ok(errOf(r).message && /all sessions/.test(errOf(r).message), 'another client\'s buffer past the cap is refused, saying why', r);
+  await a.call('editor.closeFile', { path: 'ua1.txt' });
+  r = await b.call('editor.setContent', { path: 'ub.txt', content: mb });
+  ok(r.result, 'one closed, the other client\'s can change', r);
+  await a.close();
+  await sleep(300);
+  const c = await auth();
+  await c.call('editor.openFile', { path: 'ua1.txt' });
+  r = await c.call('editor.setContent', { path: 'ua1.txt', content: mb });
+  ok(r.result, 'a client gone frees its buffers\' room', r);
+  await c.close();
+  await b.close();
+}
+
+// File watchers of every session together: held to the server's cap
+// (WAP_WATCHERS_MAX=2 here; 32 by default): each is an inotify instance,
+// and the user's are shared with every program they run
+async function watchall() {
+  const a = await auth(), b = await auth(), c = await auth();
+  let r = await a.call('fs.watchFiles', { pattern: '**/*' });
+  ok(r.result && r.result.watcherId, 'a first client watches', r);
+  r = await b.call('fs.watchFiles', { pattern: '**/*.txt' });
+  ok(r.result && r.result.watcherId, 'a second client watches', r);
+  r = await c.call('fs.watchFiles', { pattern: '**/*' });
+  ok(errOf(r).message && /Too many sessions watching/.test(errOf(r).message), 'a third is refused, saying why', r);
+  await a.close();
+  await sleep(300);
+  r = await c.call('fs.watchFiles', { pattern: '**/*' });
+  ok(r.result && r.result.watcherId, 'one gone, the third can watch', r);
+  await b.close();
+  await c.close();
+}
+
 // allowedOrigins ["*"] or --allowed-origins http://evil.example
 async function anyorigin() {
   const c = await new Client(url, { origin: 'http://evil.example' }).open().catch((e) => e);
@@ -909,6 +956,6 @@ async function hello() {
   await c.close();
 }
 
-const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots, noread, inflood, sendfreeze, catbyaction, buffers };
+const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots, noread, inflood, sendfreeze, catbyaction, buffers, buffersall, watchall };
 scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
   .then(() => process.exit(0));
