@@ -139,6 +139,9 @@ kill $PID; wait $PID
 WAP_WATCHERS_MAX=2 start_ws watchall --token-file "$T/star/token7" --root "$T/star/ws"
 tap watchall "$PORT" "$(cat "$T/star/token7")" "$T/star/ws"
 kill $PID; wait $PID
+start_ws ttl --token-file "$T/star/token8" --root "$T/star/ws" --session-ttl 2
+tap ttlstream "$PORT" "$(cat "$T/star/token8")" "$T/star/ws"
+kill $PID; wait $PID
 start_ws slots --token-file "$T/star/token4" --root "$T/star/ws"
 tap slots "$PORT" "$(cat "$T/star/token4")" "$T/star/ws"
 kill $PID; wait $PID

@@ -408,9 +408,9 @@ static json_t *authenticate(struct wap_acp_session *s, const json_t *id, const j
 			return r;
 		}
 	}
+	__atomic_store_n(&s->auth_at, time(NULL), __ATOMIC_SEQ_CST);	/* before authed: expired() */
 	__atomic_store_n(&s->authed, true, __ATOMIC_SEQ_CST);
 	s->failures = 0;
-	s->auth_at = time(NULL);
 	acp_log(s->a, LOG_INFO, "ws: client %lu authenticated, session %s", s->num, s->session_id);
 	return acp_rpc_result(id, json_pack("{s:b, s:s}", "authenticated", 1, "sessionId", s->session_id));
 }

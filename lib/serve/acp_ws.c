@@ -105,6 +105,17 @@ static void enqueue(struct conn *c, json_t *msg, bool droppable)
 	free(text);
 }
 
+/* A session past its TTL (--session-ttl) is shown nothing more of its
+ * terminals and watchers: they end at its next call (acp.c), and a client
+ * that makes none would see them stream for ever. */
+static bool expired(const struct conn *c)
+{
+	long ttl = c->a->o.session_ttl;
+
+	return ttl > 0 && c->s && __atomic_load_n(&c->s->authed, __ATOMIC_SEQ_CST) &&
+	       time(NULL) - __atomic_load_n(&c->s->auth_at, __ATOMIC_SEQ_CST) >= ttl;
+}
+
 /* From any thread: queue a notification and wake the service loop. */
 static void conn_notify(void *arg, json_t *msg)
 {
@@ -112,6 +123,10 @@ static void conn_notify(void *arg, json_t *msg)
 	const char *m = json_string_value(json_object_get(msg, "method"));
 	bool droppable = m && (!strcmp(m, "terminal.output") || !strcmp(m, "file.changed"));
 
+	if (droppable && expired(c)) {
+		json_decref(msg);
+		return;
+	}
 	enqueue(c, msg, droppable);
 	if (c->a->ctx && !c->a->closing)
 		lws_cancel_service(c->a->ctx);

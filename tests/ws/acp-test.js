@@ -909,6 +909,27 @@ async function watchall() {
   await c.close();
 }
 
+// --session-ttl 2: a session past its TTL is shown nothing more of its
+// terminal, even when it makes no call (which would end it: -32008)
+async function ttlstream() {
+  const c = await auth();
+  const t0 = Date.now();
+  const r = await c.call('terminal.create', { name: 'ticker' });
+  const id = r.result && r.result.terminalId;
+  ok(id, 'terminal.create', r);
+  await c.call('terminal.sendText', { terminalId: id, text: 'while :; do echo tick; sleep 0.2; done' });
+  const first = await c.note((m) => m.method === 'terminal.output' && /tick/.test(m.params.data || ''), 1500);
+  ok(first, 'its output streams while the session lasts', first);
+  await sleep(Math.max(0, 2300 - (Date.now() - t0)));
+  c.notes = c.notes.filter((m) => m.method !== 'terminal.output');
+  await sleep(1500);
+  const late = c.notes.filter((m) => m.method === 'terminal.output');
+  ok(late.length === 0, 'past the TTL, with no call made, none streams on', late.slice(0, 2));
+  const e = await c.call('fs.exists', { path: '.' });
+  ok(errOf(e).code === -32008, 'and the next call says the session expired', e);
+  await c.close();
+}
+
 // allowedOrigins ["*"] or --allowed-origins http://evil.example
 async function anyorigin() {
   const c = await new Client(url, { origin: 'http://evil.example' }).open().catch((e) => e);
@@ -956,6 +977,6 @@ async function hello() {
   await c.close();
 }
 
-const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots, noread, inflood, sendfreeze, catbyaction, buffers, buffersall, watchall };
+const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots, noread, inflood, sendfreeze, catbyaction, buffers, buffersall, watchall, ttlstream };
 scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
   .then(() => process.exit(0));
