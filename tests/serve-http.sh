@@ -366,6 +366,17 @@ python3 tests/serve/reslist.py "$lport" rltok "$T/rl" > "$T/reslist" 2>&1
 tap_in "resources: " "$T/reslist"
 kill "$LPID"
 
+# ---- a batch stops with its session (DELETE) ----
+mkdir -p "$T/be"
+wap serve --http 127.0.0.1:0 --root "$T/be" --token betok 2>"$T/s15.log" &
+BPID=$!
+PIDS="$PIDS $BPID"
+wait_for 5 grep -q 'http://127.0.0.1:[0-9]*/mcp' "$T/s15.log"
+bport=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/mcp.*|\1|p' "$T/s15.log")
+python3 tests/serve/batchend.py "$bport" betok "$T/be" > "$T/batchend" 2>&1
+tap_in "batch: " "$T/batchend"
+kill "$BPID"
+
 # ---- terminals (--profile acp): held in all the sessions together ----
 mkdir -p "$T/tall"
 WAP_TERMS_MAX=4 wap serve --http 127.0.0.1:0 --root "$T/tall" --token talltok --profile acp 2>"$T/s13.log" &

@@ -65,6 +65,7 @@ struct wap_mcp_session {
 	struct wap_terms *terms;	/* acp profile: terminal/... (lib/proc/term.c) */
 	int log_level;			/* logging/setLevel: index in log_levels;
 					 * -1: not set, no notifications/message */
+	bool ended;			/* wap_mcp_session_cancel_all: no call starts */
 };
 
 /* MCP logging levels, least severe first (RFC 5424's, as MCP names them) */
@@ -174,6 +175,7 @@ const char *wap_mcp_session_version(struct wap_mcp_session *s)
 void wap_mcp_session_cancel_all(struct wap_mcp_session *s)
 {
 	pthread_mutex_lock(&s->mu);
+	s->ended = true;
 	for (struct inflight *c = s->calls; c; c = c->next)
 		wap_cancel_set(&c->cancel, 1);
 	pthread_mutex_unlock(&s->mu);
@@ -218,6 +220,10 @@ static struct inflight *start_call(struct wap_mcp_session *s, const json_t *id)
 	}
 	if (c)
 		c->running = true;
+	/* the session is over (DELETE, end of input, the server stopping): a
+	 * call not yet started, the rest of a batch, does not run */
+	if (c && s->ended)
+		wap_cancel_set(&c->cancel, 1);
 	pthread_mutex_unlock(&s->mu);
 	return c;
 }
@@ -733,6 +739,10 @@ static json_t *resources_list(struct wap_mcp_session *s, const struct wap_rpc_ms
 		return invalid_params(m, "Invalid params: unknown cursor%s", NULL);
 	if (!(c = start_call(s, m->id)))	/* cancellable, on a worker (wap_mcp_slow) */
 		return wap_rpc_oom(m->id);
+	if (wap_cancel_is_set(&c->cancel)) {
+		end_call(s, c);
+		return NULL;
+	}
 	run_ctx(s, &call, &run);
 	call.cancel = &c->cancel;
 	req = json_pack("{s:s, s:s, s:s, s:I}", "pattern", "**/*", "type", "f", "sort", "path",
@@ -790,9 +800,11 @@ static json_t *resources_read(struct wap_mcp_session *s, const struct wap_rpc_ms
 	if (!path)
 		return wap_rpc_error(m->id, -32002, "Resource not found: only file:// URIs of the workspace are served",
 				     json_pack("{s:s}", "uri", uri));
-	if (!(c = start_call(s, m->id))) {
+	if (!(c = start_call(s, m->id)) || wap_cancel_is_set(&c->cancel)) {
 		free(path);
-		return wap_rpc_oom(m->id);
+		if (c)
+			end_call(s, c);
+		return c ? NULL : wap_rpc_oom(m->id);
 	}
 	run_ctx(s, &call, &run);
 	call.cancel = &c->cancel;
@@ -977,6 +989,10 @@ static json_t *acp_terminal(struct wap_mcp_session *s, const struct wap_rpc_msg 
 
 	if (!c)
 		return wap_rpc_oom(m->id);
+	if (wap_cancel_is_set(&c->cancel)) {
+		end_call(s, c);
+		return NULL;
+	}
 	const struct wap_ws *ws = current_ws(s);	/* takes s->mu itself */
 	params = m->params ? m->params : (empty = json_object());
 	call.ws = ws;
