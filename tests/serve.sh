@@ -28,6 +28,11 @@ mkdir -p "$T/bq"
 python3 tests/serve/bigqueue.py "$WAP" "$T/bq" > "$T/bigqueue" 2>&1
 tap_in "bigqueue: " "$T/bigqueue"
 
+# ---- a batch runs on a worker: pings and cancels are read meanwhile ----
+mkdir -p "$T/bs"
+python3 tests/serve/batchstdio.py "$WAP" "$T/bs" > "$T/batchstdio" 2>&1
+tap_in "batch: " "$T/batchstdio"
+
 # ---- audit log: one line per operation, never contents, output or tokens ----
 rpc() { # ID TOOL ARGS
 	printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s","arguments":%s}}\n' "$1" "$2" "$3"

@@ -146,6 +146,7 @@ struct ctx {
 	int pending;
 	size_t pending_bytes;	/* of the messages queued or running */
 	size_t max_bytes;	/* MAX_PENDING_BYTES */
+	const struct wap_rpc_limits *lim;
 };
 
 struct job {
@@ -154,15 +155,22 @@ struct job {
 	size_t len;		/* its message's */
 };
 
+static json_t *batch_handler(void *arg, const struct wap_rpc_msg *m);
+
 static void run_job(void *arg)
 {
 	struct job *j = arg;
 	struct wap_rpc_msg m;
 	struct wap_sb sb = WAP_SB_INIT;
 
-	/* (checked before queueing: it is valid) */
-	if (wap_rpc_check(j->msg, &m, NULL) != WAP_RPC_INVALID)
+	if (json_is_array(j->msg)) {
+		json_t *reply = wap_rpc_process_value(j->msg, j->ctx->lim, batch_handler, j->ctx);
+		if (reply)
+			out_send_held(j->ctx->out, reply);
+		json_decref(reply);
+	} else if (wap_rpc_check(j->msg, &m, NULL) != WAP_RPC_INVALID) {	/* (checked before queueing) */
 		reply_to(j->ctx->s, j->ctx->out, &m, &sb, false);
+	}
 	wap_sb_release(&sb);
 	json_decref(j->msg);
 	pthread_mutex_lock(&j->ctx->mu);
@@ -190,9 +198,9 @@ static bool busy(struct ctx *c)
 	return n > 0;
 }
 
-/* Run the request V (its message M, LEN bytes) on a worker, V handed
- * over; false when it could not be queued (no memory).  One message,
- * however big, is queued when nothing else is. */
+/* Run the request V (its message M, LEN bytes; M NULL: V is a batch) on a
+ * worker, V handed over; false when it could not be queued (no memory).
+ * One message, however big, is queued when nothing else is. */
 static bool queue(struct ctx *c, struct wap_workers *w, json_t *v, const struct wap_rpc_msg *m,
 		  size_t len)
 {
@@ -209,7 +217,8 @@ static bool queue(struct ctx *c, struct wap_workers *w, json_t *v, const struct 
 	c->pending++;
 	c->pending_bytes += len;
 	pthread_mutex_unlock(&c->mu);
-	wap_mcp_expect(c->s, m->id);
+	if (m)
+		wap_mcp_expect(c->s, m->id);
 	if (!wap_workers_submit(w, run_job, j))
 		return true;
 	pthread_mutex_lock(&c->mu);
@@ -217,6 +226,21 @@ static bool queue(struct ctx *c, struct wap_workers *w, json_t *v, const struct 
 	c->pending_bytes -= len;
 	pthread_mutex_unlock(&c->mu);
 	free(j);
+	return false;
+}
+
+/* Would batch V run a call that is not quick (or a tool call past calls
+ * still queued or running), as one message would be queued for? */
+static bool batch_slow(struct ctx *c, const json_t *v)
+{
+	struct wap_rpc_msg m;
+	const json_t *el;
+	size_t i;
+
+	json_array_foreach(v, i, el)
+		if (wap_rpc_check(el, &m, NULL) == WAP_RPC_REQUEST &&
+		    (wap_mcp_slow(c->s, &m) || (wap_mcp_tool_call(c->s, &m) && busy(c))))
+			return true;
 	return false;
 }
 
@@ -239,6 +263,10 @@ static void handle_line(struct ctx *c, struct wap_workers *w, const struct wap_r
 	if (!v)
 		goto send;
 	if (json_is_array(v)) {
+		/* one with a slow call runs on a worker, as that call alone
+		 * would: the reader goes on reading (a cancel, a ping) */
+		if (w && batch_slow(c, v) && queue(c, w, v, NULL, len))
+			return;
 		reply = wap_rpc_process_value(v, lim, batch_handler, c);
 		json_decref(v);
 		goto send;
@@ -294,6 +322,7 @@ int wap_stdio_serve(struct wap_mcp_server *srv, const struct wap_stdio_opts *o)
 	c.pending = 0;
 	c.pending_bytes = 0;
 	c.max_bytes = MAX_PENDING_BYTES(max);
+	c.lim = &o->lim;
 	pthread_mutex_init(&c.mu, NULL);
 	pthread_cond_init(&c.cv, NULL);
 	w = wap_workers_new(o->workers > 0 ? o->workers : 4);
