@@ -99,6 +99,7 @@
 #include "acpclient.h"
 #include "applet.h"
 #include "applets.h"
+#include "strbuf.h"
 #include "audit.h"
 #include "config.h"
 #include "diff.h"
@@ -129,7 +130,48 @@ struct view {
 	const char *stream;	/* "message", "thought", "user", or NULL */
 	json_t *titles;		/* toolCallId -> title */
 	FILE *tty;		/* --approve ask */
+	bool clean;		/* stdout is a terminal: see cl() */
+	struct wap_sb ring[4];	/* cl()'s copies, one printf's worth */
+	int ri;
 };
+
+/* S as a terminal may show it: the agent's control characters, which
+ * could move the cursor, recolour, or rewrite what wap printed (its
+ * permission question among them), in caret notation as cat -v shows them
+ * (ESC as ^[, DEL as ^?, C1 controls as M-^[), newlines too unless LINES
+ * (a tab stays).  S itself when it needs nothing, or when CLEAN is false
+ * (a pipe or a file gets the agent's bytes as they came). */
+static const char *cl(struct view *v, const char *s, bool clean, bool lines)
+{
+	struct wap_sb *sb;
+	const unsigned char *p;
+
+	if (!s || !clean)
+		return s;
+	for (p = (const unsigned char *)s; *p; p++)
+		if ((*p < 0x20 && *p != '\t' && (*p != '\n' || !lines)) || *p == 0x7f ||
+		    (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0))
+			break;
+	if (!*p)
+		return s;
+	sb = &v->ring[v->ri++ % 4];
+	sb->len = 0;
+	wap_sb_add(sb, s, (const char *)p - s);
+	for (; *p; p++) {
+		if (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)
+			wap_sb_addf(sb, "M-^%c", *++p - 0x80 + '@');
+		else if ((*p < 0x20 && *p != '\t' && (*p != '\n' || !lines)) || *p == 0x7f)
+			wap_sb_addf(sb, "^%c", *p == 0x7f ? '?' : *p + '@');
+		else
+			wap_sb_addc(sb, (char)*p);
+	}
+	return sb->oom ? "?" : sb->buf;
+}
+
+/* an agent's text for stdout, and a one-line field of its (a title, a
+ * kind, a path) */
+#define OUT(v, s) cl(v, s, (v)->clean, true)
+#define OUT1(v, s) cl(v, s, (v)->clean, false)
 
 static void newline(struct view *v)
 {
@@ -143,7 +185,7 @@ static void put(struct view *v, const char *s)
 {
 	size_t n = strlen(s);
 
-	fputs(s, stdout);
+	fputs(OUT(v, s), stdout);
 	if (n)
 		v->bol = s[n - 1] == '\n';
 }
@@ -158,15 +200,15 @@ static void block(struct view *v, const json_t *b)
 		put(v, text);
 	} else if (type && !strcmp(type, "resource_link")) {
 		printf("[link %s]", json_string_value(json_object_get(b, "uri")) ?
-		       json_string_value(json_object_get(b, "uri")) : "?");
+		       OUT1(v, json_string_value(json_object_get(b, "uri"))) : "?");
 		v->bol = false;
 	} else if (type && !strcmp(type, "resource")) {
 		const json_t *r = json_object_get(b, "resource");
 		printf("[resource %s]", json_string_value(json_object_get(r, "uri")) ?
-		       json_string_value(json_object_get(r, "uri")) : "?");
+		       OUT1(v, json_string_value(json_object_get(r, "uri"))) : "?");
 		v->bol = false;
 	} else {
-		printf("[%s]", type ? type : "content");
+		printf("[%s]", type ? OUT1(v, type) : "content");
 		v->bol = false;
 	}
 }
@@ -235,16 +277,16 @@ static void tool(struct view *v, const json_t *u, bool first)
 	if (!title && id)
 		title = json_string_value(json_object_get(v->titles, id));
 	newline(v);
-	printf("[tool] %s", title ? title : id ? id : "?");
+	printf("[tool] %s", title ? OUT1(v, title) : id ? OUT1(v, id) : "?");
 	if (kind)
-		printf(" (%s)", kind);
+		printf(" (%s)", OUT1(v, kind));
 	if (status)
-		printf(": %s", status);
+		printf(": %s", OUT1(v, status));
 	else if (first)
 		printf(": pending");
 	json_array_foreach(json_object_get(u, "locations"), i, loc)
 		if (json_is_string(json_object_get(loc, "path")))
-			printf(" %s", json_string_value(json_object_get(loc, "path")));
+			printf(" %s", OUT1(v, json_string_value(json_object_get(loc, "path"))));
 	fputc('\n', stdout);
 	tool_content(v, json_object_get(u, "content"));
 }
@@ -259,7 +301,7 @@ static void plan(struct view *v, const json_t *u)
 	json_array_foreach(json_object_get(u, "entries"), i, e) {
 		const char *st = json_string_value(json_object_get(e, "status"));
 		printf("  [%s] %s\n", st && !strcmp(st, "completed") ? "x" : st && !strcmp(st, "in_progress") ? "~" : " ",
-		       json_string_value(json_object_get(e, "content")) ? json_string_value(json_object_get(e, "content")) : "");
+		       json_string_value(json_object_get(e, "content")) ? OUT1(v, json_string_value(json_object_get(e, "content"))) : "");
 	}
 }
 
@@ -280,9 +322,9 @@ static void on_event(void *arg, const json_t *ev)
 		const json_t *tc = json_object_get(ev, "toolCall");
 		newline(v);
 		printf("[permission] %s", json_string_value(json_object_get(tc, "title")) ?
-		       json_string_value(json_object_get(tc, "title")) : "?");
+		       OUT1(v, json_string_value(json_object_get(tc, "title"))) : "?");
 		if (json_is_string(json_object_get(tc, "kind")))
-			printf(" (%s)", json_string_value(json_object_get(tc, "kind")));
+			printf(" (%s)", OUT1(v, json_string_value(json_object_get(tc, "kind"))));
 		printf(": %s\n", json_string_value(json_object_get(ev, "outcome")));
 	} else if (!su) {
 		return;
@@ -302,7 +344,7 @@ static void on_event(void *arg, const json_t *ev)
 	} else if (!strcmp(su, "current_mode_update")) {
 		newline(v);
 		printf("[mode] %s\n", json_string_value(json_object_get(u, "currentModeId")) ?
-		       json_string_value(json_object_get(u, "currentModeId")) : "?");
+		       OUT1(v, json_string_value(json_object_get(u, "currentModeId"))) : "?");
 	}
 	/* available_commands_update and others say nothing to a reader */
 	fflush(stdout);
@@ -325,13 +367,18 @@ static int ask(void *arg, const json_t *params)
 
 	if (!v->tty)
 		return -1;
+	/* the agent's words on one line each, shown as they are */
 	fprintf(v->tty, "\nwap acp: the agent asks permission: %s (%s)\n",
-		json_string_value(json_object_get(tc, "title")) ? json_string_value(json_object_get(tc, "title")) : "?",
-		json_string_value(json_object_get(tc, "kind")) ? json_string_value(json_object_get(tc, "kind")) : "other");
+		json_string_value(json_object_get(tc, "title")) ?
+		cl(v, json_string_value(json_object_get(tc, "title")), true, false) : "?",
+		json_string_value(json_object_get(tc, "kind")) ?
+		cl(v, json_string_value(json_object_get(tc, "kind")), true, false) : "other");
 	json_array_foreach(json_object_get(params, "options"), i, o)
 		fprintf(v->tty, "  %zu) %s [%s]\n", i + 1,
-			json_string_value(json_object_get(o, "name")) ? json_string_value(json_object_get(o, "name")) : "?",
-			json_string_value(json_object_get(o, "kind")) ? json_string_value(json_object_get(o, "kind")) : "?");
+			json_string_value(json_object_get(o, "name")) ?
+			cl(v, json_string_value(json_object_get(o, "name")), true, false) : "?",
+			json_string_value(json_object_get(o, "kind")) ?
+			cl(v, json_string_value(json_object_get(o, "kind")), true, false) : "?");
 	fprintf(v->tty, "choice (number; anything else rejects): ");
 	fflush(v->tty);
 	if (!fgets(line, sizeof(line), v->tty))
@@ -520,7 +567,7 @@ static int acp_main(struct wap_ws *ws, json_t *req, bool json)
 		   *afile = NULL;
 	json_t *args = json_object_get(req, "args");
 	struct wap_acpc_opts o = { .ws = ws, .stop = &stop_sig };
-	struct view v = { .json = json, .bol = true };
+	struct view v = { .json = json, .bol = true, .clean = isatty(1) };
 	struct wap_err err = { 0 };
 	char **argv = NULL, *pbuf = NULL, *policy = NULL;
 	long long n;
@@ -708,6 +755,8 @@ out:
 		fclose(o.transcript);
 	if (v.tty)
 		fclose(v.tty);
+	for (int i = 0; i < 4; i++)
+		wap_sb_release(&v.ring[i]);
 	wap_audit_close(o.audit);
 	json_decref(o.mcp_servers);
 	if (policy)

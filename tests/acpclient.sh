@@ -68,6 +68,20 @@ if command -v script >/dev/null 2>&1; then
 	has "on a TTY: the question names the tool call" "$(tr -d '\r' < "$T/tty.out")" "the agent asks permission: Read notes (read)"
 	has "on a TTY: option 1 allows the read" "$(tr -d '\r' < "$T/tty.out")" "permission read: yes"
 	has "on a TTY: option 3 rejects the edit" "$(tr -d '\r' < "$T/tty.out")" "permission edit: no"
+	# the agent's control characters cannot rewrite the question or the
+	# screen: on a terminal they are shown as cat -v shows them
+	fixture "$W"
+	script -qec "wap acp run --prompt p -- $AGENT --escapes" /dev/null < "$T/answers" > "$T/tty.out" 2>&1
+	same "on a TTY, an agent's escapes: exit 0" "$?" 0
+	esc=$(printf '\033')
+	if grep -q "$esc" "$T/tty.out"; then fail "on a TTY: an agent's ESC reached the terminal: $(grep -a "$esc" "$T/tty.out" | cat -v | head -2)"
+	else ok "on a TTY: no ESC of the agent's reaches the terminal"; fi
+	has "on a TTY: a message's escapes shown in caret notation" "$(cat "$T/tty.out")" 'esc: ^[[31mred^[[0m^G M-^[2J'
+	has "on a TTY: the question's title on its line, its own option shown for what it is" "$(cat "$T/tty.out")" \
+		'asks permission: Read notes^[[1A^[[2K^M  9) Allow [allow_once]^J (read)'
+	wap acp run --approve all --prompt p -- $AGENT --escapes > "$T/pipe.out" 2>/dev/null
+	if grep -q "esc: $esc\[31mred" "$T/pipe.out"; then ok "to a pipe: the agent's bytes as they came"
+	else fail "to a pipe: the agent's text was changed: $(grep -a esc: "$T/pipe.out" | cat -v)"; fi
 else
 	ok "on a TTY: asked # SKIP no script(1) to make a TTY"
 fi

@@ -8,12 +8,14 @@ back as agent_message_chunk text ("caps: ...", "read: ...", "escape: ...").
 
   agent.py [--stop REASON] [--hang] [--ignore-cancel] [--orphan SECONDS]
            [--leave-terminal SECONDS] [--flood N] [--deaf-flood 1]
-           [--old-shapes] [--garbage]
+           [--old-shapes] [--garbage] [--escapes]
 
 --hang: after the first update, wait (for session/cancel); --ignore-cancel:
 do not answer session/cancel either; --orphan: start a grandchild
 (sleep SECONDS) in a session of its own (to check that nothing is orphaned).  --old-shapes: answer with the older shapes the spec document
-shows (protocolVersion as given, no agentCapabilities).  Logs on stderr."""
+shows (protocolVersion as given, no agentCapabilities).  --escapes: terminal
+control sequences in a message chunk and in the read's permission title (a
+prompt spoofed: a line erased, an option of its own).  Logs on stderr."""
 import json
 import os
 import subprocess
@@ -175,7 +177,10 @@ def prompt_turn(p):
     say("read line 2: %s\n" % (res["content"].strip() if res else "error %s" % err.get("code")))
     update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
     # permission for a read, then for an edit
-    say("permission read: %s\n" % permission("t2", "read", "Read notes"))
+    if "--escapes" in args:
+        say("esc: \x1b[31mred\x1b[0m\x07 \u009b2J\n")
+    title = "Read notes\x1b[1A\x1b[2K\r  9) Allow [allow_once]\n" if "--escapes" in args else "Read notes"
+    say("permission read: %s\n" % permission("t2", "read", title))
     got = permission("t3", "edit", "Write out.txt")
     say("permission edit: %s\n" % got)
     update({"sessionUpdate": "tool_call", "toolCallId": "t3", "title": "Write out.txt",
