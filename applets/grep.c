@@ -18,6 +18,7 @@
  *   PATHS                     files and directories to search (default: the root)
  *   -F, --fixed-strings       PATTERN is a literal string, not a regex
  *   -i, --ignore-case         match case-insensitively (Unicode)
+ *   -S, --smart-case          as rg -S: -i when no pattern has an upper-case letter
  *   -w, --word-regexp         match whole words only
  *   -x, --line-regexp         match whole lines only
  *   -v, --invert-match        select the lines that do not match
@@ -25,6 +26,7 @@
  *   -e, --regexp PATTERN      a pattern (repeatable; any PATTERN argument is then a PATH)
  *   --include GLOB            search only files matching GLOB (repeatable)
  *   --exclude GLOB            skip files and directories matching GLOB (repeatable)
+ *   -g, --glob GLOB           as rg -g: --include GLOB, or --exclude X for !X (repeatable)
  *   -t, --type TYPE           search only files of TYPE: c, cpp, cs, css, go, html, java, js, json, kotlin, lua, make, md, php, py, rb, rust, sh, sql, swift, toml, ts, txt, xml, yaml (repeatable)
  *   --max-depth N             descend at most N directories below PATH
  *   -l, --files-with-matches  list only the files that have a match
@@ -45,6 +47,7 @@
  *   --jsonl                   print ripgrep's --json message stream (begin, match, context, end, summary), every match
  *   -j, --threads N           search with N threads (default: one per CPU)
  *   -n, --line-number         accepted as grep takes it: line numbers are always shown
+ *   --hidden                  accepted as rg takes it: hidden files are always searched
  *
  * --json prints the WAP searchFiles result: {matches: [{path, line,
  * matchText, contextBefore, contextAfter}], isTruncated, totalMatches}
@@ -62,7 +65,9 @@
 
 #include "applet.h"
 #include "applets.h"
+#include "match.h"
 #include "search.h"
+#include "strbuf.h"
 
 static const struct wap_opt grep_opts[] = {
 	{ "fixed-strings", 'F', WAP_OPT_BOOL, 0, NULL },
@@ -94,6 +99,9 @@ static const struct wap_opt grep_opts[] = {
 	{ "jsonl", 0, WAP_OPT_BOOL, 0, NULL },
 	{ "threads", 'j', WAP_OPT_INT, 0, NULL },
 	{ "line-number", 'n', WAP_OPT_BOOL, WAP_OPT_CLI, NULL },
+	{ "glob", 'g', WAP_OPT_STRS, WAP_OPT_CLI, NULL },
+	{ "smart-case", 'S', WAP_OPT_BOOL, WAP_OPT_CLI, NULL },
+	{ "hidden", 0, WAP_OPT_BOOL, WAP_OPT_CLI, NULL },
 	{ "pattern", 0, WAP_OPT_STR, WAP_OPT_POS, NULL },
 	{ "paths", 0, WAP_OPT_STRS, WAP_OPT_POS, NULL },
 	{ NULL }
@@ -104,13 +112,71 @@ static int grep_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	return wap_search(call, req, res, err, WAP_SEARCH_JSON, NULL, NULL);
 }
 
-/* -e given: a PATTERN argument is a path */
+/* Does PATTERN hold an upper-case letter of its own, as rg's -S asks:
+ * one written in it, not an escape's (\S, \W, \p{Lu}, \x{41})? */
+static bool has_upper(const char *p)
+{
+	static const char *const up[] = { "\\p{Lu}|\\p{Lt}" };
+	struct wap_match_opts o = { .patterns = up, .n = 1 };
+	struct wap_sb lits = WAP_SB_INIT;
+	struct wap_matcher *m;
+	struct wap_mstate *st = NULL;
+	size_t ls, le;
+	bool r = false;
+
+	for (; p && *p; p++) {
+		if (*p != '\\') {
+			wap_sb_addc(&lits, *p);
+		} else if (p[1] && strchr("pPxNgko", p[1]) && p[2] == '{' && strchr(p, '}')) {
+			p = strchr(p, '}');
+		} else if (p[1]) {
+			p++;
+		}
+	}
+	m = lits.len ? wap_matcher_new(&o, NULL) : NULL;
+	if (m && (st = wap_mstate_new(m))) {
+		wap_match_begin(st);
+		r = wap_match_line(m, st, lits.buf, lits.len, 0, &ls, &le);
+	}
+	wap_mstate_free(st);
+	wap_matcher_free(m);
+	wap_sb_release(&lits);
+	return r;
+}
+
+/* The command line's own spellings, into the request every door takes:
+ * -e given: a PATTERN argument is a path; rg's -g GLOB and !GLOB into
+ * include and exclude; -S into -i when no pattern has an upper-case
+ * letter. */
 static int grep_prep(struct wap_call *call, json_t *req, struct wap_err *err)
 {
 	json_t *rx = json_object_get(req, "regexp"), *pat = json_object_get(req, "pattern");
+	json_t *globs = json_object_get(req, "glob"), *g;
+	size_t i;
 
 	(void)call;
 	(void)err;
+	json_array_foreach(globs, i, g) {
+		const char *s = json_string_value(g);
+		const char *key = s[0] == '!' ? "exclude" : "include";
+		json_t *to = json_object_get(req, key);
+		if (!to) {
+			to = json_array();
+			json_object_set_new(req, key, to);
+		}
+		json_array_append_new(to, json_string(s + (s[0] == '!')));
+	}
+	json_object_del(req, "glob");
+	if (json_is_true(json_object_get(req, "smart_case")) &&
+	    !json_is_true(json_object_get(req, "ignore_case"))) {
+		bool upper = pat && has_upper(json_string_value(pat));
+		json_array_foreach(rx, i, g)
+			upper = upper || has_upper(json_string_value(g));
+		if (!upper)
+			json_object_set_new(req, "ignore_case", json_true());
+	}
+	json_object_del(req, "smart_case");
+	json_object_del(req, "hidden");
 	if (rx && json_array_size(rx) && pat) {
 		json_t *paths = json_object_get(req, "paths");
 		if (!paths) {
