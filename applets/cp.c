@@ -172,5 +172,5 @@ const struct wap_applet wap_applet_cp = {
 	.opts = cp_opts,
 	.op = cp_op,
 	.render = cp_render,
-	.flags = WAP_APPLET_DESTRUCTIVE,
+	.flags = WAP_APPLET_DESTRUCTIVE | WAP_APPLET_TREE,
 };

@@ -150,5 +150,5 @@ const struct wap_applet wap_applet_mv = {
 	.opts = mv_opts,
 	.op = mv_op,
 	.render = mv_render,
-	.flags = WAP_APPLET_DESTRUCTIVE,
+	.flags = WAP_APPLET_DESTRUCTIVE | WAP_APPLET_TREE,
 };

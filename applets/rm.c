@@ -133,5 +133,5 @@ const struct wap_applet wap_applet_rm = {
 	.opts = rm_opts,
 	.op = rm_op,
 	.render = rm_render,
-	.flags = WAP_APPLET_DESTRUCTIVE,
+	.flags = WAP_APPLET_DESTRUCTIVE | WAP_APPLET_TREE,
 };

@@ -167,6 +167,6 @@ const struct wap_applet wap_applet_write = {
 	.opts = write_opts,
 	.op = write_op,
 	.render = write_render,
-	.flags = WAP_APPLET_DESTRUCTIVE,
+	.flags = WAP_APPLET_DESTRUCTIVE | WAP_APPLET_WRITES,
 	.cli_prep = write_prep,
 };

@@ -33,6 +33,11 @@ mkdir -p "$T/bs"
 python3 tests/serve/batchstdio.py "$WAP" "$T/bs" > "$T/batchstdio" 2>&1
 tap_in "batch: " "$T/batchstdio"
 
+# ---- a tree's check and its move are one step against a write meanwhile ----
+mkdir -p "$T/tr"
+python3 tests/serve/treerace.py "$WAP" "$T/tr" 3 > "$T/treerace" 2>&1
+tap_in "tree lock: " "$T/treerace"
+
 # ---- audit log: one line per operation, never contents, output or tokens ----
 rpc() { # ID TOOL ARGS
 	printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s","arguments":%s}}\n' "$1" "$2" "$3"

@@ -106,6 +106,10 @@ struct wap_opt {
 				 * limits: a server runs it where the request was
 				 * read, as a hand-off to a worker costs more
 				 * (struct wap_call's quick: unless it says no) */
+#define WAP_APPLET_WRITES	128u	/* writes by path: holds the tree lock shared
+				 * (lib/fs/tree.h) for the call */
+#define WAP_APPLET_TREE		256u	/* moves, copies or removes trees: holds the
+				 * tree lock alone for the call */
 
 struct wap_applet {
 	const char *name;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,48 @@
 #include "path.h"
 #include "strbuf.h"
 #include "tree.h"
+
+static pthread_rwlock_t tree_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+static __thread int held, held_alone;	/* this thread's count, and how */
+
+int wap_tree_lock(bool alone, const struct wap_cancel *cancel, struct wap_err *err)
+{
+	struct timespec ts;
+	int r;
+
+	if (held) {
+		if (alone && !held_alone)
+			return wap_err_set(err, WAP_E_INVALID,
+					   "the tree lock is held shared by this call");
+		held++;
+		return 0;
+	}
+	/* (writers first: a tree's move waits for the writes under way,
+	 * and the writes after it wait for the move) */
+	do {
+		if (wap_cancel_is_set(cancel))
+			return wap_cancel_err(err);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20 * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		r = alone ? pthread_rwlock_timedwrlock(&tree_lock, &ts)
+			  : pthread_rwlock_timedrdlock(&tree_lock, &ts);
+	} while (r == ETIMEDOUT);
+	if (r)
+		return wap_err_errno(err, r, "the tree lock");
+	held = 1;
+	held_alone = alone;
+	return 0;
+}
+
+void wap_tree_unlock(void)
+{
+	if (held && !--held)
+		pthread_rwlock_unlock(&tree_lock);
+}
 
 static int too_deep(struct wap_err *err, const char *rel)
 {

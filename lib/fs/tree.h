@@ -14,8 +14,23 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
+#include "cancel.h"
 #include "err.h"
 #include "ws.h"
+
+/* The tree lock, one for the process (every workspace, session and door
+ * in it): an op that writes by path holds it shared for the call, one
+ * that moves, copies or removes a tree holds it alone from its check to
+ * its end (wap_run_op takes it, by the applet's flags).  A tree's check
+ * and what is done after it are then one step against the other calls:
+ * a file written into a tree between its check and its move landed
+ * under a glob that denies it.  Commands are not held by it (exec,
+ * terminals: restrictedPaths do not hold inside the sandbox).  Taken
+ * again by a thread that holds it, it counts; alone while it is held
+ * shared by the same thread, INVALID_ARGUMENT.  The wait polls CANCEL.
+ * -1 with err. */
+int wap_tree_lock(bool alone, const struct wap_cancel *cancel, struct wap_err *err);
+void wap_tree_unlock(void);
 
 /* Deeper trees are refused (and each level holds an fd). */
 #define WAP_TREE_MAX_DEPTH 256

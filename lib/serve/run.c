@@ -2,6 +2,7 @@
 #include <time.h>
 
 #include "run.h"
+#include "tree.h"
 
 double wap_run_now_ms(void)
 {
@@ -27,6 +28,21 @@ static int allow(struct wap_run *run, const char *name, const json_t *req, struc
 	return wap_policy_allow(run->call->ws, name, req, run->approver, run->call->cancel, err);
 }
 
+/* A's op, under the tree lock when it writes (lib/fs/tree.h). */
+static int op(const struct wap_applet *a, struct wap_call *call, const json_t *req, json_t **res,
+	      struct wap_err *err)
+{
+	bool lock = call->ws && (a->flags & (WAP_APPLET_WRITES | WAP_APPLET_TREE));
+	int rc;
+
+	if (lock && wap_tree_lock(a->flags & WAP_APPLET_TREE, call->cancel, err))
+		return -1;
+	rc = a->op(call, req, res, err) ? -1 : 0;
+	if (lock)
+		wap_tree_unlock();
+	return rc;
+}
+
 int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_t **res,
 	       struct wap_err *err)
 {
@@ -46,7 +62,7 @@ int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_
 	if (!rc)
 		rc = allow(run, applet, req, err);
 	if (!rc)
-		rc = a->op(call, req, res, err) ? -1 : 0;
+		rc = op(a, call, req, res, err);
 	/* a cancelled call fails the one way, whatever the op made of it (a
 	 * search's stop, exec's "cancelled" result, a killed git); an op
 	 * that finished first keeps its result */

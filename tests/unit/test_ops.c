@@ -8,11 +8,13 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "applet.h"
+#include "tree.h"
 
 static char dir[PATH_MAX];
 
@@ -175,10 +177,83 @@ static void test_ops(void **state)
 	wap_ws_release(&ws);
 }
 
+/* Every op that writes by path holds the tree lock, shared or alone:
+ * all but the read-only ones and exec (restrictedPaths do not hold
+ * inside a command). */
+static void test_lock_flags(void **state)
+{
+	(void)state;
+	for (const struct wap_applet *const *a = wap_applets; *a; a++) {
+		unsigned f = (*a)->flags;
+		if ((f & (WAP_APPLET_READONLY | WAP_APPLET_NOTOOL)) || !strcmp((*a)->name, "exec"))
+			continue;
+		if (!(f & (WAP_APPLET_WRITES | WAP_APPLET_TREE)))
+			fail_msg("%s writes and holds no tree lock", (*a)->name);
+	}
+	assert_true(wap_applet_find("mv")->flags & WAP_APPLET_TREE);
+	assert_true(wap_applet_find("cp")->flags & WAP_APPLET_TREE);
+	assert_true(wap_applet_find("rm")->flags & WAP_APPLET_TREE);
+}
+
+static struct wap_cancel other_cancel;
+static int other_rc;
+
+static void *other(void *arg)
+{
+	struct wap_err err = { 0 };
+
+	other_rc = wap_tree_lock(arg != NULL, &other_cancel, &err);
+	if (!other_rc)
+		wap_tree_unlock();
+	else
+		assert_int_equal(err.kind, WAP_E_FAILED);	/* "Operation cancelled" */
+	wap_err_release(&err);
+	return NULL;
+}
+
+/* Shared with shared, never with alone; taken again by its holder it
+ * counts; a wait ends with a cancel. */
+static void test_tree_lock(void **state)
+{
+	struct wap_err err = { 0 };
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(wap_tree_lock(false, NULL, &err), 0);
+	assert_int_equal(wap_tree_lock(false, NULL, &err), 0);
+	assert_int_equal(wap_tree_lock(true, NULL, &err), -1);	/* alone while shared */
+	assert_int_equal(err.kind, WAP_E_INVALID);
+	wap_err_release(&err);
+	/* another shared holder comes in */
+	assert_int_equal(pthread_create(&t, NULL, other, NULL), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(other_rc, 0);
+	/* one alone waits until cancelled */
+	other_cancel.why = 0;
+	assert_int_equal(pthread_create(&t, NULL, other, (void *)1), 0);
+	usleep(100000);
+	wap_cancel_set(&other_cancel, 1);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(other_rc, -1);
+	wap_tree_unlock();
+	wap_tree_unlock();
+	/* free again: alone now comes in, and counts when taken again */
+	other_cancel.why = 0;
+	assert_int_equal(pthread_create(&t, NULL, other, (void *)1), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(other_rc, 0);
+	assert_int_equal(wap_tree_lock(true, NULL, &err), 0);
+	assert_int_equal(wap_tree_lock(false, NULL, &err), 0);
+	wap_tree_unlock();
+	wap_tree_unlock();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ops),
+		cmocka_unit_test(test_lock_flags),
+		cmocka_unit_test(test_tree_lock),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
