@@ -5,24 +5,17 @@ they run on a worker, never on the HTTP server's thread, so /health and
 other clients are answered while they run (before, 5 s of /usr held every
 request).  ROOT gets 40,000 files.  ok/not ok lines (tap_in)."""
 import http.client, json, os, sys, threading, time
+import waphttp
 
 port, token, root = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 
 
+def post(body, sid=None):
+    return waphttp.post(port, token, body, sid)[1:]
+
+
 def tap(good, desc):
     print(("ok" if good else "not ok") + " - " + desc, flush=True)
-
-
-def post(body, sid=None):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    h = {"Content-Type": "application/json", "Authorization": "Bearer " + token, "Accept": "application/json"}
-    if sid:
-        h["Mcp-Session-Id"] = sid
-    c.request("POST", "/mcp", json.dumps(body), h)
-    r = c.getresponse()
-    data = r.read()
-    c.close()
-    return r.getheader("mcp-session-id"), data
 
 
 def health():

@@ -6,26 +6,18 @@ the descriptors within the limit: sessions past what it allows are let go,
 the least recently used first, and every client's grep still runs (each
 narrowed root holds a descriptor: past the limit every grep, glob and exec
 failed "Too many open files").  ok/not ok lines (tap_in)."""
-import http.client, json, os, socket, sys
+import json, os, socket, sys
+import waphttp
 
 port, pid, token, root, n = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 
 
+def post(body, sid=None, sse=False):
+    return waphttp.post(port, token, body, sid, sse, timeout=30)
+
+
 def tap(good, desc):
     print(("ok" if good else "not ok") + " - " + desc, flush=True)
-
-
-def post(body, sid=None, sse=False):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    h = {"Content-Type": "application/json", "Authorization": "Bearer " + token,
-         "Accept": "application/json, text/event-stream" if sse else "application/json"}
-    if sid:
-        h["Mcp-Session-Id"] = sid
-    c.request("POST", "/mcp", json.dumps(body), h)
-    r = c.getresponse()
-    data = r.read()
-    c.close()
-    return r.status, r.getheader("mcp-session-id"), data
 
 
 def session():

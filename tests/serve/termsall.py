@@ -4,26 +4,19 @@ with WAP_TERMS_MAX=4: the terminals of all the sessions together are held to
 the process's limit (a client makes sessions at will: 64 terminals a
 session were 64,000 process trees in 1,000 sessions); one released makes
 room for another session's.  ok/not ok lines (tap_in)."""
-import http.client, json, sys
+import json, sys
+import waphttp
 
 port, token = int(sys.argv[1]), sys.argv[2]
 
 
+def post(body, sid=None):
+    _, sid, data = waphttp.post(port, token, body, sid, sse=True, timeout=30)
+    return sid, json.loads(data) if data else None
+
+
 def tap(good, desc):
     print(("ok" if good else "not ok") + " - " + desc, flush=True)
-
-
-def post(body, sid=None):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    h = {"Content-Type": "application/json", "Authorization": "Bearer " + token,
-         "Accept": "application/json, text/event-stream"}
-    if sid:
-        h["Mcp-Session-Id"] = sid
-    c.request("POST", "/mcp", json.dumps(body), h)
-    r = c.getresponse()
-    data = r.read()
-    c.close()
-    return r.getheader("mcp-session-id"), json.loads(data) if data else None
 
 
 def session():

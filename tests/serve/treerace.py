@@ -7,7 +7,8 @@ vault/ under the glob that denies it.  Writes hold the workspace's tree
 lock shared, a tree's move holds it alone from its check to its rename:
 a z.key is either in big/ before the check (the move is refused) or
 written after the rename (big/dN is gone: written anew outside vault).  TAP lines."""
-import json, os, select, shutil, subprocess, sys, time
+import json, os, shutil, sys, time
+from wapstdio import Pipelined
 
 wap, root = sys.argv[1], sys.argv[2]
 secs = float(sys.argv[3]) if len(sys.argv) > 3 else 4
@@ -32,53 +33,19 @@ def make_big():
             open(os.path.join(big, "d%d" % d, "f%d.txt" % i), "w").close()
 
 
-p = subprocess.Popen([wap, "serve", "--root", root, "--config", cfg, "--workers", "4"], stdin=subprocess.PIPE,
-                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-buf = b""
-nid = 0
-
-
-def send(o):
-    p.stdin.write((json.dumps(o) + "\n").encode())
-    p.stdin.flush()
+s = Pipelined([wap, "serve", "--root", root, "--config", cfg, "--workers", "4"])
 
 
 def call(name, args):
-    global nid
-    nid += 1
-    send({"jsonrpc": "2.0", "id": nid, "method": "tools/call", "params": {"name": name, "arguments": args}})
-    return nid
-
-
-def replies(want, timeout=30):
-    """{id: message} for every id in WANT"""
-    global buf
-    got, end = {}, time.monotonic() + timeout
-    while len(got) < len(want):
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            m = json.loads(line)
-            if isinstance(m, dict) and m.get("id") in want:
-                got[m["id"]] = m
-        if len(got) == len(want):
-            break
-        left = end - time.monotonic()
-        if left <= 0 or not select.select([p.stdout], [], [], left)[0]:
-            break
-        chunk = os.read(p.stdout.fileno(), 65536)
-        if not chunk:
-            break
-        buf += chunk
-    return got
+    return s.call("tools/call", name=name, arguments=args)
 
 
 def failed(m):
     return m is None or "error" in m or m.get("result", {}).get("isError")
 
 
-send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-      "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
-replies({0})
+s.replies({s.call("initialize", protocolVersion="2025-06-18", capabilities={},
+                 clientInfo={"name": "t", "version": "1"})})
 tries = moved = landed = refused = 0
 end = time.monotonic() + secs
 make_big()
@@ -95,7 +62,7 @@ while time.monotonic() < end and not landed:
     else:
         b = [call("write", key)]
         a = call("mv", {"source": "big", "destination": "vault/big"})
-    r = replies({a, *b})
+    r = s.replies({a, *b})
     if any(os.path.exists(os.path.join(root, "vault/big/d%d/z.key" % d)) for d in range(NDIRS)):
         landed += 1
         break
@@ -116,6 +83,5 @@ tap(not landed, "no write lands under a denying glob through a tree's move (%d t
     % (tries, moved, refused, landed))
 tap(moved > 0 and refused > 0, "the moves without the key went through (%d), those with it were refused (%d)"
     % (moved, refused))
-p.stdin.close()
-p.wait(timeout=30)
-tap(p.returncode == 0, "the server exits 0 (%s)" % p.returncode)
+rc = s.close()
+tap(rc == 0, "the server exits 0 (%s)" % rc)
