@@ -28,6 +28,7 @@ struct conn {
 	size_t qbytes;
 	unsigned long dropped;
 	bool overfull;			/* replies over ACP_MAX_UNREAD: closed at once */
+	bool overall;			/* ... or over its share of ACP_MAX_HELD_ALL */
 	bool doomed;			/* its closing is under way (service thread) */
 	bool close_after;
 	enum lws_close_status close_status;
@@ -43,6 +44,8 @@ struct conn {
 	bool busy;			/* the worker is handling a message */
 	time_t t0;			/* connected at (monotonic) */
 };
+
+#define ACP_CLOSE_TRY_LATER ((enum lws_close_status)1013)	/* "Try Again Later" */
 
 struct inmsg {
 	struct inmsg *next;
@@ -62,6 +65,32 @@ static size_t unread_cap(const struct conn *c)
 	return ACP_MAX_UNREAD + (authed ? ACP_MAX_QUEUE + c->a->max_message : 0);
 }
 
+/* The bytes C holds (C->mu held, or its worker stopped), and whether N
+ * more would put it over its share of what all clients may hold. */
+static size_t held(const struct conn *c)
+{
+	return c->rx.len + c->in_bytes + c->qbytes;
+}
+
+static bool over_share(const struct conn *c, size_t n)
+{
+	const struct wap_acp *a = c->a;
+	size_t all = __atomic_load_n(&a->held, __ATOMIC_RELAXED);
+	size_t live = __atomic_load_n(&a->nconns, __ATOMIC_RELAXED);
+
+	return all + n > a->held_max && held(c) + n > a->held_max / (live ? live : 1);
+}
+
+static void held_add(struct wap_acp *a, size_t n)
+{
+	__atomic_add_fetch(&a->held, n, __ATOMIC_RELAXED);
+}
+
+static void held_sub(struct wap_acp *a, size_t n)
+{
+	__atomic_sub_fetch(&a->held, n, __ATOMIC_RELAXED);
+}
+
 static void enqueue(struct conn *c, json_t *msg, bool droppable)
 {
 	char *text = json_dumps(msg, JSON_COMPACT);
@@ -73,7 +102,7 @@ static void enqueue(struct conn *c, json_t *msg, bool droppable)
 		return;
 	n = strlen(text);
 	pthread_mutex_lock(&c->mu);
-	if (droppable && c->qbytes + n > ACP_MAX_QUEUE) {
+	if (droppable && (c->qbytes + n > ACP_MAX_QUEUE || over_share(c, n))) {
 		c->dropped++;
 		pthread_mutex_unlock(&c->mu);
 		free(text);
@@ -82,8 +111,14 @@ static void enqueue(struct conn *c, json_t *msg, bool droppable)
 	/* a client that sends and does not read would make us hold its
 	 * replies without end: past the cap it is closed (one reply, however
 	 * big, always fits an empty queue) */
-	if (c->overfull || (c->head && c->qbytes + n > unread_cap(c))) {
+	if (c->overfull || c->overall || (c->head && c->qbytes + n > unread_cap(c))) {
 		c->overfull = true;
+		pthread_mutex_unlock(&c->mu);
+		free(text);
+		return;
+	}
+	if (c->head && over_share(c, n)) {
+		c->overall = true;
 		pthread_mutex_unlock(&c->mu);
 		free(text);
 		return;
@@ -100,6 +135,7 @@ static void enqueue(struct conn *c, json_t *msg, bool droppable)
 			c->head = q;
 		c->tail = q;
 		c->qbytes += n;
+		held_add(c->a, n);
 	}
 	pthread_mutex_unlock(&c->mu);
 	free(text);
@@ -154,6 +190,7 @@ static void *conn_worker(void *arg)
 			c->in_tail = NULL;
 		c->in_count--;
 		c->in_bytes -= m->len;
+		held_sub(c->a, m->len);
 		c->busy = true;
 		pthread_mutex_unlock(&c->mu);
 		reply = wap_acp_handle(c->s, m->text, m->len, &close);
@@ -206,6 +243,7 @@ static void conn_free(struct conn *c)
 			break;
 		}
 	conn_stop(c);
+	held_sub(a, held(c));
 	while (c->in_head) {
 		struct inmsg *m = c->in_head;
 		c->in_head = m->next;
@@ -328,12 +366,23 @@ int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user
 			lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, (unsigned char *)"too large", 9);
 			return -1;
 		}
+		pthread_mutex_lock(&c->mu);
+		full = over_share(c, len);
+		pthread_mutex_unlock(&c->mu);
+		if (full) {
+			acp_log(a, LOG_WARN, "ws: client %lu closed: all clients hold over %zu KiB, it %zu of them",
+				c->s->num, a->held_max >> 10, held(c) >> 10);
+			lws_close_reason(wsi, ACP_CLOSE_TRY_LATER, (unsigned char *)"server busy", 11);
+			return -1;
+		}
 		wap_sb_add(&c->rx, in, len);
+		held_add(a, len);
 		if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi))
 			break;
 		if (a->draining) {	/* stopping: a new request is refused */
 			struct wap_rpc_limits lim = { .max_message = a->max_message, .max_batch = 1000 };
 			json_t *v = wap_rpc_process(c->rx.buf ? c->rx.buf : "", c->rx.len, &lim, refuse_stopping, NULL);
+			held_sub(a, c->rx.len);
 			c->rx.len = 0;
 			if (v)
 				enqueue(c, v, false);
@@ -347,7 +396,9 @@ int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user
 		m->len = c->rx.len;
 		memcpy(m->text, c->rx.buf ? c->rx.buf : "", c->rx.len);
 		m->text[m->len] = 0;
-		c->rx.len = 0;
+		pthread_mutex_lock(&c->mu);
+		c->rx.len = 0;	/* (its bytes are the message's now) */
+		pthread_mutex_unlock(&c->mu);
 		/* messages sent while a slow call runs wait for it: 256 of
 		 * them, and as many bytes as replies not read may hold (256
 		 * messages of the limit were 4 GB a client) */
@@ -365,6 +416,7 @@ int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user
 		}
 		pthread_mutex_unlock(&c->mu);
 		if (full) {
+			held_sub(a, m->len);
 			free(m);
 			acp_log(a, LOG_WARN, "ws: client %lu closed: more than %d requests or %zu KiB waiting",
 				 c->s->num, ACP_MAX_PENDING, unread_cap(c) >> 10);
@@ -386,6 +438,7 @@ int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user
 			if (!c->head)
 				c->tail = NULL;
 			c->qbytes -= q->len;
+			held_sub(a, q->len);
 		}
 		more = c->head != NULL;
 		close = c->close_after;
@@ -417,12 +470,16 @@ int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user
 			bool any, over, closing;
 			pthread_mutex_lock(&k->mu);
 			any = k->head != NULL || k->close_after;
-			over = k->overfull;
+			over = k->overfull || k->overall;
 			closing = k->close_after;
 			pthread_mutex_unlock(&k->mu);
 			if (over && !k->doomed) {
-				acp_log(a, LOG_WARN, "ws: client %lu closed: it does not read its replies "
-					"(over %zu KiB waiting)", k->s ? k->s->num : 0, unread_cap(k) >> 10);
+				if (k->overall)
+					acp_log(a, LOG_WARN, "ws: client %lu closed: all clients hold over %zu KiB, "
+						"it the most of them", k->s ? k->s->num : 0, a->held_max >> 10);
+				else
+					acp_log(a, LOG_WARN, "ws: client %lu closed: it does not read its replies "
+						"(over %zu KiB waiting)", k->s ? k->s->num : 0, unread_cap(k) >> 10);
 				doom(k, LWS_TO_KILL_ASYNC);
 			} else if (closing && !k->doomed) {
 				doom(k, ACP_CLOSE_GRACE_S);
@@ -478,6 +535,11 @@ void wap_acp_attach(struct wap_acp *a, struct lws_context *ctx, size_t max_messa
 {
 	a->ctx = ctx;
 	a->max_message = max_message ? max_message : ACP_MAX_MESSAGE;
+	{
+		const char *env = getenv("WAP_ACP_HELD_MAX");	/* tests */
+		a->held_max = env && atol(env) > 0 && (size_t)atol(env) < ACP_MAX_HELD_ALL ? (size_t)atol(env) :
+			      ACP_MAX_HELD_ALL;
+	}
 	lws_sul_schedule(a->ctx, 0, &a->sul, tick, 100 * LWS_US_PER_MS);
 }
 

@@ -784,6 +784,38 @@ async function inflood() {
   await good.close();
 }
 
+// Started with WAP_ACP_HELD_MAX=3 MiB: what all clients have the server
+// hold is capped too (each client's own cap is some 24 MiB of messages
+// waiting and as much of replies: 256 clients were 20 GiB); past it the
+// client holding more than its share is closed, 1013 "try again later",
+// and one within its share goes on
+async function heldall() {
+  const pad = JSON.stringify({ jsonrpc: '2.0', method: 'fs.exists', params: { path: '.', pad: 'y'.repeat(1 << 20) } });
+  const open = async () => {
+    const c = await new Client(url, { perMessageDeflate: false }).open();
+    await c.auth(token);
+    c.slow = c.call('command.execute', { command: 'wap.exec', args: [{ command: 'sleep 3' }] }, 20000);
+    await sleep(300);
+    return c;
+  };
+  const a = await open();
+  a.raw(pad);
+  a.raw(pad);
+  await sleep(300);
+  const b = await open();
+  b.raw(pad);
+  b.raw(pad);
+  for (let i = 0; i < 50 && !b.closed; i++) await sleep(100);
+  ok(b.closed && b.closeCode === 1013, 'all clients over the cap: the one over its share is closed, 1013', { closed: b.closed, code: b.closeCode });
+  ok(!a.closed, 'the one within its share is not', { closed: a.closed });
+  const r = await a.slow;
+  ok(r && r.result, 'and its call is answered', r);
+  const r2 = await a.call('fs.exists', { path: '.' });
+  ok(r2.result && r2.result.exists === true, 'and its next one', r2);
+  await a.close();
+  b.ws.terminate();
+}
+
 // A client gone while its terminal.sendText waits on a terminal that
 // reads slowly: the call stops, the server goes on serving
 async function sendfreeze() {
@@ -977,6 +1009,6 @@ async function hello() {
   await c.close();
 }
 
-const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots, noread, inflood, sendfreeze, catbyaction, buffers, buffersall, watchall, ttlstream };
+const scenarios = { cmdpolicy, main, policy, churn, shutdown, logging, anyorigin, drain, authtimeout, maxmsg, hello, slots, noread, inflood, sendfreeze, catbyaction, buffers, buffersall, watchall, ttlstream, heldall };
 scenarios[scenario]().catch((e) => { ok(false, 'scenario ' + scenario + ' threw', String(e && e.stack)); })
   .then(() => process.exit(0));

@@ -26,7 +26,7 @@ class Client {
     return new Promise((resolve, reject) => {
       this.ws = new WebSocket(this.url, this.opts);
       this.ws.on('message', (data) => this.onMessage(JSON.parse(data.toString())));
-      this.ws.on('close', () => { this.closed = true; for (const w of this.waiters) w.check(); });
+      this.ws.on('close', (code) => { this.closed = true; this.closeCode = code; for (const w of this.waiters) w.check(); });
       this.ws.on('open', () => resolve(this));
       this.ws.on('error', reject);
       this.ws.on('unexpected-response', (req, res) => reject(new Error('HTTP ' + res.statusCode)));
