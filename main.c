@@ -236,6 +236,12 @@ int main(int argc, char **argv)
 	/* the one road of every door (lib/serve/run.h): the CLI has no audit log
 	 * and no approver, so requireApproval refuses what mutates */
 	run.call = &call;
+	/* the command line's own spellings into the request (rg's -g, a
+	 * --content-file), before the gate judges it */
+	if (a->cli_prep && a->cli_prep(&call, req, &err)) {
+		json_decref(req);
+		die_err(who, &err, g.json);
+	}
 	if (a->cli_main) {
 		/* an applet printing as it goes (grep, glob, exec, serve):
 		 * the road's gate, then its own main */
@@ -249,9 +255,8 @@ int main(int argc, char **argv)
 		wap_ws_release(&ws);
 		return status;
 	}
-	if ((a->cli_prep && a->cli_prep(&call, req, &err)) ||
-	    ((a->flags & WAP_APPLET_NOTOOL) ? a->op(&call, req, &res, &err)
-					   : wap_run_op(&run, a->name, req, &res, &err))) {
+	if ((a->flags & WAP_APPLET_NOTOOL) ? a->op(&call, req, &res, &err)
+					  : wap_run_op(&run, a->name, req, &res, &err)) {
 		json_decref(req);
 		die_err(who, &err, g.json);
 	}

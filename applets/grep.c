@@ -48,6 +48,7 @@
  *   -j, --threads N           search with N threads (default: one per CPU)
  *   -n, --line-number         accepted as grep takes it: line numbers are always shown
  *   --hidden                  accepted as rg takes it: hidden files are always searched
+ *   -u, --unrestricted        as rg -u: --no-ignore; -uu too (hidden files are always searched); rg's -uuu is refused: -a searches binary files as text
  *
  * --json prints the WAP searchFiles result: {matches: [{path, line,
  * matchText, contextBefore, contextAfter}], isTruncated, totalMatches}
@@ -102,6 +103,7 @@ static const struct wap_opt grep_opts[] = {
 	{ "glob", 'g', WAP_OPT_STRS, WAP_OPT_CLI, NULL },
 	{ "smart-case", 'S', WAP_OPT_BOOL, WAP_OPT_CLI, NULL },
 	{ "hidden", 0, WAP_OPT_BOOL, WAP_OPT_CLI, NULL },
+	{ "unrestricted", 'u', WAP_OPT_COUNT, WAP_OPT_CLI, NULL },
 	{ "pattern", 0, WAP_OPT_STR, WAP_OPT_POS, NULL },
 	{ "paths", 0, WAP_OPT_STRS, WAP_OPT_POS, NULL },
 	{ NULL }
@@ -145,9 +147,9 @@ static bool has_upper(const char *p)
 }
 
 /* The command line's own spellings, into the request every door takes:
- * -e given: a PATTERN argument is a path; rg's -g GLOB and !GLOB into
- * include and exclude; -S into -i when no pattern has an upper-case
- * letter. */
+ * -e given: a PATTERN argument is a path; rg's -u into no_ignore, -g
+ * GLOB and !GLOB into include and exclude; -S into -i when no pattern
+ * has an upper-case letter. */
 static int grep_prep(struct wap_call *call, json_t *req, struct wap_err *err)
 {
 	json_t *rx = json_object_get(req, "regexp"), *pat = json_object_get(req, "pattern");
@@ -155,7 +157,20 @@ static int grep_prep(struct wap_call *call, json_t *req, struct wap_err *err)
 	size_t i;
 
 	(void)call;
-	(void)err;
+	/* rg's -u: no ignore files; -uu: and hidden files (wap's way
+	 * always); -uuu adds rg's --binary, whose "binary file matches"
+	 * wap has no form of */
+	switch (json_integer_value(json_object_get(req, "unrestricted"))) {
+	case 0:
+		break;
+	case 1: case 2:
+		json_object_set_new(req, "no_ignore", json_true());
+		break;
+	default:
+		return wap_err_set(err, WAP_E_INVALID,
+			"-uuu (rg's --binary) is not supported: -a (--text) searches binary files as text");
+	}
+	json_object_del(req, "unrestricted");
 	json_array_foreach(globs, i, g) {
 		const char *s = json_string_value(g);
 		const char *key = s[0] == '!' ? "exclude" : "include";
@@ -427,7 +442,6 @@ static int grep_cli(struct wap_ws *ws, json_t *req, bool json)
 	int status = 0, rc;
 	static char obuf[1 << 16];
 
-	grep_prep(&call, req, &err);
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	if (json || jbool(req, "write"))
 		rc = wap_search(&call, req, &res, &err, WAP_SEARCH_JSON, NULL, NULL);

@@ -541,6 +541,19 @@ EOF
 		else fail "as rg: $a: $(diff "$T/w.out" "$T/r.out" | head -5)"; fi
 	done
 	set +f
+	# rg's -u (no ignore files) and -uu (hidden files too: wap's way),
+	# with an .ignore file that leaves d1 out
+	printf 'd1\n' > "$G/.ignore"
+	for u in "" -u -uu "-u -u" --unrestricted; do
+		WAP_ROOT=$G wap grep -m 0 $u PM_RESUME 2>&1 | sort > "$T/w.out"
+		rg -n --no-heading --no-config $u PM_RESUME . < /dev/null 2>&1 | sed 's|^\./||' | sort > "$T/r.out"
+		if [ -s "$T/w.out" ] && cmp -s "$T/w.out" "$T/r.out"; then ok "as rg: ${u:-no -u} with an .ignore"
+		else fail "as rg: ${u:-no -u} with an .ignore: $(diff "$T/w.out" "$T/r.out" | head -5)"; fi
+	done
+	rm "$G/.ignore"
+	OUT=$(WAP_ROOT=$G wap grep -uuu PM_RESUME 2>&1); st=$?
+	same "-uuu (rg's --binary) is refused, exit 2" "$st: $OUT" \
+		"2: wap grep: -uuu (rg's --binary) is not supported: -a (--text) searches binary files as text"
 	for p in PM_RESUME '\w+_resume\b'; do
 		WAP_ROOT=$G wap grep -c -m 0 -- "$p" | sort > "$T/w.out"
 		rg -c -uu --no-config -- "$p" . | sed 's|^\./||' | sort > "$T/r.out"

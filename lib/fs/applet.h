@@ -75,6 +75,7 @@ enum wap_opttype {
 	WAP_OPT_STRS,	/* --s X --s Y: array of strings */
 	WAP_OPT_JSON,	/* any JSON value; on the CLI JSON text, or a data
 			 * file holding it (a workspace path; "-" for stdin) */
+	WAP_OPT_COUNT,	/* -u -u (-uu): how often given, an integer; CLI only */
 };
 
 #define WAP_OPT_POS	1u	/* positional (name is the JSON key, NAME the metavar) */

@@ -83,6 +83,9 @@ static int set_value(const struct wap_ws *ws, json_t *req, const struct wap_opt 
 	switch (o->type) {
 	case WAP_OPT_BOOL:
 		return json_object_set_new(req, key, json_true());
+	case WAP_OPT_COUNT:
+		return json_object_set_new(req, key,
+			json_integer(json_integer_value(json_object_get(req, key)) + 1));
 	case WAP_OPT_INT:
 		if (parse_int(val, &n))
 			return wap_err_set(err, WAP_E_INVALID, "%s: not an integer: '%s'", spelled, val);
@@ -153,6 +156,12 @@ static const struct wap_global *global_find(const char *arg, const char **val)
 	return NULL;
 }
 
+/* Is O given a value (--max-results 5), or only named (--count, -uu)? */
+static bool has_value(const struct wap_opt *o)
+{
+	return o->type != WAP_OPT_BOOL && o->type != WAP_OPT_COUNT;
+}
+
 /* Does ARG, an option of A, take the next argument as its value? */
 static bool takes_next(const struct wap_applet *a, const char *arg)
 {
@@ -163,7 +172,7 @@ static bool takes_next(const struct wap_applet *a, const char *arg)
 			return false;
 		for (o = a->opts; o->name; o++)
 			if (!(o->flags & WAP_OPT_POS) && !strcmp(o->name, arg + 2))
-				return o->type != WAP_OPT_BOOL;
+				return has_value(o);
 		return false;
 	}
 	for (const char *p = arg + 1; *p; p++) {
@@ -172,7 +181,7 @@ static bool takes_next(const struct wap_applet *a, const char *arg)
 				break;
 		if (!o->name)
 			return false;
-		if (o->type != WAP_OPT_BOOL)
+		if (has_value(o))
 			return !p[1];	/* -A3 holds its value, -A takes the next */
 	}
 	return false;
@@ -278,7 +287,7 @@ json_t *wap_args_parse(const struct wap_applet *a, const struct wap_ws *ws, int 
 					    (int)n + 2, arg, a->name);
 				goto fail;
 			}
-			if (o->type == WAP_OPT_BOOL) {
+			if (!has_value(o)) {
 				if (eq) {
 					wap_err_set(err, WAP_E_INVALID, "option '--%s' takes no value", o->name);
 					goto fail;
@@ -313,7 +322,7 @@ json_t *wap_args_parse(const struct wap_applet *a, const struct wap_ws *ws, int 
 						    *p, a->name);
 					goto fail;
 				}
-				if (o->type != WAP_OPT_BOOL) {
+				if (has_value(o)) {
 					if (p[1])
 						val = p + 1;
 					else if (i + 1 < argc)
@@ -644,10 +653,11 @@ int wap_args_check(const struct wap_applet *a, const json_t *req, struct wap_err
 			break;
 		}
 		case WAP_OPT_JSON: break;
+		case WAP_OPT_COUNT: ok = json_is_integer(v); break;
 		}
 		if (!ok) {
 			static const char *const tn[] = { "a boolean", "an integer", "a string",
-							  "an array of strings", "JSON" };
+							  "an array of strings", "JSON", "an integer" };
 			return wap_err_set(err, WAP_E_INVALID, "argument '%s' must be %s", key, tn[o->type]);
 		}
 	}
