@@ -29,6 +29,31 @@ reset "$C/18-git-new-executable"
 wap edit --patch - >/dev/null 2>&1 < "$C/18-git-new-executable/patch"
 same "new file mode applied" "$(stat -c %a "$W/bin/run.sh")" "755"
 
+# a patch's modes are git's two (100644, 100755), as git apply takes them:
+# "new file mode 106777" made a set-user-ID, set-group-ID, world-writable
+# file, "new mode 104777" turned an existing one so (tenth hostile review)
+reset "$C/18-git-new-executable"
+printf 'x\n' > "$W/plain.txt"
+printf 'y\n' > "$W/tool.sh"
+cat > "$T/suid.patch" <<'EOF'
+diff --git a/evil b/evil
+new file mode 106777
+--- /dev/null
++++ b/evil
+@@ -0,0 +1 @@
++#!/bin/sh
+diff --git a/plain.txt b/plain.txt
+old mode 100644
+new mode 104777
+diff --git a/tool.sh b/tool.sh
+old mode 100644
+new mode 100666
+EOF
+expect "a patch with odd modes applies" 0 wap edit --patch - < "$T/suid.patch"
+same "new file mode 106777 is 755" "$(stat -c %a "$W/evil")" "755"
+same "new mode 104777 is 755" "$(stat -c %a "$W/plain.txt")" "755"
+same "new mode 100666 is 644" "$(stat -c %a "$W/tool.sh")" "644"
+
 # --json: files with status, path, diff, version
 reset "$C/05-codex-multi-file"
 expect "multi-file patch --json" 0 wap edit --patch - --json < "$C/05-codex-multi-file/patch"

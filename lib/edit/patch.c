@@ -25,6 +25,19 @@ static bool starts(struct wap_span l, const char *pfx)
 	return l.len >= n && !memcmp(l.p, pfx, n);
 }
 
+/* A file mode a patch names, as git apply takes it: git knows two modes
+ * of a file, 100755 and 100644, told apart by the owner's execute bit.
+ * What else a patch may write there (set-user-ID, set-group-ID, sticky,
+ * group or world write: "new mode 106777") is no mode git makes, and a
+ * patch the agent wrote must not make a set-ID or world-writable file.
+ * 0 (no mode) for a line that names none. */
+static mode_t git_mode(long m)
+{
+	if (m <= 0)
+		return 0;
+	return (m & 0100) ? 0755 : 0644;
+}
+
 static struct wap_span sp_trim(struct wap_span s)
 {
 	while (s.len && (s.p[s.len - 1] == ' ' || s.p[s.len - 1] == '\t' || s.p[s.len - 1] == '\r'))
@@ -566,13 +579,13 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 				long m = strtol(l.p + 14, NULL, 8);
 				u.added = true;
 				u.f->link = (m & 0170000) == 0120000;
-				u.f->mode = u.f->link ? 0 : (mode_t)m & 07777;
+				u.f->mode = u.f->link ? 0 : git_mode(m);
 				continue;
 			}
 			if (starts(l, "new mode ")) {
 				long m = strtol(l.p + 9, NULL, 8);
 				u.f->link = (m & 0170000) == 0120000;
-				u.f->chmod = u.f->link ? 0 : (mode_t)m & 07777;
+				u.f->chmod = u.f->link ? 0 : git_mode(m);
 				continue;
 			}
 			/* "index A..B 120000": a symlink's target changes */
