@@ -482,9 +482,9 @@ static int write_all(int fd, const char *p, size_t left)
 	return 0;
 }
 
-/* A fresh temp name in the target's directory, created (O_EXCL) when
- * FD is -1, else made a link to the unnamed file FD. */
-static int temp_name(struct target *t, char tmp[NAME_MAX + 1], int fd)
+/* A fresh temp name in the target's directory, created (O_EXCL, MODE)
+ * when FD is -1, else made a link to the unnamed file FD. */
+static int temp_name(struct target *t, char tmp[NAME_MAX + 1], int fd, mode_t mode)
 {
 	char proc[64];
 
@@ -496,7 +496,7 @@ static int temp_name(struct target *t, char tmp[NAME_MAX + 1], int fd)
 		snprintf(tmp, NAME_MAX + 1, ".wap-%08x.tmp",
 			 (unsigned)(ts.tv_nsec ^ (getpid() << 8) ^ (tries * 7919)));
 		if (fd < 0)
-			r = openat(t->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+			r = openat(t->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		else
 			r = linkat(AT_FDCWD, proc, t->dirfd, tmp, AT_SYMLINK_FOLLOW);
 		if (r >= 0 || errno != EEXIST)
@@ -512,24 +512,27 @@ static int target_commit(struct target *t, const void *buf, size_t len, bool nor
 			 mode_t newmode, struct wap_wres *res, struct wap_err *err)
 {
 	char tmp[NAME_MAX + 1], proc[64];
-	bool anon = true, named = false;
+	bool anon = true, named = false, exact = true;
 	int fd = -1, e;
-	mode_t mode;
+	mode_t mode = 0600;
 
 	if (t->exists) {
 		mode = t->st.st_mode & 07777;
 	} else if (newmode) {
 		mode = newmode;
 	} else {
-		mode_t um = umask(0);
-		umask(um);
-		mode = 0666 & ~um;
+		/* a new file: 0666 less the umask (or as a default ACL says),
+		 * applied by the kernel as it creates it.  Never umask(0) to
+		 * read it: the umask is the process's, and a server's other
+		 * threads creating files meanwhile would make them 0777 */
+		mode = 0666;
+		exact = false;
 	}
 again:
-	fd = anon ? openat(t->dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600) : -1;
+	fd = anon ? openat(t->dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, exact ? 0600 : mode) : -1;
 	if (fd < 0) {
 		anon = false;
-		fd = temp_name(t, tmp, -1);
+		fd = temp_name(t, tmp, -1, exact ? 0600 : mode);
 		if (fd < 0)
 			return wap_err_errno(err, errno, t->rel);
 		named = true;
@@ -538,7 +541,7 @@ again:
 		goto fail;
 	if (t->exists && geteuid() == 0)
 		(void)!fchown(fd, t->st.st_uid, t->st.st_gid);
-	if (fchmod(fd, mode) || fsync(fd))
+	if ((exact && fchmod(fd, mode)) || fsync(fd))
 		goto fail;
 	if (anon) {
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
@@ -546,7 +549,7 @@ again:
 			/* link(2) never replaces: create-only in one step */
 			if (linkat(AT_FDCWD, proc, t->dirfd, t->name, AT_SYMLINK_FOLLOW) == 0)
 				goto placed;
-		} else if (temp_name(t, tmp, fd) == 0) {
+		} else if (temp_name(t, tmp, fd, 0) == 0) {
 			named = true;
 		}
 		if (!named && errno != EEXIST) {

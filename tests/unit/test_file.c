@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +248,71 @@ static void test_read_only(void **state)
 	wap_err_release(&err);
 }
 
+/* The process's umask, as /proc says it (a read that does not change it) */
+static int umask_seen(void)
+{
+	char line[128];
+	int um = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Umask:", 6))
+			um = (int)strtol(line + 6, NULL, 8);
+	fclose(f);
+	return um;
+}
+
+static volatile int umask_stop, umask_zero, umask_looks;
+
+static void *umask_watch(void *arg)
+{
+	int want = *(int *)arg;
+
+	while (!umask_stop) {
+		int um = umask_seen();
+		umask_looks++;
+		if (um >= 0 && um != want)
+			umask_zero++;
+	}
+	return NULL;
+}
+
+/* Writing a new file never changes the process's umask, not for a moment:
+ * a server's other threads create files and directories meanwhile (every
+ * mkdir -p is 0777 & ~umask), and a umask(0) there made them 0777, writable
+ * by every user (tenth hostile review) */
+static void test_umask_untouched(void **state)
+{
+	struct wap_wopts o = { .mode = WAP_W_CREATE };
+	struct wap_wres r;
+	struct wap_err err = { 0 };
+	pthread_t th;
+	mode_t old = umask(022);
+	int want = 022;
+	char name[64];
+
+	(void)state;
+	if (umask_seen() < 0) {
+		umask(old);
+		skip();
+	}
+	umask_stop = umask_zero = umask_looks = 0;
+	assert_int_equal(pthread_create(&th, NULL, umask_watch, &want), 0);
+	for (int i = 0; i < 3000 && !umask_zero; i++) {
+		snprintf(name, sizeof(name), "um/%d", i);
+		o.mkparents = true;
+		assert_int_equal(wap_write_file(&ws, name, "x", 1, &o, &r, &err), 0);
+	}
+	umask_stop = 1;
+	pthread_join(th, NULL);
+	umask(old);
+	assert_true(umask_looks > 0);
+	assert_int_equal(umask_zero, 0);
+	assert_int_equal(mode_of("um/0"), 0644);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_iso),
 		cmocka_unit_test(test_errno_kinds),
 		cmocka_unit_test(test_read_only),
+		cmocka_unit_test(test_umask_untouched),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
