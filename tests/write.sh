@@ -48,6 +48,42 @@ same "mode kept by append" "$(stat -c %a "$W/c.txt")" "755"
 same "new file mode from umask" "$(stat -c %a "$W/um.txt")" "640"
 check "no temp files left" test -z "$(find "$W" -name '.wap-*')"
 
+# who may read a file is kept too: its access ACL, and its group (or, where
+# the group cannot be kept, the group gets no more than others).  A rewrite
+# dropped the ACL, so a 600 file whose ACL let one user in (mask rw: shown
+# 660) came back 660 for its whole group (tenth hostile review)
+printf 'secret\n' > "$W/acl.txt"
+chmod 600 "$W/acl.txt"
+if python3 - "$W/acl.txt" <<'EOF' 2>/dev/null
+import os, struct, sys
+U = 0xffffffff   # user::rw- user:65534:rw- group::--- mask::rw- other::---
+acl = struct.pack('<I', 2) + b''.join(struct.pack('<HHI', t, p, i) for t, p, i in
+      [(1, 6, U), (2, 6, 65534), (4, 0, U), (0x10, 6, U), (0x20, 0, U)])
+os.setxattr(sys.argv[1], 'system.posix_acl_access', acl)
+EOF
+then
+	acl() { python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], "system.posix_acl_access").hex())' "$1" 2>&1; }
+	before=$(acl "$W/acl.txt")
+	wap write acl.txt --content 'hush' >/dev/null
+	same "ACL kept by write" "$(acl "$W/acl.txt")" "$before"
+	wap edit acl.txt --old hush --new quiet >/dev/null
+	same "ACL kept by edit" "$(acl "$W/acl.txt")" "$before"
+	same "ACL'd file's bits" "$(stat -c %a "$W/acl.txt")" "660"
+else
+	ok "# SKIP no POSIX ACLs on this file system"
+fi
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	# nobody rewrites its file of group root (not one of its groups): the
+	# new file cannot keep the group, so the group gets what others get
+	chmod o+x "$T" && mkdir "$T/grp" && chown 65534:65534 "$T/grp"
+	printf 'g\n' > "$T/grp/g.txt" && chown 65534:0 "$T/grp/g.txt" && chmod 640 "$T/grp/g.txt"
+	setpriv --reuid=65534 --regid=65534 --clear-groups env WAP_ROOT="$T/grp" "$WAP" write g.txt --content 'h' >/dev/null 2>&1
+	same "group not kept: no group bits for another group" "$(stat -c '%a %g' "$T/grp/g.txt")" "600 65534"
+	printf 'g\n' > "$T/grp/h.txt" && chown 65534:100 "$T/grp/h.txt" && chmod 640 "$T/grp/h.txt"
+	setpriv --reuid=65534 --regid=65534 --groups=100 env WAP_ROOT="$T/grp" "$WAP" write h.txt --content 'h' >/dev/null 2>&1
+	same "group kept where it can be" "$(stat -c '%a %g' "$T/grp/h.txt")" "640 100"
+fi
+
 # versions
 V=$(wap read a.txt --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')
 expect "--expected-version matching" 0 wap write a.txt --content 'v2' --expected-version "$V" --json

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -505,6 +506,71 @@ static int temp_name(struct target *t, char tmp[NAME_MAX + 1], int fd, mode_t mo
 	return -1;
 }
 
+/* The old file's access ACL (a malloc'd copy, its length in *LEN), or
+ * NULL: none, or none to be had (no ACLs on this file system).  Read
+ * through an O_PATH descriptor, so a file wap may not read gives its ACL
+ * too.  -1 in *LEN when it has one that cannot be read. */
+static void *old_acl(const struct target *t, ssize_t *len)
+{
+	char proc[64];
+	void *acl = NULL;
+	int fd = openat(t->dirfd, t->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	*len = 0;
+	if (fd < 0)
+		return NULL;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	for (int tries = 0; tries < 4; tries++) {
+		ssize_t n = getxattr(proc, "system.posix_acl_access", NULL, 0);
+		if (n <= 0) {
+			*len = n < 0 && errno != ENODATA && errno != ENOTSUP && errno != ENOENT ? -1 : 0;
+			break;
+		}
+		free(acl);
+		if (!(acl = malloc(n))) {
+			*len = -1;
+			break;
+		}
+		*len = getxattr(proc, "system.posix_acl_access", acl, n);
+		if (*len >= 0 || errno != ERANGE)
+			break;
+	}
+	close(fd);
+	if (*len <= 0) {
+		free(acl);
+		acl = NULL;
+	}
+	return acl;
+}
+
+/* Who may reach the old file may reach the new one, and no one else: its
+ * owner (wap as root), its group and its access ACL are put on FD.  The
+ * group cannot always be kept (wap not root, the file of a group it is no
+ * member of): the group then gets no more than others have, as vim does,
+ * so that wap's own group is not let in.  -1 with errno when the ACL
+ * cannot be kept. */
+static int keep_access(const struct target *t, int fd, mode_t *mode)
+{
+	struct stat now;
+	ssize_t n;
+	void *acl;
+	int rc = 0;
+
+	(void)!fchown(fd, geteuid() == 0 ? t->st.st_uid : (uid_t)-1, t->st.st_gid);
+	if (fstat(fd, &now) == 0 && now.st_gid != t->st.st_gid)
+		*mode = (*mode & ~(mode_t)(S_ISGID | 070)) | ((*mode & 07) << 3);
+	if (fchmod(fd, *mode))
+		return -1;
+	acl = old_acl(t, &n);
+	if (n < 0 || (acl && fsetxattr(fd, "system.posix_acl_access", acl, (size_t)n, 0))) {
+		if (n < 0 && !errno)
+			errno = EIO;
+		rc = -1;
+	}
+	free(acl);
+	return rc;
+}
+
 /* Write the temp file and rename it over t->name.  The temp file is
  * unnamed (O_TMPFILE) while it is written, so a writer killed midway
  * leaves nothing behind; it gets a name only to be renamed. */
@@ -539,9 +605,9 @@ again:
 	}
 	if (write_all(fd, buf, len))
 		goto fail;
-	if (t->exists && geteuid() == 0)
-		(void)!fchown(fd, t->st.st_uid, t->st.st_gid);
-	if ((exact && fchmod(fd, mode)) || fsync(fd))
+	if (t->exists ? keep_access(t, fd, &mode) : exact && fchmod(fd, mode))
+		goto fail;
+	if (fsync(fd))
 		goto fail;
 	if (anon) {
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
