@@ -1232,57 +1232,59 @@ static int plan_file(const struct wap_ws *ws, struct plan *pl, const struct wap_
 	return 0;
 }
 
+/* Is NAME in DFD (REL) still at version EXPECTED (NULL: whatever it has)?
+ * A symlink's version is its target's, a file's its bytes'.  0, or -1 with
+ * err (CONFLICT, or it is gone).  The caller holds the directory's lock. */
+static int entry_is(int dfd, const char *name, const char *rel, const char *expected,
+		    struct wap_err *err)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return wap_err_errno(err, errno, rel);
+	if (expected && S_ISLNK(st.st_mode)) {
+		char cur[WAP_VERSION_LEN + 1], target[PATH_MAX];
+		ssize_t n = readlinkat(dfd, name, target, sizeof(target));
+		if (n < 0)
+			return wap_err_errno(err, errno, rel);
+		if (wap_blob_id(target, n, cur, err))
+			return -1;
+		if (strcmp(cur, expected))
+			return wap_err_set(err, WAP_E_CONFLICT,
+					   "Conflict: %s changed since version %s (now %s); read it again",
+					   rel, expected, cur);
+	} else if (expected && S_ISREG(st.st_mode)) {
+		char cur[WAP_VERSION_LEN + 1];
+		int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			return wap_err_errno(err, errno, rel);
+		/* hashed in chunks: the file is never held whole */
+		if (wap_blob_id_fd(fd, cur, err)) {
+			close(fd);
+			return -1;
+		}
+		close(fd);
+		if (strcmp(cur, expected))
+			return wap_err_set(err, WAP_E_CONFLICT,
+					   "Conflict: %s changed since version %s (now %s); read it again",
+					   rel, expected, cur);
+	}
+	return 0;
+}
+
 /* Remove REL if it still has version EXPECTED (NULL: whatever it has). */
 static int delete_file(const struct wap_ws *ws, const char *rel, const char *expected,
 		       struct wap_err *err)
 {
 	const char *name;
 	int dfd = wap_ws_open_parent(ws, rel, false, &name, err), rc = -1;
-	struct stat st;
 
 	if (dfd < 0)
 		return -1;
 	while (flock(dfd, LOCK_EX) && errno == EINTR)
 		;
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
-		wap_err_errno(err, errno, rel);
+	if (entry_is(dfd, name, rel, expected, err))
 		goto out;
-	}
-	if (expected && S_ISLNK(st.st_mode)) {
-		char cur[WAP_VERSION_LEN + 1], target[PATH_MAX];
-		ssize_t n = readlinkat(dfd, name, target, sizeof(target));
-		if (n < 0) {
-			wap_err_errno(err, errno, rel);
-			goto out;
-		}
-		if (wap_blob_id(target, n, cur, err))
-			goto out;
-		if (strcmp(cur, expected)) {
-			wap_err_set(err, WAP_E_CONFLICT,
-				    "Conflict: %s changed since version %s (now %s); read it again",
-				    rel, expected, cur);
-			goto out;
-		}
-	} else if (expected && S_ISREG(st.st_mode)) {
-		char cur[WAP_VERSION_LEN + 1];
-		int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0) {
-			wap_err_errno(err, errno, rel);
-			goto out;
-		}
-		/* hashed in chunks: the file is never held whole */
-		if (wap_blob_id_fd(fd, cur, err)) {
-			close(fd);
-			goto out;
-		}
-		close(fd);
-		if (strcmp(cur, expected)) {
-			wap_err_set(err, WAP_E_CONFLICT,
-				    "Conflict: %s changed since version %s (now %s); read it again",
-				    rel, expected, cur);
-			goto out;
-		}
-	}
 	if (unlinkat(dfd, name, 0)) {
 		wap_err_errno(err, errno, rel);
 		goto out;
@@ -1350,10 +1352,12 @@ static int set_mode(const struct wap_ws *ws, const char *rel, mode_t mode, struc
 }
 
 /* Write REL as a symlink to DATA (LINK) or as a file, where a symlink or a
- * file of version EXPECTED (NULL: none) is: a symlink is made under a
- * temporary name and renamed over; a symlink that becomes a file is
- * removed, then the file made.  The link is never followed, here or later
- * (every open is confined beneath the root), as `wap cp` copies one. */
+ * file of version EXPECTED (NULL: none) is.  The new one is made whole
+ * under a temporary name beside it, then renamed over the old one (checked
+ * still at EXPECTED, under the directory's lock): a disk that is full, a
+ * link that cannot be made, leave the old one as it was.  The link is
+ * never followed, here or later (every open is confined beneath the root),
+ * as `wap cp` copies one. */
 static int put_entry(const struct wap_ws *ws, const char *rel, bool link, const char *data,
 		     size_t len, mode_t mode, const char *expected, bool force, char *newver,
 		     struct wap_err *err)
@@ -1362,39 +1366,84 @@ static int put_entry(const struct wap_ws *ws, const char *rel, bool link, const 
 			       .force = force };
 	struct wap_wres r;
 	static unsigned seq;
-	const char *name;
-	char tmp[64], *target;
+	const char *name, *slash;
+	char tmp[64], *target = NULL, *trel = NULL;
+	bool made = false;
 	int dfd, rc = -1;
 
-	if (expected && delete_file(ws, rel, expected, err))
-		return -1;
-	if (!link) {
+	if (!link && !expected) {
+		/* a new file where there is none: made in one step */
 		if (wap_write_file(ws, rel, data, len, &o, &r, err))
 			return -1;
 		memcpy(newver, r.version, WAP_VERSION_LEN + 1);
 		return 0;
 	}
-	if (!(target = memdup0(data, len)))
-		return wap_err_oom(err);
 	dfd = wap_ws_open_parent(ws, rel, true, &name, err);
-	if (dfd >= 0) {
-		int tries = 0;
-		do
-			snprintf(tmp, sizeof(tmp), ".wap-link.%d.%u", (int)getpid(),
-				 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
-		while (symlinkat(target, dfd, tmp) && errno == EEXIST && ++tries < 100);
-		if (tries >= 100 || (errno = 0, faccessat(dfd, tmp, F_OK, AT_SYMLINK_NOFOLLOW)))
-			wap_err_errno(err, errno ? errno : EEXIST, rel);
-		else if (renameat(dfd, tmp, dfd, name)) {
-			wap_err_errno(err, errno, rel);
-			unlinkat(dfd, tmp, 0);
-		} else {
-			fsync(dfd);
-			rc = wap_blob_id(target, len, newver, err);
+	if (dfd < 0)
+		return -1;
+	slash = strrchr(rel, '/');
+	for (int tries = 0; !made && tries < 100; tries++) {
+		snprintf(tmp, sizeof(tmp), ".wap-link.%d.%u", (int)getpid(),
+			 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+		if (link) {
+			if (!target && !(target = memdup0(data, len))) {
+				wap_err_oom(err);
+				goto out;
+			}
+			if (!symlinkat(target, dfd, tmp))
+				made = true;
+			else if (errno != EEXIST) {
+				wap_err_errno(err, errno, rel);
+				goto out;
+			}
+			continue;
 		}
-		close(dfd);
+		/* a file: written by the one writer, beside REL, as a new file */
+		free(trel);
+		if (asprintf(&trel, "%.*s%s%s", slash ? (int)(slash - rel) : 0, rel,
+			     slash ? "/" : "", tmp) < 0) {
+			trel = NULL;
+			wap_err_oom(err);
+			goto out;
+		}
+		if (!wap_write_file(ws, trel, data, len, &o, &r, err)) {
+			made = true;
+		} else if (err && err->kind == WAP_E_EXISTS) {
+			wap_err_release(err);
+		} else {
+			goto out;
+		}
 	}
+	if (!made) {
+		wap_err_errno(err, EEXIST, rel);
+		goto out;
+	}
+	while (flock(dfd, LOCK_EX) && errno == EINTR)
+		;
+	if (expected && entry_is(dfd, name, rel, expected, err)) {
+		flock(dfd, LOCK_UN);
+		goto out;
+	}
+	if (renameat(dfd, tmp, dfd, name)) {
+		wap_err_errno(err, errno, rel);
+		flock(dfd, LOCK_UN);
+		goto out;
+	}
+	made = false;	/* renamed: nothing to clean up */
+	flock(dfd, LOCK_UN);
+	fsync(dfd);
+	if (link)
+		rc = wap_blob_id(target, len, newver, err);
+	else {
+		memcpy(newver, r.version, WAP_VERSION_LEN + 1);
+		rc = 0;
+	}
+out:
+	if (made)
+		unlinkat(dfd, tmp, 0);
+	close(dfd);
 	free(target);
+	free(trel);
 	return rc;
 }
 
