@@ -402,6 +402,24 @@ start "$T/s10.log" --no-auth
 post "$INIT"
 same "--no-auth on loopback: no token needed" "$CODE" 200
 has "--no-auth says so on stderr" "$(cat "$T/s10.log")" "no authentication"
+# a request a browser sends with no preflight (a "simple" one: POST with no
+# Content-Type, a Blob body, or text/plain, or a form) is never run: only
+# the Origin check stood in its way, and it lets loopback pages of any port
+# through, so a page on localhost:3000 drove a --no-auth server of a
+# stateless profile (tools/call, no session header needed; tenth hostile
+# review)
+start "$T/s10b.log" --no-auth --profile langop
+LIST='{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+for ct in "" "text/plain" "application/x-www-form-urlencoded" "multipart/form-data; boundary=x"; do
+	CODE=$(curl -s -o "$T/b" -w '%{http_code}' -X POST "$U/mcp" -H 'Origin: http://localhost:3000' \
+		-H "content-type: $ct" --data-binary "$LIST")
+	same "a simple request (Content-Type [$ct]) from a loopback page is 415" "$CODE" 415
+	lacks "...and not run" "$(cat "$T/b")" '"tools"'
+done
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" -H 'content-type: application/json; charset=utf-8' --data-binary "$LIST")
+same "application/json with a charset is taken" "$CODE" 200
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/mcp" -H 'content-type: application/jsonx' --data-binary "$LIST")
+same "application/jsonx is not application/json" "$CODE" 415
 start "$T/s11.log" --token-file "$T/given.token"
 TOK=$(cat "$T/given.token" 2>/dev/null); AUTH=(-H "authorization: Bearer $TOK")
 has "--token-file is named on stderr" "$(cat "$T/s11.log")" "token in $T/given.token"

@@ -684,6 +684,23 @@ static bool admitted(struct httpd *h, struct txn *t)
 	return true;
 }
 
+/* Is the Content-Type V application/json (parameters aside)?  It must be
+ * there: a POST with none, text/plain or a form is what a browser sends
+ * from any page without a preflight, so only the Origin check would stand
+ * between such a page and the tools, and that check lets loopback pages of
+ * any port through (with --no-auth nothing else is asked). */
+static bool json_media_type(const char *v)
+{
+	while (*v == ' ' || *v == '\t')
+		v++;
+	if (strncasecmp(v, "application/json", 16))
+		return false;
+	v += 16;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	return !*v || *v == ';';
+}
+
 /* write the headers, then the body a chunk at a time: 0 more to come,
  * 1 the transaction is complete, -1 close the connection */
 /* Everything about a POST /mcp once its body is in (loop thread). */
@@ -697,12 +714,6 @@ static void post_mcp(struct httpd *h, struct txn *t)
 
 	if (!admitted(h, t))
 		return;
-	if (hdr(t->wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, v, sizeof(v)) &&
-	    strncasecmp(v, "application/json", 16)) {
-		reply_rpc_error(t, 415, WAP_RPC_INVALID_REQUEST,
-				"Unsupported Media Type: Content-Type must be application/json");
-		return;
-	}
 	if (custom_hdr(t->wsi, "mcp-protocol-version:", v, sizeof(v)) && !wap_mcp_version_ok(v)) {
 		char msg2[200];
 		snprintf(msg2, sizeof(msg2), "Bad Request: unsupported MCP-Protocol-Version '%.64s' (%s, %s, %s, %s)",
@@ -925,7 +936,7 @@ static void reply_too_big(struct httpd *h, struct txn *t)
  * the connection to be closed when refused. */
 static bool post_headers_ok(struct httpd *h, struct txn *t)
 {
-	char v[64];
+	char v[256];
 
 	if (h->draining) {
 		reply(t, 503, "application/json",
@@ -934,6 +945,9 @@ static bool post_headers_ok(struct httpd *h, struct txn *t)
 		request(h, t);	/* 404, or 405 on /health */
 	} else if (!admitted(h, t)) {
 		;
+	} else if (!hdr(t->wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, v, sizeof(v)) || !json_media_type(v)) {
+		reply_rpc_error(t, 415, WAP_RPC_INVALID_REQUEST,
+				"Unsupported Media Type: Content-Type must be application/json");
 	} else if (lws_hdr_total_length(t->wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0) {
 		/* libwebsockets does not decode chunked request bodies */
 		reply_rpc_error(t, 411, WAP_RPC_INVALID_REQUEST,
