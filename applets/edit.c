@@ -315,6 +315,7 @@ static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struc
 		goto out;
 	}
 	spec.path = rel;
+	spec.max = call->ws->lim.max_file_size;
 	if (old || new) {
 		spec.mode = WAP_EDIT_REPLACE;
 		if (!old || !new) {

@@ -444,3 +444,27 @@ printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol
 has "opencode profile: block anchor matched" "$(cat "$T/oc.out")" '"strategy":"block_anchor"'
 same "opencode profile: file edited" "$(cat served.py)" 'def total(items):
     return sum(items)'
+
+# an edit that would grow past maxFileSize is refused before its result is
+# built: a replace-all of one byte by 100 kB in a 1 MB file asked for
+# 100 GB (7.6 GB resident after a minute, and growing: a server's host
+# run out of memory by one call; tenth hostile review).  Each way of
+# growing a file: exact, fuzzy (re-indented per match), OpenCode's
+# replacers, several edits, a regexReplace.  Under a 1 GB address space.
+head -c 1000000 /dev/zero | tr '\0' a > "$W/amp.txt"
+python3 -c "print('b' * 100000, end='')" > "$W/amp.new"
+amp() { # DESC ARGS...: refused as too large, quickly, the file untouched
+	d=$1; shift
+	expect "$d: SIZE_LIMIT_EXCEEDED" 7 sh -c 'ulimit -v 1000000; exec timeout 20 "$@"' sh wap edit amp.txt "$@"
+	has "$d: says which limit" "$ERR" "maxFileSize"
+	same "$d: the file untouched" "$(wc -c < "$W/amp.txt")" 1000000
+}
+amp "replace-all" --old a --new-file amp.new --replace-all --exact
+amp "replace-all, OpenCode's way" --old a --new-file amp.new --replace-all --match opencode
+python3 -c "import json; print(json.dumps([{'old':'a','new':'b'*100000,'replace_all':True}]))" > "$W/amp.edits"
+amp "several edits" --edits amp.edits
+python3 -c "import json; print(json.dumps([{'type':'regexReplace','pattern':'a','replacement':'\$0'*2000,'flags':'g'}]))" > "$W/amp.ops"
+amp "regexReplace" --ops amp.ops
+yes '  x' | head -n 300000 > "$W/amp.txt"; truncate -s 1000000 "$W/amp.txt"
+printf '\tx\n' > "$W/amp.old"
+amp "a fuzzy replace-all (re-indented at each place)" --old-file amp.old --new-file amp.new --replace-all

@@ -244,7 +244,30 @@ struct match {
 struct mvec {
 	struct match *v;
 	size_t n, cap;
+	size_t max, held;	/* replacements kept (bytes), and their cap (0: none) */
+	bool over;		/* held would pass max: the edit is too large */
 };
+
+/* A replacement of RLEN bytes kept for a match: false (and mv->over) when
+ * the replacements kept would pass what the result may hold */
+static bool mkeep(struct mvec *mv, size_t rlen)
+{
+	mv->held += rlen;
+	if (mv->max && mv->held > mv->max) {
+		mv->over = true;
+		return false;
+	}
+	return true;
+}
+
+/* "Content too large" for an edit whose result would pass MAX bytes */
+static int too_large(struct wap_err *err, const char *path, size_t max)
+{
+	return wap_err_set(err, WAP_E_TOO_LARGE,
+			   "Content too large: the edit would make %s more than %zu bytes "
+			   "(limits.maxFileSize): replace fewer places or less text, or raise "
+			   "limits.maxFileSize in the config", path ? path : "the file", max);
+}
 
 static int mpush(struct mvec *mv, size_t s, size_t e)
 {
@@ -428,7 +451,7 @@ static int find_lines(const char *text, size_t len, const char *old, size_t oldl
 			struct match *m = &mv->v[mv->n - 1];
 			m->consistent = indent_consistent(ol, fl + i, k);
 			m->repl = reindent(new, newlen, ol, fl + i, k, m->consistent, &m->rlen);
-			if (!m->repl) {
+			if (!m->repl || !mkeep(mv, m->rlen)) {
 				rc = -1;
 				goto out;
 			}
@@ -481,7 +504,7 @@ static int find_unicode(const char *text, size_t len, const char *old, size_t ol
 		if (!foldable(text + map[ns], map[ne] - map[ns]) && foldable(new, newlen)) {
 			struct match *m = &mv->v[mv->n - 1];
 			m->repl = fold_map(new, newlen, &m->rlen, NULL);
-			if (!m->repl)
+			if (!m->repl || !mkeep(mv, m->rlen))
 				goto out;
 		}
 	}
@@ -597,12 +620,15 @@ static void multiple_error(const char *text, const struct mvec *mv, enum wap_str
 	wap_sb_release(&sb);
 }
 
-int wap_edit_replace(const char *text, size_t len, const char *old, size_t oldlen,
-		     const char *new, size_t newlen, bool all, bool exact, int editno,
-		     char **out, size_t *outlen, size_t *count, enum wap_strategy *used,
-		     struct wap_err *err)
+/* wap_edit_replace with a cap: a result of more than MAX bytes (0: no
+ * cap) is SIZE_LIMIT_EXCEEDED, found before it is built (PATH names the
+ * file in the message) */
+static int replace_max(const char *text, size_t len, const char *old, size_t oldlen,
+		       const char *new, size_t newlen, bool all, bool exact, int editno,
+		       size_t max, const char *path, char **out, size_t *outlen, size_t *count,
+		       enum wap_strategy *used, struct wap_err *err)
 {
-	struct mvec mv = { 0 };
+	struct mvec mv = { .max = max };
 	enum wap_strategy st = WAP_S_EXACT;
 	char *unew = NULL;
 	size_t unewlen = 0;
@@ -668,7 +694,10 @@ int wap_edit_replace(const char *text, size_t len, const char *old, size_t oldle
 			break;
 		}
 		if (r) {
-			wap_err_oom(err);
+			if (mv.over)
+				too_large(err, path, max);
+			else
+				wap_err_oom(err);
 			goto out;
 		}
 		if (mv.n)
@@ -702,6 +731,19 @@ int wap_edit_replace(const char *text, size_t len, const char *old, size_t oldle
 		multiple_error(text, &mv, st, editno, err);
 		goto out;
 	}
+	for (size_t i = 0, grown = len; i < mv.n; i++) {
+		struct match *m = &mv.v[i];
+		if (m->s < last)
+			continue;	/* overlaps the previous one */
+		/* the result's size so far, before a byte of it is built */
+		grown = grown - (m->e - m->s) + (m->repl ? m->rlen : unew ? unewlen : newlen);
+		if (max && grown > max) {
+			too_large(err, path, max);
+			goto out;
+		}
+		last = m->e;
+	}
+	last = 0;
 	for (size_t i = 0; i < mv.n; i++) {
 		struct match *m = &mv.v[i];
 		if (m->s < last)
@@ -736,6 +778,15 @@ out:
 	return rc;
 }
 
+int wap_edit_replace(const char *text, size_t len, const char *old, size_t oldlen,
+		     const char *new, size_t newlen, bool all, bool exact, int editno,
+		     char **out, size_t *outlen, size_t *count, enum wap_strategy *used,
+		     struct wap_err *err)
+{
+	return replace_max(text, len, old, oldlen, new, newlen, all, exact, editno, 0, NULL,
+			   out, outlen, count, used, err);
+}
+
 /* ---- OpenCode's replacer chain (--match opencode) ----
  *
  * The rules of OpenCode's edit tool, so that an agent used to it gets the
@@ -765,6 +816,8 @@ struct oc {
 	enum wap_strategy st;
 	struct mvec mv;			/* the places of the first candidate found */
 	enum wap_strategy mst;		/* several times, for the error */
+	size_t max;			/* the largest result (0: no cap) */
+	bool over;			/* the result would pass it */
 };
 
 /* the byte length of a JavaScript whitespace character at P, or 0 */
@@ -848,6 +901,19 @@ static int oc_try(struct oc *c, struct wap_span s, enum wap_strategy st)
 		return 0;
 	}
 	c->found = true;
+	if (c->max && c->newlen > s.len) {
+		/* the result's size, before a byte of it is built */
+		size_t grown = c->len;
+		for (q = c->t; (at = memmem(q, end - q, s.p, s.len)); q = at + s.len) {
+			grown += c->newlen - s.len;
+			if (grown > c->max) {
+				c->over = true;
+				return -1;
+			}
+			if (!c->all)
+				break;
+		}
+	}
 	for (q = c->t; (at = memmem(q, end - q, s.p, s.len)); q = at + s.len) {
 		wap_sb_add(&sb, q, at - q);
 		wap_sb_add(&sb, c->new, c->newlen);
@@ -1279,13 +1345,14 @@ static int oc_context_aware(struct oc *c)
 	return 0;
 }
 
-int wap_edit_replace_opencode(const char *text, size_t len, const char *old, size_t oldlen,
-			      const char *new, size_t newlen, bool all, int editno,
-			      char **out, size_t *outlen, size_t *count, enum wap_strategy *used,
-			      struct wap_err *err)
+/* wap_edit_replace_opencode with a cap on the result, as replace_max */
+static int replace_opencode_max(const char *text, size_t len, const char *old, size_t oldlen,
+				const char *new, size_t newlen, bool all, int editno, size_t max,
+				const char *path, char **out, size_t *outlen, size_t *count,
+				enum wap_strategy *used, struct wap_err *err)
 {
 	struct oc c = { .t = text, .len = len, .new = new, .newlen = newlen, .all = all,
-			.find = old, .findlen = oldlen };
+			.find = old, .findlen = oldlen, .max = max };
 	long nl, nf;
 	int r = 0;
 
@@ -1319,7 +1386,7 @@ int wap_edit_replace_opencode(const char *text, size_t len, const char *old, siz
 	free(c.F);
 	if (r < 0) {
 		mclear(&c.mv);
-		return wap_err_oom(err);
+		return c.over ? too_large(err, path, max) : wap_err_oom(err);
 	}
 	if (!r) {
 		if (c.found)
@@ -1339,6 +1406,15 @@ int wap_edit_replace_opencode(const char *text, size_t len, const char *old, siz
 	if (used)
 		*used = c.st;
 	return 0;
+}
+
+int wap_edit_replace_opencode(const char *text, size_t len, const char *old, size_t oldlen,
+			      const char *new, size_t newlen, bool all, int editno,
+			      char **out, size_t *outlen, size_t *count, enum wap_strategy *used,
+			      struct wap_err *err)
+{
+	return replace_opencode_max(text, len, old, oldlen, new, newlen, all, editno, 0, NULL,
+				    out, outlen, count, used, err);
 }
 
 /* ---- seeking lines (patches) ---- */
@@ -1718,11 +1794,12 @@ static int do_replace(const struct wap_edit_spec *s, bool exists, const char *te
 		goto out;
 	}
 	if (s->opencode)
-		rc = wap_edit_replace_opencode(text, len, o.p, o.len, n.p, n.len, s->replace_all, 0,
-					       out, outlen, &info->replacements, &info->strategy, err);
+		rc = replace_opencode_max(text, len, o.p, o.len, n.p, n.len, s->replace_all, 0,
+					  s->max, s->path, out, outlen, &info->replacements,
+					  &info->strategy, err);
 	else
-		rc = wap_edit_replace(text, len, o.p, o.len, n.p, n.len, s->replace_all, s->exact, 0,
-				      out, outlen, &info->replacements, &info->strategy, err);
+		rc = replace_max(text, len, o.p, o.len, n.p, n.len, s->replace_all, s->exact, 0,
+				 s->max, s->path, out, outlen, &info->replacements, &info->strategy, err);
 out:
 	free(o.p);
 	free(n.p);
@@ -1768,11 +1845,12 @@ static int do_multi(const struct wap_edit_spec *s, const char *text, size_t len,
 			bool all = json_is_true(json_object_get(e, "replace_all")) ||
 				   json_is_true(json_object_get(e, "replaceAll"));
 			if (s->opencode)
-				r = wap_edit_replace_opencode(cur, curlen, so.p, so.len, sn.p, sn.len, all,
-							      (int)i + 1, &nx, &nxl, &cnt, &st, err);
+				r = replace_opencode_max(cur, curlen, so.p, so.len, sn.p, sn.len, all,
+							 (int)i + 1, s->max, s->path, &nx, &nxl, &cnt,
+							 &st, err);
 			else
-				r = wap_edit_replace(cur, curlen, so.p, so.len, sn.p, sn.len, all,
-						     s->exact, (int)i + 1, &nx, &nxl, &cnt, &st, err);
+				r = replace_max(cur, curlen, so.p, so.len, sn.p, sn.len, all, s->exact,
+						(int)i + 1, s->max, s->path, &nx, &nxl, &cnt, &st, err);
 		}
 		free(so.p);
 		free(sn.p);
@@ -1852,8 +1930,8 @@ static size_t limit_line(const pcre2_code *re, pcre2_match_context *mctx, const 
 	return found;
 }
 
-static int regex_op(const json_t *e, size_t i, const char *path, char **cur, size_t *curlen,
-		    size_t *count, struct wap_err *err)
+static int regex_op(const json_t *e, size_t i, const char *path, size_t max, char **cur,
+		    size_t *curlen, size_t *count, struct wap_err *err)
 {
 	json_t *pj = json_object_get(e, "pattern"), *rj = json_object_get(e, "replacement");
 	const char *flags = json_string_value(json_object_get(e, "flags"));
@@ -1914,11 +1992,22 @@ static int regex_op(const json_t *e, size_t i, const char *path, char **cur, siz
 	mctx = pcre2_match_context_create(NULL);
 	if (mctx)
 		wap_match_limits(mctx);
-	olen = *curlen * 2 + 256;
+	/* with a cap the buffer is the cap: a result that would pass it stops
+	 * there (PCRE2_ERROR_NOMEMORY), never counted to its end nor held */
+	if (max)
+		sopt &= ~(uint32_t)PCRE2_SUBSTITUTE_OVERFLOW_LENGTH;
+	olen = max ? max + 1 : *curlen * 2 + 256;
 	obuf = rep.oom ? NULL : malloc(olen);
 	nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)*cur, *curlen, 0, sopt, NULL, mctx,
 				       (PCRE2_SPTR)(rep.buf ? rep.buf : ""), rep.len,
 				       (PCRE2_UCHAR *)obuf, &olen) : PCRE2_ERROR_NOMEMORY;
+	if (nsub == PCRE2_ERROR_NOMEMORY && obuf && max) {
+		free(obuf);
+		pcre2_code_free(re);
+		pcre2_match_context_free(mctx);
+		wap_sb_release(&rep);
+		return too_large(err, path, max);
+	}
 	if (nsub == PCRE2_ERROR_NOMEMORY && obuf) {
 		/* olen is now the length needed */
 		free(obuf);
@@ -2084,7 +2173,7 @@ static int do_ops(const struct wap_edit_spec *s, const char *text, size_t len, b
 		size_t n = 0;
 		if (strcmp(t, "regexReplace"))
 			continue;
-		if (regex_op(e, i, s->path, &cur, &curlen, &n, err))
+		if (regex_op(e, i, s->path, s->max, &cur, &curlen, &n, err))
 			goto out;
 		info->replacements += n;
 	}

@@ -59,6 +59,9 @@ struct wap_edit_spec {
 	bool opencode;			/* OpenCode's replacer chain instead of wap's */
 	const json_t *list;		/* MULTI, OPS, POSITIONS (borrowed) */
 	const char *path;		/* for messages (may be NULL) */
+	size_t max;			/* the largest result, in bytes (limits.maxFileSize;
+					 * 0: none): an edit that would grow past it is
+					 * SIZE_LIMIT_EXCEEDED before its result is built */
 };
 
 struct wap_edit_info {
