@@ -235,3 +235,20 @@ PY
 	if [ $rc != 124 ]; then ok "cp -r: a file turned FIFO mid-copy does not hold the call"; else fail "cp -r: a file turned FIFO mid-copy held the call (timed out)"; fi
 	rm -rf "$W/fl" "$W/fl2" "$W/fl.fifo" "$W/fl.reg"
 fi
+
+# cp keeps a set-ID bit only where the copy keeps the owner (or group), as
+# cp(1) does: wap as root copied another user's set-user-ID file into a
+# set-user-ID root one, a program of that user's choosing run as root by
+# whoever runs it (tenth hostile review)
+if [ "$(id -u)" = 0 ]; then
+	printf '#!/bin/sh\n' > "$W/suid.sh" && chown 65534:65534 "$W/suid.sh" && chmod 6755 "$W/suid.sh"
+	expect "cp of another user's set-ID file" 0 wap cp suid.sh suid-copy.sh
+	same "...is no set-ID root file" "$(stat -c '%a %u' "$W/suid-copy.sh")" "755 0"
+	mkdir -p "$W/suidd" && cp -p "$W/suid.sh" "$W/suidd/s" && chown 65534:65534 "$W/suidd/s" && chmod 4755 "$W/suidd/s"
+	expect "cp -r of a tree with one" 0 wap cp -r suidd suidd2
+	same "...neither" "$(stat -c '%a %u' "$W/suidd2/s")" "755 0"
+	printf '#!/bin/sh\n' > "$W/rsuid.sh" && chmod 4755 "$W/rsuid.sh"
+	expect "cp of root's own set-user-ID file" 0 wap cp rsuid.sh rsuid-copy.sh
+	same "...keeps it (the owner is the same)" "$(stat -c '%a' "$W/rsuid-copy.sh")" "4755"
+	rm -rf "$W/suid.sh" "$W/suid-copy.sh" "$W/suidd" "$W/suidd2" "$W/rsuid.sh" "$W/rsuid-copy.sh"
+fi

@@ -349,6 +349,23 @@ out:
 	return rc;
 }
 
+/* The copy's mode: the source's, but a set-user-ID (set-group-ID) bit only
+ * where the copy has the source's owner (group), as cp(1) keeps them: wap
+ * as root would otherwise make another user's set-ID program one of root. */
+static mode_t copy_mode(int sfd, int fd, mode_t mode)
+{
+	struct stat s, d;
+
+	mode &= 07777;
+	if (fstat(sfd, &s) || fstat(fd, &d))
+		return mode & ~(mode_t)(S_ISUID | S_ISGID);
+	if (s.st_uid != d.st_uid)
+		mode &= ~(mode_t)S_ISUID;
+	if (s.st_gid != d.st_gid)
+		mode &= ~(mode_t)S_ISGID;
+	return mode;
+}
+
 /* The copy is written unnamed (O_TMPFILE) where the file system allows, so
  * a copy killed midway leaves nothing; then it is named and renamed into
  * place. */
@@ -371,7 +388,7 @@ int wap_copy_file(int sfd, int dparent, const char *dname, mode_t mode, bool for
 		}
 		named = true;
 	}
-	if (copy_bytes(sfd, fd, &total) || fchmod(fd, mode & 07777) || (sync && fsync(fd)))
+	if (copy_bytes(sfd, fd, &total) || fchmod(fd, copy_mode(sfd, fd, mode)) || (sync && fsync(fd)))
 		goto fail;
 	if (!named) {
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
@@ -395,7 +412,7 @@ int wap_copy_file(int sfd, int dparent, const char *dname, mode_t mode, bool for
 			named = true;
 			total = 0;
 			if (start < 0 || lseek(sfd, start, SEEK_SET) < 0 || copy_bytes(sfd, fd, &total) ||
-			    fchmod(fd, mode & 07777) || (sync && fsync(fd)))
+			    fchmod(fd, copy_mode(sfd, fd, mode)) || (sync && fsync(fd)))
 				goto fail;
 		}
 	}
