@@ -544,6 +544,33 @@ if [ "${abi:-0}" -ge 1 ]; then
 		check "sandbox: the outside process lives" kill -0 $sp
 		kill $sp; wait $sp 2>/dev/null
 	fi
+	# the kernel keyrings are not namespaced by a mount or PID namespace:
+	# the session keyring wap was started in (and, as root, root's user
+	# keyring) held keys a sandboxed command could read, and it could
+	# plant keys there that outlive it
+	cat > "$T/keys.py" <<-'PY'
+	import ctypes, os, sys
+	libc = ctypes.CDLL(None, use_errno=True)
+	nr = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
+	SESSION = -3
+	def add(desc, data):
+	    return libc.syscall(nr[0], b"user", desc, data, len(data), SESSION)
+	if sys.argv[1] == "outer":
+	    # a session keyring of our own, holding a secret, for wap and its command
+	    if libc.syscall(nr[1], 1, None) < 0 or add(b"wap-test-secret", b"s3cret") < 0:
+	        print("no keyrings"); sys.exit(0)
+	    os.execvp(sys.argv[2], sys.argv[2:])
+	k = libc.syscall(nr[1], 10, SESSION, b"user", b"wap-test-secret", 0)
+	buf = ctypes.create_string_buffer(64)
+	n = libc.syscall(nr[1], 11, k, buf, 64) if k >= 0 else -1
+	print("read", buf.raw[:n].decode() if n >= 0 else os.strerror(ctypes.get_errno()))
+	print("add", "ok" if add(b"planted", b"x") >= 0 else os.strerror(ctypes.get_errno()))
+	PY
+	expect "sandbox: the session keyring it was started in" 0 python3 "$T/keys.py" outer "$WAP" exec --sandbox --stdin - -c '/usr/bin/python3 -c "$(cat)" inner' < "$T/keys.py"
+	case $OUT in
+	"no keyrings") ok "# SKIP no kernel keyrings here";;
+	*) same "sandbox: no key read, none planted" "$(echo $OUT)" "read Permission denied add Permission denied";;
+	esac
 	expect "sandbox: through config" 1 wap exec --config /dev/stdin -c "echo out > $T/outside/y" <<-'EOF'
 	{"security": {"sandbox": true}}
 	EOF

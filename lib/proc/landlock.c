@@ -1545,23 +1545,31 @@ static int no_net_filter(void)
 /* System calls the file system sandbox refuses (EACCES), by a seccomp
  * filter: open_by_handle_at always (root opens a file by its handle
  * through any mount of the file system: a writable one, past the
- * read-only .git), and with a command list memfd_create (Landlock does not
- * see its files: an executable copy of a denied program could run from
- * one). */
+ * read-only .git), the kernel keyrings always (add_key, request_key,
+ * keyctl: no namespace of the sandbox's holds them, so the session
+ * keyring wap was started in, and as root root's user keyring, were the
+ * command's to read and to plant keys in that outlive it), and with a
+ * command list memfd_create (Landlock does not see its files: an
+ * executable copy of a denied program could run from one; last, so that
+ * it is left out without a list). */
 #ifdef NATIVE_ARCH
 #if defined(__x86_64__)
 #define COMPAT_OPEN_BY_HANDLE 342
+#define COMPAT_ADD_KEY	286	/* request_key and keyctl follow it */
 #else
 #define COMPAT_OPEN_BY_HANDLE 371
+#define COMPAT_ADD_KEY	309
 #endif
 static int deny_filter(bool memfd)
 {
-	unsigned native[2] = { SYS_open_by_handle_at, SYS_memfd_create };
-	unsigned compat[2] = { COMPAT_OPEN_BY_HANDLE, COMPAT_MEMFD };
-	int n = memfd ? 2 : 1;
+	unsigned native[] = { SYS_open_by_handle_at, SYS_add_key, SYS_request_key, SYS_keyctl,
+			      SYS_memfd_create };
+	unsigned compat[] = { COMPAT_OPEN_BY_HANDLE, COMPAT_ADD_KEY, COMPAT_ADD_KEY + 1,
+			      COMPAT_ADD_KEY + 2, COMPAT_MEMFD };
+	int n = (int)(sizeof(native) / sizeof(native[0])) - !memfd;
 	/* arch, jeq, nr, 2n jeq, allow, jeq, nr, n jeq, allow, deny */
 	int total = 3 + 2 * n + 1 + 2 + n + 2, deny = total - 1, allow = total - 2, k = 0;
-	struct sock_filter f[16];
+	struct sock_filter f[3 + 3 * (sizeof(native) / sizeof(native[0])) + 5];
 	struct sock_fprog prog = { .len = (unsigned short)total, .filter = f };
 
 #define JEQ_DENY(v) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (v), (unsigned char)(deny - k - 1), 0)

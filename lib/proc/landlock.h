@@ -43,7 +43,8 @@
  * ABI 6 scopes abstract unix sockets to the sandbox.  On older kernels the
  * command runs in a fresh network namespace where that is permitted.  The
  * sandbox always sets no_new_privs, and applies the rlimits it is given.
- * The file system sandbox also refuses open_by_handle_at (seccomp), device
+ * The file system sandbox also refuses open_by_handle_at and the kernel
+ * keyrings (seccomp: no namespace of its holds them), device
  * nodes and every device but the usual character ones, and keeps only the
  * capabilities of file work (bounding set included) for a command run as
  * root.
@@ -108,7 +109,7 @@ struct wap_sandbox {
 	char **noexec;			/* ... these noexec (while a list holds) */
 	char *cwd;			/* ... and the start dir entered again after */
 	struct wap_view view;		/* ... showing only what the rules name */
-	bool fs;			/* seccomp: no open_by_handle_at */
+	bool fs;			/* seccomp: no open_by_handle_at, no keyrings */
 	bool no_memfd;			/* ... nor memfd_create (lists) */
 };
 
