@@ -571,6 +571,29 @@ if [ "${abi:-0}" -ge 1 ]; then
 	"no keyrings") ok "# SKIP no kernel keyrings here";;
 	*) same "sandbox: no key read, none planted" "$(echo $OUT)" "read Permission denied add Permission denied";;
 	esac
+	# SysV IPC and POSIX message queues: the host's (a root process's 0600
+	# segment is root's too) and what a command made there outlived it
+	# (shared memory left allocated without end, past --max-memory)
+	cat > "$T/shm.py" <<-'PY'
+	import ctypes, os, sys
+	libc = ctypes.CDLL(None, use_errno=True)
+	key = int(sys.argv[2])
+	if sys.argv[1] == "make":
+	    print("made" if libc.shmget(key, 1 << 20, 0o1600) >= 0 else os.strerror(ctypes.get_errno()))
+	elif sys.argv[1] == "rm":
+	    i = libc.shmget(key, 0, 0)
+	    if i >= 0:
+	        libc.shmctl(i, 0, None)	# IPC_RMID
+	    print("there" if i >= 0 else "gone")
+	PY
+	k1=$((0x57a90000 + $$ % 4096)); k2=$((k1 + 4096))
+	python3 "$T/shm.py" make $k1 >/dev/null
+	expect "sandbox: SysV IPC" 0 wap exec --sandbox --stdin - -c "/usr/bin/python3 -c \"\$(cat)\" rm $k1" < "$T/shm.py"
+	same "sandbox: the host's segment is not seen" "$OUT" gone
+	same "sandbox: the host's segment is still there" "$(python3 "$T/shm.py" rm $k1)" there
+	expect "sandbox: a segment made inside" 0 wap exec --sandbox --stdin - -c "/usr/bin/python3 -c \"\$(cat)\" make $k2" < "$T/shm.py"
+	same "sandbox: it was made" "$OUT" made
+	same "sandbox: it does not outlive the command" "$(python3 "$T/shm.py" rm $k2)" gone
 	expect "sandbox: through config" 1 wap exec --config /dev/stdin -c "echo out > $T/outside/y" <<-'EOF'
 	{"security": {"sandbox": true}}
 	EOF

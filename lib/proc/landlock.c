@@ -1779,7 +1779,12 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 	LIMIT(RLIMIT_FSIZE, sb->max_file_size, "--max-file-size");
 #undef LIMIT
 	if (sb->netns || sb->mntns) {
-		int flags = (sb->netns ? CLONE_NEWNET : 0) | (sb->mntns ? CLONE_NEWNS : 0);
+		/* and an IPC namespace of its own: SysV IPC and POSIX
+		 * message queues are the host's otherwise (a root
+		 * process's segments root's to read and write), and what
+		 * the command made there outlived it (memory held without
+		 * end); its own goes with its last process */
+		int flags = (sb->netns ? CLONE_NEWNET : 0) | (sb->mntns ? CLONE_NEWNS | CLONE_NEWIPC : 0);
 		uint64_t dev = 0, ino = 0, dev2, ino2;
 
 		*what = "working directory";

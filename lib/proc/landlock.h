@@ -23,7 +23,8 @@
  * so the command runs in a private mount namespace where ROOT/.git, ROOT/.wap
  * and the .git of repositories two levels down are bind-mounted read-only
  * over themselves (a write there fails with EROFS).  No mount namespace,
- * no sandboxed command.
+ * no sandboxed command.  It has an IPC namespace of its own too (SysV IPC
+ * and POSIX message queues: none of the host's, none left behind).
  *
  * With a command list (allowedCommands / restrictedCommands, --allow /
  * --deny) the kernel enforces it on files: EXECUTE (and READ, so that the
