@@ -535,6 +535,23 @@ if [ "${abi:-0}" -ge 1 ]; then
 	expect "sandbox: other dirs unreadable" 2 wap exec --sandbox -- /bin/ls "$T/outside"
 	git -C "$W" init -q 2>/dev/null
 	expect "sandbox: git works (its user config is readable)" 0 wap exec --sandbox -- git status --short
+	# a file given as stdin was the command's to open again, writable,
+	# through /proc/self/fd/0: by its path on the mounts outside the
+	# command's view, where .git is not read-only, nor a read-only root
+	cp "$W/.git/config" "$T/gitcfg"
+	expect "sandbox: --stdin .git/config, opened again to write" 0 wap exec --sandbox --stdin .git/config -c 'c=$(head -c 6); echo "[core] fsmonitor = x" >> /proc/self/fd/0; echo "$c"'
+	same "sandbox: its stdin still read" "$OUT" "[core]"
+	check "sandbox: .git/config unchanged" cmp -s "$T/gitcfg" "$W/.git/config"
+	expect "read-only mode: --stdin FILE, opened again to write" 0 wap exec --read-only --stdin in.txt -c 'c=$(cat); echo x >> /proc/self/fd/0; echo "$c"'
+	same "read-only mode: in.txt unchanged, fed whole" "$(cat in.txt) $OUT" "hello
+world hello
+world"
+	expect "sandbox: --stdin - from a file beneath the root" 0 wap exec --sandbox --stdin - -c 'echo x >> /proc/self/fd/0; wc -c' < "$W/.git/config"
+	check "sandbox: .git/config still unchanged" cmp -s "$T/gitcfg" "$W/.git/config"
+	head -c 150000 /dev/urandom | od -An -v > "$W/big.txt"
+	expect "sandbox: --stdin a file of many pipefuls" 0 wap exec --sandbox --stdin big.txt -- md5sum
+	same "sandbox: every byte of it" "$OUT" "$(md5sum < "$W/big.txt")"
+	rm -f "$W/big.txt"
 	rm -rf "$W/.git"
 	expect "sandbox: Landlock ABI 1 still confines writes" 1 env WAP_LANDLOCK_ABI=1 wap exec --sandbox -c "echo out > $T/outside/z"
 	check "sandbox ABI 1: nothing written outside" test ! -e "$T/outside/z"

@@ -1626,6 +1626,21 @@ static char **env_clean(char *const *envp, bool *oom)
 	return e;
 }
 
+/* Would a sandboxed command get more through this stdin than its sandbox
+ * grants?  A file's descriptor can be opened again by its path through
+ * /proc/self/fd/0, with other rights: the path on the mounts outside the
+ * command's view, where the .git, .wap and config made read-only in it
+ * (and a read-only root) are writable.  A pipe, socket or device gives
+ * what the descriptor gives. */
+static bool reopenable(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode));
+}
+
+#define IN_CHUNK 65536
+
 int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 		 struct wap_err *err)
 {
@@ -1634,7 +1649,9 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	struct cap *cap = NULL;
 	struct child_io io;
 	struct stat_recs st = { 0 };
-	size_t stdin_off = 0;
+	size_t stdin_off = 0, stdin_len = o->stdin_len;
+	int in_src = -1;	/* a file copied into the command's stdin pipe */
+	char *inbuf = NULL;	/* ... through this */
 	bool eof[2] = { false, false }, stat_eof = false, oom = false, sent_term = false;
 	struct wap_proc_opts oc;
 	char **envc = NULL;
@@ -1698,9 +1715,15 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	io.out = outp[1];
 	io.err = errp[1];
 	io.status = statp[1];
-	if (o->stdin_fd >= 0) {
+	if (o->stdin_fd >= 0 && !(o->sandbox && o->sandbox->fs && reopenable(o->stdin_fd))) {
 		io.in = o->stdin_fd;
-	} else if (o->stdin_data) {
+	} else if (o->stdin_fd >= 0 || o->stdin_data) {
+		/* a file is read and written through a pipe, as data is */
+		if (o->stdin_fd >= 0 && !(inbuf = malloc(IN_CHUNK))) {
+			wap_err_oom(err);
+			goto out;
+		}
+		in_src = o->stdin_fd;
 		if (pipe2(inp, O_CLOEXEC)) {
 			wap_err_set(err, WAP_E_FAILED, "Cannot create a pipe: %s", strerror(errno));
 			goto out;
@@ -1791,7 +1814,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 	fcntl(errp[0], F_SETFL, O_NONBLOCK);
 	if (inp[1] >= 0) {
 		fcntl(inp[1], F_SETFL, O_NONBLOCK);
-		if (!o->stdin_len)
+		if (!stdin_len && in_src < 0)
 			closep(&inp[1]);
 	}
 
@@ -1871,11 +1894,22 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 					stat_eof = true;
 				break;
 			case 3: {
-				ssize_t w = write(inp[1], o->stdin_data + stdin_off, o->stdin_len - stdin_off);
+				ssize_t w;
+				if (in_src >= 0 && stdin_off == stdin_len) {
+					ssize_t r = read(in_src, inbuf, IN_CHUNK);
+					if (r <= 0) {
+						closep(&inp[1]);
+						break;
+					}
+					stdin_len = (size_t)r;
+					stdin_off = 0;
+				}
+				w = write(inp[1], (in_src >= 0 ? inbuf : o->stdin_data) + stdin_off,
+					  stdin_len - stdin_off);
 				if (w > 0)
 					stdin_off += w;
 				if ((w < 0 && errno != EAGAIN && errno != EINTR) ||
-				    stdin_off == o->stdin_len)
+				    (in_src < 0 && stdin_off == stdin_len))
 					closep(&inp[1]);
 				break;
 			}
@@ -1962,6 +1996,7 @@ int wap_proc_run(const struct wap_proc_opts *o, struct wap_proc_result *res,
 out:
 	if (ourns >= 0)
 		setns(ourns, CLONE_NEWPID);
+	free(inbuf);
 	closep(&outp[0]);
 	closep(&outp[1]);
 	closep(&errp[0]);
