@@ -734,6 +734,18 @@ Permission denied"
 	same "pty: own pty" "$OUT" "own True"
 	expect "pty: its own pty works under a command list too" 0 wap exec --deny curl -- /usr/bin/python3 -c 'import os, pty; m, s = pty.openpty(); os.write(s, b"own\n"); print(os.read(m, 10).decode().strip(), os.ttyname(s).startswith("/dev/pts/"))'
 	same "pty: own pty under a list" "$OUT" "own True"
+	# every devpts but the host's first shares kernel.pty.max less its
+	# reserve (3,072): one command took them all, and no other sandboxed
+	# command (nor a terminal, where wap runs in a container) got a pty
+	# while it lived
+	ptys='import os, resource
+resource.setrlimit(resource.RLIMIT_NOFILE, (8192, 8192))
+n = 0
+try:
+    while n < 4000: os.openpty(); n += 1
+except OSError as e: print(n, e.strerror)'
+	expect "pty: a command opening ptys without end" 0 wap exec --sandbox -- /usr/bin/python3 -c "$ptys"
+	same "pty: it gets a bounded number" "$OUT" "64 No space left on device"
 	expect "pty: under a command list, another terminal is not there" 0 wap exec --deny curl -c "echo planted > $P 2>/dev/null || echo refused; ls /dev/pts | grep -c -x '[0-9]*' || true"
 	same "pty: under a list, refused, and no other pty listed" "$OUT" "refused
 0"

@@ -1814,10 +1814,14 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 			 * a devpts of its own (/dev/ptmx opens the one at pts
 			 * beside it), granted what /dev/pts was (a rule on
 			 * the covered one no longer holds).  Where none can
-			 * be mounted the host's stays, as before. */
+			 * be mounted the host's stays, as before.  At most
+			 * 64 ptys: every devpts but the host's first shares
+			 * kernel.pty.max less its reserve (3,072), and one
+			 * command took them all from every other sandboxed
+			 * command (and, in a container, from the terminals). */
 			if (sb->pts_access && sb->ruleset_fd >= 0 &&
 			    R5(mount, "devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-			       "newinstance,ptmxmode=0666,mode=0620") == 0) {
+			       "newinstance,ptmxmode=0666,mode=0620,max=64") == 0) {
 				struct ll_path_beneath_attr pb = { .allowed_access = sb->pts_access };
 				*what = "mount namespace (a devpts of its own)";
 				if ((e = R3(openat, AT_FDCWD, "/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
