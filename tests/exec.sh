@@ -611,6 +611,28 @@ world"
 	expect "sandbox: a segment made inside" 0 wap exec --sandbox --stdin - -c "/usr/bin/python3 -c \"\$(cat)\" make $k2" < "$T/shm.py"
 	same "sandbox: it was made" "$OUT" made
 	same "sandbox: it does not outlive the command" "$(python3 "$T/shm.py" rm $k2)" gone
+	# a set-user-ID (or set-group-ID) program left in the root runs as its
+	# owner for whoever can reach it: wap's user, root when wap is root
+	cp /bin/true "$W/s.bin" && chmod 4755 "$W/s.bin"
+	suid='cp /bin/true x.bin
+for m in u+s g+s 4755 2755; do chmod $m x.bin 2>/dev/null && echo "chmod $m"; done
+/usr/bin/python3 -c "
+import os
+for how, f in ((\"open\", lambda: os.close(os.open(\"y.bin\", os.O_CREAT | os.O_WRONLY, 0o4755))),
+               (\"mknod\", lambda: os.mknod(\"z.bin\", 0o104755))):
+    try:
+        f(); print(how, oct(os.stat(how[0] == \"o\" and \"y.bin\" or \"z.bin\").st_mode & 0o7777))
+    except OSError as e:
+        print(how, e.strerror)"
+echo more >> s.bin
+stat -c %a x.bin s.bin'
+	expect "sandbox: set-user-ID files" 0 wap exec --sandbox -c "$suid"
+	same "sandbox: none made, and a write to one clears its bit" "$OUT" "open Permission denied
+mknod Permission denied
+755
+755"
+	same "sandbox: no set-user-ID file left in the root" "$(find "$W" -perm /6000 | wc -l)" 0
+	rm -f "$W/x.bin" "$W/y.bin" "$W/z.bin" "$W/s.bin"
 	expect "sandbox: through config" 1 wap exec --config /dev/stdin -c "echo out > $T/outside/y" <<-'EOF'
 	{"security": {"sandbox": true}}
 	EOF

@@ -1551,51 +1551,119 @@ static int no_net_filter(void)
  * command's to read and to plant keys in that outlive it), and with a
  * command list memfd_create (Landlock does not see its files: an
  * executable copy of a denied program could run from one; last, so that
- * it is left out without a list). */
+ * it is left out without a list).
+ *
+ * And a mode with the set-user-ID or set-group-ID bit, given to chmod,
+ * fchmod, fchmodat(2), open, openat, creat, mknod(at): such a program left
+ * in the root runs as its owner for whoever reaches it (wap's user; root
+ * where wap is root), outside any sandbox.  openat2 (its mode is in a
+ * struct seccomp cannot read) and io_uring can still make an empty one:
+ * the command has no CAP_FSETID (drop_caps), so its first write clears
+ * the bit. */
 #ifdef NATIVE_ARCH
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+#define SETID_BITS	06000
+#define TO_ALLOW	0xff	/* jump targets, resolved when the filter is done */
+#define TO_DENY		0xfe
+#define TO_COMPAT	0xfd
+
+struct setid_call {
+	unsigned nr, arg;	/* the system call, and which argument is its mode */
+};
+
 #if defined(__x86_64__)
 #define COMPAT_OPEN_BY_HANDLE 342
 #define COMPAT_ADD_KEY	286	/* request_key and keyctl follow it */
+static const struct setid_call native_setid[] = {
+	{ SYS_chmod, 1 }, { SYS_fchmod, 1 }, { SYS_fchmodat, 2 }, { SYS_fchmodat2, 2 },
+	{ SYS_open, 2 }, { SYS_openat, 3 }, { SYS_creat, 1 }, { SYS_mknod, 1 }, { SYS_mknodat, 2 },
+};
+static const struct setid_call compat_setid[] = {	/* i386 */
+	{ 15, 1 }, { 94, 1 }, { 306, 2 }, { 452, 2 }, { 5, 2 }, { 295, 3 }, { 8, 1 }, { 14, 1 },
+	{ 297, 2 },
+};
 #else
 #define COMPAT_OPEN_BY_HANDLE 371
 #define COMPAT_ADD_KEY	309
+static const struct setid_call native_setid[] = {
+	{ SYS_fchmod, 1 }, { SYS_fchmodat, 2 }, { SYS_fchmodat2, 2 }, { SYS_openat, 3 },
+	{ SYS_mknodat, 2 },
+};
+static const struct setid_call compat_setid[] = {	/* arm */
+	{ 15, 1 }, { 94, 1 }, { 333, 2 }, { 452, 2 }, { 5, 2 }, { 322, 3 }, { 8, 1 }, { 14, 1 },
+	{ 324, 2 },
+};
 #endif
+
+#define NSETID(v) (sizeof(v) / sizeof((v)[0]))
+
+static void put_insn(struct sock_filter *f, int *k, struct sock_filter i)
+{
+	f[(*k)++] = i;
+}
+
+/* The checks of one architecture: NR (loaded) one of DENY (and its x32
+ * twin, with X32), or one of SETID with a set-ID mode. */
+static void arch_checks(struct sock_filter *f, int *k, const unsigned *deny, int n,
+			const struct setid_call *setid, size_t ns, bool x32)
+{
+	for (int twin = 0; twin <= (int)x32; twin++) {
+		unsigned bit = twin ? X32_BIT : 0;
+		for (int i = 0; i < n; i++)
+			put_insn(f, k, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+								    bit | deny[i], TO_DENY, 0));
+		for (size_t i = 0; i < ns; i++) {
+			/* the mode loaded over the number: this call decides */
+			put_insn(f, k, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+								    bit | setid[i].nr, 0, 2));
+			put_insn(f, k, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+				offsetof(struct seccomp_data, args) + 8 * setid[i].arg));
+			put_insn(f, k, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K,
+								    SETID_BITS, TO_DENY, TO_ALLOW));
+		}
+	}
+}
+
 static int deny_filter(bool memfd)
 {
-	unsigned native[] = { SYS_open_by_handle_at, SYS_add_key, SYS_request_key, SYS_keyctl,
-			      SYS_memfd_create };
-	unsigned compat[] = { COMPAT_OPEN_BY_HANDLE, COMPAT_ADD_KEY, COMPAT_ADD_KEY + 1,
-			      COMPAT_ADD_KEY + 2, COMPAT_MEMFD };
-	int n = (int)(sizeof(native) / sizeof(native[0])) - !memfd;
-	/* arch, jeq, nr, 2n jeq, allow, jeq, nr, n jeq, allow, deny */
-	int total = 3 + 2 * n + 1 + 2 + n + 2, deny = total - 1, allow = total - 2, k = 0;
-	struct sock_filter f[3 + 3 * (sizeof(native) / sizeof(native[0])) + 5];
-	struct sock_fprog prog = { .len = (unsigned short)total, .filter = f };
+	const unsigned native[] = { SYS_open_by_handle_at, SYS_add_key, SYS_request_key, SYS_keyctl,
+				    SYS_memfd_create };
+	const unsigned compat[] = { COMPAT_OPEN_BY_HANDLE, COMPAT_ADD_KEY, COMPAT_ADD_KEY + 1,
+				    COMPAT_ADD_KEY + 2, COMPAT_MEMFD };
+	int n = (int)(sizeof(native) / sizeof(native[0])) - !memfd, k = 0, compat_at, allow, deny;
+	struct sock_filter f[2 * 5 + 3 * 5 + 6 * NSETID(native_setid) + 3 * NSETID(compat_setid) + 8];
+	struct sock_fprog prog = { .filter = f };
+	const unsigned ld_nr = offsetof(struct seccomp_data, nr);
 
-#define JEQ_DENY(v) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (v), (unsigned char)(deny - k - 1), 0)
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
-	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0,
-					    (unsigned char)(3 + 2 * n + 1 - k - 1));
-	k++;
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-	for (int i = 0; i < n; i++) {
-		f[k] = (struct sock_filter)JEQ_DENY(native[i]);
-		k++;
-		f[k] = (struct sock_filter)JEQ_DENY(X32_BIT | native[i]);
-		k++;
+	put_insn(f, &k, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						     offsetof(struct seccomp_data, arch)));
+	put_insn(f, &k, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0,
+						     TO_COMPAT));
+	put_insn(f, &k, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ld_nr));
+	arch_checks(f, &k, native, n, native_setid, NSETID(native_setid), true);
+	put_insn(f, &k, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ALLOW));
+	compat_at = k;
+	put_insn(f, &k, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_ARCH, 0,
+						     TO_ALLOW));
+	put_insn(f, &k, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ld_nr));
+	arch_checks(f, &k, compat, n, compat_setid, NSETID(compat_setid), false);
+	allow = k;
+	put_insn(f, &k, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ALLOW));
+	deny = k;
+	put_insn(f, &k, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, DENY));
+	/* the jumps: relative, forward, each within 255 (the filter is short) */
+	for (int i = 0; i < k; i++) {
+		unsigned char *j[2] = { &f[i].jt, &f[i].jf };
+		if (BPF_CLASS(f[i].code) != BPF_JMP)
+			continue;
+		for (int w = 0; w < 2; w++)
+			if (*j[w] == TO_ALLOW || *j[w] == TO_DENY || *j[w] == TO_COMPAT)
+				*j[w] = (unsigned char)((*j[w] == TO_ALLOW ? allow :
+							 *j[w] == TO_DENY ? deny : compat_at) - i - 1);
 	}
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ALLOW);
-	f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_ARCH, 0,
-					    (unsigned char)(allow - k - 1));
-	k++;
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-	for (int i = 0; i < n; i++) {
-		f[k] = (struct sock_filter)JEQ_DENY(compat[i]);
-		k++;
-	}
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, ALLOW);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, DENY);
-#undef JEQ_DENY
+	prog.len = (unsigned short)k;
 	return (int)R5(prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
 }
 #else
@@ -1644,10 +1712,11 @@ static int remount(const char *path, uint64_t attr)
  * beyond files: loading a kernel module (init_module from a file in the
  * root), raw I/O, reboot, the host's name and clock, bpf...  A sandboxed
  * command keeps only what file work as root needs (Docker's default set,
- * less mknod, raw sockets and file capabilities), in its bounding set too,
- * so that no program it runs gets more back. */
+ * less mknod, raw sockets, file capabilities and CAP_FSETID, with which a
+ * write keeps a set-user-ID bit: see deny_filter), in its bounding set
+ * too, so that no program it runs gets more back. */
 #define KEEP_CAPS ((1u << CAP_CHOWN) | (1u << CAP_DAC_OVERRIDE) | (1u << CAP_FOWNER) | \
-		   (1u << CAP_FSETID) | (1u << CAP_KILL) | (1u << CAP_SETGID) | \
+		   (1u << CAP_KILL) | (1u << CAP_SETGID) | \
 		   (1u << CAP_SETUID) | (1u << CAP_NET_BIND_SERVICE) | (1u << CAP_SYS_CHROOT) | \
 		   (1u << CAP_AUDIT_WRITE))
 
