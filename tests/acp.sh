@@ -235,6 +235,10 @@ r = call("terminal/create", sessionId="s", command="sh",
 tid = r["result"]["terminalId"]
 call("terminal/wait_for_exit", sessionId="s", terminalId=tid)
 print(json.dumps(call("terminal/output", sessionId="s", terminalId=tid)["result"]["output"].split()))
+r = call("terminal/create", sessionId="s", command="sh", args=["-c", "ls /proc/$$/fd"])
+tid = r["result"]["terminalId"]
+call("terminal/wait_for_exit", sessionId="s", terminalId=tid)
+print(json.dumps(call("terminal/output", sessionId="s", terminalId=tid)["result"]["output"].split()))
 print(json.dumps({"status": s.close()}))
 EOF2
 python3 "$T/acpstdio.py" "$WAP" "$W" "$T/acpstdio.audit" > "$T/acpstdio.out" 2>&1
@@ -250,7 +254,8 @@ jcheck "acp stdio: cwd outside the root" "$(L 7)" 'j["error"]["code"] == -32010'
 jcheck "acp stdio: outputByteLimit past the server's 1 MiB keeps 1 MiB (3 MiB written)" "$(L 8)" 'j == {"len": 1048576, "truncated": True}'
 jcheck "acp stdio: a terminal's /proc is its PID namespace's: a few processes, none outside" "$(L 9)" \
 	'len(j) == 2 and int(j[0]) < 10 and j[1] == "own"'
-jcheck "acp stdio: the server ends cleanly at EOF, killing its terminals" "$(L 10)" 'j["status"] == 0'
+jcheck "acp stdio: a terminal's program has no descriptor but 0, 1 and 2" "$(L 10)" 'j == ["0", "1", "2"]'
+jcheck "acp stdio: the server ends cleanly at EOF, killing its terminals" "$(L 11)" 'j["status"] == 0'
 jcheck "acp stdio: the audit line of terminal/create has its command and args" \
 	"$(grep -m1 '"op":"terminal/create"' "$T/acpstdio.audit")" \
 	'j["request"]["command"] == "sh" and j["request"]["args"][0] == "-c" and "printf" in j["request"]["args"][1]'

@@ -621,7 +621,7 @@ static void child_exec(int dirfd, int errfd, char *const *argv, char **envp,
 		if (login_tty(slave) < 0)
 			_exit(126);
 	} else {
-		int nul = open("/dev/null", O_RDONLY);
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		setsid();
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(outfd, 1) < 0 || dup2(outfd, 2) < 0)
 			_exit(126);
