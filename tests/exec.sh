@@ -633,6 +633,20 @@ mknod Permission denied
 755"
 	same "sandbox: no set-user-ID file left in the root" "$(find "$W" -perm /6000 | wc -l)" 0
 	rm -f "$W/x.bin" "$W/y.bin" "$W/z.bin" "$W/s.bin"
+	# the default config beneath the root, not there yet ($XDG_CONFIG_HOME
+	# in the root: serving one's home dir): the command wrote one, which
+	# the next wap took for the invoker's policy
+	rm -rf "$W/xdg"
+	expect "sandbox: a config planted where the next wap looks" 0 env XDG_CONFIG_HOME="$W/xdg" wap exec --sandbox -c 'mkdir -p xdg/wap 2>/dev/null; echo "{\"security\": {\"sandbox\": false}}" > xdg/wap/config.json 2>/dev/null || echo refused; mv xdg xdg2 2>/dev/null || echo pinned'
+	same "sandbox: refused, its dir not to be moved" "$OUT" "refused
+pinned"
+	check "sandbox: no config planted" test ! -e "$W/xdg/wap/config.json"
+	expect "sandbox: the dir is made, empty, and other commands run" 0 env XDG_CONFIG_HOME="$W/xdg" wap exec --sandbox -c 'ls -A xdg/wap; echo ok > xdg/other && cat xdg/other'
+	same "sandbox: nothing in it" "$OUT" "ok"
+	rm -rf "$W/xdg"; mkdir -p "$W/lnk"; ln -s lnk "$W/xdg"
+	expect "sandbox: a link on the way to a missing config: refused" 125 env XDG_CONFIG_HOME="$W/xdg" wap exec --sandbox -- true
+	has "sandbox: it says why" "$ERR" "xdg/wap/config.json"
+	rm -rf "$W/xdg" "$W/lnk"
 	expect "sandbox: through config" 1 wap exec --config /dev/stdin -c "echo out > $T/outside/y" <<-'EOF'
 	{"security": {"sandbox": true}}
 	EOF

@@ -1073,6 +1073,50 @@ static int strp_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The config named beneath the root is not there yet ($HOME or
+ * $XDG_CONFIG_HOME the root, no wap/config.json in it): a command could
+ * write one that the next wap takes for the invoker's policy.  The dir
+ * that would hold it is made, empty, as .wap is, and its name (absolute)
+ * put in OUT to be kept read-only.  A link or a file on the way, or the
+ * root itself as that dir: refused. */
+static int hold_missing(const struct wap_ws *ws, const char *rel, char *out, size_t size,
+			struct wap_err *err)
+{
+	const char *slash = strrchr(rel, '/');
+	char dir[PATH_MAX];
+	int fd = -1, e = 0;
+
+	if (slash && (size_t)(slash - rel) < sizeof(dir)) {
+		memcpy(dir, rel, (size_t)(slash - rel));
+		dir[slash - rel] = 0;
+		fd = openat(ws->rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	for (char *p = dir, *end; fd >= 0 && *p; p = *end ? end + 1 : end) {
+		char save;
+		int nfd;
+		end = strchrnul(p, '/');
+		save = *end;
+		*end = 0;
+		if (mkdirat(fd, p, 0755) && errno != EEXIST)
+			e = errno;
+		nfd = e ? -1 : openat(fd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 && !e)
+			e = errno;
+		*end = save;
+		close(fd);
+		fd = nfd;
+	}
+	if (fd < 0)
+		return wap_err_set(err, WAP_E_FAILED,
+				   "Sandbox: cannot keep %s/%s (wap's config, not there) from being "
+				   "written: %s; the command was not run", ws->root, rel,
+				   e == ELOOP || e == ENOTDIR ? "a link or a file is on the way to it" :
+				   e ? strerror(e) : "its dir is the root");
+	close(fd);
+	snprintf(out, size, "%s/%s", ws->root, dir);
+	return 0;
+}
+
 /* More .git than this within two levels: the command is refused rather
  * than run with some of them writable. */
 #define MAX_PROTECTED 512
@@ -1110,9 +1154,15 @@ static int find_protected(struct wap_sandbox *sb, const struct wap_ws *ws, struc
 		/* relative to the configured root: beneath this one? */
 		if (al && (strncmp(r, ws->anchor, al) || r[al] != '/'))
 			continue;
-		if (!fstatat(ws->rootfd, r + (al ? al + 1 : 0), &st, AT_SYMLINK_NOFOLLOW) &&
-		    S_ISREG(st.st_mode))
-			PROTECT("%s/%s", ws->root, r + (al ? al + 1 : 0));
+		if (!fstatat(ws->rootfd, r + (al ? al + 1 : 0), &st, AT_SYMLINK_NOFOLLOW)) {
+			if (S_ISREG(st.st_mode))
+				PROTECT("%s/%s", ws->root, r + (al ? al + 1 : 0));
+		} else if (errno == ENOENT) {
+			char dir[sizeof(path)];
+			if (hold_missing(ws, r + (al ? al + 1 : 0), dir, sizeof(dir), err))
+				return -1;
+			PROTECT("%s", dir);
+		}
 	}
 	if (!(d1 = open_dir_at(ws->rootfd, ".")))
 		goto done;
