@@ -489,7 +489,7 @@ const struct wap_applet wap_applet_edit = {
 	.opts = edit_opts,
 	.op = edit_op,
 	.render = edit_render,
-	.flags = WAP_APPLET_DESTRUCTIVE | WAP_APPLET_WRITES,
+	.flags = WAP_APPLET_DESTRUCTIVE,
 	.cli_prep = edit_prep,
 	.output_schema = edit_schema,
 };

@@ -278,5 +278,5 @@ const struct wap_applet wap_applet_git = {
 	.opts = git_opts,
 	.op = wap_git,
 	.render = git_render,
-	.flags = WAP_APPLET_DESTRUCTIVE | WAP_APPLET_WRITES,
+	.flags = WAP_APPLET_DESTRUCTIVE,
 };

@@ -523,6 +523,6 @@ const struct wap_applet wap_applet_grep = {
 	.cli_prep = grep_prep,
 	.cli_main = grep_cli,
 	.output_schema = grep_schema,
-	.flags = WAP_APPLET_EXIT2 | WAP_APPLET_WRITES,	/* not read-only: --write rewrites files */
+	.flags = WAP_APPLET_EXIT2,	/* not read-only: --write rewrites files */
 };
 

@@ -97,5 +97,5 @@ const struct wap_applet wap_applet_mkdir = {
 	.opts = mkdir_opts,
 	.op = mkdir_op,
 	.render = mkdir_render,
-	.flags = WAP_APPLET_IDEMPOTENT | WAP_APPLET_WRITES,
+	.flags = WAP_APPLET_IDEMPOTENT,
 };

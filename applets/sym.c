@@ -1588,5 +1588,4 @@ const struct wap_applet wap_applet_sym = {
 	.opts = sym_opts,
 	.op = sym_op,
 	.render = sym_render,
-	.flags = WAP_APPLET_WRITES,	/* rename rewrites files */
 };

@@ -167,6 +167,6 @@ const struct wap_applet wap_applet_write = {
 	.opts = write_opts,
 	.op = write_op,
 	.render = write_render,
-	.flags = WAP_APPLET_DESTRUCTIVE | WAP_APPLET_WRITES,
+	.flags = WAP_APPLET_DESTRUCTIVE,
 	.cli_prep = write_prep,
 };

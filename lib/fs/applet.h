@@ -107,10 +107,9 @@ struct wap_opt {
 				 * limits: a server runs it where the request was
 				 * read, as a hand-off to a worker costs more
 				 * (struct wap_call's quick: unless it says no) */
-#define WAP_APPLET_WRITES	128u	/* writes by path: holds the tree lock shared
-				 * (lib/fs/tree.h) for the call */
-#define WAP_APPLET_TREE		256u	/* moves, copies or removes trees: holds the
-				 * tree lock alone for the call */
+#define WAP_APPLET_TREE		128u	/* moves, copies or removes trees: holds the
+				 * tree lock (lib/fs/tree.h) alone for the call
+				 * (one that writes holds it shared: run.c) */
 
 struct wap_applet {
 	const char *name;

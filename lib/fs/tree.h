@@ -21,10 +21,11 @@
 /* The tree lock, one for the process (every workspace, session and door
  * in it): an op that writes by path holds it shared for the call, one
  * that moves, copies or removes a tree holds it alone from its check to
- * its end (wap_run_op takes it, by the applet's flags).  A tree's check
- * and what is done after it are then one step against the other calls:
- * a file written into a tree between its check and its move landed
- * under a glob that denies it.  Commands are not held by it (exec,
+ * its end (wap_run_op takes it, as the one table of ops says of the
+ * request: lib/serve/policy.h).  A tree's check and what is done after
+ * it are then one step against the other calls: a file written into a
+ * tree between its check and its move landed under a glob that denies
+ * it.  Commands are not held by it (exec,
  * terminals: restrictedPaths do not hold inside the sandbox).  Taken
  * again by a thread that holds it, it counts; alone while it is held
  * shared by the same thread, INVALID_ARGUMENT.  The wait polls CANCEL.

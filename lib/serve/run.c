@@ -28,14 +28,17 @@ static int allow(struct wap_run *run, const char *name, const json_t *req, struc
 	return wap_policy_allow(run->call->ws, name, req, run->approver, run->call->cancel, err);
 }
 
-/* A's op, under the tree lock when it writes (lib/fs/tree.h). */
+/* A's op, under the tree lock (lib/fs/tree.h) when it writes, as the
+ * one table of ops says of this request (grep with write, git by its
+ * action): alone when it moves, copies or removes trees. */
 static int op(const struct wap_applet *a, struct wap_call *call, const json_t *req, json_t **res,
 	      struct wap_err *err)
 {
-	bool lock = call->ws && (a->flags & (WAP_APPLET_WRITES | WAP_APPLET_TREE));
+	bool alone = a->flags & WAP_APPLET_TREE;
+	bool lock = call->ws && (alone || (wap_op_flags(a->name, req) & WAP_OP_WRITES));
 	int rc;
 
-	if (lock && wap_tree_lock(a->flags & WAP_APPLET_TREE, call->cancel, err))
+	if (lock && wap_tree_lock(alone, call->cancel, err))
 		return -1;
 	rc = a->op(call, req, res, err) ? -1 : 0;
 	if (lock)
