@@ -541,6 +541,23 @@ EOF
 		else fail "as rg: $a: $(diff "$T/w.out" "$T/r.out" | head -5)"; fi
 	done
 	set +f
+	# empty matches, as rg finds them: one character on after one, none
+	# where the match before ended (x* in "axxb": "", "xx", ""), for -o,
+	# --jsonl's submatches, --replace and -o --replace (ASCII: rg 13
+	# also stops inside a UTF-8 character, which rg 14 no longer does)
+	E=$T/empty
+	mkdir -p "$E"
+	printf 'axxb\nabc\nxx\nfoo bar foo\nfoofoo x\n\n' > "$E/a.txt"
+	for p in 'x*' '' '\b' 'a?' 'x*?' '\B' '(f)(o+)' 'o\b'; do
+		for c in -o --jsonl "-r <\$0>" "-o -r <\$0>" "-r [\$1]" "-o -r [\$2]"; do
+			c2=$(printf '%s' "$c" | sed 's/--jsonl/--json/')
+			WAP_ROOT=$E wap grep -m 0 $c -- "$p" a.txt 2>&1 | grep -v '"type":"\(begin\|end\|summary\)"' > "$T/w.out"
+			(cd "$E" && rg -n --no-config $c2 -- "$p" a.txt < /dev/null 2>&1) | sed 's/^/a.txt:/; s/^a\.txt:{/{/' |
+				grep -v '"type":"\(begin\|end\|summary\)"' > "$T/r.out"
+			if cmp -s "$T/w.out" "$T/r.out"; then ok "empty matches as rg: $c '$p'"
+			else fail "empty matches as rg: $c '$p': $(diff "$T/w.out" "$T/r.out" | head -5)"; fi
+		done
+	done
 	# rg's -u (no ignore files) and -uu (hidden files too: wap's way),
 	# with an .ignore file that leaves d1 out
 	printf 'd1\n' > "$G/.ignore"

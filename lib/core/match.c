@@ -1394,3 +1394,34 @@ bool wap_match_sub(const struct wap_matcher *m, struct wap_mstate *s, const char
 	*me = ov[1];
 	return true;
 }
+
+size_t wap_match_step(const char *subj, size_t n, size_t i)
+{
+	unsigned char c = i < n ? (unsigned char)subj[i] : 0;
+	size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+
+	if (i + len > n)
+		return i + 1;
+	for (size_t k = 1; k < len; k++)
+		if (((unsigned char)subj[i + k] & 0xc0) != 0x80)
+			return i + 1;
+	return i + len;
+}
+
+bool wap_match_next(const struct wap_matcher *m, struct wap_mstate *s, const char *subj,
+		    size_t n, struct wap_match_iter *it, size_t *ms, size_t *me)
+{
+	for (;;) {
+		bool skip;
+
+		if (it->off > n || !wap_match_sub(m, s, subj, n, it->off, ms, me))
+			return false;
+		skip = *ms == *me && it->any && *me == it->last;
+		it->off = *ms == *me ? wap_match_step(subj, n, *me) : *me;
+		if (skip)
+			continue;
+		it->last = *me;
+		it->any = true;
+		return true;
+	}
+}

@@ -89,6 +89,25 @@ bool wap_match_line(const struct wap_matcher *m, struct wap_mstate *s, const cha
 bool wap_match_sub(const struct wap_matcher *m, struct wap_mstate *s, const char *subj,
 		   size_t n, size_t off, size_t *ms, size_t *me);
 
+/* Every match inside a line, one by one, as ripgrep finds them (Rust's
+ * find_iter): after an empty match the search goes on one character
+ * later, and an empty match where the one before it ended is none (x*
+ * in "axxb" is [0,0) [1,3) [4,4)).  For -o, submatches and highlighting.
+ * IT starts zeroed. */
+struct wap_match_iter {
+	size_t off;		/* where the next search starts */
+	size_t last;		/* where the match before ended, if ANY */
+	bool any;
+};
+
+bool wap_match_next(const struct wap_matcher *m, struct wap_mstate *s, const char *subj,
+		    size_t n, struct wap_match_iter *it, size_t *ms, size_t *me);
+
+/* Where the search goes on after an empty match at I of SUBJ[0..N): the
+ * byte after its character (a byte on for one that is not UTF-8, as
+ * Rust's next_utf8). */
+size_t wap_match_step(const char *subj, size_t n, size_t i);
+
 /* The compiled PCRE2 code (pcre2_code_8 *), for substitution. */
 const void *wap_matcher_code(const struct wap_matcher *m);
 

@@ -174,77 +174,121 @@ static bool want_entries(struct gctx *g, const char *path)
 	return want;
 }
 
-/* Bounded (srch_substitute): past MAX bytes of output the replacing
- * stops; the output up to MADE, the end of the last replacement kept,
- * is the whole's start. */
-struct subst {
-	PCRE2_SIZE max, made;
-	bool stopped;
-};
-
-static int sub_seen(pcre2_substitute_callout_block *b, void *arg)
+/* The replacement of the match MD holds in SUBJ, into *R (of *CAP
+ * bytes, grown as needed): its length, or -1. */
+static long long replacement(const struct gctx *g, pcre2_match_data *md, pcre2_match_context *mc,
+			     const char *subj, size_t n, char **r, size_t *cap)
 {
-	struct subst *st = arg;
+	uint32_t opts = PCRE2_SUBSTITUTE_MATCHED | PCRE2_SUBSTITUTE_REPLACEMENT_ONLY |
+			PCRE2_SUBSTITUTE_OVERFLOW_LENGTH | PCRE2_SUBSTITUTE_UNKNOWN_UNSET |
+			PCRE2_SUBSTITUTE_UNSET_EMPTY;
 
-	if (st->made >= st->max) {
-		st->stopped = true;	/* this one undone, and no more */
-		return -1;
+	for (;;) {
+		PCRE2_SIZE len = *cap;
+		char *t;
+		int rc = pcre2_substitute(wap_matcher_code(g->m), (PCRE2_SPTR)subj, n, 0, opts, md, mc,
+					  (PCRE2_SPTR)g->replace, PCRE2_ZERO_TERMINATED,
+					  (PCRE2_UCHAR *)*r, &len);
+		if (rc >= 0)
+			return (long long)len;
+		if (rc != PCRE2_ERROR_NOMEMORY || !(t = realloc(*r, len + 1)))
+			return -1;
+		*r = t;
+		*cap = len;
 	}
-	st->made = b->output_offsets[1];
-	return 0;
 }
 
+/* Each match replaced in turn, found as wap_match_next finds them (as
+ * ripgrep: one character on after an empty match, no empty match where
+ * the one before ended), its replacement made by PCRE2 from the match. */
 char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t max,
 		      size_t *outlen, size_t *total, size_t *count)
 {
 	const pcre2_code *re = wap_matcher_code(g->m);
-	size_t rlen = strlen(g->replace);
-	PCRE2_SIZE cap = n * 2 + rlen * 4 + 64;
-	uint32_t opts = PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH |
-			PCRE2_SUBSTITUTE_UNKNOWN_UNSET | PCRE2_SUBSTITUTE_UNSET_EMPTY;
 	pcre2_match_context *mc = wap_match_context();
-	struct subst st = { max, 0, false };
-	char *out = NULL;
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+	struct wap_sb out = WAP_SB_INIT;
+	size_t off = 0, prev = 0, last = 0, made = 0, cap = 256;
+	bool any = false, stopped = false, bad = false;
+	char *r = malloc(cap + 1);
 
-	/* bounded: a callout stops the replacing past MAX, and the rest of
-	 * the subject is copied as it is (N bytes more at most) */
-	if (max)
-		cap = max + n * 2 + rlen * 4 + 64;
-	if (max && !(mc = pcre2_match_context_copy(mc)))
-		return NULL;
-	if (max)
-		pcre2_set_substitute_callout(mc, sub_seen, &st);
-	for (int tries = 0; tries < 4; tries++) {
-		PCRE2_SIZE olen = cap;
-		int rc;
-		if (!(out = malloc(cap + 1)))
+	while (md && r && off <= n) {
+		PCRE2_SIZE *ov, ms, me;
+		long long rl;
+		int rc = pcre2_match(re, (PCRE2_SPTR)subj, n, off, 0, md, mc);
+		if (rc == PCRE2_ERROR_NOMATCH)
 			break;
-		st.made = 0;
-		st.stopped = false;
-		rc = pcre2_substitute(re, (PCRE2_SPTR)subj, n, 0, opts, NULL, mc,
-				      (PCRE2_SPTR)g->replace, PCRE2_ZERO_TERMINATED,
-				      (PCRE2_UCHAR *)out, &olen);
-		if (rc >= 0) {
-			/* the whole, or its start (its length not known) */
-			*outlen = st.stopped ? st.made : olen;
-			out[*outlen] = 0;
-			if (total)
-				*total = st.stopped ? 0 : olen;
-			if (count)
-				*count = rc;
+		if (rc < 0) {
+			bad = true;
 			break;
 		}
-		free(out);
-		out = NULL;
-		if (rc != PCRE2_ERROR_NOMEMORY)
+		ov = pcre2_get_ovector_pointer(md);
+		ms = ov[0];
+		me = ov[1];
+		off = ms == me ? wap_match_step(subj, n, me) : me;
+		if (ms == me && any && me == last)
+			continue;
+		any = true;
+		last = me;
+		/* bounded: past MAX no more replacing, the rest as it is */
+		if (max && out.len >= max) {
+			stopped = true;
 			break;
-		/* what it needs; bounded, OLEN is the whole's (PCRE2 stops
-		 * calling out once the buffer is full): twice the room */
-		cap = max && cap * 2 < olen ? cap * 2 : olen;
+		}
+		rl = replacement(g, md, mc, subj, n, &r, &cap);
+		if (rl < 0) {
+			bad = true;
+			break;
+		}
+		wap_sb_add(&out, subj + prev, ms - prev);
+		wap_sb_add(&out, r, (size_t)rl);
+		prev = me;
+		made++;
 	}
-	if (max)
-		pcre2_match_context_free(mc);
-	return out;
+	pcre2_match_data_free(md);
+	if (!md || !r || bad) {
+		free(r);
+		wap_sb_release(&out);
+		return NULL;
+	}
+	free(r);
+	if (!stopped)	/* (else only the start is made) */
+		wap_sb_add(&out, subj + prev, n - prev);
+	wap_sb_addc(&out, 0);	/* (an empty result is "", not NULL) */
+	if (out.oom) {
+		wap_sb_release(&out);
+		return NULL;
+	}
+	*outlen = out.len - 1;
+	if (total)
+		*total = stopped ? 0 : out.len - 1;
+	if (count)
+		*count = made;
+	return wap_sb_detach(&out);
+}
+
+char *srch_replace_match(const struct gctx *g, const char *subj, size_t n, size_t ms, size_t me,
+			 size_t *outlen)
+{
+	const pcre2_code *re = wap_matcher_code(g->m);
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+	size_t cap = 256;
+	char *r = malloc(cap + 1);
+	long long rl = -1;
+
+	/* found again where it was, in its line: its groups, and what
+	 * lookarounds and \b see beside it */
+	if (md && r && pcre2_match(re, (PCRE2_SPTR)subj, n, ms, PCRE2_ANCHORED, md, wap_match_context()) >= 0 &&
+	    pcre2_get_ovector_pointer(md)[1] == me)
+		rl = replacement(g, md, wap_match_context(), subj, n, &r, &cap);
+	pcre2_match_data_free(md);
+	if (rl < 0) {
+		free(r);
+		return NULL;
+	}
+	r[rl] = 0;
+	*outlen = (size_t)rl;
+	return r;
 }
 
 /* A file bigger than the worker's buffer read in pieces of whole lines
@@ -374,20 +418,17 @@ piece:
 				break;
 			}
 			if (g->only) {
-				size_t off = 0, s, e;
-				while (wap_match_sub(g->m, w->st, buf + ls, le - ls, off, &s, &e)) {
-					if (e > s) {
-						count++;
-						if (WANT()) {
-							lno += wap_count_nl(buf + lpos, ls - lpos);
-							lpos = ls;
-							srch_add_entry(&em, &recs, lno, ls, le, ls + s, ls + e);
-							nrec++;
-						}
+				struct wap_match_iter it = { 0 };
+				size_t s, e;
+				/* every match, an empty one too, as rg -o */
+				while (wap_match_next(g->m, w->st, buf + ls, le - ls, &it, &s, &e)) {
+					count++;
+					if (WANT()) {
+						lno += wap_count_nl(buf + lpos, ls - lpos);
+						lpos = ls;
+						srch_add_entry(&em, &recs, lno, ls, le, ls + s, ls + e);
+						nrec++;
 					}
-					off = e > s ? e : s + 1;
-					if (off > le - ls)
-						break;
 				}
 			} else {
 				count++;

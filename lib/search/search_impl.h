@@ -119,6 +119,12 @@ int srch_frcmp_q(const void *a, const void *b, void *sort);
 char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t max,
 		      size_t *outlen, size_t *total, size_t *count);
 
+/* With --replace -o: the replacement of the match at [MS, ME) of SUBJ (N
+ * bytes, the line it was found in), malloc'd, in *OUTLEN bytes; NULL on
+ * a bad replacement or a regex limit. */
+char *srch_replace_match(const struct gctx *g, const char *subj, size_t n, size_t ms, size_t me,
+			 size_t *outlen);
+
 /* searchprint.c */
 void srch_add_entry(struct emit *em, json_t **recs, size_t lno, size_t ls, size_t le,
 		    size_t ms, size_t me);

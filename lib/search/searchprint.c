@@ -170,8 +170,13 @@ static json_t *make_rec(const struct gctx *g, struct wk *w, const char *path, co
 {
 	json_t *o, *text;
 
-	if (g->only) {
-		text = g->replace ? replaced_text(g, buf + ms, me - ms) : line_text(g, buf + ms, me - ms);
+	if (g->only && g->replace) {
+		size_t n;
+		char *r = srch_replace_match(g, buf + ls, le - ls, ms - ls, me - ls, &n);
+		text = r ? cut_text(g, r, n, n) : line_text(g, buf + ms, me - ms);
+		free(r);
+	} else if (g->only) {
+		text = line_text(g, buf + ms, me - ms);
 	} else if (g->replace && !g->invert) {
 		text = replaced_text(g, buf + ls, le - ls);
 	} else {
@@ -185,16 +190,12 @@ static json_t *make_rec(const struct gctx *g, struct wk *w, const char *path, co
 		wap_json_set_name(o, "path", path);	/* + pathBytes when not UTF-8 */
 	if (o && g->jsonl) {
 		json_t *subs = json_array();
-		size_t off = 0, s, e;
-		while (!g->invert && wap_match_sub(g->m, w->st, buf + ls, le - ls, off, &s, &e)) {
-			if (e > s)
-				json_array_append_new(subs, json_pack("{s:o, s:I, s:I}",
-					"match", rgdata(buf + ls + s, e - s),
-					"start", (json_int_t)s, "end", (json_int_t)e));
-			off = e > s ? e : s + 1;
-			if (off > le - ls)
-				break;
-		}
+		struct wap_match_iter it = { 0 };
+		size_t s, e;
+		while (!g->invert && wap_match_next(g->m, w->st, buf + ls, le - ls, &it, &s, &e))
+			json_array_append_new(subs, json_pack("{s:o, s:I, s:I}",
+				"match", rgdata(buf + ls + s, e - s),
+				"start", (json_int_t)s, "end", (json_int_t)e));
 		json_object_set_new(o, "offset", json_integer((json_int_t)ls));
 		json_object_set_new(o, "lines", rgdata(buf + ls, le - ls + (le < len)));
 		json_object_set_new(o, "submatches", subs);
@@ -302,25 +303,20 @@ static void rg_head(struct emit *em, const char *type)
 }
 
 /* ripgrep's submatches of the line(s) at [LS, LE): every match, an empty
- * one too, but for an empty match past the line's end (its terminator
- * included); how many */
+ * one too (wap_match_next); how many */
 static size_t put_subs(struct emit *em, size_t ls, size_t le)
 {
 	struct wap_sb *sb = &em->f->out;
-	size_t off = 0, s, e, n = 0, all = le - ls + (le < em->len);
+	struct wap_match_iter it = { 0 };
+	size_t s, e, n = 0;
 
 	wap_sb_adds(sb, ",\"submatches\":[");
-	while (wap_match_sub(em->g->m, em->w->st, em->buf + ls, le - ls, off, &s, &e)) {
-		if (e > s || s < all) {
-			if (n++)
-				wap_sb_addc(sb, ',');
-			wap_sb_adds(sb, "{\"match\":");
-			jdata(sb, em->buf + ls + s, e - s);
-			wap_sb_addf(sb, ",\"start\":%zu,\"end\":%zu}", s, e);
-		}
-		off = e > s ? e : s + 1;
-		if (off > le - ls)
-			break;
+	while (wap_match_next(em->g->m, em->w->st, em->buf + ls, le - ls, &it, &s, &e)) {
+		if (n++)
+			wap_sb_addc(sb, ',');
+		wap_sb_adds(sb, "{\"match\":");
+		jdata(sb, em->buf + ls + s, e - s);
+		wap_sb_addf(sb, ",\"start\":%zu,\"end\":%zu}", s, e);
 	}
 	wap_sb_adds(sb, "]}}\n");
 	return n;
@@ -421,10 +417,10 @@ static void emit_entry(struct emit *em, long long lno, size_t ls, size_t le, siz
 	} else if (g->only) {
 		put_prefix(em, sb, ':', lno);
 		if (g->replace) {
-			size_t n, all;
-			char *r = srch_substitute(g, em->buf + ms, me - ms, shown_max(g), &n, &all, NULL);
+			size_t n;
+			char *r = srch_replace_match(g, em->buf + ls, le - ls, ms - ls, me - ls, &n);
 			if (r)
-				add_cut(em, sb, r, n, all ? all : SIZE_MAX);
+				add_cut(em, sb, r, n, n);
 			else
 				add_text(em, sb, em->buf + ms, me - ms);
 			free(r);

@@ -85,7 +85,8 @@ int acp_search_findInFiles(struct acp_ctx *c, json_t **res, struct wap_err *err)
 		const char *path = json_string_value(json_object_get(m, "path"));
 		const char *line = json_string_value(json_object_get(m, "matchText"));
 		long ln = (long)json_integer_value(json_object_get(m, "line"));
-		size_t n, off = 0, s0, s1;
+		struct wap_match_iter it = { 0 };
+		size_t n, s0, s1;
 		bool any = false;
 		json_t *f;
 
@@ -100,10 +101,9 @@ int acp_search_findInFiles(struct acp_ctx *c, json_t **res, struct wap_err *err)
 		n = strlen(line);
 		if (ms)
 			wap_match_begin(ms);
-		while (ms && off <= n && wap_match_sub(mt, ms, line, n, off, &s0, &s1)) {
+		while (ms && wap_match_next(mt, ms, line, n, &it, &s0, &s1)) {
 			json_array_append_new(json_object_get(f, "matches"), match_entry(ln, line, s0, s1));
 			any = true;
-			off = s1 > s0 ? s1 : s1 + 1;
 		}
 		if (ms && wap_match_error(ms, NULL)) {
 			/* a regex limit: an error, as grep's own */
