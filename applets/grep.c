@@ -19,8 +19,8 @@
  *   -F, --fixed-strings       PATTERN is a literal string, not a regex
  *   -i, --ignore-case         match case-insensitively (Unicode)
  *   -S, --smart-case          as rg -S: -i when no pattern has an upper-case letter
- *   -w, --word-regexp         match whole words only
- *   -x, --line-regexp         match whole lines only
+ *   -w, --word-regexp         match whole words only (on the command line, after -x: instead of it, as rg)
+ *   -x, --line-regexp         match whole lines only (on the command line, after -w: instead of it, as rg)
  *   -v, --invert-match        select the lines that do not match
  *   -U, --multiline           let a match span lines
  *   -e, --regexp PATTERN      a pattern (repeatable; any PATTERN argument is then a PATH)
@@ -73,8 +73,8 @@
 static const struct wap_opt grep_opts[] = {
 	{ "fixed-strings", 'F', WAP_OPT_BOOL, 0, NULL },
 	{ "ignore-case", 'i', WAP_OPT_BOOL, 0, NULL },
-	{ "word-regexp", 'w', WAP_OPT_BOOL, 0, NULL },
-	{ "line-regexp", 'x', WAP_OPT_BOOL, 0, NULL },
+	{ "word-regexp", 'w', WAP_OPT_BOOL, WAP_OPT_ONEOF, NULL },	/* as rg: the last */
+	{ "line-regexp", 'x', WAP_OPT_BOOL, WAP_OPT_ONEOF, NULL },	/* of -w, -x wins */
 	{ "invert-match", 'v', WAP_OPT_BOOL, 0, NULL },
 	{ "multiline", 'U', WAP_OPT_BOOL, 0, NULL },
 	{ "regexp", 'e', WAP_OPT_STRS, 0, NULL },

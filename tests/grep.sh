@@ -530,11 +530,12 @@ EOF
 			else fail "rg's classes: $f '$p': $(diff "$T/w.out" "$T/r.out" | head -5)"; fi
 		done
 	done
-	# rg's own spellings on the command line: -S, -g GLOB / -g !GLOB, --hidden
+	# rg's own spellings on the command line: -S, -g GLOB / -g !GLOB, --hidden;
+	# of -w and -x the last given wins
 	set -f	# the globs go to wap and rg as written
 	for a in "-S pm_resume" "-S PM_RESUME" "-S -e pm_resume -e Beta" "-S résumé" "-S Ünïcode" \
 		 "-S -i PM_Resume" "-g *.c PM_RESUME" "-g *.c -g !f1* PM_RESUME" "-g !d0 -g !*.py PM_RESUME" \
-		 "-g d1/** -S beta" "--hidden PM_RESUME"; do
+		 "-g d1/** -S beta" "--hidden PM_RESUME" "-w -x int" "-x -w int" "-wx int" "-xw int"; do
 		WAP_ROOT=$G wap grep -m 0 --no-ignore $a 2>&1 | tr -d '\r' | sort > "$T/w.out"
 		rg -n --no-heading -uu --no-config $a . < /dev/null 2>&1 | sed 's|^\./||' | tr -d '\r' | sort > "$T/r.out"
 		if [ -s "$T/w.out" ] && cmp -s "$T/w.out" "$T/r.out"; then ok "as rg: $a"

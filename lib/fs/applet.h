@@ -87,6 +87,9 @@ enum wap_opttype {
 #define WAP_OPT_KV	32u	/* STRS of "K=V" that a JSON request may also give as
 				 * an object of strings ({"K": "V"}) */
 #define WAP_OPT_SECRET	64u	/* STR: wiped from argv once read (a token) */
+#define WAP_OPT_ONEOF	128u	/* BOOL: on the command line it undoes the others of
+				 * its applet so marked (rg's -w and -x: the last
+				 * given wins) */
 
 struct wap_opt {
 	const char *name;	/* long option ("max-results") or positional name ("path") */

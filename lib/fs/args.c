@@ -72,6 +72,18 @@ static json_t *parse_json_arg(const struct wap_ws *ws, const char *s, struct wap
 	return v;
 }
 
+/* O given on the command line: the others of A marked WAP_OPT_ONEOF
+ * given before it are undone when it is so marked */
+static void one_of(const struct wap_applet *a, json_t *req, const struct wap_opt *o)
+{
+	char kb[64];
+
+	if (o->flags & WAP_OPT_ONEOF)
+		for (const struct wap_opt *x = a->opts; x->name; x++)
+			if (x != o && (x->flags & WAP_OPT_ONEOF))
+				json_object_del(req, wap_opt_key(x, kb, sizeof(kb)));
+}
+
 static int set_value(const struct wap_ws *ws, json_t *req, const struct wap_opt *o,
 		     const char *val, const char *spelled, struct wap_err *err)
 {
@@ -300,6 +312,7 @@ json_t *wap_args_parse(const struct wap_applet *a, const struct wap_ws *ws, int 
 				wap_err_set(err, WAP_E_INVALID, "option '--%s' needs a value", o->name);
 				goto fail;
 			}
+			one_of(a, req, o);
 			if (set_value(ws, req, o, val, arg, err))
 				goto fail;
 			continue;
@@ -332,6 +345,7 @@ json_t *wap_args_parse(const struct wap_applet *a, const struct wap_ws *ws, int 
 						goto fail;
 					}
 				}
+				one_of(a, req, o);
 				if (set_value(ws, req, o, val, spelled, err))
 					goto fail;
 				if (val)
