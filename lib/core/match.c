@@ -68,7 +68,9 @@ static long mono_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* the coarse clock (a tick's resolution): read between spans of a
+	 * subject, where the precise one would be a cost of its own */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
@@ -919,6 +921,7 @@ static void add_pattern(struct wap_sb *sb, const char *p)
 static uint32_t cflags(const struct wap_match_opts *o)
 {
 	return PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_UCP | PCRE2_MULTILINE |
+	       PCRE2_USE_OFFSET_LIMIT |
 	       (o->icase ? PCRE2_CASELESS : 0);
 }
 
@@ -1233,10 +1236,36 @@ static bool stop(const struct wap_matcher *m, struct wap_mstate *s, const char *
 	return false;
 }
 
+/* PCRE2's match limit counts each start position afresh, so one
+ * pcre2_match() over a line of N bytes may backtrack N times the limit
+ * (a 46 KB line of "(x+x+)+y" bait: 40 s).  So a subject is tried SPAN
+ * start positions at a time (the offset limit; the lookbehinds and
+ * anchors still see the whole subject), and between spans the clock and
+ * the cancel are read: one span is at most SPAN limits' work, some 3 s
+ * at worst, a few nanoseconds in the common case. */
+#define SPAN 128
+
 static int run(const struct wap_matcher *m, struct wap_mstate *s, const char *subj, size_t n,
 	       size_t off)
 {
-	return pcre2_match(m->re, (PCRE2_SPTR)subj, n, off, 0, s->md, s->mc);
+	const unsigned char *u = (const unsigned char *)subj;
+
+	for (;;) {
+		int rc;
+		bool last = n - off <= SPAN;
+		pcre2_set_offset_limit(s->mc, last ? PCRE2_UNSET : off + SPAN - 1);
+		rc = pcre2_match(m->re, (PCRE2_SPTR)subj, n, off, 0, s->md, s->mc);
+		if (rc != PCRE2_ERROR_NOMATCH || last)
+			return rc;
+		/* on, to the start of a character */
+		off += SPAN;
+		while (off < n && (u[off] & 0xc0) == 0x80)
+			off++;
+		if (stop(m, s, subj + (off < n ? off : n), true))
+			return PCRE2_ERROR_NOMATCH;
+		if (off > n)
+			off = n;
+	}
 }
 
 /* A match error on the subject from AT: recorded, so the caller can tell

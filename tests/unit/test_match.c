@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "match.h"
 
@@ -113,6 +114,89 @@ static void test_time_bound(void **state)
 	free(buf);
 }
 
+/* one line whose every start position backtracks a while but stays under
+ * PCRE2's match limit (which counts each start position afresh): the
+ * time bound still ends it, and a cancel is seen, inside that one line */
+static char *segments(size_t *len)
+{
+	const char seg[] = "xxxxxxxxxxxxxxxxxxxxxx-";
+	size_t k = 2000, n = k * (sizeof(seg) - 1) + 2;
+	char *b = malloc(n + 1), *p = b;
+
+	assert_non_null(b);
+	for (size_t i = 0; i < k; i++)
+		p = stpcpy(p, seg);
+	p = stpcpy(p, "y\n");
+	*len = (size_t)(p - b);
+	return b;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+static void test_time_bound_one_line(void **state)
+{
+	static const bool multi[] = { false, true };
+	size_t len, ls, le;
+	char *buf = segments(&len);
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct wap_matcher *m = matcher("(x+x+)+y", multi[k], 200);
+		struct wap_mstate *s = wap_mstate_new(m);
+		struct timespec t0;
+		long ms;
+
+		/* uncut, this line is some 40 s of backtracking */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		wap_match_begin(s);
+		assert_false(wap_match_line(m, s, buf, len, 0, &ls, &le));
+		ms = ms_since(&t0);
+		assert_int_equal(wap_match_error(s, NULL), WAP_MATCH_TIMEOUT);
+		assert_true(ms < 5000);
+		wap_mstate_free(s);
+		wap_matcher_free(m);
+	}
+	free(buf);
+}
+
+static struct wap_cancel late_cancel = WAP_CANCEL_INIT;
+
+static void on_alarm(int sig)
+{
+	wap_cancel_set(&late_cancel, sig);
+}
+
+static void test_cancel_one_line(void **state)
+{
+	size_t len, ls, le;
+	char *buf = segments(&len);
+	struct wap_matcher *m = matcher("(x+x+)+y", false, 0);
+	struct wap_mstate *s = wap_mstate_new(m);
+	struct timespec t0;
+	long ms;
+
+	(void)state;
+	signal(SIGALRM, on_alarm);
+	wap_mstate_set_cancel(s, &late_cancel);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	alarm(1);
+	wap_match_begin(s);
+	assert_false(wap_match_line(m, s, buf, len, 0, &ls, &le));
+	ms = ms_since(&t0);
+	alarm(0);
+	assert_int_equal(wap_match_error(s, NULL), WAP_MATCH_CANCELLED);
+	assert_true(ms < 6000);
+	wap_mstate_free(s);
+	wap_matcher_free(m);
+	free(buf);
+}
+
 static void test_cancel(void **state)
 {
 	struct wap_cancel cancelled = WAP_CANCEL_INIT;
@@ -144,6 +228,8 @@ int main(void)
 		cmocka_unit_test(test_limit_names_the_line),
 		cmocka_unit_test(test_sub_limit),
 		cmocka_unit_test(test_time_bound),
+		cmocka_unit_test(test_time_bound_one_line),
+		cmocka_unit_test(test_cancel_one_line),
 		cmocka_unit_test(test_cancel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
