@@ -316,6 +316,7 @@ static int edit_op(struct wap_call *call, const json_t *req, json_t **res, struc
 	}
 	spec.path = rel;
 	spec.max = call->ws->lim.max_file_size;
+	spec.cancel = call->cancel;
 	if (old || new) {
 		spec.mode = WAP_EDIT_REPLACE;
 		if (!old || !new) {

@@ -172,6 +172,14 @@ expect "bad regex: INVALID_ARGUMENT" 2 wap edit l2.txt --ops '[{"type":"regexRep
 has "bad regex message" "$ERR" "operation 1 (regexReplace): bad pattern at offset"
 expect "unknown op type" 2 wap edit l2.txt --ops '[{"type":"swap"}]'
 check "failed ops left the file" cmp l2.txt l2.before
+# a pattern that backtracks a while at every start position stays under
+# PCRE2's match limit (counted per start position): 9 KB of such bait was
+# 90 s of a server's thread; the work of one regexReplace is bounded now
+python3 -c "print(('x' * 22 + '-') * 400 + 'y')" > bait.txt
+expect "regexReplace: backtracking at every position is bounded" 7 timeout 60 wap edit bait.txt --ops '[{"type":"regexReplace","pattern":"(x+x+)+y","replacement":"Q","flags":"g"}]'
+has "regexReplace bait: says what to do" "$ERR" "simplify the pattern"
+has "regexReplace bait: names the file" "$ERR" "bait.txt"
+rm -f bait.txt
 printf 'oldAPI.method(a, b)\noldAPI.method(c)\n' > api.js
 expect "regexReplace non-global replaces the first" 0 wap edit api.js --ops '[{"type":"regexReplace","pattern":"oldAPI\\.method\\(([^)]+)\\)","replacement":"newAPI.call($1)"}]'
 same "first only" "$(cat api.js)" 'newAPI.call(a, b)

@@ -1930,9 +1930,38 @@ static size_t limit_line(const pcre2_code *re, pcre2_match_context *mctx, const 
 	return found;
 }
 
-static int regex_op(const json_t *e, size_t i, const char *path, size_t max, char **cur,
-		    size_t *curlen, size_t *count, struct wap_err *err)
+/* PCRE2 counts its match limit afresh at each start position, so a
+ * pattern backtracking just under it everywhere made one regexReplace over
+ * 9 KB 90 s of work.  A callout before every item of the pattern counts
+ * the work of the whole substitution (64 Mi steps, 1-2 s; a simple pattern
+ * over a 1 MiB file takes a few per byte) and polls the call's cancel. */
+#define RX_WORK (64u << 20)
+
+struct rx_budget {
+	const struct wap_cancel *cancel;
+	unsigned long n;
+	int why;		/* 1: the budget is spent, 2: cancelled */
+};
+
+static int rx_callout(pcre2_callout_block *cb, void *arg)
 {
+	struct rx_budget *b = arg;
+
+	(void)cb;
+	if (++b->n & 4095)
+		return 0;
+	if (wap_cancel_is_set(b->cancel))
+		b->why = 2;
+	else if (b->n > RX_WORK)
+		b->why = 1;
+	return b->why ? PCRE2_ERROR_CALLOUT : 0;
+}
+
+static int regex_op(const json_t *e, size_t i, const char *path, size_t max,
+		    const struct wap_cancel *cancel, char **cur, size_t *curlen, size_t *count,
+		    struct wap_err *err)
+{
+	struct rx_budget budget = { .cancel = cancel };
 	json_t *pj = json_object_get(e, "pattern"), *rj = json_object_get(e, "replacement");
 	const char *flags = json_string_value(json_object_get(e, "flags"));
 	const char *r = json_string_value(rj);
@@ -1962,7 +1991,8 @@ static int regex_op(const json_t *e, size_t i, const char *path, size_t max, cha
 	if (wap_text_utf8_valid(*cur, *curlen, NULL) &&
 	    wap_text_utf8_valid(json_string_value(pj), json_string_length(pj), NULL))
 		copt |= PCRE2_UTF;
-	re = pcre2_compile((PCRE2_SPTR)json_string_value(pj), json_string_length(pj), copt,
+	re = pcre2_compile((PCRE2_SPTR)json_string_value(pj), json_string_length(pj),
+			   copt | PCRE2_AUTO_CALLOUT,
 			   &ecode, &eoff, NULL);
 	if (!re) {
 		PCRE2_UCHAR msg[256];
@@ -1990,8 +2020,10 @@ static int regex_op(const json_t *e, size_t i, const char *path, size_t max, cha
 	wap_sb_grow(&rep, 1);
 	/* limits: a pathological pattern fails instead of hanging a server */
 	mctx = pcre2_match_context_create(NULL);
-	if (mctx)
+	if (mctx) {
 		wap_match_limits(mctx);
+		pcre2_set_callout(mctx, rx_callout, &budget);
+	}
 	/* with a cap the buffer is the cap: a result that would pass it stops
 	 * there (PCRE2_ERROR_NOMEMORY), never counted to its end nor held */
 	if (max)
@@ -2015,6 +2047,17 @@ static int regex_op(const json_t *e, size_t i, const char *path, size_t max, cha
 		nsub = obuf ? pcre2_substitute(re, (PCRE2_SPTR)*cur, *curlen, 0, sopt, NULL, mctx,
 					       (PCRE2_SPTR)(rep.buf ? rep.buf : ""), rep.len,
 					       (PCRE2_UCHAR *)obuf, &olen) : PCRE2_ERROR_NOMEMORY;
+	}
+	if (nsub == PCRE2_ERROR_CALLOUT && budget.why) {
+		free(obuf);
+		pcre2_code_free(re);
+		pcre2_match_context_free(mctx);
+		wap_sb_release(&rep);
+		if (budget.why == 2)
+			return wap_cancel_err(err);
+		return wap_err_set(err, WAP_E_TOO_LARGE, "operation %zu (regexReplace): "
+				   "regex work limit hit in %s; simplify the pattern",
+				   i + 1, path ? path : "the file");
 	}
 	if (nsub == PCRE2_ERROR_MATCHLIMIT || nsub == PCRE2_ERROR_DEPTHLIMIT ||
 	    nsub == PCRE2_ERROR_HEAPLIMIT || nsub == PCRE2_ERROR_JIT_STACKLIMIT) {
@@ -2173,7 +2216,7 @@ static int do_ops(const struct wap_edit_spec *s, const char *text, size_t len, b
 		size_t n = 0;
 		if (strcmp(t, "regexReplace"))
 			continue;
-		if (regex_op(e, i, s->path, s->max, &cur, &curlen, &n, err))
+		if (regex_op(e, i, s->path, s->max, s->cancel, &cur, &curlen, &n, err))
 			goto out;
 		info->replacements += n;
 	}

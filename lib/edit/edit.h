@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cancel.h"
 #include "err.h"
 
 /* Fuzzy strategies, tried in this order; the first that finds any place
@@ -59,6 +60,8 @@ struct wap_edit_spec {
 	bool opencode;			/* OpenCode's replacer chain instead of wap's */
 	const json_t *list;		/* MULTI, OPS, POSITIONS (borrowed) */
 	const char *path;		/* for messages (may be NULL) */
+	const struct wap_cancel *cancel;	/* the call's (may be NULL): polled by a
+					 * regexReplace while it matches */
 	size_t max;			/* the largest result, in bytes (limits.maxFileSize;
 					 * 0: none): an edit that would grow past it is
 					 * SIZE_LIMIT_EXCEEDED before its result is built */
