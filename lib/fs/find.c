@@ -73,6 +73,7 @@ struct gl {
 	bool mtime;		/* stat what matches (JSON, or sorting by mtime) */
 	bool tree;		/* keep the walk's tree for the path order */
 	bool odd;		/* a name the tree's order gets wrong (0x01) */
+	bool undecided;		/* a name hit the match limit on LAST (atomic) */
 	struct dnode root;	/* the start directory's entries */
 	struct wap_hits *per;	/* one per worker */
 };
@@ -321,7 +322,21 @@ static bool keep_file(void *arg, const char *name, size_t len)
 
 	if (g->type == 2)
 		return false;
-	return !g->last || wap_glob_test(g->last, name, len) != 0;
+	if (!g->last || __atomic_load_n(&g->undecided, __ATOMIC_RELAXED))
+		return true;
+	switch (wap_glob_test(g->last, name, len)) {
+	case 0:
+		return false;
+	case -1:
+		/* the walk tests a directory's every name here before any
+		 * reaches on_ent: a pattern at the match limit on each (42 ms
+		 * a name) would be tried on all of them before the call
+		 * fails; the whole pattern decides the rest, on_ent fails on
+		 * the first it cannot */
+		__atomic_store_n(&g->undecided, true, __ATOMIC_RELAXED);
+		return true;
+	}
+	return true;
 }
 
 /* The pattern's last component, when a name alone can be tested against
