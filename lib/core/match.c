@@ -1085,6 +1085,11 @@ const void *wap_matcher_code(const struct wap_matcher *m)
 	return m->re;
 }
 
+void *wap_mstate_data(struct wap_mstate *s)
+{
+	return s->md;
+}
+
 bool wap_matcher_exact(const struct wap_matcher *m)
 {
 	return m->exact;

@@ -108,8 +108,10 @@ bool wap_match_next(const struct wap_matcher *m, struct wap_mstate *s, const cha
  * Rust's next_utf8). */
 size_t wap_match_step(const char *subj, size_t n, size_t i);
 
-/* The compiled PCRE2 code (pcre2_code_8 *), for substitution. */
+/* The compiled PCRE2 code (pcre2_code_8 *) and the match data of S's
+ * last match (pcre2_match_data_8 *), for substitution. */
 const void *wap_matcher_code(const struct wap_matcher *m);
+void *wap_mstate_data(struct wap_mstate *s);
 
 /* Does the prefilter alone decide (no regex per line)?  How many literals?
  * For tests and benchmarks. */

@@ -174,10 +174,10 @@ static bool want_entries(struct gctx *g, const char *path)
 	return want;
 }
 
-/* The replacement of the match MD holds in SUBJ, into *R (of *CAP
+/* The replacement of the match ST holds in SUBJ, into *R (of *CAP
  * bytes, grown as needed): its length, or -1. */
-static long long replacement(const struct gctx *g, pcre2_match_data *md, pcre2_match_context *mc,
-			     const char *subj, size_t n, char **r, size_t *cap)
+static long long replacement(const struct gctx *g, struct wap_mstate *st, const char *subj, size_t n,
+			     char **r, size_t *cap)
 {
 	uint32_t opts = PCRE2_SUBSTITUTE_MATCHED | PCRE2_SUBSTITUTE_REPLACEMENT_ONLY |
 			PCRE2_SUBSTITUTE_OVERFLOW_LENGTH | PCRE2_SUBSTITUTE_UNKNOWN_UNSET |
@@ -186,9 +186,9 @@ static long long replacement(const struct gctx *g, pcre2_match_data *md, pcre2_m
 	for (;;) {
 		PCRE2_SIZE len = *cap;
 		char *t;
-		int rc = pcre2_substitute(wap_matcher_code(g->m), (PCRE2_SPTR)subj, n, 0, opts, md, mc,
-					  (PCRE2_SPTR)g->replace, PCRE2_ZERO_TERMINATED,
-					  (PCRE2_UCHAR *)*r, &len);
+		int rc = pcre2_substitute(wap_matcher_code(g->m), (PCRE2_SPTR)subj, n, 0, opts,
+					  wap_mstate_data(st), NULL, (PCRE2_SPTR)g->replace,
+					  PCRE2_ZERO_TERMINATED, (PCRE2_UCHAR *)*r, &len);
 		if (rc >= 0)
 			return (long long)len;
 		if (rc != PCRE2_ERROR_NOMEMORY || !(t = realloc(*r, len + 1)))
@@ -198,44 +198,27 @@ static long long replacement(const struct gctx *g, pcre2_match_data *md, pcre2_m
 	}
 }
 
-/* Each match replaced in turn, found as wap_match_next finds them (as
- * ripgrep: one character on after an empty match, no empty match where
- * the one before ended), its replacement made by PCRE2 from the match. */
-char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t max,
-		      size_t *outlen, size_t *total, size_t *count)
+/* Each match replaced in turn, found by the matcher's own bounded run as
+ * wap_match_next finds them (as ripgrep: one character on after an empty
+ * match, no empty match where the one before ended), its replacement
+ * made by PCRE2 from the match. */
+char *srch_substitute(const struct gctx *g, struct wap_mstate *st, const char *subj, size_t n,
+		      size_t max, size_t *outlen, size_t *total, size_t *count)
 {
-	const pcre2_code *re = wap_matcher_code(g->m);
-	pcre2_match_context *mc = wap_match_context();
-	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+	struct wap_match_iter it = { 0 };
 	struct wap_sb out = WAP_SB_INIT;
-	size_t off = 0, prev = 0, last = 0, made = 0, cap = 256;
-	bool any = false, stopped = false, bad = false;
+	size_t ms, me, prev = 0, made = 0, cap = 256;
+	bool stopped = false, bad = false;
 	char *r = malloc(cap + 1);
 
-	while (md && r && off <= n) {
-		PCRE2_SIZE *ov, ms, me;
+	while (r && wap_match_next(g->m, st, subj, n, &it, &ms, &me)) {
 		long long rl;
-		int rc = pcre2_match(re, (PCRE2_SPTR)subj, n, off, 0, md, mc);
-		if (rc == PCRE2_ERROR_NOMATCH)
-			break;
-		if (rc < 0) {
-			bad = true;
-			break;
-		}
-		ov = pcre2_get_ovector_pointer(md);
-		ms = ov[0];
-		me = ov[1];
-		off = ms == me ? wap_match_step(subj, n, me) : me;
-		if (ms == me && any && me == last)
-			continue;
-		any = true;
-		last = me;
-		/* bounded: past MAX no more replacing, the rest as it is */
+		/* bounded: past MAX no more replacing */
 		if (max && out.len >= max) {
 			stopped = true;
 			break;
 		}
-		rl = replacement(g, md, mc, subj, n, &r, &cap);
+		rl = replacement(g, st, subj, n, &r, &cap);
 		if (rl < 0) {
 			bad = true;
 			break;
@@ -245,13 +228,11 @@ char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t m
 		prev = me;
 		made++;
 	}
-	pcre2_match_data_free(md);
-	if (!md || !r || bad) {
-		free(r);
+	free(r);
+	if (!r || bad || wap_match_error(st, NULL)) {
 		wap_sb_release(&out);
 		return NULL;
 	}
-	free(r);
 	if (!stopped)	/* (else only the start is made) */
 		wap_sb_add(&out, subj + prev, n - prev);
 	wap_sb_addc(&out, 0);	/* (an empty result is "", not NULL) */
@@ -267,21 +248,17 @@ char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t m
 	return wap_sb_detach(&out);
 }
 
-char *srch_replace_match(const struct gctx *g, const char *subj, size_t n, size_t ms, size_t me,
-			 size_t *outlen)
+char *srch_replace_match(const struct gctx *g, struct wap_mstate *st, const char *subj, size_t n,
+			 size_t ms, size_t me, size_t *outlen)
 {
-	const pcre2_code *re = wap_matcher_code(g->m);
-	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-	size_t cap = 256;
+	size_t cap = 256, s, e;
 	char *r = malloc(cap + 1);
 	long long rl = -1;
 
 	/* found again where it was, in its line: its groups, and what
 	 * lookarounds and \b see beside it */
-	if (md && r && pcre2_match(re, (PCRE2_SPTR)subj, n, ms, PCRE2_ANCHORED, md, wap_match_context()) >= 0 &&
-	    pcre2_get_ovector_pointer(md)[1] == me)
-		rl = replacement(g, md, wap_match_context(), subj, n, &r, &cap);
-	pcre2_match_data_free(md);
+	if (r && wap_match_sub(g->m, st, subj, n, ms, &s, &e) && s == ms && e == me)
+		rl = replacement(g, st, subj, n, &r, &cap);
 	if (rl < 0) {
 		free(r);
 		return NULL;
@@ -895,7 +872,7 @@ static int replace_into(struct rewrite *rw, const char *old, size_t oldlen, stru
 		/* the file as rewritten is held to maxFileSize, as a write is */
 		size_t lim = g->call->ws->lim.max_file_size, n, all, c = 0;
 		size_t room = lim > sb->len + (ls - prev) ? lim - sb->len - (ls - prev) : 0;
-		char *r = srch_substitute(g, old + ls, le - ls, room + 1, &n, &all, &c);
+		char *r = srch_substitute(g, rw->st, old + ls, le - ls, room + 1, &n, &all, &c);
 		if (!r)
 			return wap_err_set(err, WAP_E_INVALID, "Invalid replacement '%s' (or a regex limit hit in %s:%zu)",
 					   g->replace, rw->path, 1 + wap_count_nl(old, ls));

@@ -109,21 +109,22 @@ static inline size_t srch_line_end(const char *buf, size_t len, size_t at)
 
 /* search.c */
 int srch_frcmp_q(const void *a, const void *b, void *sort);
-/* With --replace: SUBJ (N bytes) with every match replaced, malloc'd, in
+/* With --replace: SUBJ (N bytes) with every match replaced (matched with
+ * ST), malloc'd, in
  * *OUTLEN bytes; NULL on a bad replacement or a regex limit.  MAX 0: the
  * whole of it.  Else when the whole is longer than MAX only its first
  * MAX bytes or more are made (a 1 MB line with a 1,000-byte replacement of
  * each byte would be 1 GB); *TOTAL (may be NULL) gets the whole's length,
  * or 0 when only the start was made.  *COUNT (may be NULL): the
  * replacements made. */
-char *srch_substitute(const struct gctx *g, const char *subj, size_t n, size_t max,
-		      size_t *outlen, size_t *total, size_t *count);
+char *srch_substitute(const struct gctx *g, struct wap_mstate *st, const char *subj, size_t n,
+		      size_t max, size_t *outlen, size_t *total, size_t *count);
 
 /* With --replace -o: the replacement of the match at [MS, ME) of SUBJ (N
  * bytes, the line it was found in), malloc'd, in *OUTLEN bytes; NULL on
  * a bad replacement or a regex limit. */
-char *srch_replace_match(const struct gctx *g, const char *subj, size_t n, size_t ms, size_t me,
-			 size_t *outlen);
+char *srch_replace_match(const struct gctx *g, struct wap_mstate *st, const char *subj, size_t n,
+			 size_t ms, size_t me, size_t *outlen);
 
 /* searchprint.c */
 void srch_add_entry(struct emit *em, json_t **recs, size_t lno, size_t ls, size_t le,

@@ -109,10 +109,10 @@ static size_t shown_max(const struct gctx *g)
 
 /* [S, S+N) replaced, as a result's text (as it is if the replacement
  * fails) */
-static json_t *replaced_text(const struct gctx *g, const char *s, size_t n)
+static json_t *replaced_text(const struct gctx *g, struct wap_mstate *st, const char *s, size_t n)
 {
 	size_t rn, all;
-	char *r = srch_substitute(g, s, n, shown_max(g), &rn, &all, NULL);
+	char *r = srch_substitute(g, st, s, n, shown_max(g), &rn, &all, NULL);
 	json_t *j = r ? cut_text(g, r, rn, all ? all : SIZE_MAX) : line_text(g, s, n);
 
 	free(r);
@@ -172,13 +172,13 @@ static json_t *make_rec(const struct gctx *g, struct wk *w, const char *path, co
 
 	if (g->only && g->replace) {
 		size_t n;
-		char *r = srch_replace_match(g, buf + ls, le - ls, ms - ls, me - ls, &n);
+		char *r = srch_replace_match(g, w->st, buf + ls, le - ls, ms - ls, me - ls, &n);
 		text = r ? cut_text(g, r, n, n) : line_text(g, buf + ms, me - ms);
 		free(r);
 	} else if (g->only) {
 		text = line_text(g, buf + ms, me - ms);
 	} else if (g->replace && !g->invert) {
-		text = replaced_text(g, buf + ls, le - ls);
+		text = replaced_text(g, w->st, buf + ls, le - ls);
 	} else {
 		text = line_text(g, buf + ls, le - ls);
 	}
@@ -418,7 +418,7 @@ static void emit_entry(struct emit *em, long long lno, size_t ls, size_t le, siz
 		put_prefix(em, sb, ':', lno);
 		if (g->replace) {
 			size_t n;
-			char *r = srch_replace_match(g, em->buf + ls, le - ls, ms - ls, me - ls, &n);
+			char *r = srch_replace_match(g, em->w->st, em->buf + ls, le - ls, ms - ls, me - ls, &n);
 			if (r)
 				add_cut(em, sb, r, n, n);
 			else
@@ -441,7 +441,7 @@ static void emit_entry(struct emit *em, long long lno, size_t ls, size_t le, siz
 			 * match over lines (or a replacement that makes some)
 			 * to maxFileSize: each of its lines is shown */
 			lines = g->multiline || strchr(g->replace, '\n') || strstr(g->replace, "\\n");
-			r = srch_substitute(g, t, tn, lines ? g->call->ws->lim.max_file_size : shown_max(g),
+			r = srch_substitute(g, em->w->st, t, tn, lines ? g->call->ws->lim.max_file_size : shown_max(g),
 					    &tn, &all, NULL);
 			made = tn;
 			if (r)
