@@ -91,7 +91,7 @@ cat > /dev/null
 test "\$2" != keep.txt
 EOF
 chmod +x "$T/pol/approve.sh"
-start_ws pol --config "$T/pol/config.json" --token-file "$T/pol/token" --session-ttl 2 \
+start_ws pol --config "$T/pol/config.json" --token-file "$T/pol/token" --session-ttl 6 \
 	--approver "$T/pol/approve.sh \"\$@\"" --audit "$T/pol/audit.jsonl" --root "$T/pol/ws"
 same "a configured token is used" "$(cat "$T/pol/token")" fixed-token
 tap policy "$PORT" fixed-token "$T/pol/ws"
@@ -332,7 +332,7 @@ while not os.path.exists(sock):
 s = Stdio([sys.argv[1], "serve", "--profile", "acp", "--root", sys.argv[2]] + sys.argv[4:])
 call = s.call
 r = call("terminal/create", sessionId="s", command="/usr/bin/python3",
-         args=["fdholder.py", "hand", sock], outputByteLimit=1000)
+         args=["fdholder.py", "hand", sock, "0.5"], outputByteLimit=1000)
 t0 = time.time()
 w = call("terminal/wait_for_exit", sessionId="s", terminalId=r["result"]["terminalId"])
 w["seconds"] = time.time() - t0

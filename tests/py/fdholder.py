@@ -4,8 +4,10 @@ output, for the tests that a call or a terminal still ends with its program.
   python3 -m fdholder hold SOCK [SECONDS]  take the fd sent on the unix socket
                                            SOCK and write into it until
                                            SECONDS (30) pass or it breaks
-  python3 fdholder.py hand SOCK            print "handing" and send our
-                                           stdout on SOCK
+  python3 fdholder.py hand SOCK [LINGER]   print "handing", send our stdout
+                                           on SOCK, and exit LINGER seconds
+                                           later (0: at once), so the holder
+                                           has written by then
 """
 import array
 import os
@@ -29,15 +31,16 @@ def hold(path, seconds):
             break
 
 
-def hand(path):
+def hand(path, linger):
     s = socket.socket(socket.AF_UNIX)
     s.connect(path)
     print("handing", flush=True)
     s.sendmsg([b"1"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [1]))])
+    time.sleep(linger)
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "hold":
         hold(sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 30)
     else:
-        hand(sys.argv[2])
+        hand(sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 0)
