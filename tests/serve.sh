@@ -38,6 +38,11 @@ mkdir -p "$T/tr"
 python3 tests/serve/treerace.py "$WAP" "$T/tr" 3 > "$T/treerace" 2>&1
 tap_in "tree lock: " "$T/treerace"
 
+# ---- a write waiting for its directory's lock (held by another) is cancelled ----
+mkdir -p "$T/dl"
+python3 tests/serve/dirlock.py "$WAP" "$T/dl" > "$T/dirlock" 2>&1
+tap_in "dir lock: " "$T/dirlock"
+
 # ---- audit log: one line per operation, never contents, output or tokens ----
 rpc() { # ID TOOL ARGS
 	printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s","arguments":%s}}\n' "$1" "$2" "$3"

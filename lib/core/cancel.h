@@ -34,6 +34,15 @@ static inline bool wap_cancel_is_set(const struct wap_cancel *c)
 	return c && c->why != 0;
 }
 
+/* The cancel of the call this thread runs, for the waits deep in lib/
+ * that are handed no token (a directory's lock, which any process may
+ * hold for ever).  wap_cancel_enter makes C this thread's (NULL: none)
+ * and returns the one before, which wap_cancel_leave puts back; the one
+ * road (wap_run_op) does it around every op. */
+const struct wap_cancel *wap_cancel_enter(const struct wap_cancel *c);
+void wap_cancel_leave(const struct wap_cancel *prev);
+const struct wap_cancel *wap_cancel_current(void);
+
 /* The one error of a cancelled call: EXECUTION_FAILED "Operation
  * cancelled"; returns -1. */
 int wap_cancel_err(struct wap_err *e);

@@ -1281,8 +1281,10 @@ static int delete_file(const struct wap_ws *ws, const char *rel, const char *exp
 
 	if (dfd < 0)
 		return -1;
-	while (flock(dfd, LOCK_EX) && errno == EINTR)
-		;
+	if (wap_dir_lock(dfd, rel, err)) {
+		close(dfd);
+		return -1;
+	}
 	if (entry_is(dfd, name, rel, expected, err))
 		goto out;
 	if (unlinkat(dfd, name, 0)) {
@@ -1418,8 +1420,8 @@ static int put_entry(const struct wap_ws *ws, const char *rel, bool link, const 
 		wap_err_errno(err, EEXIST, rel);
 		goto out;
 	}
-	while (flock(dfd, LOCK_EX) && errno == EINTR)
-		;
+	if (wap_dir_lock(dfd, rel, err))
+		goto out;
 	if (expected && entry_is(dfd, name, rel, expected, err)) {
 		flock(dfd, LOCK_UN);
 		goto out;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cancel.h"
 #include "file.h"
 #include "strbuf.h"
 
@@ -347,6 +348,30 @@ static void target_release(struct target *t)
 	t->rel = NULL;
 }
 
+int wap_dir_lock(int dfd, const char *rel, struct wap_err *err)
+{
+	const struct wap_cancel *cancel = wap_cancel_current();
+	long wait_us = 100;
+
+	/* (no blocking flock: a signal is the only way out of one, and the
+	 * holder's lock lives as long as it likes) */
+	while (flock(dfd, LOCK_EX | LOCK_NB)) {
+		struct timespec ts;
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return wap_err_errno(err, errno, rel);
+		if (wap_cancel_is_set(cancel))
+			return wap_cancel_err(err);
+		ts.tv_sec = 0;
+		ts.tv_nsec = wait_us * 1000;
+		nanosleep(&ts, NULL);
+		if (wait_us < 20000)
+			wait_us *= 2;
+	}
+	return 0;
+}
+
 static int target_open(const struct wap_ws *ws, const char *rel, bool mkparents,
 		       struct target *t, struct wap_err *err)
 {
@@ -404,8 +429,10 @@ static int target_open(const struct wap_ws *ws, const char *rel, bool mkparents,
 		target_release(t);
 		return -1;
 	}
-	while (flock(t->dirfd, LOCK_EX) && errno == EINTR)
-		;
+	if (wap_dir_lock(t->dirfd, t->rel, err)) {
+		target_release(t);
+		return -1;
+	}
 	if (fstatat(t->dirfd, t->name, &t->st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISDIR(t->st.st_mode)) {
 			wap_err_set(err, WAP_E_NOT_FILE, "Not a file: %s is a directory", rel);

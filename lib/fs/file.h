@@ -103,6 +103,13 @@ int wap_update_file(const struct wap_ws *ws, const char *rel, unsigned flags,
 int wap_check_writable(const struct stat *st, const char *rel, const char *how,
 		       struct wap_err *err);
 
+/* Take the exclusive flock of the directory open as DFD (at REL), the lock
+ * two writers of a file in it share.  Any process may hold it (a command
+ * run with `flock DIR sleep 600`), so the wait polls the cancel of the
+ * call this thread runs (wap_cancel_current): 0, or -1 with err
+ * ("Operation cancelled", or the OS's error). */
+int wap_dir_lock(int dfd, const char *rel, struct wap_err *err);
+
 /* ISO-8601 UTC time ("2026-11-21T23:54:18.123Z") into OUT (32 bytes). */
 void wap_iso_time(const struct timespec *ts, char out[32]);
 

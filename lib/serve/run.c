@@ -36,11 +36,15 @@ static int op(const struct wap_applet *a, struct wap_call *call, const json_t *r
 {
 	bool alone = a->flags & WAP_APPLET_TREE;
 	bool lock = call->ws && (alone || (wap_op_flags(a->name, req) & WAP_OP_WRITES));
+	const struct wap_cancel *prev;
 	int rc;
 
 	if (lock && wap_tree_lock(alone, call->cancel, err))
 		return -1;
+	/* the waits that are handed no token poll the call's (lib/core/cancel.h) */
+	prev = wap_cancel_enter(call->cancel);
 	rc = a->op(call, req, res, err) ? -1 : 0;
+	wap_cancel_leave(prev);
 	if (lock)
 		wap_tree_unlock();
 	return rc;
