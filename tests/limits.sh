@@ -261,8 +261,25 @@ if [ -d "$WSDIR/node_modules/ws" ] && command -v node >/dev/null; then
 		"not ok "*) fail "ws close: ${line#not ok * - }" ;;
 		esac
 	done < "$T/wscancel"
-	kill $SPID; wait $SPID 2>/dev/null
 	rm -f big.txt
+	# ... and a tree's copy and removal, which stall the server while they run
+	python3 -c "
+import os
+for d in range(200):
+    os.makedirs('big/d%d' % d)
+    for i in range(500):
+        open('big/d%d/f%d' % (d, i), 'w').close()
+"
+	node "$WSDIR/close-tree-test.js" "$PORT" "$(cat "$T/ws.token")" "$W" > "$T/wsclosetree" 2>&1
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "ws close: ${line#ok * - }" ;;
+		"not ok "*) fail "ws close: ${line#not ok * - }" ;;
+		*) fail "ws close: $line" ;;
+		esac
+	done < "$T/wsclosetree"
+	kill $SPID; wait $SPID 2>/dev/null
+	rm -rf big big2
 else
 	ok "# SKIP ws close: no node or tests/ws/node_modules (npm ci in tests/ws)"
 fi

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cancel.h"
 #include "file.h"
 #include "path.h"
 #include "strbuf.h"
@@ -64,8 +65,9 @@ static int too_deep(struct wap_err *err, const char *rel)
 }
 
 /* Call FN for each entry of the directory open as FD (consumed) at REL,
- * with the entry's name and its path REL/NAME, until one fails: the walk
- * that checking, removing and copying a tree share. */
+ * with the entry's name and its path REL/NAME, until one fails or the
+ * call is cancelled: the walk that checking, removing and copying a tree
+ * share (a million files take a minute; the caller may have gone). */
 typedef int (*child_fn)(int dfd, const char *name, const char *sub, void *arg,
 			struct wap_err *err);
 
@@ -84,6 +86,10 @@ static int each_child(int fd, const char *rel, child_fn fn, void *arg, struct wa
 		char *sub;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		if (wap_cancel_is_set(wap_cancel_current())) {
+			rc = wap_cancel_err(err);
+			break;
+		}
 		sub = wap_path_join(rel, de->d_name);
 		rc = sub ? fn(dirfd(d), de->d_name, sub, arg, err) : wap_err_oom(err);
 		free(sub);
@@ -269,8 +275,12 @@ static int copy_range(int sfd, off_t from, int fd, off_t to, off_t len, char **b
 
 	while (len > 0) {
 		ssize_t r, w;
+		if (wap_cancel_is_set(wap_cancel_current())) {
+			errno = ECANCELED;	/* (a 64 MiB piece at a time) */
+			return -1;
+		}
 		if (!plain) {
-			r = copy_file_range(sfd, &from, fd, &to, len > (1 << 30) ? (1 << 30) : (size_t)len, 0);
+			r = copy_file_range(sfd, &from, fd, &to, len > (64 << 20) ? (64 << 20) : (size_t)len, 0);
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||

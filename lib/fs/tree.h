@@ -5,6 +5,9 @@
  * tree being changed underneath cannot redirect the walk, and symbolic
  * links are removed or copied as links, never followed.  REL arguments
  * are paths from the root used for policy checks and messages only.
+ * The walks and a file's copy stop when the call this thread runs is
+ * cancelled (wap_cancel_current): a copy or removal is then left part
+ * done, as cp -r or rm -r stopped by a signal would leave it.
  * Nothing here prints; errors fill struct wap_err.
  */
 #ifndef WAP_TREE_H
