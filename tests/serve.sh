@@ -43,6 +43,11 @@ mkdir -p "$T/dl"
 python3 tests/serve/dirlock.py "$WAP" "$T/dl" > "$T/dirlock" 2>&1
 tap_in "dir lock: " "$T/dirlock"
 
+# ---- what only reads (grep without --write) holds no tree lock ----
+mkdir -p "$T/tw"
+python3 tests/serve/treewait.py "$WAP" "$T/tw" > "$T/treewait" 2>&1
+tap_in "tree lock, reads: " "$T/treewait"
+
 # ---- audit log: one line per operation, never contents, output or tokens ----
 rpc() { # ID TOOL ARGS
 	printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s","arguments":%s}}\n' "$1" "$2" "$3"
