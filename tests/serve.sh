@@ -48,6 +48,11 @@ mkdir -p "$T/tw"
 python3 tests/serve/treewait.py "$WAP" "$T/tw" > "$T/treewait" 2>&1
 tap_in "tree lock, reads: " "$T/treewait"
 
+# ---- a git checkout and an edit of a file it changes are one before the other ----
+mkdir -p "$T/gr"
+python3 tests/serve/gitrace.py "$WAP" "$T/gr/ws" 40 > "$T/gitrace" 2>&1
+tap_in "tree lock, checkout: " "$T/gitrace"
+
 # ---- audit log: one line per operation, never contents, output or tokens ----
 rpc() { # ID TOOL ARGS
 	printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s","arguments":%s}}\n' "$1" "$2" "$3"

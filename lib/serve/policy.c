@@ -50,10 +50,10 @@ static const struct wap_opdesc ops[] = {
 	{ "git.unstage", "git", W },
 	{ "git.reset", "git", W },
 	{ "git.commit", "git", W },
-	{ "git.checkout", "git", W | D },
+	{ "git.checkout", "git", W | D | WAP_OP_TREEWIDE },
 	{ "git.push", "git", W },
 	{ "git.fetch", "git", W },
-	{ "git.pull", "git", W | D },
+	{ "git.pull", "git", W | D | WAP_OP_TREEWIDE },
 	{ "git.init", "git", W },
 	{ "git.clone", "git", W },
 	/* sym actions (the applet's; language servers) */

@@ -28,6 +28,9 @@
 #define WAP_OP_RUNS		2u	/* runs commands (in read-only mode they
 					 * run in a read-only sandbox) */
 #define WAP_OP_DESTRUCTIVE	4u	/* removes or replaces what was there */
+#define WAP_OP_TREEWIDE		8u	/* rewrites files across the tree (a git
+					 * checkout): holds the tree lock alone,
+					 * as mv does (lib/fs/tree.h) */
 #define WAP_OP_MUTATING		(WAP_OP_WRITES | WAP_OP_RUNS)
 
 struct wap_opdesc {

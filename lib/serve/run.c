@@ -30,12 +30,18 @@ static int allow(struct wap_run *run, const char *name, const json_t *req, struc
 
 /* A's op, under the tree lock (lib/fs/tree.h) when it writes, as the
  * one table of ops says of this request (grep with write, git by its
- * action): alone when it moves, copies or removes trees. */
+ * action): alone when it moves, copies or removes trees or rewrites
+ * files across the tree (WAP_OP_TREEWIDE: a git checkout). */
 static int op(const struct wap_applet *a, struct wap_call *call, const json_t *req, json_t **res,
 	      struct wap_err *err)
 {
-	bool alone = a->flags & WAP_APPLET_TREE;
-	bool lock = call->ws && (alone || (wap_op_flags(a->name, req) & WAP_OP_WRITES));
+	/* (a read-only applet, read and the like, is not looked up) */
+	unsigned f = (a->flags & WAP_APPLET_READONLY) ? 0 : wap_op_flags(a->name, req);
+	/* alone: a tree op, or a git checkout (its check for local changes
+	 * and its writes against an edit's read and rename: both said they
+	 * succeeded, and one's change was lost) */
+	bool alone = (a->flags & WAP_APPLET_TREE) || (f & WAP_OP_TREEWIDE);
+	bool lock = call->ws && (alone || (f & WAP_OP_WRITES));
 	const struct wap_cancel *prev;
 	int rc;
 

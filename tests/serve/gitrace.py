@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""gitrace.py WAP ROOT [ROUNDS] - a git checkout and an edit of a file it
+changes, two calls at once over stdio (--workers 4).  Both held the tree
+lock shared, so they ran side by side: the checkout's safe-mode test
+(no local change it would overwrite) and its writes on one side, the
+edit's read, version check and rename on the other; both said they
+succeeded and one's change was lost: HEAD on b2 with f.txt the edit of
+b1's text, or the edit's change overwritten by b2's (36 of 100 rounds).
+A checkout (and a pull, which checks out) rewrites files across the
+tree, so it holds the tree lock alone, as mv does: the edit is before it
+(then the checkout refuses, a local change in its way) or after it (then
+the text it replaces is gone).  TAP lines."""
+import os, subprocess, sys, time
+from wapstdio import Pipelined
+
+wap, root = sys.argv[1], sys.argv[2]
+rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 60
+
+
+def tap(good, desc):
+    print(("ok" if good else "not ok") + " - " + desc, flush=True)
+
+
+def git(*a):
+    return subprocess.run(["git", "-C", root] + list(a), check=True, capture_output=True,
+                          text=True).stdout
+
+
+os.makedirs(root, exist_ok=True)
+git("init", "-q", "-b", "b1")
+git("config", "user.email", "t@example.com")
+git("config", "user.name", "T")
+# (files beside it make the checkout take a little while)
+for i in range(200):
+    open(os.path.join(root, "pad%d.txt" % i), "w").write("p%d\n" % i)
+open(os.path.join(root, "f.txt"), "w").write("A\n")
+git("add", "-A")
+git("commit", "-qm", "a")
+git("checkout", "-qb", "b2")
+for i in range(200):
+    open(os.path.join(root, "pad%d.txt" % i), "w").write("q%d\n" % i)
+open(os.path.join(root, "f.txt"), "w").write("B\n")
+git("commit", "-qam", "b")
+git("checkout", "-q", "b1")
+
+s = Pipelined([wap, "serve", "--root", root, "--workers", "4"])
+s.replies({s.call("initialize", protocolVersion="2025-06-18", capabilities={},
+                  clientInfo={"name": "t", "version": "1"})})
+
+
+def ok(m):
+    return m is not None and not m["result"].get("isError")
+
+
+both = lost = answered = 0
+for r in range(rounds):
+    a = s.call("tools/call", name="git", arguments={"action": "checkout", "args": ["b2"]})
+    time.sleep((r % 10) * 0.0005)	# the edit sent 0-4.5 ms after
+    e = s.call("tools/call", name="edit", arguments={"path": "f.txt", "old": "A", "new": "A2", "exact": True})
+    got = s.replies({a, e}, 60)
+    answered += len(got)
+    head = git("rev-parse", "--abbrev-ref", "HEAD").strip()
+    f = open(os.path.join(root, "f.txt")).read()
+    if ok(got.get(a)) and ok(got.get(e)):
+        both += 1	# no order of the two lets both succeed
+        if head == "b2" and f in ("A2\n", "B\n"):
+            lost += 1
+    git("checkout", "-qf", "b1")
+tap(answered == 2 * rounds, "every checkout and edit answered (%d of %d)" % (answered, 2 * rounds))
+tap(both == 0 and lost == 0,
+    "a checkout and an edit of a file it changes never both succeed (%d rounds: %d both, %d lost a change)"
+    % (rounds, both, lost))
+rc = s.close()
+tap(rc == 0, "the server exits 0 (%s)" % rc)
