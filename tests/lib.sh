@@ -46,11 +46,16 @@ jget() { printf '%s' "$1" | python3 -c 'import json,sys; j=json.load(sys.stdin);
 # jcheck DESC JSON EXPR: pass if the Python expression is true
 # tap_in PREFIX FILE: a helper's "ok - X" / "not ok - X" lines as this
 # suite's, each X after PREFIX; any other line fails
+# tap_in PREFIX FILE: FILE's TAP lines (numbered or not) as our own, each
+# description after PREFIX; a comment is passed over, any other line fails
 tap_in() {
 	while IFS= read -r line; do
 		case $line in
 		"ok - "*) ok "$1${line#ok - }" ;;
+		"ok "[0-9]*) ok "$1${line#ok * - }" ;;
 		"not ok - "*) fail "$1${line#not ok - }" ;;
+		"not ok "[0-9]*) fail "$1${line#not ok * - }" ;;
+		"#"*) ;;
 		*) fail "$1$line" ;;
 		esac
 	done < "$2"

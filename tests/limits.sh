@@ -255,12 +255,7 @@ if [ -d "$WSDIR/node_modules/ws" ] && command -v node >/dev/null; then
 		sleep 0.1
 	done
 	node "$WSDIR/cancel-test.js" "$PORT" "$(cat "$T/ws.token")" "$SPID" > "$T/wscancel" 2>&1
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) ok "ws close: ${line#ok * - }" ;;
-		"not ok "*) fail "ws close: ${line#not ok * - }" ;;
-		esac
-	done < "$T/wscancel"
+	tap_in "ws close: " "$T/wscancel"
 	rm -f big.txt
 	# ... and a tree's copy and removal, which stall the server while they run
 	python3 -c "
@@ -271,13 +266,7 @@ for d in range(200):
         open('big/d%d/f%d' % (d, i), 'w').close()
 "
 	node "$WSDIR/close-tree-test.js" "$PORT" "$(cat "$T/ws.token")" "$W" > "$T/wsclosetree" 2>&1
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) ok "ws close: ${line#ok * - }" ;;
-		"not ok "*) fail "ws close: ${line#not ok * - }" ;;
-		*) fail "ws close: $line" ;;
-		esac
-	done < "$T/wsclosetree"
+	tap_in "ws close: " "$T/wsclosetree"
 	kill $SPID; wait $SPID 2>/dev/null
 	rm -rf big big2
 else

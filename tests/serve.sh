@@ -23,35 +23,27 @@ while IFS= read -r line; do
 	esac
 done < "$T/hostile"
 
-# ---- big messages behind a slow call: held to a cap, the reader waits ----
-mkdir -p "$T/bq"
-python3 tests/serve/bigqueue.py "$WAP" "$T/bq" > "$T/bigqueue" 2>&1
-tap_in "bigqueue: " "$T/bigqueue"
-
-# ---- a batch runs on a worker: pings and cancels are read meanwhile ----
-mkdir -p "$T/bs"
-python3 tests/serve/batchstdio.py "$WAP" "$T/bs" > "$T/batchstdio" 2>&1
-tap_in "batch: " "$T/batchstdio"
-
-# ---- a tree's check and its move are one step against a write meanwhile ----
-mkdir -p "$T/tr"
-python3 tests/serve/treerace.py "$WAP" "$T/tr" 3 > "$T/treerace" 2>&1
-tap_in "tree lock: " "$T/treerace"
-
-# ---- a write waiting for its directory's lock (held by another) is cancelled ----
-mkdir -p "$T/dl"
-python3 tests/serve/dirlock.py "$WAP" "$T/dl" > "$T/dirlock" 2>&1
-tap_in "dir lock: " "$T/dirlock"
-
-# ---- what only reads (grep without --write) holds no tree lock ----
-mkdir -p "$T/tw"
-python3 tests/serve/treewait.py "$WAP" "$T/tw" > "$T/treewait" 2>&1
-tap_in "tree lock, reads: " "$T/treewait"
-
-# ---- a git checkout and an edit of a file it changes are one before the other ----
-mkdir -p "$T/gr"
-python3 tests/serve/gitrace.py "$WAP" "$T/gr/ws" 40 > "$T/gitrace" 2>&1
-tap_in "tree lock, checkout: " "$T/gitrace"
+# One of the scripts beside: `serve_py DIR LABEL SCRIPT ARGS...` runs
+# tests/serve/SCRIPT with wap and the root $T/DIR, its TAP lines under LABEL.
+serve_py() {
+	_d=$1 _l=$2 _s=$3
+	shift 3
+	mkdir -p "$T/$_d"
+	python3 "tests/serve/$_s" "$WAP" "$T/$_d" "$@" > "$T/$_d.out" 2>&1
+	tap_in "$_l" "$T/$_d.out"
+}
+# big messages behind a slow call: held to a cap, the reader waits
+serve_py bq "bigqueue: " bigqueue.py
+# a batch runs on a worker: pings and cancels are read meanwhile
+serve_py bs "batch: " batchstdio.py
+# a tree's check and its move are one step against a write meanwhile
+serve_py tr "tree lock: " treerace.py 3
+# a write waiting for its directory's lock (held by another) is cancelled
+serve_py dl "dir lock: " dirlock.py
+# what only reads (grep without --write) holds no tree lock
+serve_py tw "tree lock, reads: " treewait.py
+# a git checkout and an edit of a file it changes are one before the other
+serve_py gr "tree lock, checkout: " gitrace.py 40
 
 # ---- audit log: one line per operation, never contents, output or tokens ----
 rpc() { # ID TOOL ARGS
