@@ -34,6 +34,8 @@
 
 #include "applet.h"
 #include "applets.h"
+#include "strbuf.h"
+#include "text.h"
 #include "tree.h"
 
 static const struct wap_opt cp_opts[] = {
@@ -147,11 +149,15 @@ out:
 
 static int cp_render(const json_t *res, const json_t *req, FILE *out)
 {
+	struct wap_sb a = WAP_SB_INIT, b = WAP_SB_INIT;
+
 	(void)req;
 	if (!out)
 		return 0;
-	fprintf(out, "Copied %s -> %s", json_string_value(json_object_get(res, "source")),
-		json_string_value(json_object_get(res, "destination")));
+	fprintf(out, "Copied %s -> %s", wap_name_show(&a, json_string_value(json_object_get(res, "source"))),
+		wap_name_show(&b, json_string_value(json_object_get(res, "destination"))));
+	wap_sb_release(&a);
+	wap_sb_release(&b);
 	if (json_is_true(json_object_get(res, "isDirectory")))
 		fprintf(out, " (%lld files, %lld directories, %lld links, %lld bytes)",
 			(long long)json_integer_value(json_object_get(res, "files")),

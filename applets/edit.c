@@ -426,6 +426,7 @@ static int edit_render(const json_t *res, const json_t *req, FILE *out)
 {
 	json_t *files = json_object_get(res, "files"), *f;
 	bool dry = json_is_true(json_object_get(res, "dryRun"));
+	struct wap_sb a = WAP_SB_INIT, b = WAP_SB_INIT;
 	size_t i;
 
 	(void)req;
@@ -435,18 +436,18 @@ static int edit_render(const json_t *res, const json_t *req, FILE *out)
 		json_array_foreach(files, i, f) {
 			const char *from = json_string_value(json_object_get(f, "from"));
 			const char *st = json_string_value(json_object_get(f, "status"));
+			const char *path = wap_name_show(&b, json_string_value(json_object_get(f, "path")));
 			if (from)
-				fprintf(out, "%s %s -> %s\n", st, from,
-					json_string_value(json_object_get(f, "path")));
+				fprintf(out, "%s %s -> %s\n", st, wap_name_show(&a, from), path);
 			else
-				fprintf(out, "%s %s\n", st, json_string_value(json_object_get(f, "path")));
+				fprintf(out, "%s %s\n", st, path);
 		}
 	} else {
 		long long n = json_integer_value(json_object_get(res, "replacements"));
 		const char *strat = json_string_value(json_object_get(res, "strategy"));
 		fprintf(out, "%s %s: %lld %s, +%lld -%lld",
 			json_is_true(json_object_get(res, "created")) ? "A" : "M",
-			json_string_value(json_object_get(res, "path")), n,
+			wap_name_show(&a, json_string_value(json_object_get(res, "path"))), n,
 			n == 1 ? "change" : "changes",
 			(long long)json_integer_value(json_object_get(res, "additions")),
 			(long long)json_integer_value(json_object_get(res, "deletions")));
@@ -462,6 +463,8 @@ static int edit_render(const json_t *res, const json_t *req, FILE *out)
 				(long long)json_integer_value(json_object_get(res, "diffBytes")));
 		fputs("(dry run: nothing written)\n", out);
 	}
+	wap_sb_release(&a);
+	wap_sb_release(&b);
 	return 0;
 }
 

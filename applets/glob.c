@@ -38,6 +38,8 @@
 #include "applet.h"
 #include "applets.h"
 #include "find.h"
+#include "strbuf.h"
+#include "text.h"
 
 static const struct wap_opt glob_opts[] = {
 	{ "max-results", 'm', WAP_OPT_INT, 0, NULL },
@@ -70,6 +72,7 @@ static int glob_render(const json_t *res, const json_t *req, FILE *out)
 	json_t *files = json_object_get(res, "files"), *f;
 	long long total = json_integer_value(json_object_get(res, "totalFound"));
 	bool tagged = json_is_true(json_object_get(req, "tagged"));
+	struct wap_sb q = WAP_SB_INIT;
 	size_t i;
 
 	if (!out)
@@ -84,13 +87,14 @@ static int glob_render(const json_t *res, const json_t *req, FILE *out)
 		fprintf(out, "Found %lld match(es) for '%s':\n\n", total, pat);
 	}
 	json_array_foreach(files, i, f) {
-		const char *p = json_string_value(json_object_get(f, "path"));
+		const char *p = wap_name_show(&q, json_string_value(json_object_get(f, "path")));
 		if (tagged)
 			fprintf(out, "%s %s\n", json_is_true(json_object_get(f, "isDirectory")) ?
 				"[DIR]" : "[FILE]", p);
 		else
 			fprintf(out, "%s\n", p);
 	}
+	wap_sb_release(&q);
 	if (json_is_true(json_object_get(res, "isTruncated")))
 		fprintf(out, "[... %zu of %lld shown; use --max-results 0 for all]\n",
 			json_array_size(files), total);
@@ -146,10 +150,14 @@ static int glob_cli(struct wap_ws *ws, json_t *req, bool json)
 				fwrite(obuf, 1, used, stdout);
 				used = 0;
 			}
-			if (n > sizeof(obuf)) {
+			if (n > sizeof(obuf) || wap_name_quoted(h->path, h->len)) {
+				struct wap_sb q = WAP_SB_INIT;
+				fwrite(obuf, 1, used, stdout);
+				used = 0;
 				fputs(tag, stdout);
-				fwrite(h->path, 1, h->len, stdout);
+				fputs(wap_name_show(&q, h->path), stdout);
 				fputc('\n', stdout);
+				wap_sb_release(&q);
 				continue;
 			}
 			memcpy(obuf + used, tag, tl);

@@ -69,6 +69,7 @@
 #include "match.h"
 #include "search.h"
 #include "strbuf.h"
+#include "text.h"
 
 static const struct wap_opt grep_opts[] = {
 	{ "fixed-strings", 'F', WAP_OPT_BOOL, 0, NULL },
@@ -332,6 +333,7 @@ static void render_jsonl(const json_t *res, FILE *out)
 
 static int grep_render(const json_t *res, const json_t *req, FILE *out)
 {
+	struct wap_sb q = WAP_SB_INIT;
 	json_t *v, *list;
 	size_t i;
 	long long total = json_integer_value(json_object_get(res, "totalMatches"));
@@ -348,7 +350,8 @@ static int grep_render(const json_t *res, const json_t *req, FILE *out)
 				json_integer_value(json_object_get(res, "count")) == 1 ? "" : "s",
 				n, n == 1 ? "" : "s");
 			json_array_foreach(v, i, list)
-				fprintf(out, "%s\n", json_string_value(list));
+				fprintf(out, "%s\n", wap_name_show(&q, json_string_value(list)));
+			wap_sb_release(&q);
 		}
 		return json_integer_value(json_object_get(res, "count")) > 0 ? 0 : 1;
 	}
@@ -360,23 +363,24 @@ static int grep_render(const json_t *res, const json_t *req, FILE *out)
 	}
 	if ((list = json_object_get(res, "files"))) {
 		json_array_foreach(list, i, v)
-			fprintf(out, "%s\n", json_string_value(v));
+			fprintf(out, "%s\n", wap_name_show(&q, json_string_value(v)));
 	} else if ((list = json_object_get(res, "counts"))) {
 		json_array_foreach(list, i, v)
-			fprintf(out, "%s:%lld\n", json_string_value(json_object_get(v, "path")),
+			fprintf(out, "%s:%lld\n", wap_name_show(&q, json_string_value(json_object_get(v, "path"))),
 				(long long)json_integer_value(json_object_get(v, "count")));
 	} else {
 		const char *lastpath = NULL;
 		long long last = 0;
 		list = json_object_get(res, "matches");
 		json_array_foreach(list, i, v) {
-			const char *path = json_string_value(json_object_get(v, "path"));
+			const char *name = json_string_value(json_object_get(v, "path"));
+			const char *path = wap_name_show(&q, name);
 			long long line = json_integer_value(json_object_get(v, "line"));
 			json_t *cb = json_object_get(v, "contextBefore"), *ca = json_object_get(v, "contextAfter");
 			json_t *nx = json_array_get(list, i + 1), *c;
 			size_t nb = json_array_size(cb), k;
 			long long first = line - (long long)nb;
-			bool same = lastpath && !strcmp(lastpath, path);
+			bool same = lastpath && !strcmp(lastpath, name);
 
 			if (ctx && lastpath && (!same || first > last + 1))
 				fputs("--\n", out);
@@ -410,7 +414,7 @@ static int grep_render(const json_t *res, const json_t *req, FILE *out)
 			last = line > last ? line : last;
 			json_array_foreach(ca, k, c) {
 				long long ln = line + 1 + (long long)k;
-				if (nx && !strcmp(json_string_value(json_object_get(nx, "path")), path) &&
+				if (nx && !strcmp(json_string_value(json_object_get(nx, "path")), name) &&
 				    ln >= json_integer_value(json_object_get(nx, "line")) -
 					  (long long)json_array_size(json_object_get(nx, "contextBefore")))
 					break;
@@ -419,9 +423,10 @@ static int grep_render(const json_t *res, const json_t *req, FILE *out)
 				fprintf(out, "%s-%lld-%s\n", path, ln, json_string_value(c));
 				last = ln;
 			}
-			lastpath = path;
+			lastpath = name;
 		}
 	}
+	wap_sb_release(&q);
 	if (jbool(res, "isTruncated")) {
 		size_t shown = json_array_size(list);
 		fprintf(out, "[... %zu of %lld %s shown; use --max-results 0 for all]\n", shown, total,

@@ -299,23 +299,24 @@ out:
 
 static int ls_render(const json_t *res, const json_t *req, FILE *out)
 {
-	const char *path = json_string_value(json_object_get(res, "path"));
+	struct wap_sb q = WAP_SB_INIT, qn = WAP_SB_INIT;
+	const char *path;
 	json_t *files = json_object_get(res, "files"), *f;
 	size_t i;
 
 	(void)req;
 	if (!out)
 		return 0;
-	if (!json_array_size(files)) {
+	path = wap_name_show(&q, json_string_value(json_object_get(res, "path")));
+	if (!json_array_size(files))
 		fprintf(out, "Directory is empty: %s\n", path);
-		return 0;
-	}
-	fprintf(out, "Contents of %s:\n\n", path);
+	else
+		fprintf(out, "Contents of %s:\n\n", path);
 	json_array_foreach(files, i, f) {
 		json_t *m = json_object_get(f, "metadata");
 		bool dir = json_is_true(json_object_get(f, "isDirectory"));
 		fprintf(out, "[%s] %s", dir ? "DIR" : "FILE",
-			json_string_value(json_object_get(f, "name")));
+			wap_name_show(&qn, json_string_value(json_object_get(f, "name"))));
 		if (m && !dir)
 			fprintf(out, "  (%lld bytes, modified %s)",
 				(long long)json_integer_value(json_object_get(m, "size")),
@@ -327,6 +328,8 @@ static int ls_render(const json_t *res, const json_t *req, FILE *out)
 	if (json_is_true(json_object_get(res, "isTruncated")))
 		fprintf(out, "\n[truncated: showing %zu of %lld entries; list a subdirectory, lower --max-depth or add --exclude]\n",
 			json_array_size(files), (long long)json_integer_value(json_object_get(res, "totalFound")));
+	wap_sb_release(&q);
+	wap_sb_release(&qn);
 	return 0;
 }
 

@@ -23,6 +23,8 @@
 
 #include "applet.h"
 #include "applets.h"
+#include "strbuf.h"
+#include "text.h"
 
 static const struct wap_opt mkdir_opts[] = {
 	{ "path", 0, WAP_OPT_STR, WAP_OPT_POS | WAP_OPT_REQ, NULL },
@@ -81,11 +83,14 @@ out:
 
 static int mkdir_render(const json_t *res, const json_t *req, FILE *out)
 {
+	struct wap_sb q = WAP_SB_INIT;
+
 	(void)req;
 	if (out)
 		fprintf(out, "%s %s\n", json_is_true(json_object_get(res, "created")) ?
 			"Created directory" : "Directory already exists:",
-			json_string_value(json_object_get(res, "path")));
+			wap_name_show(&q, json_string_value(json_object_get(res, "path"))));
+	wap_sb_release(&q);
 	return 0;
 }
 

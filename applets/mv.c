@@ -31,6 +31,8 @@
 #include "applet.h"
 #include "file.h"
 #include "applets.h"
+#include "strbuf.h"
+#include "text.h"
 #include "tree.h"
 
 static const struct wap_opt mv_opts[] = {
@@ -135,10 +137,14 @@ out:
 
 static int mv_render(const json_t *res, const json_t *req, FILE *out)
 {
+	struct wap_sb a = WAP_SB_INIT, b = WAP_SB_INIT;
+
 	(void)req;
 	if (out)
-		fprintf(out, "Moved %s -> %s\n", json_string_value(json_object_get(res, "source")),
-			json_string_value(json_object_get(res, "destination")));
+		fprintf(out, "Moved %s -> %s\n", wap_name_show(&a, json_string_value(json_object_get(res, "source"))),
+			wap_name_show(&b, json_string_value(json_object_get(res, "destination"))));
+	wap_sb_release(&a);
+	wap_sb_release(&b);
 	return 0;
 }
 

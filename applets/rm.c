@@ -28,6 +28,8 @@
 
 #include "applet.h"
 #include "applets.h"
+#include "strbuf.h"
+#include "text.h"
 #include "tree.h"
 
 static const struct wap_opt rm_opts[] = {
@@ -111,17 +113,20 @@ out:
 static int rm_render(const json_t *res, const json_t *req, FILE *out)
 {
 	long long n = json_integer_value(json_object_get(res, "removed"));
-	const char *path = json_string_value(json_object_get(res, "path"));
+	struct wap_sb q = WAP_SB_INIT;
+	const char *path;
 
 	(void)req;
 	if (!out)
 		return 0;
+	path = wap_name_show(&q, json_string_value(json_object_get(res, "path")));
 	if (!n)
 		fprintf(out, "Nothing to remove: %s does not exist\n", path);
 	else if (json_is_true(json_object_get(res, "isDirectory")))
 		fprintf(out, "Removed %s (%lld entr%s)\n", path, n, n == 1 ? "y" : "ies");
 	else
 		fprintf(out, "Removed %s\n", path);
+	wap_sb_release(&q);
 	return 0;
 }
 

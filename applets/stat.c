@@ -254,22 +254,27 @@ static void human(FILE *out, long long n)
 
 static int stat_render(const json_t *res, const json_t *req, FILE *out)
 {
-	const char *path = json_string_value(json_object_get(res, "path"));
+	struct wap_sb q = WAP_SB_INIT;
+	const char *path;
 	json_t *v;
+	int rc = 0;
 
 	(void)req;
+	if (!out)
+		return json_object_get(res, "type") || json_is_true(json_object_get(res, "exists")) ? 0 : 1;
+	path = wap_name_show(&q, json_string_value(json_object_get(res, "path")));
 	if (!json_object_get(res, "type")) {
-		bool e = json_is_true(json_object_get(res, "exists"));
-		if (out && e)
+		if (json_is_true(json_object_get(res, "exists")))
 			fprintf(out, "%s exists (%s)\n", path,
 				json_is_true(json_object_get(res, "isDirectory")) ? "directory" :
 				json_is_true(json_object_get(res, "isFile")) ? "file" : "other");
-		else if (out)
+		else {
 			fprintf(out, "%s does not exist\n", path);
-		return e ? 0 : 1;
+			rc = 1;
+		}
+		wap_sb_release(&q);
+		return rc;
 	}
-	if (!out)
-		return 0;
 	fprintf(out, "Path: %s\n", path);
 	fprintf(out, "Type: %s\n", json_string_value(json_object_get(res, "type")));
 	if (!json_is_true(json_object_get(res, "isDirectory")))
@@ -283,9 +288,10 @@ static int stat_render(const json_t *res, const json_t *req, FILE *out)
 	if ((v = json_object_get(res, "entries")))
 		fprintf(out, "Entries: %lld\n", (long long)json_integer_value(v));
 	if ((v = json_object_get(res, "target")))
-		fprintf(out, "Target: %s\n", json_string_value(v));
+		fprintf(out, "Target: %s\n", wap_name_show(&q, json_string_value(v)));
 	if ((v = json_object_get(res, "mimeType")))
 		fprintf(out, "MIME type: %s\n", json_string_value(v));
+	wap_sb_release(&q);
 	return 0;
 }
 

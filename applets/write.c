@@ -40,6 +40,8 @@
 
 #include "applet.h"
 #include "applets.h"
+#include "strbuf.h"
+#include "text.h"
 #include "file.h"
 
 static const struct wap_opt write_opts[] = {
@@ -145,6 +147,7 @@ out:
 static int write_render(const json_t *res, const json_t *req, FILE *out)
 {
 	const char *mode = json_string_value(json_object_get(res, "mode"));
+	struct wap_sb q = WAP_SB_INIT;
 
 	(void)req;
 	if (!out)
@@ -152,10 +155,11 @@ static int write_render(const json_t *res, const json_t *req, FILE *out)
 	fprintf(out, "%s %s: %lld bytes%s, version %s\n",
 		json_is_true(json_object_get(res, "created")) ? "Created" :
 		!strcmp(mode, "append") ? "Appended to" : "Overwrote",
-		json_string_value(json_object_get(res, "path")),
+		wap_name_show(&q, json_string_value(json_object_get(res, "path"))),
 		(long long)json_integer_value(json_object_get(res, "bytesWritten")),
 		!strcmp(mode, "append") ? " appended" : " written",
 		json_string_value(json_object_get(res, "version")));
+	wap_sb_release(&q);
 	return 0;
 }
 

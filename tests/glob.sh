@@ -324,7 +324,25 @@ ref_order() { # mtime|path [stat]: wap's unsorted lines on stdin, in the order
 import os, sys
 root, by, follow = sys.argv[1], sys.argv[2], len(sys.argv) > 3
 ps = [l for l in sys.stdin.buffer.read().split(b"\n") if l]
+def unquote(p):  # a name shown quoted (a control character in it): its bytes
+    if not p.startswith(b"\""):
+        return p
+    out, i, p = bytearray(), 0, p[1:-1]
+    while i < len(p):
+        c = p[i:i + 1]
+        if c != b"\\":
+            out += c
+            i += 1
+        elif p[i + 1:i + 2].isdigit():
+            out.append(int(p[i + 1:i + 4], 8))
+            i += 4
+        else:
+            out += {b"a": b"\a", b"b": b"\b", b"t": b"\t", b"n": b"\n", b"v": b"\v",
+                    b"f": b"\f", b"r": b"\r"}.get(p[i + 1:i + 2], p[i + 1:i + 2])
+            i += 2
+    return bytes(out)
 def key(p):
+    p = unquote(p)
     f = os.path.join(root.encode(), p)
     try:  # -L: what a link leads to; a dangling link itself
         st = os.stat(f, follow_symlinks=follow)
@@ -437,7 +455,7 @@ for j in 1 2; do
 		"$(printf '%s\n' "$all" | ref_order mtime)"
 done
 same "0x01 names: 'q\\1b' between 'q/\\1' and 'q/c'" "$(WAP_ROOT=$X wap glob -m0 --sort path -t f 'q*/**' | od -An -c)" \
-	"$(printf 'q/\001\nq\001b\nq/c\nq\001d\n' | od -An -c)"
+	"$(printf '"q/\\001"\n"q\\001b"\nq/c\n"q\\001d"\n' | od -An -c)"
 
 # The same with the 0x01 in a directory that is no hit (-t f keeps no
 # name for it, only its place in the tree): "p\1/e" before "p/x"
@@ -453,9 +471,9 @@ for p in ["p/x", "p\x01/e"]:
 EOF2
 for j in 1 2; do
 	same "0x01 in a directory not listed, path, -j$j" "$(WAP_ROOT=$X2 wap glob -m0 -j$j -t f --sort path '**' | od -An -c)" \
-		"$(printf 'p\001/e\np/x\n' | od -An -c)"
+		"$(printf '"p\\001/e"\np/x\n' | od -An -c)"
 	same "0x01 in a directory not listed, newest first, -j$j" "$(WAP_ROOT=$X2 wap glob -m0 -j$j -t f '**' | od -An -c)" \
-		"$(printf 'p\001/e\np/x\n' | od -An -c)"
+		"$(printf '"p\\001/e"\np/x\n' | od -An -c)"
 done
 
 # mtimes more than 2^34 s (544 years) apart do not fit the radix key: a

@@ -1,4 +1,5 @@
 /* core/text.c - binary detection, UTF-8 validation, line index, MIME guess. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -373,4 +374,60 @@ bool wap_text_pure_crlf(const char *buf, size_t len)
 		if (p == buf || p[-1] != '\r')
 			return false;
 	return n > 0;
+}
+
+bool wap_name_quoted(const char *s, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+	size_t i = 0;
+
+	if (n && s[0] == '"')
+		return true;
+	/* eight bytes a step (glob prints every path through here): a byte
+	 * below 0x20 or equal to 0x7f sets its high bit; bytes from 0x80 on
+	 * are left out by ~x */
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, d;
+		memcpy(&x, s + i, 8);
+		d = x ^ (0x7f * ones);
+		if ((((x - 0x20 * ones) & ~x) | ((d - ones) & ~d)) & highs)
+			return true;
+	}
+	for (; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return true;
+	return false;
+}
+
+void wap_name_quote(struct wap_sb *sb, const char *s, size_t n)
+{
+	static const char named[] = "abtnvfr";	/* \a to \r: bytes 7 to 13 */
+
+	wap_sb_addc(sb, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = s[i];
+		if (c == '"' || c == '\\') {
+			wap_sb_addc(sb, '\\');
+			wap_sb_addc(sb, c);
+		} else if (c >= 7 && c <= 13) {
+			wap_sb_addc(sb, '\\');
+			wap_sb_addc(sb, named[c - 7]);
+		} else if (c < 0x20 || c == 0x7f) {
+			wap_sb_addf(sb, "\\%03o", c);
+		} else {
+			wap_sb_addc(sb, c);
+		}
+	}
+	wap_sb_addc(sb, '"');
+}
+
+const char *wap_name_show(struct wap_sb *sb, const char *s)
+{
+	size_t n;
+
+	if (!s || !wap_name_quoted(s, n = strlen(s)))
+		return s;
+	sb->len = 0;
+	wap_name_quote(sb, s, n);
+	return sb->oom || !sb->buf ? s : sb->buf;
 }

@@ -67,6 +67,19 @@ void wap_text_base64(struct wap_sb *sb, const void *buf, size_t len);
 json_t *wap_json_name(const char *s);
 int wap_json_set_name(json_t *obj, const char *key, const char *s);
 
+/* A name as text output shows it (grep's and glob's lines, ls's entries,
+ * the tree ops' messages): as it is, unless it holds a control character
+ * (a newline, a carriage return, an escape) or begins with '"'; then in
+ * double quotes with C escapes (\n, \t, \", \\, \033), as git shows such
+ * a name (core.quotePath), so no file name can pass for a line of wap's own
+ * or drive the terminal.  --json and --jsonl escape names as JSON instead.
+ * wap_name_quoted tells whether N bytes at S need it; wap_name_quote
+ * appends the quoted form to SB; wap_name_show returns S itself or its
+ * quoted form built in SB (release SB after use; S when out of memory). */
+bool wap_name_quoted(const char *s, size_t n);
+void wap_name_quote(struct wap_sb *sb, const char *s, size_t n);
+const char *wap_name_show(struct wap_sb *sb, const char *s);
+
 /* A MIME type from the name, then the first bytes; never NULL. */
 const char *wap_text_mime(const char *name, const char *buf, size_t len);
 

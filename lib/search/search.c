@@ -379,6 +379,8 @@ static void search_buf(struct gctx *g, struct wk *w, const char *path, const cha
 	struct emit em = { .g = g, .w = w, .path = path, .buf = buf, .len = len, .f = &f,
 			   .pathlen = strlen(path), .binoff = w->binoff };
 
+	em.quote = g->mode == WAP_SEARCH_TEXT && wap_name_quoted(path, em.pathlen);
+
 /* the first entry asks whether the file can still be shown */
 #define WANT() (need && nrec < cap && (asked || (asked = true, need = want_entries(g, path))))
 piece:

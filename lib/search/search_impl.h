@@ -88,6 +88,7 @@ struct emit {
 	struct wk *w;
 	const char *path, *buf;
 	size_t len, pathlen;
+	bool quote;		/* the path is shown quoted (wap_name_quoted) */
 	size_t base;		/* a big file read in pieces: where BUF starts in it */
 	struct frec *f;
 	size_t ecap;

@@ -254,10 +254,14 @@ static void put_prefix(struct emit *em, struct wap_sb *sb, char sep, long long l
 	char d[24];
 	int k = sizeof(d);
 
+	if (em->quote)
+		wap_name_quote(sb, em->path, em->pathlen);
 	if (!wap_sb_grow(sb, em->pathlen + 26))
 		return;
-	memcpy(sb->buf + sb->len, em->path, em->pathlen);
-	sb->len += em->pathlen;
+	if (!em->quote) {
+		memcpy(sb->buf + sb->len, em->path, em->pathlen);
+		sb->len += em->pathlen;
+	}
 	d[--k] = sep;
 	do {
 		d[--k] = '0' + lno % 10;
@@ -614,10 +618,12 @@ int srch_print_direct(struct gctx *g, FILE *out, long long ns)
 				trunc = true;
 				break;
 			}
+			struct wap_sb q = WAP_SB_INIT;
 			if (g->files)
-				fprintf(out, "%s\n", f->path);
+				fprintf(out, "%s\n", wap_name_show(&q, f->path));
 			else
-				fprintf(out, "%s:%zu\n", f->path, f->count);
+				fprintf(out, "%s:%zu\n", wap_name_show(&q, f->path), f->count);
+			wap_sb_release(&q);
 			shown++;
 			continue;
 		}

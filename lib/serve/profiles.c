@@ -18,6 +18,7 @@
 #include "config.h"
 #include "profiles.h"
 #include "strbuf.h"
+#include "text.h"
 
 /* ---- argument conversions named by the tables ---- */
 
@@ -365,7 +366,7 @@ static int langop_list_directory(struct wap_run *run, const json_t *args, char *
 	const char *path = arg_str(args, "path");
 	json_t *req = json_pack("{s:s}", "path", path), *res = NULL, **files;
 	struct wap_err e = { 0 };
-	struct wap_sb sb = WAP_SB_INIT;
+	struct wap_sb sb = WAP_SB_INIT, q = WAP_SB_INIT;
 	size_t n;
 	int rc = 1;
 
@@ -393,8 +394,9 @@ static int langop_list_directory(struct wap_run *run, const json_t *args, char *
 		const char *base = strrchr(p, '/');
 		wap_sb_addf(&sb, "%s%s %s", i ? "\n" : "",
 			    json_is_true(json_object_get(files[i], "isDirectory")) ? "[DIR]" : "[FILE]",
-			    base ? base + 1 : p);
+			    wap_name_show(&q, base ? base + 1 : p));
 	}
+	wap_sb_release(&q);
 	/* never a silent cut: the entries past limits.maxDirectoryEntries */
 	if (json_is_true(json_object_get(res, "isTruncated")))
 		wap_sb_addf(&sb, "\n\n(%zu of %lld entries shown: limits.maxDirectoryEntries)", n,
@@ -568,7 +570,7 @@ static int langop_search_files(struct wap_run *run, const json_t *args, char **t
 	json_t *req = json_pack("{s:s, s:s}", "pattern", pattern, "path", path), *res = NULL, *f;
 	json_t *files;
 	struct wap_err e = { 0 };
-	struct wap_sb sb = WAP_SB_INIT;
+	struct wap_sb sb = WAP_SB_INIT, q = WAP_SB_INIT;
 	json_t *st = NULL;
 	size_t i, n;
 	int rc = 1;
@@ -610,7 +612,8 @@ static int langop_search_files(struct wap_run *run, const json_t *args, char **t
 	json_array_foreach(files, i, f)
 		wap_sb_addf(&sb, "%s%s %s", i ? "\n" : "",
 			    json_is_true(json_object_get(f, "isDirectory")) ? "[DIR]" : "[FILE]",
-			    json_string_value(json_object_get(f, "path")));
+			    wap_name_show(&q, json_string_value(json_object_get(f, "path"))));
+	wap_sb_release(&q);
 	if (json_is_true(json_object_get(res, "isTruncated")))
 		wap_sb_addf(&sb, "\n\n(the first %zu shown: raise max_results for more)", n);
 	*text = wap_sb_detach(&sb);
