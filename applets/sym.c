@@ -753,18 +753,15 @@ static json_t *one_edit(struct sym *y, const json_t *start, const json_t *end, c
 /* ---------- ctags ---------- */
 
 /* Is the file ctags names at P readable under the policy where it really
- * is?  ctags follows symbolic links, so lnk/a.c may be a file
- * restrictedPaths deny (lnk -> a restricted dir): its symbols' names are
- * what a read of it would show (ninth hostile review).  SEEN caches each
- * path's answer. */
+ * is?  A file named by a link may be one restrictedPaths deny or one
+ * outside the root: its symbols' names are what a read of it would show
+ * (ninth and eleventh hostile reviews).  SEEN caches each path's answer. */
 static bool tag_visible(struct sym *y, json_t *seen, const char *p)
 {
 	struct wap_err e = { 0 };
 	json_t *v;
 	int fd;
 
-	if (!y->ws->pol.restricted.n)
-		return true;
 	if (p[0] == '.' && p[1] == '/')
 		p += 2;
 	if ((v = json_object_get(seen, p)))
@@ -792,7 +789,7 @@ static int readable(struct sym *y, const char *rel, struct wap_err *err)
  * JSON objects; -1 with FEATURE_DISABLED when it is not installed. */
 static int ctags(struct sym *y, const char *what, bool recurse, json_t **tags, struct wap_err *err)
 {
-	char *argv[16];
+	char *argv[20];
 	int k = 0, rc = -1;
 	struct wap_sandbox sb;
 	struct wap_sandbox_opts so = { .fs = true, .read_only_root = true, .no_network = true };
@@ -818,7 +815,10 @@ static int ctags(struct sym *y, const char *what, bool recurse, json_t **tags, s
 	argv[k++] = "-f";
 	argv[k++] = "-";
 	if (recurse) {
+		/* links not followed, as grep walks: a link to /usr/include
+		 * (or anywhere the sandbox reads) is no part of the workspace */
 		argv[k++] = "-R";
+		argv[k++] = "--links=no";
 		argv[k++] = "--exclude=.git";
 		argv[k++] = "--exclude=node_modules";
 		argv[k++] = "--exclude=build";

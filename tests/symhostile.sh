@@ -1,0 +1,40 @@
+# symhostile: wap sym against hostile servers and a hostile workspace.  A
+# language server may run the workspace's code (tsserver from
+# node_modules, a tsconfig plugin, a proc macro, a build script), so a
+# server is played here by tests/py/fakels.py doing what that code could:
+# read what its sandbox lets it, flood wap with messages, propose edits.
+# universal-ctags reads the hostile workspace itself.
+. tests/lib.sh
+
+FAKE=$(pwd)/tests/py/fakels.py
+PY=/usr/bin/python3
+mkdir -p "$XDG_CONFIG_HOME/wap"
+# fake MODE ARGS...: the config's server for .fk files
+fake() {
+	python3 - "$XDG_CONFIG_HOME/wap/config.json" "$@" <<'PYEOF'
+import json, sys
+json.dump({"lsp": {"servers": {"fk": {"command": sys.argv[2:], "extensions": ["fk"]}}}}, open(sys.argv[1], "w"))
+PYEOF
+}
+printf 'one two\nthree four\n' > "$W/a.fk"
+
+# ---- universal-ctags: links out of the root ----
+if ! ctags --version 2>/dev/null | grep -q 'Universal Ctags'; then
+	ok "ctags # SKIP universal-ctags is not installed"
+else
+	mkdir -p "$T/outside"
+	printf 'int outside_secret_fn(void) { return 1; }\n' > "$T/outside/o.c"
+	ln -s "$T/outside" "$W/lnk"
+	ln -s /usr/include "$W/inc"
+	printf 'int inside_fn(void) { return 0; }\n' > "$W/in.c"
+	# (EOF is a macro of /usr/include/stdio.h, outside_secret_fn a function
+	# outside the root: neither is the workspace's)
+	expect "find --ctags of a name only /usr/include has" 1 wap sym find EOF --ctags --json
+	jcheck "no symbol of /usr/include through a link" "$OUT" 'j["symbols"] == []'
+	expect "find --ctags of a name only a dir outside has" 1 wap sym find outside_secret_fn --ctags --json
+	jcheck "no symbol of a file outside through a link" "$OUT" 'j["symbols"] == []'
+	expect "find --ctags of a name inside" 0 wap sym find inside_fn --ctags --json
+	jcheck "the workspace's own symbols are found" "$OUT" '[s["path"] for s in j["symbols"]] == ["in.c"]'
+	expect "find --ctags of a file through a link" 4 wap sym find EOF inc/stdio.h --ctags --json
+	rm "$W/lnk" "$W/inc" "$W/in.c"
+fi
