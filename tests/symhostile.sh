@@ -18,6 +18,26 @@ PYEOF
 }
 printf 'one two\nthree four\n' > "$W/a.fk"
 
+if [ ! -x $PY ]; then
+	ok "fake servers # SKIP no $PY"
+else
+	# ---- what the server reads: its install prefix, never $HOME ----
+	# a server installed in ~/bin (npm's prefix ~, pip --user's
+	# ~/.local/bin): its prefix is $HOME, which holds the user's keys
+	mkdir -p "$T/home/bin" "$T/home/.ssh"
+	echo "PRIVATE KEY 42" > "$T/home/.ssh/id_ed25519"
+	cp "$FAKE" "$T/home/bin/fakels"
+	chmod +x "$T/home/bin/fakels"
+	fake "$T/home/bin/fakels" hover-file "$T/home/.ssh/id_ed25519"
+	HOME=$T/home expect "hover from a server in ~/bin" 0 wap sym hover a.fk --line 1 --column 1 --json
+	lacks "the server read no key in \$HOME" "$OUT" "PRIVATE KEY"
+	has "its read was refused" "$OUT" "DENIED"
+	# and it still reads its own install (the bin dir it was found in)
+	fake "$T/home/bin/fakels" hover-file "$T/home/bin/fakels"
+	HOME=$T/home expect "hover reading its own program" 0 wap sym hover a.fk --line 1 --column 1 --json
+	has "the server reads its own bin dir" "$OUT" "hostile language server"
+fi
+
 # ---- universal-ctags: links out of the root ----
 if ! ctags --version 2>/dev/null | grep -q 'Universal Ctags'; then
 	ok "ctags # SKIP universal-ctags is not installed"

@@ -17,6 +17,7 @@
 #include "cmdpolicy.h"
 #include "landlock.h"
 #include "lsp.h"
+#include "path.h"
 #include "proc.h"
 #include "strbuf.h"
 #include "text.h"
@@ -850,20 +851,28 @@ static void server_stop(struct wap_lsp *s)
 
 /* The install prefix of PROG found at FOUND (/x/node_modules/.bin/p ->
  * /x/node_modules), so that a server living outside the system dirs can
- * read its own files. */
+ * read its own files: never / nor $HOME nor a directory holding it (a
+ * server in ~/bin, npm's prefix ~, would read ~/.ssh: its bin dir is
+ * granted then).  A real path, malloc'd, or NULL. */
 static char *prefix_of(const char *found)
 {
-	char *d = strdup(found), *sl;
+	const char *home = getenv("HOME");
+	char *h = home && *home == '/' ? realpath(home, NULL) : NULL;
+	char *d = strdup(found), *best = NULL, *sl, *r;
 
-	if (!d)
-		return NULL;
-	for (int i = 0; i < 2 && (sl = strrchr(d, '/')); i++)
+	for (int i = 0; d && i < 2 && (sl = strrchr(d, '/')) && sl != d; i++) {
 		*sl = 0;
-	if (!*d) {
-		free(d);
-		return NULL;
+		r = realpath(d, NULL);
+		if (!r || !strcmp(r, "/") || (h && wap_path_within(h, r))) {
+			free(r);
+			break;
+		}
+		free(best);
+		best = r;
 	}
-	return d;
+	free(d);
+	free(h);
+	return best;
 }
 
 static int server_start(struct wap_lsp *s, const struct wap_ws *ws, const struct wap_cancel *cancelled,
