@@ -6,8 +6,12 @@
 # universal-ctags reads the hostile workspace itself.
 . tests/lib.sh
 
-FAKE=$(pwd)/tests/py/fakels.py
 PY=/usr/bin/python3
+# the server's program where its sandbox reads it: its install prefix
+mkdir -p "$T/srv/bin"
+FAKE=$T/srv/bin/fakels
+cp tests/py/fakels.py "$FAKE"
+chmod +x "$FAKE"
 mkdir -p "$XDG_CONFIG_HOME/wap"
 # fake MODE ARGS...: the config's server for .fk files
 fake() {
@@ -26,7 +30,7 @@ else
 	# ~/.local/bin): its prefix is $HOME, which holds the user's keys
 	mkdir -p "$T/home/bin" "$T/home/.ssh"
 	echo "PRIVATE KEY 42" > "$T/home/.ssh/id_ed25519"
-	cp "$FAKE" "$T/home/bin/fakels"
+	cp tests/py/fakels.py "$T/home/bin/fakels"
 	chmod +x "$T/home/bin/fakels"
 	fake "$T/home/bin/fakels" hover-file "$T/home/.ssh/id_ed25519"
 	HOME=$T/home expect "hover from a server in ~/bin" 0 wap sym hover a.fk --line 1 --column 1 --json
@@ -57,4 +61,17 @@ else
 	jcheck "the workspace's own symbols are found" "$OUT" '[s["path"] for s in j["symbols"]] == ["in.c"]'
 	expect "find --ctags of a file through a link" 4 wap sym find EOF inc/stdio.h --ctags --json
 	rm "$W/lnk" "$W/inc" "$W/in.c"
+fi
+
+# ---- a server's messages cost wap a bounded memory ----
+if [ -x $PY ] && [ -x /usr/bin/time ]; then
+	# diagnostics published for files wap never opened (300 of 1 MB) are
+	# no one's to ask for: kept, they grew wap (wap serve for good)
+	fake "$FAKE" flood 300 1000000
+	/usr/bin/time -f %M -o "$T/rss" wap sym diag a.fk --json >"$T/out" 2>"$T/err"
+	same "diag beside a flood of others' diagnostics" "$?" 0
+	rss=$(tail -1 "$T/rss")
+	echo "# peak RSS $rss kB"
+	if [ "$rss" -lt 200000 ]; then ok "wap kept no diagnostics of files it did not open (peak $rss kB)"
+	else fail "wap kept 300 MB of diagnostics of files it did not open (peak $rss kB)"; fi
 fi

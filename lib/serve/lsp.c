@@ -580,7 +580,10 @@ static void dispatch(struct wap_lsp *s, json_t *m)
 			const char *uri = json_string_value(json_object_get(p, "uri"));
 			const json_t *d = json_object_get(p, "diagnostics");
 			pthread_mutex_lock(&s->mu);
-			if (uri && json_is_array(d)) {
+			/* of the documents wap opened only: others' are no
+			 * one's to ask for, and a server publishing for ever
+			 * new names would grow wap for good */
+			if (uri && json_is_array(d) && json_object_get(s->docs, uri)) {
 				json_object_set(s->diags, uri, (json_t *)d);
 				json_object_set_new(s->diag_t, uri, json_real(now_ms()));
 			}
