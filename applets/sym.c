@@ -536,66 +536,61 @@ static int edit_cmp(const void *a, const void *b)
 	return d < 0 ? -1 : d > 0;
 }
 
-/* OLD with EDITS applied (last first; overlapping edits are refused). */
+/* OLD with EDITS applied (overlapping edits are refused), in one pass:
+ * positions found through a line index, the text copied once (a server's
+ * 100,000 edits, each applied to a copy of the whole file, cost 100 GB
+ * of copying). */
 static int apply_edits(struct change *c, struct wap_err *err)
 {
-	size_t n = json_array_size(c->edits), prev = (size_t)-1;
+	size_t n = json_array_size(c->edits), prev = (size_t)-1, at = 0;
 	json_t **e = calloc(n ? n : 1, sizeof(*e));
+	size_t (*ab)[2] = calloc(n ? n : 1, sizeof(*ab));
+	struct wap_lsp_lines li = { 0 };
 	struct wap_sb out = WAP_SB_INIT;
-	char *cur;
-	size_t curlen;
+	int rc = -1;
 
-	if (!e)
-		return wap_err_oom(err);
+	if (!e || !ab || wap_lsp_lines_init(&li, c->old, c->oldlen)) {
+		wap_err_oom(err);
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++)
 		e[i] = json_array_get(c->edits, i);
-	qsort(e, n, sizeof(*e), edit_cmp);
-	cur = malloc(c->oldlen + 1);
-	if (!cur) {
-		free(e);
-		return wap_err_oom(err);
-	}
-	memcpy(cur, c->old, c->oldlen);
-	cur[c->oldlen] = 0;
-	curlen = c->oldlen;
+	qsort(e, n, sizeof(*e), edit_cmp);	/* last first */
 	for (size_t i = 0; i < n; i++) {
 		const json_t *r = json_object_get(e[i], "range");
-		const char *nt = json_string_value(json_object_get(e[i], "newText"));
-		/* positions are of the old text: edits go last to first */
-		size_t a = lsp_off(c->old, c->oldlen, jint(json_object_get(r, "start"), "line"),
-					  jint(json_object_get(r, "start"), "character"));
-		size_t b = lsp_off(c->old, c->oldlen, jint(json_object_get(r, "end"), "line"),
-					  jint(json_object_get(r, "end"), "character"));
-		if (b < a || b > prev || !nt) {
-			free(cur);
-			free(e);
-			return wap_err_set(err, WAP_E_INVALID, "the language server proposed overlapping edits in %s",
-					   c->rel);
+		const json_t *s = json_object_get(r, "start"), *t = json_object_get(r, "end");
+		size_t a = wap_lsp_lines_offset(&li, jint(s, "line"), jint(s, "character"));
+		size_t b = wap_lsp_lines_offset(&li, jint(t, "line"), jint(t, "character"));
+		if (b < a || b > prev || !json_is_string(json_object_get(e[i], "newText"))) {
+			wap_err_set(err, WAP_E_INVALID, "the language server proposed overlapping edits in %s",
+				    c->rel);
+			goto out;
 		}
 		prev = a;
-		out.len = 0;
-		wap_sb_add(&out, cur, a);
-		wap_sb_adds(&out, nt);
-		wap_sb_add(&out, cur + b, curlen - b);
-		if (out.oom) {
-			free(cur);
-			free(e);
-			wap_sb_release(&out);
-			return wap_err_oom(err);
-		}
-		free(cur);
-		curlen = out.len;
-		cur = wap_sb_detach(&out);
-		out = (struct wap_sb)WAP_SB_INIT;
-		if (!cur) {
-			free(e);
-			return wap_err_oom(err);
-		}
+		ab[i][0] = a;
+		ab[i][1] = b;
 	}
+	for (size_t i = n; i-- > 0;) {
+		const json_t *nt = json_object_get(e[i], "newText");
+		wap_sb_add(&out, c->old + at, ab[i][0] - at);
+		wap_sb_adds(&out, json_string_value(nt));
+		at = ab[i][1];
+	}
+	wap_sb_add(&out, c->old + at, c->oldlen - at);
+	wap_sb_addc(&out, 0);
+	if (out.oom) {
+		wap_err_oom(err);
+		goto out;
+	}
+	c->newlen = out.len - 1;
+	c->new = wap_sb_detach(&out);
+	rc = 0;
+out:
+	wap_sb_release(&out);
+	wap_lsp_lines_release(&li);
+	free(ab);
 	free(e);
-	c->new = cur;
-	c->newlen = curlen;
-	return 0;
+	return rc;
 }
 
 static void changes_free(struct change *cs, size_t n)

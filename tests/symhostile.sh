@@ -75,3 +75,43 @@ if [ -x $PY ] && [ -x /usr/bin/time ]; then
 	if [ "$rss" -lt 200000 ]; then ok "wap kept no diagnostics of files it did not open (peak $rss kB)"
 	else fail "wap kept 300 MB of diagnostics of files it did not open (peak $rss kB)"; fi
 fi
+
+# ---- the edits a server proposes ----
+if [ -x $PY ]; then
+	printf 'one two\nthree four\n' > "$W/a.fk"
+	mkdir -p "$W/.git" && echo "[core]" > "$W/.git/config"
+	before=$(cat "$W/a.fk")
+	ed=0
+	for we in \
+		'{"changes": {"file:///etc/passwd": []}}' \
+		'{"changes": {"@URI@/../../../../etc/x": []}}' \
+		'{"changes": {"@URI@%2f..%2f..%2f..%2f..%2fetc/x": []}}' \
+		'{"changes": {"https://evil/x": []}}' \
+		'{"documentChanges": [{"kind": "create", "uri": "@URI@.new"}]}' \
+		'{"documentChanges": [{"kind": "delete", "uri": "@URI@"}]}' \
+		'{"changes": {"@URI@": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 3}}, "newText": "X"}, {"range": {"start": {"line": 0, "character": 2}, "end": {"line": 0, "character": 5}}, "newText": "Y"}]}}'; do
+		ed=$((ed + 1))
+		fake "$FAKE" wedit "$we"
+		wap sym rename a.fk --line 1 --column 1 --new-name z --json >"$T/out" 2>&1
+		rc=$?
+		if [ $rc -ne 0 ] && [ "$(cat "$W/a.fk")" = "$before" ] && [ ! -e "$W/a.fk.new" ]; then
+			ok "hostile WorkspaceEdit $ed refused, nothing changed ($(jget "$(cat "$T/out")" 'j["code"]'))"
+		else
+			fail "hostile WorkspaceEdit $ed: exit $rc, $(head -c 300 "$T/out")"
+		fi
+	done
+	gituri=$(python3 -c 'import sys, urllib.parse; print("file://" + urllib.parse.quote(sys.argv[1]))' "$(cd "$W" && pwd -P)/.git/config")
+	fake "$FAKE" wedit '{"changes": {"@URI@": [], "'"$gituri"'": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "newText": "[core]\nhooksPath = /tmp\n"}]}}'
+	expect "an edit in .git refused" 5 wap sym rename a.fk --line 1 --column 1 --new-name z --json
+	same ".git/config untouched" "$(cat "$W/.git/config")" "[core]"
+
+	# a server's many small edits: each applied to a copy of the whole
+	# file made it quadratic (100,000 edits in 1 MB: 100 GB copied)
+	python3 -c 'import sys; open(sys.argv[1], "w").write(("x" * 49 + "\n") * 20000)' "$W/big.fk"
+	fake "$FAKE" edits 100000
+	t0=$(date +%s)
+	expect "100,000 edits of a 1 MB file (dry run)" 0 timeout 120 wap sym rename big.fk --line 1 --column 1 --new-name z --dry-run --json --timeout-ms 60000
+	t1=$(date +%s)
+	if [ $((t1 - t0)) -lt 45 ]; then ok "applied in $((t1 - t0)) s"; else fail "100,000 edits took $((t1 - t0)) s"; fi
+	rm -rf "$W/big.fk" "$W/.git"
+fi
