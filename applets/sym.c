@@ -213,16 +213,6 @@ static json_t *range_text(const struct wap_lsp_lines *li, const json_t *range)
 	return json_stringn(li->text + a, b > a ? b - a : 0);
 }
 
-/* Line LINE (from 0) of TEXT without its end. */
-static json_t *line_text(const char *text, size_t len, long line)
-{
-	size_t a = lsp_off(text, len, line, 0), b = a;
-
-	while (b < len && text[b] != '\n' && text[b] != '\r')
-		b++;
-	return json_stringn(text + a, b - a);
-}
-
 /* ---------- the server ---------- */
 
 static int need_server(struct sym *y, struct wap_err *err)
@@ -393,29 +383,58 @@ static int position(struct sym *y, json_t **pos, struct wap_err *err)
 
 /* ---------- locations in other files ---------- */
 
+/* The files a server's locations name, each read once with its line
+ * index: every location is then placed without a scan from the file's
+ * start (a server answers with as many as it likes). */
+struct ftext {
+	char *rel;
+	char *buf;		/* NULL: not readable */
+	struct wap_lsp_lines li;
+};
 struct files {
-	json_t *text;		/* rel -> the file's bytes (a string), or null */
+	json_t *index;		/* rel -> its entry in f */
+	struct ftext *f;
+	size_t n;
 };
 
-static const char *file_text(struct sym *y, json_t *cache, const char *rel, size_t *len)
+static const struct ftext *file_text(struct sym *y, struct files *fs, const char *rel)
 {
-	json_t *t = json_object_get(cache, rel);
+	json_t *k = json_object_get(fs->index, rel);
+	struct ftext *f, *nf;
 
-	if (!t) {
-		char *buf;
-		size_t n;
-		if (!strcmp(rel, y->rel) && y->text)
-			t = json_stringn_nocheck(y->text, y->len);
-		else if (!wap_read_file(y->ws, rel, y->ws->lim.max_file_size, &buf, &n, NULL, NULL)) {
-			t = json_stringn_nocheck(buf, n);
-			free(buf);
-		} else {
-			t = json_null();
-		}
-		json_object_set_new(cache, rel, t);
+	if (k)
+		return &fs->f[json_integer_value(k)];
+	if (!(nf = realloc(fs->f, (fs->n + 1) * sizeof(*fs->f))))
+		return NULL;
+	fs->f = nf;
+	f = memset(&fs->f[fs->n], 0, sizeof(*f));
+	if (!(f->rel = strdup(rel)))
+		return NULL;
+	if (!strcmp(rel, y->rel) && y->text) {
+		if ((f->buf = malloc(y->len + 1)))
+			memcpy(f->buf, y->text, y->len + 1);
+		f->li.len = y->len;
+	} else if (wap_read_file(y->ws, rel, y->ws->lim.max_file_size, &f->buf, &f->li.len, NULL, NULL)) {
+		f->buf = NULL;
 	}
-	*len = json_string_length(t);
-	return json_string_value(t);
+	if (f->buf && wap_lsp_lines_init(&f->li, f->buf, f->li.len)) {
+		free(f->buf);
+		f->buf = NULL;
+	}
+	json_object_set_new(fs->index, rel, json_integer((json_int_t)fs->n));
+	return &fs->f[fs->n++];
+}
+
+static void files_release(struct files *fs)
+{
+	for (size_t i = 0; i < fs->n; i++) {
+		if (fs->f[i].buf)
+			wap_lsp_lines_release(&fs->f[i].li);
+		free(fs->f[i].buf);
+		free(fs->f[i].rel);
+	}
+	free(fs->f);
+	json_decref(fs->index);
 }
 
 /* Location[] or LocationLink[] (or one Location) into wap's locations;
@@ -424,7 +443,8 @@ static const char *file_text(struct sym *y, json_t *cache, const char *rel, size
  * judged as any path an op opens). */
 static json_t *locations(struct sym *y, const json_t *in, int *outside, int *hidden)
 {
-	json_t *out = json_array(), *cache = json_object(), *one = NULL;
+	json_t *out = json_array(), *one = NULL;
+	struct files fs = { .index = json_object() };
 	const json_t *v;
 	size_t i;
 
@@ -435,8 +455,7 @@ static json_t *locations(struct sym *y, const json_t *in, int *outside, int *hid
 		const char *uri = json_string_value(json_object_get(v, "uri"));
 		const json_t *range = json_object_get(v, "range");
 		char *rel;
-		const char *t;
-		size_t n;
+		const struct ftext *f;
 		json_t *o;
 
 		if (!uri) {
@@ -453,15 +472,22 @@ static json_t *locations(struct sym *y, const json_t *in, int *outside, int *hid
 			free(rel);
 			continue;
 		}
-		t = file_text(y, cache, rel, &n);
+		f = file_text(y, &fs, rel);
 		o = json_pack("{s:s}", "path", rel);
-		put_range(o, t, n, range, "");
-		if (t)
-			json_object_set_new(o, "text", line_text(t, n, jint(json_object_get(range, "start"), "line")));
+		if (f && f->buf) {
+			long line = jint(json_object_get(range, "start"), "line");
+			size_t a = wap_lsp_lines_offset(&f->li, line, 0), b = a;
+			put_range_li(o, &f->li, f->buf, f->li.len, range, "");
+			while (b < f->li.len && f->buf[b] != '\n' && f->buf[b] != '\r')
+				b++;
+			json_object_set_new(o, "text", json_stringn(f->buf + a, b - a));
+		} else {
+			put_range(o, NULL, 0, range, "");
+		}
 		json_array_append_new(out, o);
 		free(rel);
 	}
-	json_decref(cache);
+	files_release(&fs);
 	json_decref(one);
 	return out;
 }

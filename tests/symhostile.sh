@@ -115,5 +115,13 @@ if [ -x $PY ]; then
 	expect "100,000 edits of a 1 MB file (dry run)" 0 timeout 120 wap sym rename big.fk --line 1 --column 1 --new-name z --dry-run --json --timeout-ms 60000
 	t1=$(date +%s)
 	if [ $((t1 - t0)) -lt 45 ]; then ok "applied in $((t1 - t0)) s"; else fail "100,000 edits took $((t1 - t0)) s"; fi
+	# and its many locations: each placed by a scan from the file's start
+	# (line and column) made refs quadratic too (100,000 at the end of 1 MB)
+	fake "$FAKE" refs 100000
+	t0=$(date +%s)
+	expect "100,000 references near the end of a 1 MB file" 0 timeout 120 wap sym refs big.fk --line 1 --column 1 --json --timeout-ms 60000
+	t1=$(date +%s)
+	jcheck "the references placed" "$OUT" 'len(j["locations"]) == 100000 and j["locations"][0]["line"] == 20000 and j["locations"][0]["column"] == 2 and j["locations"][0]["text"] == "x" * 49'
+	if [ $((t1 - t0)) -lt 45 ]; then ok "placed in $((t1 - t0)) s"; else fail "100,000 references took $((t1 - t0)) s"; fi
 	rm -rf "$W/big.fk" "$W/.git"
 fi

@@ -8,6 +8,7 @@ MODE says:
   fakels.py flood N SIZE       on each didOpen, N diagnostics of SIZE bytes,
                                each for a file no one opened
   fakels.py edits N            rename: N one-character edits in the file
+  fakels.py refs N              references: N locations near the file's end
   fakels.py wedit JSON         rename: the WorkspaceEdit JSON ("@URI@" is
                                the file's URI)
   fakels.py orphan PIDFILE     leaves a child of its own (setsid, sleep)
@@ -64,7 +65,8 @@ while True:
                     os.execv("/bin/sleep", ["sleep", "1000"])
                 os._exit(0)
             os.wait()
-        send({"id": mid, "result": {"capabilities": {"hoverProvider": True, "renameProvider": True}}})
+        send({"id": mid, "result": {"capabilities": {"hoverProvider": True, "renameProvider": True,
+                                                          "referencesProvider": True}}})
     elif meth == "shutdown":
         send({"id": mid, "result": None})
     elif meth == "exit":
@@ -87,6 +89,12 @@ while True:
         except OSError as e:
             text = "DENIED %s" % e.strerror
         send({"id": mid, "result": {"contents": {"kind": "plaintext", "value": text}}})
+    elif meth == "textDocument/references" and mode == "refs":
+        uri = m["params"]["textDocument"]["uri"]
+        last = max(0, (docs.get(uri) or file_text(uri)).count("\n") - 1)
+        send({"id": mid, "result": [{"uri": uri, "range": {
+            "start": {"line": last - i % 10, "character": 1},
+            "end": {"line": last - i % 10, "character": 2}}} for i in range(int(arg[0]))]})
     elif meth == "textDocument/rename":
         uri = m["params"]["textDocument"]["uri"]
         if mode == "edits":
