@@ -133,7 +133,7 @@ wait $PID
 jcheck "audit: terminal.sendText says what was typed, and where" \
 	"$(grep '"op":"terminal.sendText"' "$T/star/audit.jsonl" | grep -m1 'stty raw')" \
 	'j["request"]["text"].startswith("stty raw -echo;") and j["request"]["terminalId"].startswith("term-")'
-WAP_ACP_HELD_MAX=3145728 start_ws heldall --token-file "$T/star/token11" --root "$T/star/ws"
+WAP_SERVE_HELD_MAX=3145728 start_ws heldall --token-file "$T/star/token11" --root "$T/star/ws"
 tap heldall "$PORT" "$(cat "$T/star/token11")" "$T/star/ws"
 kill $PID; wait $PID
 WAP_ACP_UNSAVED_MAX=2500000 start_ws bufall --token-file "$T/star/token6" --root "$T/star/ws"

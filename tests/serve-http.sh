@@ -388,6 +388,10 @@ python3 tests/serve/termsall.py "$tport" talltok > "$T/termsall" 2>&1
 tap_in "terminals: " "$T/termsall"
 kill "$TPID"
 
+# ---- what the server holds for all its clients at once: replies not read, bodies half in ----
+python3 tests/serve/heldhttp.py "$WAP" "$T/held" > "$T/heldhttp" 2>&1
+tap_in "held: " "$T/heldhttp"
+
 # ---- never an open door ----
 expect "--no-auth off loopback is refused" 2 timeout 5 wap serve --http 0.0.0.0:0 --no-auth
 has "it says why" "$ERR" "loopback"

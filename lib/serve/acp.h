@@ -72,9 +72,11 @@ const char *wap_acp_token_file(const struct wap_acp *a);
 
 struct lws;
 struct lws_context;
+struct wap_held;
 
-/* The server listens on CTX; MAX_MESSAGE is its message limit (0: 16 MiB). */
-void wap_acp_attach(struct wap_acp *a, struct lws_context *ctx, size_t max_message);
+/* The server listens on CTX; MAX_MESSAGE is its message limit (0: 16 MiB);
+ * HELD what it holds for all its clients (held.h), HTTP's too. */
+void wap_acp_attach(struct wap_acp *a, struct lws_context *ctx, size_t max_message, struct wap_held *held);
 /* Say where (the log line scripts read the port from). */
 void wap_acp_listening(struct wap_acp *a, const char *host, int port);
 /* A WebSocket event of an upgraded connection (USER: a pointer's worth of

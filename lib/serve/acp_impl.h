@@ -15,6 +15,7 @@
 
 #include "lazy.h"
 #include "acp.h"
+#include "held.h"
 #include "applet.h"
 #include "jsonrpc.h"
 #include "run.h"
@@ -25,12 +26,6 @@
 /* replies a client has not taken: past this (the server's message limit
  * more after auth.authenticate) the client is closed */
 #define ACP_MAX_UNREAD		(256u << 10)
-/* what all clients together may have us hold (their messages being read
- * and waiting, their replies not taken): past it a client holding more
- * than its share (this over the clients connected) is closed, 1013 "try
- * again later" (256 clients of some 80 MiB each were 20 GiB).
- * WAP_ACP_HELD_MAX lowers it (tests). */
-#define ACP_MAX_HELD_ALL	(256u << 20)
 #define ACP_CLOSE_GRACE_S	2	/* a client being closed has this to read the rest */
 #define ACP_AUTH_TIMEOUT_S	30	/* a client must authenticate within */
 #define ACP_MAX_AUTH_FAILURES	5
@@ -68,7 +63,9 @@ struct wap_acp {
 	int port;
 	struct conn *conns;
 	size_t nconns;
-	size_t held, held_max;		/* bytes all clients hold (atomic), the cap */
+	/* what the server holds for all clients, both doors (held.h): the
+	 * server's, given at wap_acp_attach */
+	struct wap_held *held;
 	lws_sorted_usec_list_t sul;
 	volatile bool closing;		/* the context is being destroyed */
 	bool draining;			/* stopping: calls under way finish, no new ones */

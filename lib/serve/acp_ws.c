@@ -28,7 +28,7 @@ struct conn {
 	size_t qbytes;
 	unsigned long dropped;
 	bool overfull;			/* replies over ACP_MAX_UNREAD: closed at once */
-	bool overall;			/* ... or over its share of ACP_MAX_HELD_ALL */
+	bool overall;			/* ... or over its share of the server's (held.h) */
 	bool doomed;			/* its closing is under way (service thread) */
 	bool close_after;
 	enum lws_close_status close_status;
@@ -74,21 +74,17 @@ static size_t held(const struct conn *c)
 
 static bool over_share(const struct conn *c, size_t n)
 {
-	const struct wap_acp *a = c->a;
-	size_t all = __atomic_load_n(&a->held, __ATOMIC_RELAXED);
-	size_t live = __atomic_load_n(&a->nconns, __ATOMIC_RELAXED);
-
-	return all + n > a->held_max && held(c) + n > a->held_max / (live ? live : 1);
+	return wap_held_over(c->a->held, held(c), n);
 }
 
 static void held_add(struct wap_acp *a, size_t n)
 {
-	__atomic_add_fetch(&a->held, n, __ATOMIC_RELAXED);
+	wap_held_add(a->held, n);
 }
 
 static void held_sub(struct wap_acp *a, size_t n)
 {
-	__atomic_sub_fetch(&a->held, n, __ATOMIC_RELAXED);
+	wap_held_sub(a->held, n);
 }
 
 static void enqueue(struct conn *c, json_t *msg, bool droppable)
@@ -240,6 +236,7 @@ static void conn_free(struct conn *c)
 		if (*pp == c) {
 			*pp = c->next;
 			a->nconns--;
+			wap_held_user(a->held, -1);
 			break;
 		}
 	conn_stop(c);
@@ -343,6 +340,7 @@ int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user
 		c->next = a->conns;
 		a->conns = c;
 		a->nconns++;
+		wap_held_user(a->held, 1);
 		pthread_cond_init(&c->cv, NULL);
 		c->s = wap_acp_session_new(a, conn_notify, c);
 		if (!c->s)
@@ -371,7 +369,7 @@ int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user
 		pthread_mutex_unlock(&c->mu);
 		if (full) {
 			acp_log(a, LOG_WARN, "ws: client %lu closed: all clients hold over %zu KiB, it %zu of them",
-				c->s->num, a->held_max >> 10, held(c) >> 10);
+				c->s->num, a->held->max >> 10, held(c) >> 10);
 			lws_close_reason(wsi, ACP_CLOSE_TRY_LATER, (unsigned char *)"server busy", 11);
 			return -1;
 		}
@@ -476,7 +474,7 @@ int wap_acp_callback(struct wap_acp *a, struct lws *wsi, int reason, void **user
 			if (over && !k->doomed) {
 				if (k->overall)
 					acp_log(a, LOG_WARN, "ws: client %lu closed: all clients hold over %zu KiB, "
-						"it the most of them", k->s ? k->s->num : 0, a->held_max >> 10);
+						"it the most of them", k->s ? k->s->num : 0, a->held->max >> 10);
 				else
 					acp_log(a, LOG_WARN, "ws: client %lu closed: it does not read its replies "
 						"(over %zu KiB waiting)", k->s ? k->s->num : 0, unread_cap(k) >> 10);
@@ -531,15 +529,11 @@ static void tick(lws_sorted_usec_list_t *sul)
 
 /* ---------- what the one server asks of the protocol ---------- */
 
-void wap_acp_attach(struct wap_acp *a, struct lws_context *ctx, size_t max_message)
+void wap_acp_attach(struct wap_acp *a, struct lws_context *ctx, size_t max_message, struct wap_held *held)
 {
 	a->ctx = ctx;
 	a->max_message = max_message ? max_message : ACP_MAX_MESSAGE;
-	{
-		const char *env = getenv("WAP_ACP_HELD_MAX");	/* tests */
-		a->held_max = env && atol(env) > 0 && (size_t)atol(env) < ACP_MAX_HELD_ALL ? (size_t)atol(env) :
-			      ACP_MAX_HELD_ALL;
-	}
+	a->held = held;
 	lws_sul_schedule(a->ctx, 0, &a->sul, tick, 100 * LWS_US_PER_MS);
 }
 

@@ -25,6 +25,7 @@
 
 #include "lazy.h"
 #include "acp.h"
+#include "held.h"
 #include "http.h"
 #include "strbuf.h"
 #include "token.h"
@@ -58,6 +59,7 @@ struct txn {
 	char sid[33];			/* Mcp-Session-Id to send */
 	const char *allow;		/* Allow: header (405) */
 	bool www_auth;			/* WWW-Authenticate: Bearer (401) */
+	bool retry_after;		/* Retry-After (503: the server holds too much) */
 	bool sse;			/* an event stream */
 	bool done;			/* no more output will come */
 	bool busy;			/* a worker holds it */
@@ -66,6 +68,9 @@ struct txn {
 	bool headers_sent;
 	struct wap_sb out;
 	size_t sent;
+	/* what it has the server hold (held.h): its body (or the message
+	 * parsed from it, until its call ends) and its reply not yet sent */
+	size_t held, held_body;
 	/* the job */
 	json_t *msg;
 	struct sess *sess;		/* a reference on sess->s is held */
@@ -92,6 +97,7 @@ struct httpd {
 	struct slot *slots;		/* connections open (loop thread) */
 	int nslots, slotcap;
 	int live;			/* transactions not yet freed (atomic) */
+	struct wap_held held;		/* what all clients have us hold, both doors */
 	bool draining;			/* stopping: calls under way finish, no new ones */
 	lws_sorted_usec_list_t sul;	/* wakes the loop while draining */
 	struct wap_acp *acp;		/* the Agent Control Protocol, or NULL */
@@ -465,6 +471,8 @@ static bool sess_delete(struct httpd *h, const char *id)
 static void txn_free(struct txn *t)
 {
 	__atomic_fetch_sub(&t->h->live, 1, __ATOMIC_SEQ_CST);
+	wap_held_sub(&t->h->held, t->held);
+	wap_held_user(&t->h->held, -1);
 	wap_sb_release(&t->body);
 	wap_sb_release(&t->out);
 	json_decref(t->msg);
@@ -509,12 +517,48 @@ static void wake(struct httpd *h, struct txn *t)
 	lws_cancel_service(h->ctx);
 }
 
+/* What T has the server hold grows or shrinks by N (h->mu held, or T on
+ * no worker).  Every byte of its body and its reply is counted. */
+static void hold(struct txn *t, size_t n)
+{
+	wap_held_add(&t->h->held, n);
+	t->held += n;
+}
+
+static void unhold(struct txn *t, size_t n)
+{
+	wap_held_sub(&t->h->held, n);
+	t->held -= n;
+}
+
+/* its body, or the message parsed from it, is let go */
+static void unhold_body(struct txn *t)
+{
+	unhold(t, t->held_body);
+	t->held_body = 0;
+}
+
+static void out_add(struct txn *t, const char *s, size_t len)
+{
+	size_t was = t->out.len;
+
+	wap_sb_add(&t->out, s, len);
+	hold(t, t->out.len - was);
+}
+
+/* May T have the server hold LEN bytes more?  Not when that would put
+ * all the clients of both doors over the cap and T over its share. */
+static bool room(const struct txn *t, size_t len)
+{
+	return !wap_held_over(&t->h->held, t->held, len);
+}
+
 static void reply(struct txn *t, int status, const char *ctype, const char *body)
 {
 	t->status = status;
 	t->ctype = ctype;
 	if (body)
-		wap_sb_adds(&t->out, body);
+		out_add(t, body, strlen(body));
 	t->done = true;
 }
 
@@ -526,9 +570,54 @@ static void reply_json(struct txn *t, int status, const json_t *v)
 	t->status = status;
 	t->ctype = "application/json";
 	if (s)
-		wap_sb_add(&t->out, s, len);
+		out_add(t, s, len);
 	free(s);
 	t->done = true;
+}
+
+/* The server holds too much for its clients and T more than its share:
+ * 503, the error of the request ID (NULL: none, a body cut short, a
+ * batch) for the client to send again a little later. */
+static json_t *busy_error(const struct txn *t, const json_t *id)
+{
+	struct wap_err e = { 0 };
+	json_t *v;
+
+	wap_err_set(&e, WAP_E_FAILED,
+		    "Service Unavailable: the server holds over %zu MiB for its clients (requests, replies "
+		    "not yet read) and this one would take more than its share; try again later",
+		    t->h->held.max >> 20);
+	v = wap_rpc_error_wap(id, &e);
+	json_decref(e.details);
+	return v;
+}
+
+static void reply_busy(struct txn *t, const json_t *id)
+{
+	json_t *v = busy_error(t, id);
+
+	t->retry_after = true;
+	reply_json(t, 503, v);
+	json_decref(v);
+}
+
+/* R (a response, a batch's responses) as T's reply, or the 503 when
+ * the server may not hold it (h->mu held, or T on no worker) */
+static void reply_msg(struct txn *t, const json_t *r)
+{
+	size_t len;
+	char *s = wap_rpc_dump(r, &len);
+
+	if (s && !room(t, len)) {
+		reply_busy(t, json_object_get(r, "id"));
+	} else {
+		t->status = 200;
+		t->ctype = "application/json";
+		if (s)
+			out_add(t, s, len);
+		t->done = true;
+	}
+	free(s);
 }
 
 static void reply_rpc_error(struct txn *t, int status, int code, const char *msg)
@@ -539,16 +628,28 @@ static void reply_rpc_error(struct txn *t, int status, int code, const char *msg
 	json_decref(e);
 }
 
+/* MSG as an event of T's stream (h->mu held).  Past what the server may
+ * hold a notification or request is dropped, a response is the 503's
+ * error. */
 static void sse_event(struct txn *t, const json_t *msg)
 {
+	static const char pre[] = "event: message\ndata: ";
 	size_t len;
 	char *s = wap_rpc_dump(msg, &len);
 
 	if (!s)
 		return;
-	wap_sb_adds(&t->out, "event: message\ndata: ");
-	wap_sb_add(&t->out, s, len);
-	wap_sb_adds(&t->out, "\n\n");
+	if (!room(t, sizeof(pre) + 1 + len)) {
+		json_t *e = json_object_get(msg, "method") ? NULL : busy_error(t, json_object_get(msg, "id"));
+		free(s);
+		s = e ? wap_rpc_dump(e, &len) : NULL;
+		json_decref(e);
+		if (!s)
+			return;
+	}
+	out_add(t, pre, sizeof(pre) - 1);
+	out_add(t, s, len);
+	out_add(t, "\n\n", 2);
 	free(s);
 }
 
@@ -587,20 +688,16 @@ static void run_job(void *arg)
 		wap_rpc_check(t->msg, &m, NULL);
 		r = wap_mcp_handle(t->ms, &m, t->sse ? txn_send : NULL, t);
 	}
+	json_decref(t->msg);	/* its reply may wait long to be read */
+	t->msg = NULL;
 	pthread_mutex_lock(&h->mu);
+	unhold_body(t);
 	if (t->sse) {
 		if (r)
 			sse_event(t, r);
 		t->done = true;
 	} else if (r) {
-		size_t len;
-		char *s = wap_rpc_dump(r, &len);
-		if (s)
-			wap_sb_add(&t->out, s, len);
-		free(s);
-		t->status = 200;
-		t->ctype = "application/json";
-		t->done = true;
+		reply_msg(t, r);
 	} else {
 		t->status = 202;	/* cancelled: nothing to say */
 		t->done = true;
@@ -722,6 +819,7 @@ static void post_mcp(struct httpd *h, struct txn *t)
 		return;
 	}
 	msg = wap_rpc_parse(t->body.buf ? t->body.buf : "", t->body.len, &h->o->lim, &err);
+	wap_sb_release(&t->body);	/* (still held, as the message, until its call ends) */
 	if (!msg) {
 		reply_json(t, 400, err);
 		json_decref(err);
@@ -819,7 +917,7 @@ static void post_mcp(struct httpd *h, struct txn *t)
 		m.requeue = NULL;
 		if (!again) {
 			if (r)
-				reply_json(t, 200, r);
+				reply_msg(t, r);
 			else
 				reply(t, 202, NULL, NULL);
 			json_decref(r);
@@ -989,6 +1087,8 @@ static int write_some(struct httpd *h, struct txn *t)
 				(const unsigned char *)t->allow, (int)strlen(t->allow), &p, end)) ||
 		    (t->www_auth && lws_add_http_header_by_name(t->wsi, (const unsigned char *)"www-authenticate:",
 				(const unsigned char *)"Bearer", 6, &p, end)) ||
+		    (t->retry_after && lws_add_http_header_by_name(t->wsi, (const unsigned char *)"retry-after:",
+				(const unsigned char *)"2", 1, &p, end)) ||
 		    (t->close && lws_add_http_header_by_name(t->wsi, (const unsigned char *)"connection:",
 				(const unsigned char *)"close", 5, &p, end)) ||
 		    (sse && lws_add_http_header_by_name(t->wsi, (const unsigned char *)"cache-control:",
@@ -1043,8 +1143,13 @@ static int write_some(struct httpd *h, struct txn *t)
 		return 1;
 	}
 	pthread_mutex_lock(&h->mu);
-	if (t->sent < t->out.len)
+	if (t->sent < t->out.len) {
 		lws_callback_on_writable(t->wsi);
+	} else {	/* a stream's events sent are let go */
+		unhold(t, t->out.len);
+		wap_sb_release(&t->out);
+		t->sent = 0;
+	}
 	pthread_mutex_unlock(&h->mu);
 	return 0;
 }
@@ -1144,6 +1249,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		if (!t)
 			return -1;
 		__atomic_fetch_add(&h->live, 1, __ATOMIC_SEQ_CST);
+		wap_held_user(&h->held, 1);
 		t->h = h;
 		t->wsi = wsi;
 		t->t0 = now.tv_sec;
@@ -1192,16 +1298,24 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			return 0;	/* refused from its headers: not kept */
 		if (now.tv_sec - t->t0 > body_timeout(h))
 			return -1;	/* a body trickled to hold the connection */
-		if (t->body.len + len > max_message(h)) {
-			/* a body longer than it said: refused at once */
+		if (t->body.len + len > max_message(h) || !room(t, len)) {
+			/* a body longer than it said, or more than the server
+			 * may hold for this client now: refused at once */
+			bool big = t->body.len + len > max_message(h);
 			wap_sb_release(&t->body);
-			t->too_big = true;
-			reply_too_big(h, t);
+			unhold_body(t);
+			t->too_big = big;
+			if (big)
+				reply_too_big(h, t);
+			else
+				reply_busy(t, NULL);
 			t->close = true;
 			lws_callback_on_writable(wsi);
 			return 0;
 		}
 		wap_sb_add(&t->body, in, len);
+		hold(t, len);
+		t->held_body += len;
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
 		if (!t)
@@ -1235,6 +1349,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			post_mcp(h, t);
 		else
 			request(h, t);
+		pthread_mutex_lock(&h->mu);
+		if (!t->busy)	/* no call runs it: its message is let go */
+			unhold_body(t);
+		pthread_mutex_unlock(&h->mu);
 		lws_callback_on_writable(wsi);
 		return 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
@@ -1444,6 +1562,7 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 	h.acp = o->acp;
 	h.wbuf = malloc(LWS_PRE + CHUNK);
 	pthread_mutex_init(&h.mu, NULL);
+	wap_held_init(&h.held);
 	/* MCP calls run on workers; WebSocket clients have a thread each */
 	h.workers = o->listen ? wap_workers_new(o->workers > 0 ? o->workers : 4) : NULL;
 	if (!h.wbuf || (o->listen && !h.workers)) {
@@ -1483,7 +1602,7 @@ int wap_http_serve(struct wap_mcp_server *srv, const struct wap_http_opts *o, st
 		const struct wap_acp_opts *ao = wap_acp_opts(h.acp);
 		int wport = ao->port;
 		wshost = resolve(ao->host, wsbuf, sizeof(wsbuf));
-		wap_acp_attach(h.acp, h.ctx, o->lim.max_message);
+		wap_acp_attach(h.acp, h.ctx, o->lim.max_message, &h.held);
 		if (h.http_vh && wport && wport == port && !strcmp(wshost, host)) {
 			h.ws_vh = NULL;	/* the same port: one vhost serves both */
 		} else if (!(h.ws_vh = listen_on(&h, &info, "ws", wshost, wport))) {

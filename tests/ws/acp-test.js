@@ -786,7 +786,7 @@ async function inflood() {
   await good.close();
 }
 
-// Started with WAP_ACP_HELD_MAX=3 MiB: what all clients have the server
+// Started with WAP_SERVE_HELD_MAX=3 MiB: what all clients have the server
 // hold is capped too (each client's own cap is some 24 MiB of messages
 // waiting and as much of replies: 256 clients were 20 GiB); past it the
 // client holding more than its share is closed, 1013 "try again later",
