@@ -44,6 +44,10 @@ serve_py dl "dir lock: " dirlock.py
 serve_py tw "tree lock, reads: " treewait.py
 # a git checkout and an edit of a file it changes are one before the other
 serve_py gr "tree lock, checkout: " gitrace.py 40
+# a pull waiting on a slow remote holds up no write
+serve_py pw "tree lock, pull: " pullwait.py
+# ... and its fast-forward and an edit are one before the other
+serve_py gp "tree lock, pull: " gitrace.py 40 pull
 
 # ---- audit log: one line per operation, never contents, output or tokens ----
 rpc() { # ID TOOL ARGS

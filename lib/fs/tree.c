@@ -52,6 +52,16 @@ int wap_tree_lock(bool alone, const struct wap_cancel *cancel, struct wap_err *e
 	return 0;
 }
 
+int wap_tree_relock_alone(const struct wap_cancel *cancel, struct wap_err *err)
+{
+	if (!held || held_alone)
+		return 0;
+	if (held > 1)
+		return wap_err_set(err, WAP_E_INVALID, "the tree lock is held shared by this call");
+	wap_tree_unlock();
+	return wap_tree_lock(true, cancel, err);
+}
+
 void wap_tree_unlock(void)
 {
 	if (held && !--held)

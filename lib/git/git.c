@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "tree.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -604,6 +605,24 @@ static const struct action actions[] = {
 	{ NULL, NULL, 0 }
 };
 
+/* What open_repo and the look-ups after it keep, let go. */
+static void repo_close(struct g *g)
+{
+	free(g->wd_rel);
+	g->wd_rel = NULL;
+	git_odb_free(g->packs);
+	g->packs = NULL;
+	g->packs_tried = false;
+	g->abbrev = 0;
+	memset(g->loose, 0, sizeof(g->loose));
+	git_object_free(g->memo_obj);
+	g->memo_obj = NULL;
+	free(g->memo_rev);
+	g->memo_rev = NULL;
+	git_repository_free(g->repo);
+	g->repo = NULL;
+}
+
 int wap_git(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
 {
 	struct g g = { .call = call, .ws = call->ws, .req = req, .err = err, .last_pct = -1 };
@@ -648,6 +667,17 @@ int wap_git(struct wap_call *call, const json_t *req, json_t **res, struct wap_e
 		wap_err_set(err, WAP_E_RESTRICTED, "Path restricted: git %s writes, and the workspace is read-only", a->name);
 		goto out;
 	}
+	if (a->fn == op_pull) {
+		/* its fetch with the tree lock as it is (shared), the rest
+		 * with it alone (lib/serve/policy.c: WAP_OP_NETFIRST); the
+		 * repository opened and checked again then */
+		static const struct action fetch = { "pull", op_pull_fetch, A_WRITE | A_NET };
+		if ((rc = run_confined(&g, &fetch, res)))
+			goto out;
+		repo_close(&g);
+		if ((rc = wap_tree_relock_alone(call->cancel, err)))
+			goto out;
+	}
 	rc = run_confined(&g, a, res);
 out:
 	if (rc) {
@@ -663,11 +693,9 @@ out:
 	}
 	free(g.rejected);
 	json_decref(g.updates);
-	free(g.wd_rel);
-	git_odb_free(g.packs);
-	git_object_free(g.memo_obj);
-	free(g.memo_rev);
-	git_repository_free(g.repo);
+	free(g.pull_branch);
+	free(g.pull_remote);
+	repo_close(&g);
 	free(g.args);
 	git_error_clear();
 	return rc;

@@ -27,6 +27,7 @@ struct g {
 	int cred_tries;
 	bool auth_failed, cancelled;
 	json_t *updates;	/* ref updates of fetch/push */
+	char *pull_branch, *pull_remote;	/* what a pull's fetch was for */
 	char *rejected;		/* a push rejection: "ref: status" */
 	int last_pct;
 	int abbrev;		/* git's shortest abbreviation here; 0: not known yet */
@@ -177,6 +178,7 @@ void remote_callbacks(struct g *g, git_remote_callbacks *cb);
 int remote_fail(struct g *g, int e, const char *what, const char *remote);
 int op_fetch(struct g *g, json_t **res);
 int op_push(struct g *g, json_t **res);
+int op_pull_fetch(struct g *g, json_t **res);
 int op_pull(struct g *g, json_t **res);
 
 /* clone.c */

@@ -288,10 +288,34 @@ out:
 	return rc;
 }
 
-int op_pull(struct g *g, json_t **res)
+/* A pull is two actions (git.c): its fetch, with the tree lock held
+ * shared (a slow remote holds up no write), then the rest, alone (its
+ * check for local changes and its checkout one step against an edit). */
+int op_pull_fetch(struct g *g, json_t **res)
 {
 	const char *rname = str_key(g, "remote");
-	char *branch = NULL, *dflt = NULL, *upname = NULL;
+	bool detached;
+
+	(void)res;
+	if (need_workdir(g))
+		return -1;
+	if (!rname && g->nargs)
+		rname = g->args[0];
+	if (g->nargs > (str_key(g, "remote") ? 0 : 1))
+		return wap_err_set(g->err, WAP_E_INVALID, "pull takes one remote");
+	g->pull_branch = head_branch(g->repo, &detached);
+	if (!g->pull_branch || detached)
+		return wap_err_set(g->err, WAP_E_INVALID, "HEAD is detached: check out a branch to pull into");
+	g->pull_remote = rname ? strdup(rname) : default_remote(g);
+	if (!g->pull_remote)
+		return wap_err_oom(g->err);
+	return do_fetch(g, g->pull_remote);
+}
+
+int op_pull(struct g *g, json_t **res)
+{
+	const char *rname = g->pull_remote;
+	char *branch = NULL, *upname = NULL;
 	bool detached;
 	struct wap_sb bref = WAP_SB_INIT, sum = WAP_SB_INIT;
 	struct upstream u = { 0 };
@@ -303,19 +327,13 @@ int op_pull(struct g *g, json_t **res)
 
 	if (need_workdir(g))
 		return -1;
-	if (!rname && g->nargs)
-		rname = g->args[0];
-	if (g->nargs > (str_key(g, "remote") ? 0 : 1))
-		return wap_err_set(g->err, WAP_E_INVALID, "pull takes one remote");
+	/* (another call may have checked out another branch meanwhile) */
 	branch = head_branch(g->repo, &detached);
-	if (!branch || detached) {
-		wap_err_set(g->err, WAP_E_INVALID, "HEAD is detached: check out a branch to pull into");
+	if (!branch || detached || !rname || !g->pull_branch || strcmp(branch, g->pull_branch)) {
+		wap_err_set(g->err, WAP_E_CONFLICT, "HEAD moved from '%s' while the pull fetched: pull again",
+			    g->pull_branch ? g->pull_branch : "?");
 		goto out;
 	}
-	if (!rname)
-		rname = dflt = default_remote(g);
-	if (!rname || do_fetch(g, rname))
-		goto out;
 	wap_sb_addf(&bref, "refs/heads/%s", branch);
 	if (!bref.buf) {
 		wap_err_oom(g->err);
@@ -388,6 +406,5 @@ out:
 	wap_sb_release(&sum);
 	free(upname);
 	free(branch);
-	free(dflt);
 	return rc;
 }

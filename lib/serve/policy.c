@@ -53,7 +53,7 @@ static const struct wap_opdesc ops[] = {
 	{ "git.checkout", "git", W | D | WAP_OP_TREEWIDE },
 	{ "git.push", "git", W },
 	{ "git.fetch", "git", W },
-	{ "git.pull", "git", W | D | WAP_OP_TREEWIDE },
+	{ "git.pull", "git", W | D | WAP_OP_TREEWIDE | WAP_OP_NETFIRST },
 	{ "git.init", "git", W },
 	{ "git.clone", "git", W },
 	/* sym actions (the applet's; language servers) */

@@ -31,6 +31,10 @@
 #define WAP_OP_TREEWIDE		8u	/* rewrites files across the tree (a git
 					 * checkout): holds the tree lock alone,
 					 * as mv does (lib/fs/tree.h) */
+#define WAP_OP_NETFIRST		16u	/* ... after it waits on the network
+					 * (a git pull's fetch): held shared
+					 * until then, alone from then on (the
+					 * op asks: wap_tree_relock_alone) */
 #define WAP_OP_MUTATING		(WAP_OP_WRITES | WAP_OP_RUNS)
 
 struct wap_opdesc {

@@ -31,7 +31,9 @@ static int allow(struct wap_run *run, const char *name, const json_t *req, struc
 /* A's op, under the tree lock (lib/fs/tree.h) when it writes, as the
  * one table of ops says of this request (grep with write, git by its
  * action): alone when it moves, copies or removes trees or rewrites
- * files across the tree (WAP_OP_TREEWIDE: a git checkout). */
+ * files across the tree (WAP_OP_TREEWIDE: a git checkout); shared
+ * while it waits on the network first, then alone (WAP_OP_NETFIRST: a
+ * git pull's fetch, then its fast-forward). */
 static int op(const struct wap_applet *a, struct wap_call *call, const json_t *req, json_t **res,
 	      struct wap_err *err)
 {
@@ -40,7 +42,7 @@ static int op(const struct wap_applet *a, struct wap_call *call, const json_t *r
 	/* alone: a tree op, or a git checkout (its check for local changes
 	 * and its writes against an edit's read and rename: both said they
 	 * succeeded, and one's change was lost) */
-	bool alone = (a->flags & WAP_APPLET_TREE) || (f & WAP_OP_TREEWIDE);
+	bool alone = (a->flags & WAP_APPLET_TREE) || ((f & WAP_OP_TREEWIDE) && !(f & WAP_OP_NETFIRST));
 	bool lock = call->ws && (alone || (f & WAP_OP_WRITES));
 	const struct wap_cancel *prev;
 	int rc;
