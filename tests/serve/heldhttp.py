@@ -37,7 +37,10 @@ for line in srv.stderr:
     if "/mcp" in line and "http://127.0.0.1:" in line:
         port = int(line.split("http://127.0.0.1:")[1].split("/")[0])
         break
-threading.Thread(target=lambda: [None for _ in srv.stderr], daemon=True).start()
+log = []
+reader = threading.Thread(target=lambda: log.extend(srv.stderr), daemon=True)
+reader.start()
+asan = os.environ.get("ASAN")	# (its allocator keeps what is freed: no RSS measured)
 
 
 def mem(field):
@@ -100,8 +103,8 @@ READ = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
 def health():
     t0 = time.time()
     try:
-        with urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=10) as r:
-            return r.status == 200 and time.time() - t0 < 5
+        with urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=30) as r:
+            return r.status == 200 and time.time() - t0 < (20 if asan else 5)
     except Exception:
         return False
 
@@ -117,7 +120,7 @@ for i in range(N):
 time.sleep(6)	# every read done (4 workers, 40 reads of 1 MiB)
 grew = mem("VmRSS") - base
 tap(health(), "/health answered while %d replies wait to be read" % N)
-tap(grew < (CAP >> 10) + 40 * 1024,
+tap(asan or grew < (CAP >> 10) + 40 * 1024,
     "%d clients not reading their 1 MiB reads: the server grew %d kB (cap %d kB)" % (N, grew, CAP >> 10))
 got = [response(s) for s in socks]
 for s in socks:
@@ -167,7 +170,7 @@ for t in ts:
 time.sleep(2)
 grew = mem("VmRSS") - base
 tap(health(), "/health answered while %d bodies are half in" % N)
-tap(grew < (CAP >> 10) + 24 * 1024,
+tap(asan or grew < (CAP >> 10) + 24 * 1024,
     "%d clients sending 1.5 MiB of a 2 MiB body: the server grew %d kB (cap %d kB)" % (N, grew, CAP >> 10))
 codes = []
 for s in socks:
@@ -184,4 +187,6 @@ st, _, body = response(s)
 s.close()
 tap(st == 200 and b'"result"' in body, "once they are gone, the read is answered (%s)" % st)
 srv.terminate()
-tap(srv.wait(20) == 0, "the server stops cleanly")
+tap(srv.wait(60) == 0, "the server stops cleanly")
+reader.join(10)
+tap(not any("Sanitizer" in l for l in log), "no sanitizer report")
