@@ -82,7 +82,11 @@
  * authenticate within 30 s (messages before that are at most 64 KiB).
  * Methods that need a language server or a debugger it does not have
  * answer -32009 FeatureDisabled.  The approver gets the method
- * as $1 and the path (or name) as $2, and {"method","params"} on stdin.
+ * as $1, the path (or name) as $2 and every other target of the call
+ * (a destination, paths, a command's words, what is typed) as $3...,
+ * control characters shown as ^X; the whole {"method","params"} on
+ * stdin.  It runs in a process group of its own, killed once it answers
+ * or the wait ends.
  * The config's agentControl.logging.level (debug, info, warn, error) picks
  * the log lines; logging.logToFile appends them to logging.file, else to
  * wap-acp.log beside the default token file.

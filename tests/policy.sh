@@ -287,6 +287,58 @@ jcheck "audit: a write is marked mutating" "$(grep '"write"' "$T/audit.jsonl" | 
 jcheck "audit: a read is not" "$(grep '"op":"read"' "$T/audit.jsonl" | head -1)" 'j["mutating"] is False'
 jcheck "audit: terminal/create is audited, mutating" "$(grep 'terminal/create' "$T/audit.jsonl" | head -1)" 'j["mutating"] is True and j["outcome"] == "error"'
 
+# The approver judges what runs (eleventh hostile review).  Its stdin was
+# written without blocking and cut at the pipe's 64 KiB: a request padded
+# with 200 kB of stdin before its command reached the approver without the
+# command; its $2 named one target of the op (mv's source, grep's
+# pattern), so an approver allowing by path allowed `mv ok.txt a.txt`;
+# control characters in a path rewrote a terminal prompt; and what the
+# approver's shell started outlived a cancelled or timed-out wait.
+printf 'a\n' > "$W/a.txt"; printf 'ok\n' > "$W/ok.txt"; printf 'has ok.txt\n' > "$W/g.txt"
+cat > "$T/approve3.sh" <<EOF2
+#!/bin/sh
+cat > "$T/apin"
+printf '%s|' "\$@" >> "$T/apargs"; echo >> "$T/apargs"
+shift
+for t; do [ "\$t" = ok.txt ] || exit 1; done
+EOF2
+chmod +x "$T/approve3.sh"
+mcp3() { wap serve --drain --root "$W" --config "$T/appr.json" --approver "$T/approve3.sh \"\$@\"" 2>/dev/null; }
+python3 - "$T/big.jsonl" <<'EOF2'
+import json, sys
+a = {"stdin": "x" * 200000, "command": "touch ran.txt"}
+r = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "exec", "arguments": a}}
+open(sys.argv[1], "w").write(json.dumps(r) + "\n")
+EOF2
+rm -f "$T/apin"
+mcp3 < "$T/big.jsonl" > /dev/null
+jcheck "approver: a request past 64 KiB reaches its stdin whole" "$(cat "$T/apin")" \
+	'j["params"]["command"] == "touch ran.txt" and len(j["params"]["stdin"]) == 200000'
+rm -f "$T/apargs"
+R=$(printf '%s\n' \
+ '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mv","arguments":{"source":"ok.txt","destination":"a.txt","force":true}}}' \
+ '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"grep","arguments":{"pattern":"ok.txt","replace":"X","write":true}}}' \
+ '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"cp","arguments":{"source":"ok.txt","destination":"c.txt"}}}' \
+ '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"write","arguments":{"path":"ok.txt\n\u001b[1A\u001b[2Kwrite\tok.txt\u202e","content":"x"}}}' \
+ | mcp3)
+jcheck "approver: mv is asked with its destination too" "$(echo "$R" | grep '"id":1')" 'j["result"]["isError"]'
+same "  a.txt not overwritten" "$(cat "$W/a.txt")" a
+jcheck "approver: grep --write is asked with what it rewrites (the root)" "$(echo "$R" | grep '"id":2')" 'j["result"]["isError"]'
+same "  g.txt not rewritten" "$(cat "$W/g.txt")" "has ok.txt"
+has "approver: cp's targets are \$2 and \$3" "$(cat "$T/apargs")" "cp|ok.txt|c.txt|"
+same "approver: no control character reaches its arguments" \
+	"$(grep -c . "$T/apargs")|$(tr -d '\n' < "$T/apargs" | LC_ALL=C tr -d '[:print:]\t' | wc -c)" "4|0"
+has "  a newline and an escape shown as ^J and ^[" "$(cat "$T/apargs")" 'write|ok.txt^J^[[1A^[[2Kwrite	ok.txt<U+202E>|'
+# what the approver started ends with the wait: cancelled here
+rm -f "$T/late"
+(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write","arguments":{"path":"b.txt","content":"x"}}}'
+ sleep 1
+ printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}'
+ sleep 0.5) | wap serve --drain --root "$W" --config "$T/appr.json" --approver "(sleep 2; touch '$T/late'); exit 0" >/dev/null 2>&1
+sleep 3
+check "approver: nothing it started outlives a cancelled wait" test ! -e "$T/late"
+check "  and the write did not run" test ! -e "$W/b.txt"
+
 # wap's records beneath the root, planted before it starts (ninth hostile
 # review): an audit log that is a symlink was followed, so wap appended the
 # agent's lines (a path holding $(...)) to a file outside the root, a

@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "policy.h"
+#include "strbuf.h"
 
 #define W	WAP_OP_WRITES
 #define R	WAP_OP_RUNS
@@ -189,14 +191,89 @@ static const char *subject(const char *name, const json_t *req)
 	return name;
 }
 
-/* Write to a pipe whose reader may have gone, without a SIGPIPE for the
- * process: lib/ does not touch signal dispositions, so the signal is
- * blocked in this thread and one the write raised is taken back. */
-static void write_nosig(int fd, const char *s, size_t n)
+/* S as a terminal shows it harmlessly, a new string: control characters
+ * in caret notation as cat -v shows them (a newline ^J, ESC ^[, DEL ^?,
+ * C1 controls M-^X), the characters that reorder or break a line
+ * (U+2028, U+2029, U+202A-U+202E, U+2066-U+2069) as <U+XXXX>; a tab
+ * stays.  A path cannot so add a line to the approver's prompt, move its
+ * cursor or turn its text round. */
+static char *printable(const char *s)
+{
+	struct wap_sb sb = WAP_SB_INIT;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)
+			wap_sb_addf(&sb, "M-^%c", *++p - 0x80 + '@');
+		else if (*p == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xa8 && p[2] <= 0xae) ||
+					(p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9))) {
+			wap_sb_addf(&sb, "<U+%04X>", 0x2000 | ((p[1] & 0x0f) << 6) | (p[2] & 0x3f));
+			p += 2;
+		} else if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+			wap_sb_addf(&sb, "^%c", *p == 0x7f ? '?' : *p + '@');
+		else
+			wap_sb_addc(&sb, (char)*p);
+	}
+	if (sb.oom) {
+		wap_sb_release(&sb);
+		return NULL;
+	}
+	return sb.buf ? wap_sb_detach(&sb) : strdup("");
+}
+
+/* The approver's arguments after its $1: the subject ($2, as before), then
+ * every other target of the op the request names, so that an approver
+ * judging by path sees each one: mv's and cp's destination, grep's paths
+ * (with write and none, the whole root: "."), the command's words, what
+ * is typed into a terminal.  Each printable(); -1 on ENOMEM. */
+static int targets(const char *name, const json_t *req, char ***argv)
+{
+	static const char *const more[] = {
+		"path", "oldPath", "source", "filePath", "destination", "newPath", "paths", "cwd",
+		"dir", "url", "file", "argv", "args", "command", "text", NULL
+	};
+	const char *subj = subject(name, req);
+	bool any_path = false;
+	int rc = 0;
+
+	for (int i = -1; !rc && (i < 0 || more[i]); i++) {
+		json_t *v = i < 0 ? NULL : json_object_get(req, more[i]), *el;
+		const char *one = i < 0 ? subj : json_string_value(v);
+		size_t k;
+
+		if (i >= 0 && !strcmp(more[i], "paths"))
+			any_path = any_path || json_array_size(v);
+		if (i >= 0 && json_is_array(v)) {
+			json_array_foreach(v, k, el) {
+				char *p = json_is_string(el) ? printable(json_string_value(el)) : NULL;
+				if (json_is_string(el) && (!p || wap_strv_push(argv, p)))
+					rc = -1;
+				free(p);
+			}
+			continue;
+		}
+		/* the subject once: skip the key it came from */
+		if (!one || (i >= 0 && one == subj))
+			continue;
+		char *p = printable(one);
+		if (!p || wap_strv_push(argv, p))
+			rc = -1;
+		free(p);
+	}
+	if (!rc && !strcmp(name, "grep") && !any_path && wap_strv_push(argv, "."))
+		rc = -1;
+	return rc;
+}
+
+/* Write what of S the pipe FD takes now (*OFF advanced), without a
+ * SIGPIPE for the process: lib/ does not touch signal dispositions, so
+ * the signal is blocked in this thread and one the write raised is taken
+ * back.  -1 when the reader is gone. */
+static int write_nosig(int fd, const char *s, size_t n, size_t *off)
 {
 	sigset_t pipeset, old, pend;
 	struct timespec zero = { 0, 0 };
 	bool was_pending;
+	int rc = 0;
 
 	sigemptyset(&pipeset);
 	sigaddset(&pipeset, SIGPIPE);
@@ -205,24 +282,49 @@ static void write_nosig(int fd, const char *s, size_t n)
 	was_pending = sigismember(&pend, SIGPIPE);
 	while (n) {
 		ssize_t w = write(fd, s, n);
-		if (w <= 0)
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			rc = w < 0 && errno == EAGAIN ? 0 : -1;
 			break;
+		}
 		s += w;
 		n -= (size_t)w;
+		*off += (size_t)w;
 	}
 	if (!was_pending)
 		sigtimedwait(&pipeset, NULL, &zero);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Run the approver: sh -c COMMAND wap-approve METHOD TARGETS... with
+ * {"method","params"} on its stdin, in a process group of its own, so
+ * that what it starts ends with it: once it has answered, and when the
+ * wait gives up (its time, the call's cancel), the whole group is killed
+ * (a subshell or a dialog it started outlived it, and could answer a call
+ * long gone).  Its stdin is written while it runs, whole: an approver
+ * reading a request cut at the pipe's size judged one without its end. */
 static int approve(const struct wap_approver *ap, const char *method, const char *what,
 		   const json_t *params, const struct wap_cancel *cancel, struct wap_err *err)
 {
 	char *js = json_dumps(params ? params : json_null(), JSON_COMPACT | JSON_ENCODE_ANY);
-	char *argv[7], envm[256], **envp = NULL;
-	long limit = ap->timeout_ms > 0 ? ap->timeout_ms : 60000, waited = 0;
-	int in[2], st = 0, r;
-	pid_t pid;
+	struct wap_sb in_msg = WAP_SB_INIT;
+	char envm[256], **envp = NULL, **argv = NULL, *shown = printable(what);
+	long limit = ap->timeout_ms > 0 ? ap->timeout_ms : 60000;
+	double until = now_ms() + limit;
+	size_t off = 0;
+	int in[2] = { -1, -1 }, st = 0, r = ENOMEM;
+	bool done = false, have_js = js != NULL;
+	pid_t pid = -1;
 	extern char **environ;
 
 	snprintf(envm, sizeof(envm), "WAP_APPROVAL_METHOD=%s", method);
@@ -230,20 +332,15 @@ static int approve(const struct wap_approver *ap, const char *method, const char
 		if (strncmp(environ[i], "WAP_APPROVAL_", 13) && !wap_env_secret(environ[i]))
 			wap_strv_push(&envp, environ[i]);
 	wap_strv_push(&envp, envm);
-	argv[0] = "sh";
-	argv[1] = "-c";
-	argv[2] = (char *)ap->command;
-	argv[3] = "wap-approve";
-	argv[4] = (char *)method;
-	argv[5] = (char *)what;
-	argv[6] = NULL;
-	if (pipe2(in, O_CLOEXEC) < 0) {
-		free(js);
-		wap_strv_free(envp);
-		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: cannot run the approver: %s", strerror(errno));
-	}
-	{
-		/* stdin the pipe, stdout /dev/null, SIGPIPE back to its default */
+	/* the approver reads {"method","params"} on stdin, or not at all */
+	wap_sb_addf(&in_msg, "{\"method\":\"%s\",\"params\":%s}\n", method, js ? js : "null");
+	free(js);
+	if (!wap_strv_push(&argv, "sh") && !wap_strv_push(&argv, "-c") &&
+	    !wap_strv_push(&argv, ap->command) && !wap_strv_push(&argv, "wap-approve") &&
+	    !wap_strv_push(&argv, method) && !targets(method, params, &argv) && !in_msg.oom && have_js &&
+	    !(r = pipe2(in, O_CLOEXEC) ? errno : 0)) {
+		/* stdin the pipe, stdout /dev/null, SIGPIPE back to its default,
+		 * a process group of its own */
 		posix_spawn_file_actions_t fa;
 		posix_spawnattr_t at;
 		sigset_t def;
@@ -255,43 +352,64 @@ static int approve(const struct wap_approver *ap, const char *method, const char
 		sigemptyset(&def);
 		sigaddset(&def, SIGPIPE);
 		posix_spawnattr_setsigdefault(&at, &def);
-		posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
+		posix_spawnattr_setpgroup(&at, 0);
+		posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
 		r = posix_spawn(&pid, "/bin/sh", &fa, &at, argv, envp);
 		posix_spawn_file_actions_destroy(&fa);
 		posix_spawnattr_destroy(&at);
 		if (r)
 			pid = -1;
-	}
-	close(in[0]);
-	if (pid > 0 && js) {
-		/* the approver reads {"method","params"} on stdin, or not at all */
+		close(in[0]);
 		fcntl(in[1], F_SETFL, O_NONBLOCK);
-		write_nosig(in[1], "{\"method\":\"", 11);
-		write_nosig(in[1], method, strlen(method));
-		write_nosig(in[1], "\",\"params\":", 11);
-		write_nosig(in[1], js, strlen(js));
-		write_nosig(in[1], "}\n", 2);
 	}
-	close(in[1]);
-	free(js);
 	wap_strv_free(envp);
-	if (pid < 0)
+	wap_strv_free(argv);
+	if (pid < 0) {
+		if (in[1] >= 0)
+			close(in[1]);
+		wap_sb_release(&in_msg);
+		free(shown);
 		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: cannot run the approver: %s", strerror(r));
-	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && waited < limit && !wap_cancel_is_set(cancel)) {
-		poll(NULL, 0, 20);
-		waited += 20;
 	}
-	if (r == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
+	/* it is waited for without being reaped (WNOWAIT), so that its pid,
+	 * its group's id, is not another's when the group is killed */
+	for (;;) {
+		siginfo_t si = { 0 };
+		struct pollfd p = { in[1], POLLOUT, 0 };
+
+		done = !waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid == pid;
+		if (done || now_ms() >= until || wap_cancel_is_set(cancel))
+			break;
+		if (in[1] < 0 || poll(&p, 1, 20) <= 0) {
+			if (in[1] < 0)
+				poll(NULL, 0, 20);
+			continue;
+		}
+		if (write_nosig(in[1], in_msg.buf + off, in_msg.len - off, &off) || off == in_msg.len) {
+			close(in[1]);	/* all of it, or it reads no more */
+			in[1] = -1;
+		}
+	}
+	if (in[1] >= 0)
+		close(in[1]);
+	wap_sb_release(&in_msg);
+	kill(-pid, SIGKILL);	/* its group: what it left, or all of it */
+	waitpid(pid, &st, 0);
+	if (!done) {
+		free(shown);
 		if (wap_cancel_is_set(cancel))
 			return wap_cancel_err(err);
 		return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: no approval for %s within %ld ms",
 				   method, limit);
 	}
-	if (r == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		free(shown);
 		return 0;
-	return wap_err_set(err, WAP_E_FAILED, "Operation cancelled: the approver refused %s %s", method, what);
+	}
+	r = wap_err_set(err, WAP_E_FAILED, "Operation cancelled: the approver refused %s %s", method,
+			shown ? shown : what);
+	free(shown);
+	return r;
 }
 
 int wap_policy_allow(const struct wap_ws *ws, const char *name, const json_t *req,

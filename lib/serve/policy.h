@@ -72,8 +72,12 @@ struct wap_approver {
  * is none (AP NULL or without a command); err says which (kind
  * EXECUTION_FAILED, message "Operation cancelled: ..."; the Agent Control
  * Protocol answers -32006).  The approver gets NAME as $1, the op's
- * subject (path, query, name...) as $2, and {"method","params": REQ} on
- * stdin; the token CANCEL (may be NULL) stops the wait. */
+ * subject (path, query, name...) as $2, every other target REQ names
+ * (destination, paths, argv, text...) as $3..., each with its control
+ * characters in caret notation, and {"method","params": REQ} whole on
+ * stdin; it runs in a process group of its own, killed when it has
+ * answered or the wait ends; the token CANCEL (may be NULL) stops the
+ * wait. */
 int wap_policy_allow(const struct wap_ws *ws, const char *name, const json_t *req,
 		     const struct wap_approver *ap, const struct wap_cancel *cancel,
 		     struct wap_err *err);
