@@ -252,6 +252,24 @@ fixture "$W"
 expect "a flood of 2000 requests: exit 0" 0 wap acp run --prompt p -- $AGENT --flood 2000
 has "  ... every one answered" "$OUT" "flood: 2000 answered of 2000"
 
+# an agent flooding big requests while the client's workers are held
+# (eleventh hostile review): the queue was bounded by count alone (256 of up
+# to 16 MiB: 4 GiB), so 30 writes of 6 MiB were all taken and held at once;
+# now by their bytes too (16 + 8 MiB), as MCP over stdio holds them
+fixture "$W"
+wap acp run --grace 1 --timeout 60 --prompt p -- $AGENT --big-flood 30 --mb 6 > "$T/bf" 2>"$T/bf.err" &
+pid=$!
+wait_for 12 grep -q "big-flood written" "$T/bf.err"
+hwm=$(awk '/VmHWM/ {print $2}' /proc/$pid/status 2>/dev/null)
+sent=$(grep -c "big-flood sent" "$T/bf.err")
+kill -TERM $pid; wait $pid
+[ "$sent" -lt 12 ] && ok "a flood of 30 requests of 6 MiB: $sent taken while the workers are held" \
+	|| fail "a flood of 30 requests of 6 MiB: $sent taken while the workers are held"
+if [ -z "${ASAN:-}" ]; then	# (ASan's quarantine keeps what was freed)
+	[ -n "$hwm" ] && [ "$hwm" -lt 120000 ] && ok "  ... at most 120 MB held (${hwm} kB)" || fail "  ... ${hwm:-?} kB held"
+fi
+same "  ... none of them written" "$(ls "$W/big.txt" 2>/dev/null)" ""
+
 # an agent that floods and never reads: stalled, but SIGTERM still ends it
 fixture "$W"
 wap acp run --grace 1 --prompt p -- $AGENT --deaf-flood 1 > "$T/deaf" 2>"$T/deaf.err" &

@@ -19,9 +19,12 @@
 #include "workers.h"
 
 #define MAX_LINE (16u << 20)	/* as wap serve's --max-message default */
-/* The agent's requests queued or running at most: past it its output is
- * not read, so an agent that floods cannot grow the queue (stdio_rpc.c) */
+/* The agent's requests queued or running at most, and the bytes of their
+ * messages: past either its output is not read, so an agent that floods
+ * cannot grow the queue (as stdio_rpc.c holds MCP's; by count alone, 256
+ * requests of 16 MiB each were 4 GiB) */
 #define MAX_PENDING 256
+#define MAX_PENDING_BYTES (MAX_LINE + (8u << 20))
 
 struct client {
 	const struct wap_acpc_opts *o;
@@ -43,6 +46,7 @@ struct client {
 	bool closing;			/* the agent is gone: queued requests are dropped */
 	bool eof;			/* its input is being closed */
 	int pending;			/* requests queued or running */
+	size_t pending_bytes;		/* ... the bytes of their messages */
 	double give_up_at;		/* stopping: writes to an agent that does
 					 * not read give up then (0: never) */
 	struct wap_cancel kill;		/* to wap_proc_run: kill the tree */
@@ -291,6 +295,7 @@ static json_t *answer(struct client *c, const struct wap_rpc_msg *m)
 struct job {
 	struct client *c;
 	json_t *msg;
+	size_t len;			/* its message's bytes */
 };
 
 static void run_job(void *arg)
@@ -312,6 +317,7 @@ static void run_job(void *arg)
 	}
 	pthread_mutex_lock(&j->c->mu);
 	j->c->pending--;
+	j->c->pending_bytes -= j->len;
 	pthread_cond_broadcast(&j->c->cv);
 	pthread_mutex_unlock(&j->c->mu);
 	json_decref(j->msg);
@@ -360,11 +366,15 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		bool room;
 
 		pthread_mutex_lock(&c->mu);
-		while (c->pending >= MAX_PENDING && !wap_cancel_is_set(&c->kill))
+		while ((c->pending >= MAX_PENDING ||
+			(c->pending && c->pending_bytes + len > MAX_PENDING_BYTES)) &&
+		       !wap_cancel_is_set(&c->kill))
 			pthread_cond_wait(&c->cv, &c->mu);
 		room = !wap_cancel_is_set(&c->kill);	/* being killed: no more work for it */
-		if (room)
+		if (room) {
 			c->pending++;
+			c->pending_bytes += len;
+		}
 		pthread_mutex_unlock(&c->mu);
 		if (!room) {
 			free(j);
@@ -372,6 +382,7 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		}
 		if (j) {
 			j->c = c;
+			j->len = len;
 			j->msg = json_incref(v);
 			if (!wap_workers_submit(c->workers, run_job, j))
 				break;
@@ -380,6 +391,7 @@ static void handle_line(struct client *c, const char *line, size_t len)
 		}
 		pthread_mutex_lock(&c->mu);
 		c->pending--;
+		c->pending_bytes -= len;
 		pthread_mutex_unlock(&c->mu);
 		reply = wap_rpc_error(m.id, WAP_RPC_INTERNAL, "Internal error: out of memory", NULL);
 		send_msg(c, reply);

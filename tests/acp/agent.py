@@ -8,7 +8,7 @@ back as agent_message_chunk text ("caps: ...", "read: ...", "escape: ...").
 
   agent.py [--stop REASON] [--hang] [--ignore-cancel] [--orphan SECONDS]
            [--leave-terminal SECONDS] [--flood N] [--deaf-flood 1]
-           [--old-shapes] [--garbage] [--escapes]
+           [--old-shapes] [--garbage] [--escapes] [--big-flood N [--mb M]]
 
 --hang: after the first update, wait (for session/cancel); --ignore-cancel:
 do not answer session/cancel either; --orphan: start a grandchild
@@ -157,6 +157,33 @@ def prompt_turn(p):
                 got.add(m["id"])
         say("flood: %d answered of %d\n" % (len(got & set(range(first, first + n))), n))
         return STOP
+    if opt("--big-flood"):
+        # the client's workers held (four terminals' wait_for_exit), then
+        # N writes of --mb MiB each: what the client keeps of them queued
+        # must stay bounded (it stops reading, as for a flood of many)
+        for _ in range(4):
+            res, err = call("terminal/create", {"sessionId": session[0], "command": "sleep",
+                                                "args": ["30"], "cwd": cwd[0]})
+            next_id[0] += 1
+            send({"jsonrpc": "2.0", "id": next_id[0], "method": "terminal/wait_for_exit",
+                  "params": {"sessionId": session[0], "terminalId": res["terminalId"]}})
+        n, big = int(opt("--big-flood")), "x" * (int(opt("--mb", "12")) << 20)
+        first = next_id[0] + 1
+        next_id[0] += n
+
+        def flood():
+            for i in range(first, first + n):
+                send({"jsonrpc": "2.0", "id": i, "method": "fs/write_text_file",
+                      "params": {"sessionId": session[0], "path": path("big.txt"), "content": big}})
+                log("big-flood sent %d" % (i - first + 1))
+            log("big-flood written")
+        threading.Thread(target=flood, daemon=True).start()
+        say("big-flood\n")
+        while not cancelled[0]:
+            m = read()
+            if "method" in m and "id" not in m:
+                on_notification(m)
+        return "cancelled"
     if opt("--leave-terminal"):
         # a terminal left running, its wait_for_exit never awaited: the
         # turn ends anyway, and the client must not wait for either
