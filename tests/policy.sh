@@ -339,6 +339,34 @@ sleep 3
 check "approver: nothing it started outlives a cancelled wait" test ! -e "$T/late"
 check "  and the write did not run" test ! -e "$W/b.txt"
 
+# security.allowedMethodCategories is the config's, for every door (eleventh
+# hostile review): only the Agent Control door judged it, so with ["fs"] the
+# same server's MCP tools, the acp profile and the CLI ran commands and git
+printf '{"security": {"allowedMethodCategories": ["fs"]}}' > "$T/cats.json"
+rm -f "$T/audit.jsonl" "$W/ran.txt"
+R=$(printf '%s\n' \
+ '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"command":"touch ran.txt"}}}' \
+ '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"git","arguments":{"action":"commit","message":"m","all":true}}}' \
+ '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"grep","arguments":{"pattern":"a"}}}' \
+ '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}' \
+ | wap serve --drain --root "$W" --config "$T/cats.json" --audit "$T/audit.jsonl" 2>/dev/null)
+jcheck "categories on MCP: exec refused (FEATURE_DISABLED)" "$(echo "$R" | grep '"id":1')" \
+	'j["result"]["isError"] and "FEATURE_DISABLED" in j["result"]["content"][0]["text"] and "allowedMethodCategories" in j["result"]["content"][0]["text"]'
+check "  nothing ran" test ! -e "$W/ran.txt"
+jcheck "categories on MCP: git refused" "$(echo "$R" | grep '"id":2')" 'j["result"]["isError"] and "allowedMethodCategories" in j["result"]["content"][0]["text"]'
+jcheck "categories on MCP: grep (search) refused" "$(echo "$R" | grep '"id":3')" 'j["result"]["isError"]'
+jcheck "categories on MCP: a read (fs) runs" "$(echo "$R" | grep '"id":4')" 'not j["result"]["isError"]'
+jcheck "  the refusal is audited" "$(grep '"op":"exec"' "$T/audit.jsonl")" 'j["outcome"] == "error" and j["error"] == "FEATURE_DISABLED"'
+R=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"terminal/create","params":{"sessionId":"s","command":"touch","args":["ran.txt"]}}' \
+ | wap serve --drain --root "$W" --profile acp --config "$T/cats.json" 2>/dev/null)
+jcheck "categories on the acp profile: terminal/create refused" "$R" 'j["error"]["code"] == -32009'
+sleep 0.3
+check "  nothing ran" test ! -e "$W/ran.txt"
+expect "categories on the CLI: exec refused" 15 wap exec --config "$T/cats.json" -- touch ran.txt
+check "  nothing ran" test ! -e "$W/ran.txt"
+expect "categories on the CLI: a write (fs) runs" 0 wap write c.txt --content c --config "$T/cats.json"
+rm -f "$W/c.txt"
+
 # wap's records beneath the root, planted before it starts (ninth hostile
 # review): an audit log that is a symlink was followed, so wap appended the
 # agent's lines (a path holding $(...)) to a file outside the root, a

@@ -30,6 +30,10 @@ struct wap_call {
 	void (*output)(void *arg, const char *stream, const char *data, size_t len);
 	void *arg;
 	const char *session;			/* for the audit log; may be NULL */
+	/* the category security.allowedMethodCategories judges the call by:
+	 * the Agent Control method's it came as (editor.getContent reads with
+	 * the read op, as "editor"); NULL: the op's own (lib/serve/policy.c) */
+	const char *category;
 	/* the one-shot CLI: the calling thread does nothing after the op but
 	 * write to fds it holds open and exit, so an op may confine it for
 	 * good (git's Landlock domain) rather than run in a thread of its

@@ -425,7 +425,7 @@ static json_t *handle_call(struct wap_acp_session *s, const char *method, const 
 	struct acp_ctx c = { 0 };
 	struct wap_err err = { 0 };
 	json_t *res = NULL, *reply, *empty = NULL;
-	char why[160];
+	char why[160], cat[32];
 	struct timespec t0;
 	struct wap_approver ap = { a->o.approver, a->o.approver_timeout_ms };
 	double start;
@@ -469,6 +469,10 @@ static json_t *handle_call(struct wap_acp_session *s, const char *method, const 
 	c.params = params ? params : (empty = json_object());
 	c.call.ws = a->ws;
 	c.call.session = s->session_id;
+	/* judged on the road by the method's category (editor.getContent is
+	 * "editor", though it reads with the read op), as above */
+	snprintf(cat, sizeof(cat), "%.*s", (int)strcspn(method, "."), method);
+	c.call.category = cat;
 	c.call.cancel = &s->cancel;
 	c.run.call = &c.call;
 	c.run.audit = a->o.audit;

@@ -961,6 +961,7 @@ int acp_command_execute(struct acp_ctx *c, json_t **res, struct wap_err *err)
 		c->code = RPC_DISABLED;
 		return wap_err_set(err, WAP_E_DISABLED, "%s", why);
 	}
+	c->call.category = NULL;	/* on the road too: the op's own */
 	if (acp_run_op(c, a->name, req, &r2, err) < 0)
 		return -1;
 	*res = json_pack("{s:o}", "result", r2);

@@ -412,11 +412,33 @@ static int approve(const struct wap_approver *ap, const char *method, const char
 	return r;
 }
 
+/* Is CAT in security.allowedMethodCategories (or is there no list)? */
+static bool category_allowed(const struct wap_ws *ws, const char *cat)
+{
+	char *const *allowed = ws->pol.allowed_categories;
+
+	if (!allowed || !allowed[0])
+		return true;
+	for (size_t i = 0; cat && allowed[i]; i++)
+		if (!strcmp(allowed[i], cat))
+			return true;
+	return false;
+}
+
 int wap_policy_allow(const struct wap_ws *ws, const char *name, const json_t *req,
-		     const struct wap_approver *ap, const struct wap_cancel *cancel,
-		     struct wap_err *err)
+		     const char *category, const struct wap_approver *ap,
+		     const struct wap_cancel *cancel, struct wap_err *err)
 {
 	unsigned f = wap_op_flags(name, req);
+	const char *cat = category ? category : wap_op_category(name, req);
+
+	/* the config's list holds on every door, not on the Agent Control
+	 * Protocol's alone (with ["fs"] MCP ran commands and git); an op
+	 * with no category (none in the table) is refused */
+	if ((!cat || strcmp(cat, "session")) && !category_allowed(ws, cat))
+		return wap_err_set(err, WAP_E_DISABLED,
+				   "Method category '%s' is disabled (not in security.allowedMethodCategories)",
+				   cat ? cat : name);
 
 	if ((f & WAP_OP_WRITES) && ws->pol.read_only)
 		return wap_err_set(err, WAP_E_RESTRICTED,

@@ -66,7 +66,10 @@ struct wap_approver {
 
 #define WAP_POLICY_UNAPPROVED	-2	/* wap_policy_allow: no approval */
 
-/* May op NAME run with REQ on WS?  0 yes.  -1: refused by read-only mode
+/* May op NAME run with REQ on WS?  0 yes.  -1: refused by
+ * security.allowedMethodCategories (FEATURE_DISABLED: the op's category,
+ * or CATEGORY when not NULL, is not in the list; "session", the ACP
+ * client's permission records, is never judged) or by read-only mode
  * (PATH_RESTRICTED).  WAP_POLICY_UNAPPROVED: requireApproval is on, the op
  * mutates, and the approver refused, timed out, could not run, or there
  * is none (AP NULL or without a command); err says which (kind
@@ -79,7 +82,7 @@ struct wap_approver {
  * answered or the wait ends; the token CANCEL (may be NULL) stops the
  * wait. */
 int wap_policy_allow(const struct wap_ws *ws, const char *name, const json_t *req,
-		     const struct wap_approver *ap, const struct wap_cancel *cancel,
+		     const char *category, const struct wap_approver *ap, const struct wap_cancel *cancel,
 		     struct wap_err *err);
 
 #endif

@@ -25,7 +25,8 @@ static int allow(struct wap_run *run, const char *name, const json_t *req, struc
 {
 	if (!run->call->ws)
 		return 0;
-	return wap_policy_allow(run->call->ws, name, req, run->approver, run->call->cancel, err);
+	return wap_policy_allow(run->call->ws, name, req, run->call->category, run->approver,
+				run->call->cancel, err);
 }
 
 /* A's op, under the tree lock (lib/fs/tree.h) when it writes, as the
