@@ -329,6 +329,15 @@ has "approver: cp's targets are \$2 and \$3" "$(cat "$T/apargs")" "cp|ok.txt|c.t
 same "approver: no control character reaches its arguments" \
 	"$(grep -c . "$T/apargs")|$(tr -d '\n' < "$T/apargs" | LC_ALL=C tr -d '[:print:]\t' | wc -c)" "4|0"
 has "  a newline and an escape shown as ^J and ^[" "$(cat "$T/apargs")" 'write|ok.txt^J^[[1A^[[2Kwrite	ok.txt<U+202E>|'
+# an argument is at most 128 KiB (what is typed into a terminal is not):
+# each is cut after 4 KiB, the whole request is on stdin
+R=$(python3 -c 'import json; print(json.dumps({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"command":"touch long.txt #" + "x" * 100000}}}))' \
+ | wap serve --drain --root "$W" --config "$T/appr.json" --approver "echo \${#2} > '$T/len'; cat > '$T/apin'" 2>/dev/null)
+jcheck "approver: a 100 kB command is asked about" "$R" 'not j["result"]["isError"]'
+check "  and it ran" test -e "$W/long.txt"
+same "  its \$2 cut after 4 KiB" "$(cat "$T/len")" 4099
+jcheck "  its stdin whole" "$(cat "$T/apin")" 'len(j["params"]["command"]) == 100016'
+rm -f "$W/long.txt"
 # what the approver started ends with the wait: cancelled here
 rm -f "$T/late"
 (printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write","arguments":{"path":"b.txt","content":"x"}}}'

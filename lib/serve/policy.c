@@ -196,12 +196,17 @@ static const char *subject(const char *name, const json_t *req)
  * C1 controls M-^X), the characters that reorder or break a line
  * (U+2028, U+2029, U+202A-U+202E, U+2066-U+2069) as <U+XXXX>; a tab
  * stays.  A path cannot so add a line to the approver's prompt, move its
- * cursor or turn its text round. */
+ * cursor or turn its text round.  Cut after 4 KiB with "...": the whole
+ * is on the approver's stdin. */
 static char *printable(const char *s)
 {
 	struct wap_sb sb = WAP_SB_INIT;
 
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (sb.len >= 4096) {	/* (an argument is at most 128 KiB) */
+			wap_sb_adds(&sb, "...");
+			break;
+		}
 		if (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)
 			wap_sb_addf(&sb, "M-^%c", *++p - 0x80 + '@');
 		else if (*p == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xa8 && p[2] <= 0xae) ||
@@ -242,6 +247,10 @@ static int targets(const char *name, const json_t *req, char ***argv)
 
 		if (i >= 0 && !strcmp(more[i], "paths"))
 			any_path = any_path || json_array_size(v);
+		/* text is what is typed into a terminal; elsewhere (sym's
+		 * replace-body) a file's, left to stdin as content is */
+		if (i >= 0 && !strcmp(more[i], "text") && !(wap_op_flags(name, req) & WAP_OP_RUNS))
+			continue;
 		if (i >= 0 && json_is_array(v)) {
 			json_array_foreach(v, k, el) {
 				char *p = json_is_string(el) ? printable(json_string_value(el)) : NULL;
