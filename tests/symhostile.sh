@@ -115,6 +115,13 @@ if [ -x $PY ]; then
 	expect "100,000 edits of a 1 MB file (dry run)" 0 timeout 120 wap sym rename big.fk --line 1 --column 1 --new-name z --dry-run --json --timeout-ms 60000
 	t1=$(date +%s)
 	if [ $((t1 - t0)) -lt 45 ]; then ok "applied in $((t1 - t0)) s"; else fail "100,000 edits took $((t1 - t0)) s"; fi
+	# a message of many small values: refused by its count before jansson
+	# parses it (some 20 times its size: 3 Mi zeros, 6 MB, took 130 MB)
+	fake "$FAKE" values 3145728
+	expect "a hover of 3 Mi values refused" 125 wap sym hover a.fk --line 1 --column 1 --json
+	has "the reason named" "$OUT" "more than 2 Mi JSON values"
+	fake "$FAKE" values 1000
+	expect "a hover of 1,000 values answered" 0 wap sym hover a.fk --line 1 --column 1 --json
 	# and its many locations: each placed by a scan from the file's start
 	# (line and column) made refs quadratic too (100,000 at the end of 1 MB)
 	fake "$FAKE" refs 100000

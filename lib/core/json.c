@@ -722,3 +722,24 @@ json_t *wap_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *
 	}
 	return v;
 }
+
+size_t wap_json_values(const char *buf, size_t len)
+{
+	size_t n = 1;
+	bool str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = buf[i];
+		if (str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				str = false;
+		} else if (c == '"') {
+			str = true;
+		} else if (c == ',' || c == '[' || c == '{') {
+			n++;
+		}
+	}
+	return n;
+}

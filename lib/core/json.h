@@ -42,4 +42,11 @@ int wap_json_dump_str(struct wap_sb *sb, const char *s, size_t n);
 char *wap_json_dumps(const json_t *v, size_t *len);
 json_t *wap_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *err);
 
+/* How many values the JSON text BUF holds, near enough to bound what
+ * parsing it costs (each '[', '{' and ',' outside strings, and one): a
+ * parsed value takes jansson some 20 to 80 bytes however few its text has,
+ * so a peer's big message of small values ([0,0,...]) is refused by count
+ * before it is parsed. */
+size_t wap_json_values(const char *buf, size_t len);
+
 #endif

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "edit.h"
 #include "file.h"
+#include "json.h"
 #include "cmdpolicy.h"
 #include "landlock.h"
 #include "lsp.h"
@@ -27,6 +28,10 @@
 #define WRITE_TIMEOUT_MS	10000
 #define DIAG_SETTLE_MS		600	/* diagnostics: quiet this long after the last */
 #define MAX_FRAME		(256u << 20)
+/* values in one message: jansson takes 20 to 80 bytes a value, so a frame
+ * of small ones ([0,0,...]) would cost 20 times its size; 2 Mi values is
+ * some 100 MB at worst and ten times the references of 100,000 places */
+#define MAX_VALUES		(2u << 20)
 
 /* The built-in table (README "Code intelligence"): language, extensions
  * with their LSP languageId, the command found on PATH. */
@@ -623,6 +628,8 @@ static void on_output(void *arg, const char *stream, const char *data, size_t le
 		}
 		return;
 	}
+	const char *why = "sent something that is not an LSP message";
+
 	wap_sb_add(&s->in, data, len);
 	while (s->in.len && !s->in.oom) {
 		char *hend = memmem(s->in.buf, s->in.len, "\r\n\r\n", 4);
@@ -650,6 +657,10 @@ static void on_output(void *arg, const char *stream, const char *data, size_t le
 		hl = (size_t)(hend - s->in.buf) + 4;
 		if (s->in.len < hl + clen)
 			return;
+		if (wap_json_values(s->in.buf + hl, clen) > MAX_VALUES) {
+			why = "sent a message of more than 2 Mi JSON values";
+			goto bad;
+		}
 		m = json_loadb(s->in.buf + hl, clen, 0, NULL);
 		memmove(s->in.buf, s->in.buf + hl + clen, s->in.len - hl - clen);
 		s->in.len -= hl + clen;
@@ -663,7 +674,7 @@ static void on_output(void *arg, const char *stream, const char *data, size_t le
 bad:
 	/* not LSP: stop it, the calls waiting fail with the reason */
 	pthread_mutex_lock(&s->mu);
-	snprintf(s->deadmsg, sizeof(s->deadmsg), "sent something that is not an LSP message");
+	snprintf(s->deadmsg, sizeof(s->deadmsg), "%s", why);
 	pthread_mutex_unlock(&s->mu);
 	s->in.len = 0;
 	wap_cancel_set(&s->stop, 1);

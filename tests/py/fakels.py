@@ -8,6 +8,7 @@ MODE says:
   fakels.py flood N SIZE       on each didOpen, N diagnostics of SIZE bytes,
                                each for a file no one opened
   fakels.py edits N            rename: N one-character edits in the file
+  fakels.py values N            hover answers an array of N zeros
   fakels.py refs N              references: N locations near the file's end
   fakels.py wedit JSON         rename: the WorkspaceEdit JSON ("@URI@" is
                                the file's URI)
@@ -83,6 +84,10 @@ while True:
                            "message": "x" * size}]}})
         send({"method": "textDocument/publishDiagnostics",
               "params": {"uri": td["uri"], "diagnostics": []}})
+    elif meth == "textDocument/hover" and mode == "values":
+        body = b'{"jsonrpc":"2.0","id":%d,"result":{"contents":[%s]}}' % (mid, b",".join([b"0"] * int(arg[0])))
+        out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        out.flush()
     elif meth == "textDocument/hover":
         try:
             text = open(arg[0]).read()
