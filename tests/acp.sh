@@ -108,6 +108,9 @@ jcheck "audit: one line per op (fs.deleteFile runs rm)" "$(grep '"op":"rm"' "$T/
 jcheck "audit: a refused approval is an error line" \
 	"$(grep '"op":"rm"' "$T/pol/audit.jsonl" | grep keep.txt)" 'j["outcome"] == "error" and j["request"]["path"] == "keep.txt"'
 lacks "audit: no file contents" "$(cat "$T/pol/audit.jsonl")" "overwritten-secret"
+# a method its category turns off is refused on the road, and audited there
+jcheck "audit: a method refused by allowedMethodCategories is an error line" \
+	"$(grep -m1 '"op":"git.status"' "$T/pol/audit.jsonl")" 'j["outcome"] == "error" and j["error"] == "FEATURE_DISABLED"'
 lacks "no sanitizer report" "$(cat "$T"/*.log)" "Sanitizer"
 lacks "no runtime error" "$(cat "$T"/*.log)" "runtime error"
 

@@ -289,35 +289,6 @@ static const struct method methods[] = {
 	{ NULL, NULL, NULL }
 };
 
-/* Is the method's category turned off by policy?  Returns the reason. */
-const char *acp_category_off(const struct wap_ws *ws, const char *method, char *buf, size_t n)
-{
-	const char *dot = strchr(method, '.');
-	size_t cl = dot ? (size_t)(dot - method) : strlen(method);
-	char *const *allowed = ws->pol.allowed_categories;
-
-	if (allowed && allowed[0]) {
-		bool ok = false;
-		for (size_t i = 0; allowed[i]; i++)
-			ok |= strlen(allowed[i]) == cl && !strncmp(allowed[i], method, cl);
-		if (!ok) {
-			snprintf(buf, n, "Method category '%.*s' is disabled (not in security.allowedMethodCategories)",
-				 (int)cl, method);
-			return buf;
-		}
-	}
-	if (!ws->pol.allow_fs && (!strncmp(method, "fs.", 3) || !strncmp(method, "editor.", 7) ||
-				  !strncmp(method, "search.", 7))) {
-		snprintf(buf, n, "File system access is disabled by policy (security.allowFileSystemAccess)");
-		return buf;
-	}
-	if (!ws->pol.allow_terminal && !strncmp(method, "terminal.", 9)) {
-		snprintf(buf, n, "Terminal access is disabled (security.allowTerminalAccess)");
-		return buf;
-	}
-	return NULL;
-}
-
 /* ---------- dispatch ---------- */
 
 /* Methods that run no applet op: sessions (terminals, watchers) and the
@@ -425,7 +396,7 @@ static json_t *handle_call(struct wap_acp_session *s, const char *method, const 
 	struct acp_ctx c = { 0 };
 	struct wap_err err = { 0 };
 	json_t *res = NULL, *reply, *empty = NULL;
-	char why[160], cat[32];
+	char cat[32];
 	struct timespec t0;
 	struct wap_approver ap = { a->o.approver, a->o.approver_timeout_ms };
 	double start;
@@ -457,8 +428,6 @@ static json_t *handle_call(struct wap_acp_session *s, const char *method, const 
 		;
 	if (!m->name)
 		return id ? acp_rpc_error(id, RPC_NO_METHOD, "Method not found", json_pack("{s:s}", "method", method)) : NULL;
-	if (acp_category_off(a->ws, method, why, sizeof(why)))
-		return id ? acp_rpc_error(id, RPC_DISABLED, why, json_pack("{s:s}", "method", method)) : NULL;
 	if (m->disabled) {
 		char msg[300];
 		snprintf(msg, sizeof(msg), "Feature disabled: %s %s", method, m->disabled);
@@ -478,7 +447,10 @@ static json_t *handle_call(struct wap_acp_session *s, const char *method, const 
 	c.run.audit = a->o.audit;
 	c.run.approver = &ap;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (!session_method(method)) {
+	/* its category on the road's terms, a refusal audited there */
+	if (wap_run_feature(&c.run, method, c.params, &err)) {
+		rc = -1;
+	} else if (!session_method(method)) {
 		rc = m->fn(&c, &res, &err);	/* its ops go the one road */
 	} else {
 		rc = wap_run_begin(&c.run, method, c.params, &start, &err);

@@ -934,7 +934,6 @@ int acp_command_execute(struct acp_ctx *c, json_t **res, struct wap_err *err)
 	const struct wap_applet *a = NULL;
 	const char *opcat;
 	json_t *args = json_object_get(c->params, "args"), *req, *r2;
-	char why[200], cat[40];
 
 	if (acp_need_str(c, "command", &cmd, err) < 0)
 		return -1;
@@ -953,13 +952,12 @@ int acp_command_execute(struct acp_ctx *c, json_t **res, struct wap_err *err)
 	 * though sym's lookups are state; an unknown action falls closed
 	 * to the applet's and then to the op's own checks */
 	opcat = wap_op_category(a->name, req);
-	snprintf(cat, sizeof(cat), "%s.", opcat ? opcat : a->name);
-	if (acp_category_off(ACP_WS(c), cat, why, sizeof(why)) ||
+	if (wap_policy_feature(ACP_WS(c), opcat ? opcat : a->name, a->name, err) ||
 	    (!strcmp(a->name, "grep") && opcat && strcmp(opcat, "search") &&
-	     acp_category_off(ACP_WS(c), "search.", why, sizeof(why)))) {
+	     wap_policy_feature(ACP_WS(c), "search", a->name, err))) {
 		json_decref(req);
 		c->code = RPC_DISABLED;
-		return wap_err_set(err, WAP_E_DISABLED, "%s", why);
+		return -1;
 	}
 	c->call.category = NULL;	/* on the road too: the op's own */
 	if (acp_run_op(c, a->name, req, &r2, err) < 0)

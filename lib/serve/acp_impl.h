@@ -115,8 +115,6 @@ struct acp_ctx {
 
 static inline const struct wap_ws *ACP_WS(struct acp_ctx *c) { return c->s->a->ws; }
 
-/* Is METHOD's category ("fs." ...) turned off by policy?  The reason, in BUF. */
-const char *acp_category_off(const struct wap_ws *ws, const char *method, char *buf, size_t n);
 /* A required string parameter. */
 int acp_need_str(struct acp_ctx *c, const char *key, const char **out, struct wap_err *err);
 /* A required path parameter, root-relative (malloc'd). */

@@ -434,13 +434,8 @@ static bool category_allowed(const struct wap_ws *ws, const char *cat)
 	return false;
 }
 
-int wap_policy_allow(const struct wap_ws *ws, const char *name, const json_t *req,
-		     const char *category, const struct wap_approver *ap,
-		     const struct wap_cancel *cancel, struct wap_err *err)
+int wap_policy_feature(const struct wap_ws *ws, const char *cat, const char *name, struct wap_err *err)
 {
-	unsigned f = wap_op_flags(name, req);
-	const char *cat = category ? category : wap_op_category(name, req);
-
 	/* the config's list holds on every door, not on the Agent Control
 	 * Protocol's alone (with ["fs"] MCP ran commands and git); an op
 	 * with no category (none in the table) is refused */
@@ -448,6 +443,23 @@ int wap_policy_allow(const struct wap_ws *ws, const char *name, const json_t *re
 		return wap_err_set(err, WAP_E_DISABLED,
 				   "Method category '%s' is disabled (not in security.allowedMethodCategories)",
 				   cat ? cat : name);
+	if (cat && !ws->pol.allow_fs && (!strcmp(cat, "fs") || !strcmp(cat, "editor") || !strcmp(cat, "search")))
+		return wap_err_set(err, WAP_E_DISABLED,
+				   "File system access is disabled by policy (security.allowFileSystemAccess)");
+	if (cat && !ws->pol.allow_terminal && !strcmp(cat, "terminal"))
+		return wap_err_set(err, WAP_E_DISABLED, "Terminal access is disabled (security.allowTerminalAccess)");
+	return 0;
+}
+
+int wap_policy_allow(const struct wap_ws *ws, const char *name, const json_t *req,
+		     const char *category, const struct wap_approver *ap,
+		     const struct wap_cancel *cancel, struct wap_err *err)
+{
+	unsigned f = wap_op_flags(name, req);
+	const char *cat = category ? category : wap_op_category(name, req);
+
+	if (wap_policy_feature(ws, cat, name, err))
+		return -1;
 
 	if ((f & WAP_OP_WRITES) && ws->pol.read_only)
 		return wap_err_set(err, WAP_E_RESTRICTED,

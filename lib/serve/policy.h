@@ -66,10 +66,15 @@ struct wap_approver {
 
 #define WAP_POLICY_UNAPPROVED	-2	/* wap_policy_allow: no approval */
 
+/* Is category CAT (of op or method NAME) turned on for WS?  0 yes; -1
+ * FEATURE_DISABLED: not in security.allowedMethodCategories ("session",
+ * the ACP client's permission records, is never judged), or fs, editor
+ * or search with security.allowFileSystemAccess off, or terminal with
+ * security.allowTerminalAccess off. */
+int wap_policy_feature(const struct wap_ws *ws, const char *cat, const char *name, struct wap_err *err);
+
 /* May op NAME run with REQ on WS?  0 yes.  -1: refused by
- * security.allowedMethodCategories (FEATURE_DISABLED: the op's category,
- * or CATEGORY when not NULL, is not in the list; "session", the ACP
- * client's permission records, is never judged) or by read-only mode
+ * wap_policy_feature (the op's category, or CATEGORY when not NULL) or by read-only mode
  * (PATH_RESTRICTED).  WAP_POLICY_UNAPPROVED: requireApproval is on, the op
  * mutates, and the approver refused, timed out, could not run, or there
  * is none (AP NULL or without a command); err says which (kind

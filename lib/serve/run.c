@@ -110,6 +110,17 @@ int wap_run_begin(struct wap_run *run, const char *name, const json_t *req, doub
 	return rc == WAP_POLICY_UNAPPROVED ? rc : rc ? -1 : 0;
 }
 
+int wap_run_feature(struct wap_run *run, const char *name, const json_t *req, struct wap_err *err)
+{
+	const char *cat = run->call->category ? run->call->category : wap_op_category(name, req);
+	double t0 = wap_run_now_ms();
+
+	if (!run->call->ws || !wap_policy_feature(run->call->ws, cat, name, err))
+		return 0;
+	audit(run, name, req, t0, -1, err);
+	return -1;
+}
+
 void wap_run_done(struct wap_run *run, const char *name, const json_t *req, double t0, int rc,
 		  const struct wap_err *err)
 {

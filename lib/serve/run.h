@@ -51,6 +51,11 @@ int wap_run_begin(struct wap_run *run, const char *name, const json_t *req, doub
 void wap_run_done(struct wap_run *run, const char *name, const json_t *req, double t0, int rc,
 		  const struct wap_err *err);
 
+/* The first gate of a door's method NAME that may run ops of its own
+ * (they pass the road's gate each): is its category turned on
+ * (wap_policy_feature)?  0 yes; -1 no, audited here, ERR says why. */
+int wap_run_feature(struct wap_run *run, const char *name, const json_t *req, struct wap_err *err);
+
 /* A monotonic clock in milliseconds, for durations. */
 double wap_run_now_ms(void);
 
