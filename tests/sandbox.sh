@@ -227,6 +227,102 @@ if [ "$(id -u)" = 0 ]; then
 	same "caps: no module, no admin; dac_override kept" "$OUT" "CapEff=001 CapBnd=001"
 fi
 
+# run as root, the system dirs are granted whole, and root's DAC override
+# read what the system lets no one but root read there: /etc/shadow, host
+# keys, a 0700 dir of /var/lib.  What the system lets everyone read stays
+# readable (a shell, python, git, the CA certificates), and the root stays
+# root's to read and write where it lies beneath a system dir.  The init's
+# /proc/1/mountinfo (the server's namespace) and the command's own mount
+# table showed mounts the view hides.
+if [ "$(id -u)" = 0 ]; then
+	priv="/etc/wap-priv.$tag" privdir="/var/lib/wap-priv.$tag"
+	(umask 077; printf 'planted etc secret\n' > "$priv"; mkdir "$privdir"
+	 printf 'planted var secret\n' > "$privdir/f"; chmod 644 "$privdir/f")
+	for f in "$priv" "$privdir/f" /etc/shadow /etc/gshadow $(ls /etc/ssh/ssh_host_*_key 2>/dev/null); do
+		[ -e "$f" ] || continue
+		expect "as root: a sandboxed command cannot read $f" 1 wap exec --sandbox -- cat "$f"
+		has "  ... refused by the kernel" "$ERR" "Permission denied"
+		lacks "  ... nothing of it shown" "$OUT" ":"
+	done
+	expect "as root: nor list a dir closed to others" 2 wap exec --sandbox -- ls "$privdir"
+	expect "as root: nor copy the secret by another way" 0 wap exec --json --sandbox -- sh -c "cp $priv x.txt; python3 -c 'print(open(\"$priv\").read())'; dd if=$priv 2>/dev/null; cat /proc/self/root$priv"
+	lacks "  ... not shown" "$OUT" "planted etc secret"
+	check "  ... not copied" test ! -e "$W/x.txt"
+	expect "as root control: what everyone may read is read" 0 wap exec --sandbox -- sh -c 'head -1 /etc/passwd && ls /usr/bin > /dev/null && git --version > /dev/null && python3 -c "print(1)" && cat /etc/ssl/certs/*.pem > /dev/null && /usr/bin/true && echo fine'
+	has "  ... passwd, ls, git, python3, CA certificates" "$OUT" "fine"
+	rm -rf "$privdir" "$priv"
+	# a workspace beneath a system dir is root's as it was: a 0600 file of
+	# root's and one of another user's read and written
+	if [ -d /opt ]; then
+		ow=$(mktemp -d /opt/wap-ws.XXXXXX)
+		(umask 077; printf 'mine\n' > "$ow/mine"; printf 'theirs\n' > "$ow/theirs"; mkdir "$ow/shut")
+		chown 12345:12345 "$ow/theirs" "$ow/shut"
+		expect "as root: a workspace under /opt is read and written as before" 0 wap exec --sandbox --root "$ow" -- sh -c 'cat mine theirs && echo new >> mine && echo more >> theirs && echo in > shut/f && cat shut/f'
+		same "  ... all of it" "$OUT" "mine
+theirs
+in"
+		same "  ... written" "$(cat "$ow/mine" "$ow/theirs")" "mine
+new
+theirs
+more"
+		rm -rf "$ow"
+	fi
+	# a pod's secrets: the service-account token where /var/run is a dir
+	# of its own (the system dirs are granted whole, /var with it; the
+	# token is 0644), and a docker secret in /run/secrets; made in a mount
+	# namespace of the test's own, over /var and /run
+	if command -v unshare >/dev/null && unshare -m --propagation private true 2>/dev/null; then
+		fv=$TT/fakevar
+		mkdir -p "$fv"
+		out=$(unshare -m --propagation private sh -c '
+			sa=$1/run/secrets/kubernetes.io/serviceaccount
+			mount -t tmpfs fakevar "$1" && mkdir -p "$sa" "$1/lib" &&
+			mount -t tmpfs sa "$sa" && echo "k8s-token-$2" > "$sa/token" && chmod 644 "$sa/token" &&
+			mount -t tmpfs run /run && mkdir /run/secrets && echo "docker-secret-$2" > /run/secrets/db &&
+			chmod 644 /run/secrets/db && mount --rbind "$1" /var || exit 9
+			cat "$sa/token" /run/secrets/db && echo outside-ok
+			wap exec --sandbox -- sh -c "cat /var/run/secrets/kubernetes.io/serviceaccount/token; cat /run/secrets/db; ls /var/run; grep -c secrets /proc/self/mountinfo; echo end"
+		' sh "$fv" "$tag" 2>&1)
+		has "as root control: the pod's token and secret are there outside" "$out" "outside-ok"
+		lacks "as root: a sandboxed command cannot read the service-account token in /var/run" "$(printf '%s\n' "$out" | sed '1,/outside-ok/d')" "k8s-token-$tag"
+		lacks "as root: nor a docker secret in /run/secrets" "$(printf '%s\n' "$out" | sed '1,/outside-ok/d')" "docker-secret-$tag"
+		has "  ... the command ran, its table naming no secrets mount" "$out" "0
+end"
+	else
+		ok "# SKIP a pod's secrets: no unshare -m"
+	fi
+	# a mount of the host's that the view hides (under /tmp), and one the
+	# init's mount table alone lists
+	hm="$TT/hostmnt-$tag"
+	mkdir -p "$hm"
+	if mount -t tmpfs -o size=64k "wapsecret-$tag" "$hm" 2>/dev/null; then
+		for f in /proc/1/mountinfo /proc/1/mounts /proc/self/mountinfo /proc/self/mounts /proc/thread-self/mountinfo; do
+			expect "as root: $f from a sandboxed command" 0 wap exec --json --sandbox -- cat "$f"
+			lacks "  ... does not show the host's mount of $hm" "$OUT" "hostmnt-$tag"
+		done
+		expect "as root control: the command's own table shows its view" 0 wap exec --sandbox -- cat /proc/self/mountinfo
+		has "  ... the workspace root" "$OUT" "$ROOT"
+		out=$(python3 - "$WAP" "$W" "$tag" <<'EOF2'
+import sys
+from wapstdio import Stdio
+wap, root, tag = sys.argv[1:4]
+s = Stdio([wap, "serve", "--root", root])
+s.call("initialize", protocolVersion="2025-06-18", capabilities={})
+r = s.call("tools/call", name="exec", arguments={"command":
+    "cat /proc/1/mountinfo /proc/self/mountinfo /etc/shadow 2>&1; echo end"})
+print(r)
+s.close()
+EOF2
+)
+		lacks "serve as root: an MCP exec sees no host mount" "$out" "hostmnt-$tag"
+		has "  ... and cannot read /etc/shadow" "$out" "/etc/shadow: Permission denied"
+		has "  ... and ran to its end" "$out" "end"
+		umount "$hm"
+	else
+		ok "# SKIP the host's mount tables: cannot mount a tmpfs"
+	fi
+fi
+
 # --read-only covers exec
 expect "read-only: exec cannot write the root" 2 wap exec --read-only -- sh -c 'echo x > ro.txt'
 check "read-only: nothing written" test ! -e "$W/ro.txt"

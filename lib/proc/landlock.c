@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
@@ -1262,15 +1263,110 @@ static int temp_home(char *buf, size_t size, struct stat *st, struct wap_err *er
 	return 0;
 }
 
+/* A user namespace that maps one id no file has (the fd's, for the
+ * process's life), by which the system dirs are shown to a command run
+ * as root: no file there has an owner root's DAC override knows, and
+ * root is neither owner nor in the group, so it reads only what the
+ * system lets everyone read (/etc/shadow, host keys, a 0700 dir of
+ * /var/lib are not).  -1 with errno where none can be made. */
+#define NO_ONES_ID "4000000000 4000000000 1"
+static int everyone_fd = -1, everyone_errno;
+static pthread_once_t everyone_once = PTHREAD_ONCE_INIT;
+
+/* The child whose user namespace it is: it waits for the pipe's end
+ * (in wap's memory: system calls only). */
+static int everyone_child(void *arg)
+{
+	const int *down = arg;
+	char c;
+
+	R1(close, down[1]);	/* its copy: ours alone ends the pipe */
+	while (R3(read, down[0], &c, 1) == -EINTR)
+		;
+	R1(exit, 0);
+	return 0;
+}
+
+static void make_everyone(void)
+{
+	static char stack[16384] __attribute__((aligned(16)));
+	static int down[2];	/* us to the child: its end, its exit */
+	char path[64];
+	int fd = -1, e = 0;
+	pid_t pid;
+
+	if (pipe2(down, O_CLOEXEC)) {
+		everyone_errno = errno;
+		return;
+	}
+	/* in our memory, as the init is (a fork of a big server costs);
+	 * ASan wants a copy */
+#if defined(__SANITIZE_ADDRESS__)
+	pid = clone(everyone_child, stack + sizeof(stack), CLONE_NEWUSER | SIGCHLD, down);
+#else
+	pid = clone(everyone_child, stack + sizeof(stack), CLONE_VM | CLONE_NEWUSER | SIGCHLD,
+		    down);
+#endif
+	if (pid < 0) {
+		e = errno;
+	} else {
+		static const char *const maps[] = { "uid_map", "gid_map" };
+		for (int i = 0; i < 2 && !e; i++) {
+			int m;
+			snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, maps[i]);
+			if ((m = open(path, O_WRONLY | O_CLOEXEC)) < 0 ||
+			    write(m, NO_ONES_ID, strlen(NO_ONES_ID)) < 0)
+				e = errno;
+			if (m >= 0)
+				close(m);
+		}
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+		if (!e && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			e = errno;
+	}
+	close(down[1]);	/* the child's read ends: it exits */
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	close(down[0]);
+	everyone_fd = fd;
+	everyone_errno = e;
+}
+
+/* /run's old name: a dir of its own in some images (not a link to /run),
+ * where a pod's service-account token is mounted
+ * (/var/run/secrets/kubernetes.io/serviceaccount, 0644) and sockets lie */
+static char *const shut[] = { "/var/run", NULL };
+
 /* What the command's mount namespace shows (mntview.h): what its rules
  * below name, but /run, whose sockets are a container engine's, the
- * session's agents...; only what /etc/resolv.conf may point to there. */
+ * session's agents...; only what /etc/resolv.conf may point to there.
+ * Run as root, the system dirs as everyone sees them (make_everyone);
+ * not root, a command reads there what its user may (no DAC override),
+ * and no idmapped mount could be made. */
 static int plan_view(struct wap_sandbox *sb, const struct wap_ws *ws,
 		     const struct extras *ex, const char *home_tmp, struct wap_err *err)
 {
-	char **keep = NULL;
+	char **keep = NULL, **sys = NULL, **own = NULL;
 	bool oom = false;
-	int rc;
+	int rc, userns = -1;
+
+	if (geteuid() == 0) {
+		pthread_once(&everyone_once, make_everyone);
+		if ((userns = everyone_fd) < 0)
+			return wap_err_set(err, WAP_E_DISABLED,
+					   "Sandbox unavailable: no user namespace to show the system "
+					   "dirs as everyone sees them: %s", strerror(everyone_errno));
+	}
+	for (int i = 0; sysdirs[i]; i++)
+		if (strcmp(sysdirs[i], "/run") && strcmp(sysdirs[i], "/proc") &&
+		    strcmp(sysdirs[i], "/sys") && strcmp(sysdirs[i], "/dev"))
+			oom |= wap_strv_push(&sys, sysdirs[i]) != 0;
+	oom |= wap_strv_push(&own, ws->root) || wap_strv_push(&own, home_tmp);
+	for (size_t i = 0; ex->dirs && ex->dirs[i]; i++)
+		oom |= wap_strv_push(&own, ex->dirs[i]) != 0;
+	for (size_t i = 0; ex->cfg && ex->cfg[i]; i++)
+		oom |= wap_strv_push(&own, ex->cfg[i]) != 0;
 
 	oom |= wap_strv_push(&keep, ws->root) || wap_strv_push(&keep, home_tmp) ||
 	       wap_strv_push(&keep, "/etc/resolv.conf");
@@ -1283,8 +1379,10 @@ static int plan_view(struct wap_sandbox *sb, const struct wap_ws *ws,
 		oom |= wap_strv_push(&keep, ex->cfg[i]) != 0;
 	if (ex->shell && *ex->shell == '/')
 		oom |= wap_strv_push(&keep, ex->shell) != 0;
-	rc = oom ? wap_err_oom(err) : wap_view_plan(&sb->view, keep, err);
+	rc = oom ? wap_err_oom(err) : wap_view_plan(&sb->view, keep, sys, own, shut, userns, err);
 	wap_strv_free(keep);
+	wap_strv_free(sys);
+	wap_strv_free(own);
 	return rc;
 }
 
@@ -1372,7 +1470,7 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 	int abi, rs;
 
 	memset(sb, 0, sizeof(*sb));
-	sb->ruleset_fd = sb->list_fd = sb->proc_fd = -1;
+	sb->ruleset_fd = sb->list_fd = sb->proc_fd = sb->view.userns = -1;
 	sb->max_memory = o->max_memory;
 	sb->max_procs = o->max_procs;
 	sb->max_file_size = o->max_file_size;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,8 @@ enum {
 	V_LINK,		/* path -> arg */
 	V_ATTACH,	/* the copy in slot, on path */
 	V_SEAL,		/* the cover read-only */
+	V_UMOUNT,	/* a mount the view hides, gone from its table */
+	V_IDMAP,	/* path again, through the idmapping of everyone */
 };
 
 #define MAX_SLOTS	64
@@ -137,6 +140,7 @@ static const char *const verbs[] = {
 	[V_CLONE] = "copying", [V_COVER] = "covering", [V_HIDE] = "hiding",
 	[V_HIDE_FILE] = "hiding", [V_MKDIR] = "making", [V_MKFILE] = "making",
 	[V_LINK] = "linking", [V_ATTACH] = "mounting", [V_SEAL] = "sealing",
+	[V_UMOUNT] = "unmounting", [V_IDMAP] = "idmapping",
 };
 
 static void op(struct plan *pl, int o, int slot, const char *path, const char *arg)
@@ -208,15 +212,90 @@ static bool outermost(const struct plan *pl, size_t i, const char *top)
 	return true;
 }
 
-int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err)
+/* Is P within one of V (or, STRICT, beneath it)? */
+static bool within_any(char *const *v, const char *p, bool strict)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (strict ? wap_path_beneath(p, v[i]) : wap_path_within(p, v[i]))
+			return true;
+	return false;
+}
+
+/* The real paths PATHS lead to, "1"/"0" for dirs in *DIRS. */
+static char **real_paths(struct plan *pl, char *const *paths, char ***dirs)
+{
+	struct plan q = { .avoid = NULL };
+	char **v;
+
+	for (size_t i = 0; paths && paths[i]; i++)
+		note_path(&q, paths[i], 0);
+	pl->oom |= q.oom;
+	v = q.keep;
+	*dirs = q.dirs;
+	wap_strv_free(q.links);
+	wap_strv_free(q.targets);
+	return v;
+}
+
+/* The mount points of this process's namespace (unescaped), NULL if
+ * none can be read: a mount the view hides is still listed in the
+ * command's table (and so told) unless it is unmounted there. */
+static char **mount_points(struct plan *pl)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL, **v = NULL;
+	size_t cap = 0;
+
+	while (f && getline(&line, &cap, f) > 0) {
+		char mp[PATH_MAX], *o = mp;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
+			continue;
+		for (const char *c = mp; *c; c++) {	/* \040 and the like */
+			if (c[0] == '\\' && c[1] >= '0' && c[1] <= '3' && c[2] >= '0' && c[2] <= '7' &&
+			    c[3] >= '0' && c[3] <= '7') {
+				*o++ = (char)((c[1] - '0') << 6 | (c[2] - '0') << 3 | (c[3] - '0'));
+				c += 3;
+			} else {
+				*o++ = *c;
+			}
+		}
+		*o = 0;
+		push(pl, &v, mp);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static bool hidden(const char *p, char *const *top, char *const *hid, char *const *shut)
+{
+	return within_any(top, p, false) || within_any(hid, p, false) || within_any(shut, p, false);
+}
+
+static int depth_cmp(const void *a, const void *b)
+{
+	size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+int wap_view_plan(struct wap_view *v, char *const *keep, char *const *sys, char *const *own,
+		  char *const *shut, int userns, struct wap_err *err)
 {
 	struct plan pl = { .v = v };
 	char **top = NULL;	/* the covered dirs of / */
+	char **hid = NULL;	/* the hidden ones */
+	char **sysr = NULL, **sysd = NULL, **ownr = NULL, **ownd = NULL, **mnt = NULL;
+	char **idm = NULL;	/* the dirs shown through the idmapping */
+	char **inner = NULL;	/* own paths beneath them, shown as they are */
+	char **shutv = NULL;	/* dirs of SHUT to show empty */
 	DIR *d = NULL;
 	struct dirent *e;
 	int slot = 0, rc = -1;
 
 	memset(v, 0, sizeof(*v));
+	v->userns = userns;
 	for (size_t i = 0; keep && keep[i]; i++)
 		note_path(&pl, keep[i], 0);
 	if (pl.oom)
@@ -252,11 +331,38 @@ int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err)
 		if (type == DT_UNKNOWN && !lstat(p, &st))
 			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISSOCK(st.st_mode) ? DT_SOCK : DT_REG;
 		if (type == DT_DIR)
-			op(&pl, V_HIDE, 0, p, NULL);
+			push(&pl, &hid, p);
 		else if (type == DT_SOCK)
 			op(&pl, V_HIDE_FILE, 0, p, NULL);
 	}
-	/* the copies first: a cover hides what they are taken from */
+	/* the system dirs as everyone sees them (an idmapped mount whose
+	 * files' owners are no one's: neither the owner's bits nor root's
+	 * DAC override hold, only the others'), the outermost of them that
+	 * lie in no path of the command's own; those own paths beneath them
+	 * shown as they are (a root under /opt) */
+	if (userns >= 0) {
+		sysr = real_paths(&pl, sys, &sysd);
+		ownr = real_paths(&pl, own, &ownd);
+		for (size_t i = 0; sysr && sysr[i]; i++)
+			if (*sysd[i] == '1' && strcmp(sysr[i], "/") && !within_any(ownr, sysr[i], false) &&
+			    !within_any(sysr, sysr[i], true))
+				push(&pl, &idm, sysr[i]);
+		for (size_t i = 0; ownr && ownr[i]; i++)
+			if (within_any(idm, ownr[i], true) && !within_any(ownr, ownr[i], true))
+				push(&pl, &inner, ownr[i]);
+	}
+	for (size_t i = 0; shut && shut[i]; i++) {
+		struct stat st;
+		bool holds = false;
+		for (size_t j = 0; pl.keep && pl.keep[j]; j++)
+			holds |= wap_path_within(pl.keep[j], shut[i]);
+		if (!holds && !lstat(shut[i], &st) && S_ISDIR(st.st_mode) && kept(&pl, shut[i]))
+			push(&pl, &shutv, shut[i]);
+	}
+	if (pl.oom)
+		goto oom;
+	/* the copies first: a cover or an idmapping hides what they are
+	 * taken from */
 	for (size_t t = 0; top && top[t]; t++)
 		for (size_t i = 0; pl.keep && pl.keep[i]; i++) {
 			if (!outermost(&pl, i, top[t]))
@@ -268,6 +374,31 @@ int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err)
 			}
 			op(&pl, V_CLONE, slot++, pl.keep[i], NULL);
 		}
+	for (size_t i = 0; inner && inner[i]; i++) {
+		if (slot == MAX_SLOTS) {
+			wap_err_set(err, WAP_E_FAILED, "Sandbox: over %d paths to keep", MAX_SLOTS);
+			goto out;
+		}
+		op(&pl, V_CLONE, slot++, inner[i], NULL);
+	}
+	v->nslots = slot;
+	/* the mounts the covers hide out of the command's table (what is
+	 * kept beneath a cover was copied above), the outermost alone: one
+	 * unmount costs a wait for the kernel's RCU (milliseconds) */
+	mnt = mount_points(&pl);
+	if (mnt)
+		qsort(mnt, wap_strv_len(mnt), sizeof(*mnt), depth_cmp);
+	for (size_t i = 0; mnt && mnt[i]; i++) {
+		bool inside = false;	/* goes with the one it lies in */
+		if (!hidden(mnt[i], top, hid, shutv))
+			continue;
+		for (size_t j = i + 1; mnt[j]; j++)
+			inside |= wap_path_beneath(mnt[i], mnt[j]) && hidden(mnt[j], top, hid, shutv);
+		if (!inside)
+			op(&pl, V_UMOUNT, 0, mnt[i], NULL);
+	}
+	for (size_t i = 0; hid && hid[i]; i++)
+		op(&pl, V_HIDE, 0, hid[i], NULL);
 	slot = 0;
 	for (size_t t = 0; top && top[t]; t++) {
 		op(&pl, V_COVER, 0, top[t], NULL);
@@ -291,7 +422,12 @@ int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err)
 		}
 		op(&pl, V_SEAL, 0, top[t], NULL);
 	}
-	v->nslots = slot;
+	for (size_t i = 0; idm && idm[i]; i++)
+		op(&pl, V_IDMAP, 0, idm[i], NULL);
+	for (size_t i = 0; inner && inner[i]; i++)
+		op(&pl, V_ATTACH, slot++, inner[i], NULL);
+	for (size_t i = 0; shutv && shutv[i]; i++)	/* on the idmapped ones */
+		op(&pl, V_HIDE, 0, shutv[i], NULL);
 done:
 	if (pl.oom)
 		goto oom;
@@ -310,6 +446,15 @@ out:
 	wap_strv_free(pl.targets);
 	wap_strv_free(pl.made);
 	wap_strv_free(top);
+	wap_strv_free(hid);
+	wap_strv_free(sysr);
+	wap_strv_free(sysd);
+	wap_strv_free(ownr);
+	wap_strv_free(ownd);
+	wap_strv_free(mnt);
+	wap_strv_free(idm);
+	wap_strv_free(inner);
+	wap_strv_free(shutv);
 	return rc;
 }
 
@@ -334,12 +479,43 @@ void wap_view_free(struct wap_view *v)
 	}
 	free(v->ops);
 	memset(v, 0, sizeof(*v));
+	v->userns = -1;
 }
 
 /* From here on: the command's child, system calls only (rsys.h). */
 
 #define OT_CLONE	1
 #define MM_F_EMPTY_PATH	0x00000004
+#define MA_IDMAP	0x00100000	/* MOUNT_ATTR_IDMAP */
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+
+struct idmap_attr {	/* struct mount_attr */
+	uint64_t set, clr, propagation, userns_fd;
+};
+
+/* PATH again, through the idmapping of everyone (V_IDMAP): with its
+ * mounts if each can be idmapped, else alone (a mount that cannot be
+ * shown so is not shown).  0 or -errno. */
+static long idmap(const char *path, int userns)
+{
+	struct idmap_attr ma = { .set = MA_IDMAP, .userns_fd = (uint64_t)userns };
+	long t = -EINVAL, e = -EINVAL;
+
+	for (int rec = 1; rec >= 0 && e == -EINVAL; rec--) {
+		if (t >= 0)
+			R1(close, t);
+		t = R3(open_tree, AT_FDCWD, path, OT_CLONE | O_CLOEXEC | (rec ? AT_RECURSIVE : 0));
+		if (t < 0)
+			return t;
+		e = R5(mount_setattr, t, "", AT_EMPTY_PATH | (rec ? AT_RECURSIVE : 0), &ma, sizeof(ma));
+	}
+	if (e >= 0)
+		e = R5(move_mount, t, "", AT_FDCWD, path, MM_F_EMPTY_PATH);
+	R1(close, t);
+	return e;
+}
 
 int wap_view_enter(const struct wap_view *v, const char **what)
 {
@@ -387,6 +563,13 @@ int wap_view_enter(const struct wap_view *v, const char **what)
 		case V_SEAL:
 			e = R5(mount, NULL, o->path, NULL,
 			       MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL);
+			break;
+		case V_UMOUNT:	/* one the kernel keeps (locked in a user
+				 * namespace) stays, under its cover */
+			R2(umount2, o->path, MNT_DETACH);
+			break;
+		case V_IDMAP:
+			e = idmap(o->path, v->userns);
 			break;
 		}
 		if (e == -EEXIST && o->op == V_MKDIR)

@@ -35,12 +35,22 @@ struct wap_view {
 	struct wap_view_op *ops;
 	size_t n;
 	int nslots;
+	int userns;		/* for V_IDMAP: not the view's (never closed) */
 };
 
 /* Plan the view that shows only KEEP (paths as given: links are followed,
  * and kept where the view rebuilds their dir); NULL-terminated.  A path
- * that does not exist is skipped.  0, or -1 with ERR set. */
-int wap_view_plan(struct wap_view *v, char *const *keep, struct wap_err *err);
+ * that does not exist is skipped.  Those of SYS (the system dirs, among
+ * KEEP) are shown through an idmapped mount by USERNS (>= 0; -1: as they
+ * are) that maps no file's owner: only what the system lets everyone
+ * read can be read there, whoever the command is (root's DAC override
+ * needs an owner it knows), but where they hold a path of OWN (the root,
+ * the temp dir...), shown as it is.  Each dir of SHUT (real paths) that
+ * is a dir beneath a kept one, holding nothing kept, is shown empty.
+ * Every mount beneath a covered, hidden or shut dir is unmounted, so that
+ * the command's mount table is its view's.  0, or -1 with ERR set. */
+int wap_view_plan(struct wap_view *v, char *const *keep, char *const *sys, char *const *own,
+		  char *const *shut, int userns, struct wap_err *err);
 void wap_view_free(struct wap_view *v);
 
 /* Does the way to PATH (its links followed) pass through, or end in, one

@@ -597,7 +597,8 @@ static __attribute__((noreturn)) void reaper(const struct wap_proc_opts *o,
 	{
 		int keep[] = { io->in, io->out, io->err, io->status, o->cwdfd,
 			       o->sandbox ? o->sandbox->ruleset_fd : -1,
-			       o->sandbox ? o->sandbox->list_fd : -1 };
+			       o->sandbox ? o->sandbox->list_fd : -1,
+			       o->sandbox ? o->sandbox->view.userns : -1 };
 		close_others(keep, (int)(sizeof(keep) / sizeof(keep[0])));
 		/* nor wap's stdin/stdout (in `wap serve` they are the protocol's):
 		 * a client waiting for EOF must not wait for us */
@@ -715,7 +716,7 @@ struct ksigaction {
 };
 
 /* A call's request, sent on the init's socket with the call's fds */
-enum { RQ_IN, RQ_OUT, RQ_ERR, RQ_STATUS, RQ_CWD, RQ_RULES, RQ_LIST, RQ_FDS };
+enum { RQ_IN, RQ_OUT, RQ_ERR, RQ_STATUS, RQ_CWD, RQ_RULES, RQ_LIST, RQ_USERNS, RQ_FDS };
 struct preq {
 	const struct wap_proc_opts *o;
 	char **envp;
@@ -1129,6 +1130,7 @@ static int shared_init(void *arg)
 			sb = *rq.o->sandbox;
 			sb.ruleset_fd = fds[RQ_RULES];
 			sb.list_fd = fds[RQ_LIST];
+			sb.view.userns = fds[RQ_USERNS];
 			/* a proc of this namespace for its sandboxed commands
 			 * (landlock.c), made at the first; not root, in a
 			 * mount namespace of the init's own, its mounts the
@@ -1257,6 +1259,7 @@ static struct preq pinit_req(const struct wap_proc_opts *o, const struct child_i
 	fds[RQ_CWD] = o->cwdfd;
 	fds[RQ_RULES] = sb ? sb->ruleset_fd : -1;
 	fds[RQ_LIST] = sb ? sb->list_fd : -1;
+	fds[RQ_USERNS] = sb ? sb->view.userns : -1;
 	for (int i = 0; i < RQ_FDS; i++)
 		if (fds[i] >= 0)
 			rq.have |= 1u << i;

@@ -612,9 +612,9 @@ static void child_exec(int dirfd, int errfd, char *const *argv, char **envp,
 	const char *what;
 	int e;
 	int keep[6] = { errfd, slave >= 0 ? slave : outfd, dirfd,
-			sb ? sb->ruleset_fd : -1, sb ? sb->list_fd : -1 };
+			sb ? sb->ruleset_fd : -1, sb ? sb->list_fd : -1, sb ? sb->view.userns : -1 };
 
-	child_hold(errfd, pidns, keep, 5);
+	child_hold(errfd, pidns, keep, 6);
 	/* the program's session: on the PTY as its controlling terminal,
 	 * or with its output on the pipe and no terminal */
 	if (slave >= 0) {
