@@ -175,8 +175,8 @@ else
 				ok "# SKIP as nobody --sandbox $how: a copy of the init's /proc needs Linux 6.15 (README)"
 				continue
 			fi
-			expect "as nobody --sandbox${how:+ $how}: /proc is its PID namespace's" 0 asnobody OUTER=$$ "$NWAP" exec --sandbox $how -c 'ls /proc | grep -c "^[0-9][0-9]*\$"; test -e /proc/$OUTER && echo outer || echo own; cat /proc/1/comm; head -c 9 /proc/meminfo; echo; grep -c . /proc/self/status >/dev/null && echo self'
-			same "as nobody --sandbox${how:+ $how}: a few processes, none outside, the init wap, /proc/meminfo and self read" "$(echo $OUT | sed 's/^[0-9] /N /')" "N own wap MemTotal: self"
+			expect "as nobody --sandbox${how:+ $how}: /proc is its PID namespace's" 0 asnobody OUTER=$$ "$NWAP" exec --sandbox $how -c 'ls /proc | grep -c "^[0-9][0-9]*\$"; test -e /proc/$OUTER && echo outer || echo own; test -e /proc/1 && echo init || echo noinit; head -c 9 /proc/meminfo; echo; grep -c . /proc/self/status >/dev/null && echo self'
+			same "as nobody --sandbox${how:+ $how}: a few processes, none outside, not the init (it lives in wap's mount namespace), /proc/meminfo and self read" "$(echo $OUT | sed 's/^[0-9] /N /')" "N own noinit MemTotal: self"
 		done
 		# in a user namespace too, what its rules do not name is not there:
 		# a socket beside the root, one under /run
@@ -519,8 +519,8 @@ if [ "${abi:-0}" -ge 1 ]; then
 			ok "# SKIP sandbox $how: its own /proc is its init's copy, not under ASan, from Linux 6.15 (README)"
 			continue
 		fi
-		expect "sandbox${how:+ $how}: /proc is its PID namespace's" 0 env OUTER=$$ wap exec --sandbox $how -c 'ls /proc | grep -c "^[0-9][0-9]*\$"; test -e /proc/$OUTER && echo outer || echo own; cat /proc/1/comm; head -c 9 /proc/meminfo; echo; grep -c . /proc/self/status >/dev/null && echo self'
-		same "sandbox${how:+ $how}: a few processes, none outside, the init wap, /proc/meminfo and self read" "$(echo $OUT | sed 's/^[0-9] /N /')" "N own wap MemTotal: self"
+		expect "sandbox${how:+ $how}: /proc is its PID namespace's" 0 env OUTER=$$ wap exec --sandbox $how -c 'ls /proc | grep -c "^[0-9][0-9]*\$"; test -e /proc/$OUTER && echo outer || echo own; test -e /proc/1 && echo init || echo noinit; head -c 9 /proc/meminfo; echo; grep -c . /proc/self/status >/dev/null && echo self'
+		same "sandbox${how:+ $how}: a few processes, none outside, not the init (it lives in wap's mount namespace), /proc/meminfo and self read" "$(echo $OUT | sed 's/^[0-9] /N /')" "N own noinit MemTotal: self"
 	done
 	# a container engine's masks on /proc (/proc/kcore on /dev/null...): a
 	# proc of its own would uncover them, so the host's stays

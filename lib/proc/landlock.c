@@ -1907,7 +1907,11 @@ static bool admin_here(void)
 
 /* A proc of this process's PID namespace on /proc, granted what the
  * host's has: the command sees the processes of its namespace alone, and
- * no other's command line.  A copy of its init's (SB->proc_fd) where there
+ * no other's command line; of those, only what it may ptrace
+ * (hidepid=ptraceable; not =invisible, which shows all to the group of
+ * proc's gid=, root's, and root may take any group): not its init, the
+ * supervisor, which lives in wap's mount namespace (its mountinfo was
+ * the server's mount table).  A copy of its init's (SB->proc_fd) where there
  * is one: the same inode for every command of the namespace, so that the
  * kept list layer names it once (a rule for it again is the same rule).
  * Else one made here, but not under a list: each a new inode, a new rule
@@ -1930,7 +1934,8 @@ static int own_proc(const struct wap_sandbox *sb)
 			return 0;
 		kept = true;
 	} else if (sb->list_fd >= 0 ||
-		   R5(mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		   R5(mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		      "hidepid=ptraceable") < 0) {
 		return 0;
 	}
 	if ((e = R3(openat, AT_FDCWD, "/proc", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
@@ -1962,6 +1967,8 @@ int wap_sandbox_proc(bool own_ns)
 	if ((fs = R2(fsopen, "proc", 1 /* FSOPEN_CLOEXEC */)) < 0)
 		return -1;
 	m = R5(fsconfig, fs, 1 /* FSCONFIG_SET_STRING */, "source", "proc", 0);
+	if (m >= 0)	/* own_proc: a kernel before 5.8 has it not */
+		R5(fsconfig, fs, 1, "hidepid", "ptraceable", 0);
 	if (m >= 0)
 		m = R5(fsconfig, fs, 6 /* FSCONFIG_CMD_CREATE */, NULL, NULL, 0);
 	if (m >= 0)
