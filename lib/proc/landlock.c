@@ -1333,6 +1333,21 @@ static void make_everyone(void)
 	everyone_errno = e;
 }
 
+/* Is this process in the initial user namespace (its uid_map the
+ * whole range)?  Root in another (a rootless container's) can idmap no
+ * mount of the host's file systems (their superblocks are the initial
+ * namespace's): its command reads the system dirs as before. */
+static bool init_userns(void)
+{
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	unsigned long a = 1, b = 1, n = 0;
+	int k = f ? fscanf(f, "%lu %lu %lu", &a, &b, &n) : 0;
+
+	if (f)
+		fclose(f);
+	return k == 3 && a == 0 && b == 0 && n == 4294967295UL;
+}
+
 /* /run's old name: a dir of its own in some images (not a link to /run),
  * where a pod's service-account token is mounted
  * (/var/run/secrets/kubernetes.io/serviceaccount, 0644) and sockets lie */
@@ -1341,7 +1356,8 @@ static char *const shut[] = { "/var/run", NULL };
 /* What the command's mount namespace shows (mntview.h): what its rules
  * below name, but /run, whose sockets are a container engine's, the
  * session's agents...; only what /etc/resolv.conf may point to there.
- * Run as root, the system dirs as everyone sees them (make_everyone);
+ * Run as root (of the initial user namespace), the system dirs as
+ * everyone sees them (make_everyone);
  * not root, a command reads there what its user may (no DAC override),
  * and no idmapped mount could be made. */
 static int plan_view(struct wap_sandbox *sb, const struct wap_ws *ws,
@@ -1351,7 +1367,7 @@ static int plan_view(struct wap_sandbox *sb, const struct wap_ws *ws,
 	bool oom = false;
 	int rc, userns = -1;
 
-	if (geteuid() == 0) {
+	if (geteuid() == 0 && init_userns()) {
 		pthread_once(&everyone_once, make_everyone);
 		if ((userns = everyone_fd) < 0)
 			return wap_err_set(err, WAP_E_DISABLED,
