@@ -66,24 +66,66 @@ static void test_allow(void **state)
 	(void)state;
 	assert_int_equal(wap_ws_init(&ws, "/tmp", NULL, &err), 0);
 	ws.pol.read_only = true;
-	assert_int_equal(wap_policy_allow(&ws, "write", req, NULL, NULL, &err), -1);
+	assert_int_equal(wap_policy_allow(&ws, "write", req, NULL, NULL, NULL, &err), -1);
 	assert_int_equal(err.kind, WAP_E_RESTRICTED);
 	assert_non_null(strstr(err.msg, "a.txt"));
 	wap_err_release(&err);
-	assert_int_equal(wap_policy_allow(&ws, "read", req, NULL, NULL, &err), 0);
+	assert_int_equal(wap_policy_allow(&ws, "read", req, NULL, NULL, NULL, &err), 0);
 	/* commands run, sandboxed read-only, not refused */
-	assert_int_equal(wap_policy_allow(&ws, "exec", req, NULL, NULL, &err), 0);
+	assert_int_equal(wap_policy_allow(&ws, "exec", req, NULL, NULL, NULL, &err), 0);
 	ws.pol.read_only = false;
 	ws.pol.require_approval = true;
-	assert_int_equal(wap_policy_allow(&ws, "edit", req, NULL, NULL, &err),
+	assert_int_equal(wap_policy_allow(&ws, "edit", req, NULL, NULL, NULL, &err),
 			 WAP_POLICY_UNAPPROVED);
 	wap_err_release(&err);
-	assert_int_equal(wap_policy_allow(&ws, "edit", req, &no, NULL, &err),
+	assert_int_equal(wap_policy_allow(&ws, "edit", req, NULL, &no, NULL, &err),
 			 WAP_POLICY_UNAPPROVED);
 	assert_non_null(strstr(err.msg, "refused"));
 	wap_err_release(&err);
-	assert_int_equal(wap_policy_allow(&ws, "edit", req, &yes, NULL, &err), 0);
-	assert_int_equal(wap_policy_allow(&ws, "read", req, &no, NULL, &err), 0);
+	assert_int_equal(wap_policy_allow(&ws, "edit", req, NULL, &yes, NULL, &err), 0);
+	assert_int_equal(wap_policy_allow(&ws, "read", req, NULL, &no, NULL, &err), 0);
+	json_decref(req);
+	wap_ws_release(&ws);
+}
+
+/* one check of a category for every door: the list, file system access
+ * (fs, editor, search) and terminal access */
+static void test_feature(void **state)
+{
+	struct wap_ws ws;
+	struct wap_err err = { 0 };
+	char *only_fs[] = { "fs", NULL };
+	json_t *req = json_pack("{s:s}", "path", "a.txt");
+
+	(void)state;
+	assert_int_equal(wap_ws_init(&ws, "/tmp", NULL, &err), 0);
+	assert_int_equal(wap_policy_feature(&ws, "terminal", "terminal.create", &err), 0);
+	ws.pol.allow_terminal = false;
+	assert_int_equal(wap_policy_feature(&ws, "terminal", "terminal.create", &err), -1);
+	assert_int_equal(err.kind, WAP_E_DISABLED);
+	assert_non_null(strstr(err.msg, "allowTerminalAccess"));
+	wap_err_release(&err);
+	assert_int_equal(wap_policy_feature(&ws, "fs", "read", &err), 0);
+	ws.pol.allow_fs = false;
+	for (const char *const *c = (const char *const[]){ "fs", "editor", "search", NULL }; *c; c++) {
+		assert_int_equal(wap_policy_feature(&ws, *c, "x", &err), -1);
+		assert_non_null(strstr(err.msg, "allowFileSystemAccess"));
+		wap_err_release(&err);
+	}
+	assert_int_equal(wap_policy_feature(&ws, "git", "git.status", &err), 0);
+	/* the op's road: read is fs */
+	assert_int_equal(wap_policy_allow(&ws, "read", req, NULL, NULL, NULL, &err), -1);
+	assert_int_equal(err.kind, WAP_E_DISABLED);
+	wap_err_release(&err);
+	ws.pol.allow_fs = true;
+	ws.pol.allowed_categories = only_fs;
+	assert_int_equal(wap_policy_feature(&ws, "git", "git.status", &err), -1);
+	assert_non_null(strstr(err.msg, "allowedMethodCategories"));
+	wap_err_release(&err);
+	assert_int_equal(wap_policy_feature(&ws, "session", "session/x", &err), 0);
+	assert_int_equal(wap_policy_allow(&ws, "exec", req, NULL, NULL, NULL, &err), -1);
+	wap_err_release(&err);
+	ws.pol.allowed_categories = NULL;
 	json_decref(req);
 	wap_ws_release(&ws);
 }
@@ -171,6 +213,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_allow),
+		cmocka_unit_test(test_feature),
 		cmocka_unit_test(test_protected),
 		cmocka_unit_test(test_glob_deny),
 	};

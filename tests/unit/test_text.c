@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,6 +185,32 @@ static void test_names(void **state)
 	json_decref(o);
 }
 
+/* a name is quoted when any byte of it, at any place, is a control
+ * character (the eight-at-a-time scan against the plain rule), or it
+ * begins with '"'; the quoted form is git's C escapes */
+static void test_name_quote(void **state)
+{
+	char name[40];
+	struct wap_sb sb = WAP_SB_INIT;
+
+	(void)state;
+	for (int c = 1; c < 256; c++)
+		for (size_t len = 1; len < sizeof(name); len++)
+			for (size_t at = 0; at < len; at++) {
+				memset(name, 'a', len);
+				name[at] = (char)c;
+				bool want = c < 0x20 || c == 0x7f || (c == '"' && at == 0);
+				assert_int_equal(wap_name_quoted(name, len), want);
+			}
+	assert_false(wap_name_quoted("", 0));
+	assert_false(wap_name_quoted("plain \"x\".txt", 13));
+	assert_string_equal(wap_name_show(&sb, "a\nb\t\033[1m\\\"\x7f\xc3\xa9"),
+			    "\"a\\nb\\t\\033[1m\\\\\\\"\\177\xc3\xa9\"");
+	assert_string_equal(wap_name_show(&sb, "\"q"), "\"\\\"q\"");
+	assert_string_equal(wap_name_show(&sb, "src/a.c"), "src/a.c");
+	wap_sb_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -195,6 +222,7 @@ int main(void)
 		cmocka_unit_test(test_mime),
 		cmocka_unit_test(test_utf16),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_name_quote),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
