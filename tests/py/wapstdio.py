@@ -73,3 +73,16 @@ class Pipelined:
     def close(self, timeout=30):
         self.p.stdin.close()
         return self.p.wait(timeout=timeout)
+
+
+def git_repo(root, branch):
+    """A new git repository at ROOT on BRANCH with a committer set; returns
+    git(*args): `git -C ROOT args...`'s stdout (a failure raises)."""
+    def git(*a):
+        return subprocess.run(["git", "-C", root] + list(a), check=True, capture_output=True,
+                              text=True).stdout
+    os.makedirs(root, exist_ok=True)
+    git("init", "-q", "-b", branch)
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "T")
+    return git

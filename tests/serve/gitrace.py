@@ -13,7 +13,7 @@ the text it replaces is gone).  With "pull" the call is a pull that
 fast-forwards to b2's commit (from a remote beneath the root): it fetches
 with the lock shared, and is alone from its fast-forward on.  TAP lines."""
 import os, subprocess, sys, time
-from wapstdio import Pipelined
+from wapstdio import Pipelined, git_repo
 
 wap, root = sys.argv[1], sys.argv[2]
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 60
@@ -24,15 +24,7 @@ def tap(good, desc):
     print(("ok" if good else "not ok") + " - " + desc, flush=True)
 
 
-def git(*a):
-    return subprocess.run(["git", "-C", root] + list(a), check=True, capture_output=True,
-                          text=True).stdout
-
-
-os.makedirs(root, exist_ok=True)
-git("init", "-q", "-b", "b1")
-git("config", "user.email", "t@example.com")
-git("config", "user.name", "T")
+git = git_repo(root, "b1")
 # (files beside it make the checkout take a little while)
 for i in range(200):
     open(os.path.join(root, "pad%d.txt" % i), "w").write("p%d\n" % i)

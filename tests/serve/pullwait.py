@@ -6,8 +6,8 @@ edit, mv of every client waited on the remote for as long as it liked.
 It holds the lock shared while it waits on the network, alone only from
 its fast-forward on (tests/serve/gitrace.py: that part and an edit are
 still one before the other).  TAP lines."""
-import http.server, os, subprocess, sys, threading, time
-from wapstdio import Pipelined
+import http.server, os, sys, threading, time
+from wapstdio import Pipelined, git_repo
 
 wap, root = sys.argv[1], sys.argv[2]
 STALL = 6
@@ -32,15 +32,7 @@ httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
 threading.Thread(target=httpd.serve_forever, daemon=True).start()
 
 
-def git(*a):
-    return subprocess.run(["git", "-C", root] + list(a), check=True, capture_output=True,
-                          text=True).stdout
-
-
-os.makedirs(root, exist_ok=True)
-git("init", "-q", "-b", "main")
-git("config", "user.email", "t@example.com")
-git("config", "user.name", "T")
+git = git_repo(root, "main")
 open(os.path.join(root, "f.txt"), "w").write("A\n")
 git("add", "-A")
 git("commit", "-qm", "a")
