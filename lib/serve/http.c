@@ -440,13 +440,15 @@ static struct sess *sess_new(struct httpd *h)
 	return x;
 }
 
+/* a session is found by its id in constant time, as the token is
+ * (wap_token_equal): no early exit that times how much of an id matched */
 static struct sess *sess_find(struct httpd *h, const char *id)
 {
 	time_t now = time(NULL);
 
 	sess_sweep(h, now);
 	for (struct sess *x = h->sessions; x; x = x->next)
-		if (!strcmp(x->id, id)) {
+		if (wap_token_equal(x->id, id, strlen(id))) {
 			x->used = now;
 			return x;
 		}
@@ -456,7 +458,7 @@ static struct sess *sess_find(struct httpd *h, const char *id)
 static bool sess_delete(struct httpd *h, const char *id)
 {
 	for (struct sess **p = &h->sessions; *p; p = &(*p)->next)
-		if (!strcmp((*p)->id, id)) {
+		if (wap_token_equal((*p)->id, id, strlen(id))) {
 			struct sess *x = *p;
 			*p = x->next;
 			h->nsessions--;
