@@ -1273,15 +1273,23 @@ static int temp_home(char *buf, size_t size, struct stat *st, struct wap_err *er
 static int everyone_fd = -1, everyone_errno;
 static pthread_once_t everyone_once = PTHREAD_ONCE_INIT;
 
-/* The child whose user namespace it is: it waits for the pipe's end
- * (in wap's memory: system calls only). */
+/* The child whose user namespace it is: it says which pid /proc knows it
+ * by (wap may be in a PID namespace of its own under the host's /proc, as
+ * `wap acp run`'s agent and the servers it starts are: clone's pid names
+ * another process there), then waits for the pipe's end (in wap's
+ * memory: system calls only). */
 static int everyone_child(void *arg)
 {
-	const int *down = arg;
-	char c;
+	const int *p = arg;	/* down[2], up[2] */
+	char c, self[24];
+	long n;
 
-	R1(close, down[1]);	/* its copy: ours alone ends the pipe */
-	while (R3(read, down[0], &c, 1) == -EINTR)
+	R1(close, p[1]);	/* its copy: ours alone ends the pipe */
+	R1(close, p[2]);
+	n = R4(readlinkat, AT_FDCWD, "/proc/self", self, sizeof(self));
+	R3(write, p[3], self, n > 0 ? n : 0);
+	R1(close, p[3]);
+	while (R3(read, p[0], &c, 1) == -EINTR)
 		;
 	R1(exit, 0);
 	return 0;
@@ -1290,37 +1298,51 @@ static int everyone_child(void *arg)
 static void make_everyone(void)
 {
 	static char stack[16384] __attribute__((aligned(16)));
-	static int down[2];	/* us to the child: its end, its exit */
-	char path[64];
+	/* us to the child (its end, its exit), the child to us (its pid) */
+	static int p[4];
+	int *down = p, *up = p + 2;
+	char path[64], self[24] = "";
 	int fd = -1, e = 0;
+	ssize_t n;
 	pid_t pid;
 
 	if (pipe2(down, O_CLOEXEC)) {
 		everyone_errno = errno;
 		return;
 	}
+	if (pipe2(up, O_CLOEXEC)) {
+		everyone_errno = errno;
+		close(down[0]);
+		close(down[1]);
+		return;
+	}
 	/* in our memory, as the init is (a fork of a big server costs);
 	 * ASan wants a copy */
 #if defined(__SANITIZE_ADDRESS__)
-	pid = clone(everyone_child, stack + sizeof(stack), CLONE_NEWUSER | SIGCHLD, down);
+	pid = clone(everyone_child, stack + sizeof(stack), CLONE_NEWUSER | SIGCHLD, p);
 #else
-	pid = clone(everyone_child, stack + sizeof(stack), CLONE_VM | CLONE_NEWUSER | SIGCHLD,
-		    down);
+	pid = clone(everyone_child, stack + sizeof(stack), CLONE_VM | CLONE_NEWUSER | SIGCHLD, p);
 #endif
+	close(up[1]);
 	if (pid < 0) {
 		e = errno;
 	} else {
 		static const char *const maps[] = { "uid_map", "gid_map" };
+		while ((n = read(up[0], self, sizeof(self) - 1)) < 0 && errno == EINTR)
+			;
+		self[n > 0 ? n : 0] = 0;
+		if (!*self)
+			snprintf(self, sizeof(self), "%d", (int)pid);
 		for (int i = 0; i < 2 && !e; i++) {
 			int m;
-			snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, maps[i]);
+			snprintf(path, sizeof(path), "/proc/%s/%s", self, maps[i]);
 			if ((m = open(path, O_WRONLY | O_CLOEXEC)) < 0 ||
 			    write(m, NO_ONES_ID, strlen(NO_ONES_ID)) < 0)
 				e = errno;
 			if (m >= 0)
 				close(m);
 		}
-		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+		snprintf(path, sizeof(path), "/proc/%s/ns/user", self);
 		if (!e && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 			e = errno;
 	}
@@ -1329,6 +1351,7 @@ static void make_everyone(void)
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	close(down[0]);
+	close(up[0]);
 	everyone_fd = fd;
 	everyone_errno = e;
 }
@@ -2125,4 +2148,30 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 		return (int)-e;
 	}
 	return 0;
+}
+
+/* The install prefix of PROG found at FOUND (/x/node_modules/.bin/p ->
+ * /x/node_modules), so that a server living outside the system dirs can
+ * read its own files: never / nor $HOME nor a directory holding it (a
+ * server in ~/bin, npm's prefix ~, would read ~/.ssh: its bin dir is
+ * granted then).  A real path, malloc'd, or NULL. */
+char *wap_sandbox_prefix(const char *found)
+{
+	const char *home = getenv("HOME");
+	char *h = home && *home == '/' ? realpath(home, NULL) : NULL;
+	char *d = strdup(found), *best = NULL, *sl, *r;
+
+	for (int i = 0; d && i < 2 && (sl = strrchr(d, '/')) && sl != d; i++) {
+		*sl = 0;
+		r = realpath(d, NULL);
+		if (!r || !strcmp(r, "/") || (h && wap_path_within(h, r))) {
+			free(r);
+			break;
+		}
+		free(best);
+		best = r;
+	}
+	free(d);
+	free(h);
+	return best;
 }

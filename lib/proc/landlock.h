@@ -135,4 +135,11 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what);
  * where none can be made.  System calls only (rsys.h). */
 int wap_sandbox_proc(bool own_ns);
 
+/* The install prefix of a program found at FOUND (/x/node_modules/.bin/p
+ * -> /x/node_modules), for a sandboxed tool outside the system dirs (a
+ * language server) to read its own files: never / nor $HOME nor a
+ * directory holding it (its bin dir then).  A real path, malloc'd, or
+ * NULL.  Here, as every realpath() of a sandbox's grant is (tests/lint.sh). */
+char *wap_sandbox_prefix(const char *found);
+
 #endif

@@ -863,32 +863,6 @@ static void server_stop(struct wap_lsp *s)
 	server_free(s);
 }
 
-/* The install prefix of PROG found at FOUND (/x/node_modules/.bin/p ->
- * /x/node_modules), so that a server living outside the system dirs can
- * read its own files: never / nor $HOME nor a directory holding it (a
- * server in ~/bin, npm's prefix ~, would read ~/.ssh: its bin dir is
- * granted then).  A real path, malloc'd, or NULL. */
-static char *prefix_of(const char *found)
-{
-	const char *home = getenv("HOME");
-	char *h = home && *home == '/' ? realpath(home, NULL) : NULL;
-	char *d = strdup(found), *best = NULL, *sl, *r;
-
-	for (int i = 0; d && i < 2 && (sl = strrchr(d, '/')) && sl != d; i++) {
-		*sl = 0;
-		r = realpath(d, NULL);
-		if (!r || !strcmp(r, "/") || (h && wap_path_within(h, r))) {
-			free(r);
-			break;
-		}
-		free(best);
-		best = r;
-	}
-	free(d);
-	free(h);
-	return best;
-}
-
 static int server_start(struct wap_lsp *s, const struct wap_ws *ws, const struct wap_cancel *cancelled,
 			struct wap_err *err)
 {
@@ -917,7 +891,7 @@ static int server_start(struct wap_lsp *s, const struct wap_ws *ws, const struct
 		return wap_err_set(err, WAP_E_DISABLED,
 				   "No language server for %s: wap found no %s on PATH (install it, or set lsp.servers.%s.command in the config)",
 				   s->lang, s->argv[0], s->lang);
-	pre = prefix_of(found);
+	pre = wap_sandbox_prefix(found);
 	if (pre && wap_strv_push(&s->rdirs, pre)) {
 		free(pre);
 		free(found);
