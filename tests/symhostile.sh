@@ -40,6 +40,32 @@ else
 	fake "$T/home/bin/fakels" hover-file "$T/home/bin/fakels"
 	HOME=$T/home expect "hover reading its own program" 0 wap sym hover a.fk --line 1 --column 1 --json
 	has "the server reads its own bin dir" "$OUT" "hostile language server"
+	# a prefix in $HOME is a user's dir of config and data, not only the
+	# server's: ~/.cargo holds credentials.toml (a registry token), ~/.local
+	# share/ (keyrings, every app's data); the server reads its bin dir and
+	# the prefix's lib dirs (its code: pip --user's site-packages)
+	mkdir -p "$T/home/.cargo/bin" "$T/home/.local/bin" "$T/home/.local/share/keyrings" \
+		"$T/home/.local/lib/python3/site-packages"
+	echo 'token = "CARGO TOKEN 42"' > "$T/home/.cargo/credentials.toml"
+	echo "KEYRING 42" > "$T/home/.local/share/keyrings/login.keyring"
+	echo "OWN MODULE 42" > "$T/home/.local/lib/python3/site-packages/mod.py"
+	for d in .cargo .local; do
+		cp tests/py/fakels.py "$T/home/$d/bin/fakels"
+		chmod +x "$T/home/$d/bin/fakels"
+	done
+	fake "$T/home/.cargo/bin/fakels" hover-file "$T/home/.cargo/credentials.toml"
+	HOME=$T/home expect "hover from a server in ~/.cargo/bin" 0 wap sym hover a.fk --line 1 --column 1 --json
+	lacks "the server read no ~/.cargo/credentials.toml" "$OUT" "CARGO TOKEN"
+	has "its read of the credentials was refused" "$OUT" "DENIED"
+	fake "$T/home/.local/bin/fakels" hover-file "$T/home/.local/share/keyrings/login.keyring"
+	HOME=$T/home expect "hover from a server in ~/.local/bin" 0 wap sym hover a.fk --line 1 --column 1 --json
+	lacks "the server read nothing of ~/.local/share" "$OUT" "KEYRING"
+	fake "$T/home/.local/bin/fakels" hover-file "$T/home/.local/lib/python3/site-packages/mod.py"
+	HOME=$T/home expect "hover reading its own module" 0 wap sym hover a.fk --line 1 --column 1 --json
+	has "the server reads its prefix's lib dir" "$OUT" "OWN MODULE"
+	fake "$T/home/.cargo/bin/fakels" hover-file "$T/home/.cargo/bin/fakels"
+	HOME=$T/home expect "hover reading its own program in ~/.cargo/bin" 0 wap sym hover a.fk --line 1 --column 1 --json
+	has "the server reads its own bin dir in ~/.cargo" "$OUT" "hostile language server"
 fi
 
 # ---- universal-ctags: links out of the root ----

@@ -2150,28 +2150,63 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 	return 0;
 }
 
-/* The install prefix of PROG found at FOUND (/x/node_modules/.bin/p ->
- * /x/node_modules), so that a server living outside the system dirs can
- * read its own files: never / nor $HOME nor a directory holding it (a
- * server in ~/bin, npm's prefix ~, would read ~/.ssh: its bin dir is
- * granted then).  A real path, malloc'd, or NULL. */
-char *wap_sandbox_prefix(const char *found)
+/* Push onto *DIRS (real paths) what a program found at FOUND reads of its
+ * install, outside the system dirs: its install prefix, the parent of the
+ * dir it was found in (/x/node_modules/.bin/p -> /x/node_modules).  Never
+ * / nor $HOME nor a directory holding it (a server in ~/bin, npm's prefix
+ * ~, would read ~/.ssh: its bin dir is granted then).  A prefix inside
+ * $HOME is a user's dir of config, data and credentials as much as the
+ * program's (~/.cargo/credentials.toml, ~/.local/share): there its bin dir
+ * and the prefix's lib, lib64 and libexec (its code: pip --user's
+ * site-packages), or a node_modules whole (packages only).  0, or -1 when
+ * out of memory. */
+int wap_sandbox_prefix(const char *found, char ***dirs)
 {
-	const char *home = getenv("HOME");
+	static const char *const code[] = { "lib", "lib64", "libexec" };
+	const char *home = getenv("HOME"), *base;
 	char *h = home && *home == '/' ? realpath(home, NULL) : NULL;
-	char *d = strdup(found), *best = NULL, *sl, *r;
+	char *d = strdup(found), *bin = NULL, *pre = NULL, *sl, *r;
+	int rc = -1;
 
-	for (int i = 0; d && i < 2 && (sl = strrchr(d, '/')) && sl != d; i++) {
+	if (!d)
+		goto out;
+	for (int i = 0; i < 2 && (sl = strrchr(d, '/')) && sl != d; i++) {
 		*sl = 0;
 		r = realpath(d, NULL);
 		if (!r || !strcmp(r, "/") || (h && wap_path_within(h, r))) {
 			free(r);
 			break;
 		}
-		free(best);
-		best = r;
+		if (i)
+			pre = r;
+		else
+			bin = r;
 	}
+	base = pre ? strrchr(pre, '/') + 1 : NULL;
+	if (pre && (!h || !wap_path_within(pre, h) || !strcmp(base, "node_modules"))) {
+		rc = wap_strv_push(dirs, pre);
+		goto out;
+	}
+	if (bin && wap_strv_push(dirs, bin))
+		goto out;
+	for (size_t i = 0; pre && i < sizeof(code) / sizeof(*code); i++) {
+		char *c;
+		if (asprintf(&c, "%s/%s", pre, code[i]) < 0)
+			goto out;
+		r = realpath(c, NULL);
+		free(c);
+		/* not where a link of it leads out of the prefix */
+		if (r && wap_path_within(r, pre) && strcmp(r, pre) && wap_strv_push(dirs, r)) {
+			free(r);
+			goto out;
+		}
+		free(r);
+	}
+	rc = 0;
+out:
 	free(d);
 	free(h);
-	return best;
+	free(bin);
+	free(pre);
+	return rc;
 }

@@ -135,11 +135,11 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what);
  * where none can be made.  System calls only (rsys.h). */
 int wap_sandbox_proc(bool own_ns);
 
-/* The install prefix of a program found at FOUND (/x/node_modules/.bin/p
- * -> /x/node_modules), for a sandboxed tool outside the system dirs (a
- * language server) to read its own files: never / nor $HOME nor a
- * directory holding it (its bin dir then).  A real path, malloc'd, or
- * NULL.  Here, as every realpath() of a sandbox's grant is (tests/lint.sh). */
-char *wap_sandbox_prefix(const char *found);
+/* What a program found at FOUND (a language server) reads of its own
+ * install, pushed onto *DIRS as real paths: its install prefix, or, where
+ * that is in $HOME, its bin dir and the prefix's lib dirs; never / nor
+ * $HOME nor a directory holding it.  0, or -1 when out of memory.  Here, as
+ * every realpath() of a sandbox's grant is (tests/lint.sh). */
+int wap_sandbox_prefix(const char *found, char ***dirs);
 
 #endif

@@ -869,7 +869,7 @@ static int server_start(struct wap_lsp *s, const struct wap_ws *ws, const struct
 	struct wap_sandbox_opts so = { 0 };
 	struct wap_cmdrules rules = { ws->pol.allowed_cmds, ws->pol.restricted_cmds, true,
 				      "allowedCommands", "restrictedCommands" };
-	char *found = on_path(s->argv[0]), *uri = NULL, *pre;
+	char *found = on_path(s->argv[0]), *uri = NULL;
 	extern char **environ;
 	int p[2];
 	json_t *params, *res = NULL;
@@ -891,13 +891,10 @@ static int server_start(struct wap_lsp *s, const struct wap_ws *ws, const struct
 		return wap_err_set(err, WAP_E_DISABLED,
 				   "No language server for %s: wap found no %s on PATH (install it, or set lsp.servers.%s.command in the config)",
 				   s->lang, s->argv[0], s->lang);
-	pre = wap_sandbox_prefix(found);
-	if (pre && wap_strv_push(&s->rdirs, pre)) {
-		free(pre);
+	if (wap_sandbox_prefix(found, &s->rdirs)) {
 		free(found);
 		return wap_err_oom(err);
 	}
-	free(pre);
 	free(s->argv[0]);
 	s->argv[0] = found;
 	so.fs = true;
