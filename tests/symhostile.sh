@@ -26,45 +26,41 @@ if [ ! -x $PY ]; then
 	ok "fake servers # SKIP no $PY"
 else
 	# ---- what the server reads: its install prefix, never $HOME ----
-	# a server installed in ~/bin (npm's prefix ~, pip --user's
-	# ~/.local/bin): its prefix is $HOME, which holds the user's keys
-	mkdir -p "$T/home/bin" "$T/home/.ssh"
+	# read_by DIR FILE WHAT: a hover from the server installed in
+	# $T/home/DIR/bin that answers with FILE's content
+	read_by() {
+		mkdir -p "$T/home/$1/bin"
+		cp tests/py/fakels.py "$T/home/$1/bin/fakels"
+		chmod +x "$T/home/$1/bin/fakels"
+		fake "$T/home/$1/bin/fakels" hover-file "$2"
+		HOME=$T/home expect "$3" 0 wap sym hover a.fk --line 1 --column 1 --json
+	}
+	# a server installed in ~/bin (npm's prefix ~): its prefix is $HOME,
+	# which holds the user's keys
+	mkdir -p "$T/home/.ssh"
 	echo "PRIVATE KEY 42" > "$T/home/.ssh/id_ed25519"
-	cp tests/py/fakels.py "$T/home/bin/fakels"
-	chmod +x "$T/home/bin/fakels"
-	fake "$T/home/bin/fakels" hover-file "$T/home/.ssh/id_ed25519"
-	HOME=$T/home expect "hover from a server in ~/bin" 0 wap sym hover a.fk --line 1 --column 1 --json
+	read_by . "$T/home/.ssh/id_ed25519" "hover from a server in ~/bin"
 	lacks "the server read no key in \$HOME" "$OUT" "PRIVATE KEY"
 	has "its read was refused" "$OUT" "DENIED"
 	# and it still reads its own install (the bin dir it was found in)
-	fake "$T/home/bin/fakels" hover-file "$T/home/bin/fakels"
-	HOME=$T/home expect "hover reading its own program" 0 wap sym hover a.fk --line 1 --column 1 --json
+	read_by . "$T/home/bin/fakels" "hover reading its own program"
 	has "the server reads its own bin dir" "$OUT" "hostile language server"
 	# a prefix in $HOME is a user's dir of config and data, not only the
 	# server's: ~/.cargo holds credentials.toml (a registry token), ~/.local
 	# share/ (keyrings, every app's data); the server reads its bin dir and
 	# the prefix's lib dirs (its code: pip --user's site-packages)
-	mkdir -p "$T/home/.cargo/bin" "$T/home/.local/bin" "$T/home/.local/share/keyrings" \
-		"$T/home/.local/lib/python3/site-packages"
+	mkdir -p "$T/home/.cargo" "$T/home/.local/share/keyrings" "$T/home/.local/lib/python3/site-packages"
 	echo 'token = "CARGO TOKEN 42"' > "$T/home/.cargo/credentials.toml"
 	echo "KEYRING 42" > "$T/home/.local/share/keyrings/login.keyring"
 	echo "OWN MODULE 42" > "$T/home/.local/lib/python3/site-packages/mod.py"
-	for d in .cargo .local; do
-		cp tests/py/fakels.py "$T/home/$d/bin/fakels"
-		chmod +x "$T/home/$d/bin/fakels"
-	done
-	fake "$T/home/.cargo/bin/fakels" hover-file "$T/home/.cargo/credentials.toml"
-	HOME=$T/home expect "hover from a server in ~/.cargo/bin" 0 wap sym hover a.fk --line 1 --column 1 --json
+	read_by .cargo "$T/home/.cargo/credentials.toml" "hover from a server in ~/.cargo/bin"
 	lacks "the server read no ~/.cargo/credentials.toml" "$OUT" "CARGO TOKEN"
 	has "its read of the credentials was refused" "$OUT" "DENIED"
-	fake "$T/home/.local/bin/fakels" hover-file "$T/home/.local/share/keyrings/login.keyring"
-	HOME=$T/home expect "hover from a server in ~/.local/bin" 0 wap sym hover a.fk --line 1 --column 1 --json
+	read_by .local "$T/home/.local/share/keyrings/login.keyring" "hover from a server in ~/.local/bin"
 	lacks "the server read nothing of ~/.local/share" "$OUT" "KEYRING"
-	fake "$T/home/.local/bin/fakels" hover-file "$T/home/.local/lib/python3/site-packages/mod.py"
-	HOME=$T/home expect "hover reading its own module" 0 wap sym hover a.fk --line 1 --column 1 --json
+	read_by .local "$T/home/.local/lib/python3/site-packages/mod.py" "hover reading its own module"
 	has "the server reads its prefix's lib dir" "$OUT" "OWN MODULE"
-	fake "$T/home/.cargo/bin/fakels" hover-file "$T/home/.cargo/bin/fakels"
-	HOME=$T/home expect "hover reading its own program in ~/.cargo/bin" 0 wap sym hover a.fk --line 1 --column 1 --json
+	read_by .cargo "$T/home/.cargo/bin/fakels" "hover reading its own program in ~/.cargo/bin"
 	has "the server reads its own bin dir in ~/.cargo" "$OUT" "hostile language server"
 fi
 
