@@ -323,6 +323,56 @@ EOF2
 	fi
 fi
 
+# Landlock does not see a change of a file's metadata: chmod, chown,
+# utimes, extended attributes, file flags (chattr, file_setattr).  Root kept
+# CAP_CHOWN and CAP_FOWNER and chmod'ed a device node of the host's /dev to
+# 0666 (the disk, for every user), a sysfs file to be read by all; any user
+# chmod'ed, touched and tagged (user.* xattrs need only write permission)
+# its own files outside the root, and a --read-only command those of the
+# root.  What the command may not write is mounted read-only in its view
+# (EROFS): every mount but the root and its temp dir.
+mounts='while read -r _ _ _ _ mp opts _; do case ",$opts," in *,rw,*) echo "rw $mp";; esac; done < /proc/self/mountinfo'
+expect "sandbox: the command's mounts (the control reads them)" 0 wap exec --sandbox -- sh -c "$mounts"
+has "sandbox control: the root is writable" "$OUT" "rw $ROOT"
+bad=$(printf '%s\n' "$OUT" | while read -r _ mp; do
+	case $mp in "$ROOT"|"$ROOT"/*|/tmp/wap-sandbox-*|/dev/pts|/proc) ;; *) echo "$mp";; esac; done)
+same "sandbox: nothing outside the root, the temp dir, its pts and proc is mounted writable" "$bad" ""
+expect "sandbox --read-only: the root is mounted read-only too" 0 wap exec --read-only -- sh -c "$mounts"
+lacks "  ... not rw" "$OUT" "rw $ROOT"
+printf 'x\n' > "$W/meta.txt"; chmod 644 "$W/meta.txt"; touch -d 2001-01-01 "$W/meta.txt"
+wap exec --read-only -- sh -c 'chmod 666 meta.txt; touch meta.txt; python3 -c "import os; os.setxattr(\"meta.txt\", \"user.wap\", b\"1\")"' >/dev/null 2>&1
+same "sandbox --read-only: chmod, touch, setxattr leave the root's file as it was" "$(stat -c '%a %Y' "$W/meta.txt") $(python3 -c 'import os,sys; print(os.listxattr(sys.argv[1]))' "$W/meta.txt")" "644 978307200 []"
+rm -f "$W/meta.txt"
+vt=$(mktemp /var/tmp/wap-meta.XXXXXX)
+chmod 666 "$vt"; touch -d 2001-01-01 "$vt"
+if python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.t", b"1"); os.removexattr(sys.argv[1], "user.t")' "$vt" 2>/dev/null; then
+	expect "sandbox: metadata of a file outside the root (0666, $vt)" 0 wap exec --sandbox -- sh -c "chmod 600 $vt; touch $vt; python3 -c 'import os; os.setxattr(\"$vt\", \"user.wap\", b\"1\")'; echo done"
+	same "  ... unchanged: mode, time, no xattr" "$(stat -c '%a %Y' "$vt") $(python3 -c 'import os,sys; print(os.listxattr(sys.argv[1]))' "$vt")" "666 978307200 []"
+else
+	ok "# SKIP metadata outside the root: no user xattrs on /var/tmp"
+fi
+rm -f "$vt"
+if [ "$(id -u)" = 0 ] && nod=/dev/wap-meta.$tag && mknod -m 0600 "$nod" c 1 3 2>/dev/null; then
+	expect "as root: chmod and chown of a node of the host's /dev" 0 wap exec --sandbox -- sh -c "chmod 666 $nod; chown 65534 $nod; echo done"
+	same "  ... leave it root's, 0600" "$(stat -c '%a %u' "$nod")" "600 0"
+	rm -f "$nod"
+else
+	ok "# SKIP chmod of a node in /dev: not root"
+fi
+if [ "$(id -u)" = 0 ] && [ -z "${ASAN:-}" ] && command -v setpriv >/dev/null; then
+	nb=$(mktemp -d /tmp/wap-meta-nb.XXXXXX); chmod 755 "$nb"; mkdir "$nb/ws"
+	own=$(mktemp /var/tmp/wap-meta.XXXXXX); chmod 600 "$own"; touch -d 2001-01-01 "$own"
+	chown -R 65534:65534 "$nb" "$own"
+	out=$(cd "$nb/ws" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nb" XDG_CONFIG_HOME="$nb/cfg" WAP_ROOT="$nb/ws" "$WAP" exec --sandbox -- \
+		sh -c "chmod 666 $own; touch $own; python3 -c 'import os; os.setxattr(\"$own\", \"user.wap\", b\"1\")'; echo ran-\$(id -u)" 2>&1)
+	has "as nobody: metadata of its own file outside the root (the command ran)" "$out" "ran-65534"
+	has "  ... refused: read-only file system" "$out" "Read-only file system"
+	same "as nobody: its own file outside the root keeps its mode, time, xattrs" "$(stat -c '%a %Y' "$own") $(python3 -c 'import os,sys; print(os.listxattr(sys.argv[1]))' "$own")" "600 978307200 []"
+	rm -rf "$nb" "$own"
+else
+	ok "# SKIP metadata as nobody: needs root (to become nobody) and setpriv, not ASan"
+fi
+
 # --read-only covers exec
 expect "read-only: exec cannot write the root" 2 wap exec --read-only -- sh -c 'echo x > ro.txt'
 check "read-only: nothing written" test ! -e "$W/ro.txt"
@@ -645,7 +695,7 @@ EOF2
 printf '{"security":{"readOnly":true}}' > "$TT/ro.json"
 out=$(python3 "$TT/term.py" "$WAP" "$W" "$TT/ro.json" 'echo x > term-ro.txt; echo done' 2>&1)
 check "terminal/create under readOnly: the root is not written" test ! -e "$W/term-ro.txt"
-has "terminal/create under readOnly: refused" "$out" "Permission denied"
+has "terminal/create under readOnly: refused (the root is mounted read-only)" "$out" "Read-only file system"
 printf '{"security":{"sandbox":true}}' > "$TT/sb.json"
 out=$(python3 "$TT/term.py" "$WAP" "$W" "$TT/sb.json" 'echo x > .git/hooks/pre-push; echo done' 2>&1)
 check "terminal: .git read-only" test ! -e "$W/.git/hooks/pre-push"

@@ -1591,6 +1591,13 @@ int wap_sandbox_prepare(struct wap_sandbox *sb, const struct wap_ws *ws,
 		wap_err_oom(err);
 		goto fail;
 	}
+	/* the view read-only but these (seal); all of it where the root is / */
+	if (strcmp(ws->root, "/") &&
+	    ((!o->read_only_root && wap_strv_push(&sb->rw, ws->root)) ||
+	     wap_strv_push(&sb->rw, sb->tmpdir))) {
+		wap_err_oom(err);
+		goto fail;
+	}
 	sb->no_memfd = lists;
 	sb->fs = true;
 	sb->mntns = true;
@@ -1659,8 +1666,9 @@ void wap_sandbox_release(struct wap_sandbox *sb)
 	wap_strv_free(sb->ro);
 	wap_strv_free(sb->pin);
 	wap_strv_free(sb->noexec);
+	wap_strv_free(sb->rw);
 	sb->tmpdir = sb->tmpenv = sb->cwd = NULL;
-	sb->ro = sb->noexec = sb->pin = NULL;
+	sb->ro = sb->noexec = sb->pin = sb->rw = NULL;
 }
 
 /* The rest of this file runs in the command's child, between its clone
@@ -1895,6 +1903,36 @@ static int remount(const char *path, uint64_t attr)
 	return e < 0 ? (int)-e : 0;
 }
 
+/* Landlock does not see a change of a file's metadata: chmod, chown,
+ * utimes, extended attributes, file flags (FS_IOC_SETFLAGS, file_setattr).
+ * Root (CAP_CHOWN, CAP_FOWNER) made a node of the host's /dev 0666 (the
+ * disk, for every user) or a sysfs file readable by all; any user changed
+ * and tagged its own files outside the root (a user.* xattr needs only
+ * write permission), and under --read-only those of the root.  So every
+ * mount of the view is made read-only (EROFS) but RW (the root, the temp
+ * dir), copies of which are taken first, as they are, and put back on
+ * top (none where the root is /: nothing there to keep).  0, or an
+ * errno. */
+static int seal(char *const *rw)
+{
+	struct ll_mount_attr ma = { .attr_set = MA_RDONLY };
+	long t[2], e = 0;
+	size_t n = 0;
+
+	if (!rw)
+		return 0;
+	for (; rw[n] && n < 2; n++)
+		if ((e = t[n] = R3(open_tree, AT_FDCWD, rw[n], OT_CLONE | OT_CLOEXEC | AT_RECURSIVE)) < 0)
+			break;
+	if (e >= 0)
+		e = R5(mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &ma, sizeof(ma));
+	for (size_t i = 0; i < n && e >= 0; i++)
+		e = R5(move_mount, t[i], "", AT_FDCWD, rw[i], MM_F_EMPTY_PATH);
+	for (size_t i = 0; i < n; i++)
+		R1(close, t[i]);
+	return e < 0 ? (int)-e : 0;
+}
+
 /* Landlock holds for root too, but not against what capabilities reach
  * beyond files: loading a kernel module (init_module from a file in the
  * root), raw I/O, reboot, the host's name and clock, bpf...  A sandboxed
@@ -2072,6 +2110,9 @@ int wap_sandbox_enter(const struct wap_sandbox *sb, const char **what)
 			if ((e = R5(mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) < 0)
 				return (int)-e;
 			if ((e = wap_view_enter(&sb->view, what)))
+				return (int)e;
+			*what = "mount namespace (read-only but the root and the temp dir)";
+			if ((e = seal(sb->rw)))
 				return (int)e;
 			/* the user's other terminals are not the command's:
 			 * a devpts of its own (/dev/ptmx opens the one at pts

@@ -108,6 +108,7 @@ struct wap_sandbox {
 					 * that none can be renamed), and */
 	char **ro;			/* ... these paths bind-mounted read-only */
 	char **noexec;			/* ... these noexec (while a list holds) */
+	char **rw;			/* ... these alone mounted writable */
 	char *cwd;			/* ... and the start dir entered again after */
 	struct wap_view view;		/* ... showing only what the rules name */
 	bool fs;			/* seccomp: no open_by_handle_at, no keyrings */
