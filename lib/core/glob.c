@@ -2,7 +2,10 @@
  *
  * pcre2_pattern_convert() has no braces and treats "**" differently from
  * .gitignore, so globs are translated here; PCRE2 (with JIT) does the
- * matching.
+ * matching, and where its backtracking runs long (many stars over a long
+ * path), PCRE2's DFA matcher decides: it keeps every way through the
+ * pattern at once and reads the path once, so its work is the path's
+ * length times the pattern's, never exponential.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -17,6 +20,7 @@
 
 struct wap_glob {
 	pcre2_code *re;
+	size_t wsn;		/* the DFA matcher's workspace (ints) */
 	/* the common shapes answered without PCRE2 (a glob of a big tree
 	 * tests every path): "**" matches everything, "**" "/" "*SUFFIX" (or,
 	 * matched on base names, "*SUFFIX") every path ending in SUFFIX */
@@ -212,6 +216,8 @@ struct wap_glob *wap_glob_new(const char *glob, unsigned flags, struct wap_err *
 		return NULL;
 	}
 	pcre2_jit_compile(g->re, PCRE2_JIT_COMPLETE);
+	/* a state is 3 ints, two lists of them, one state an item at most */
+	g->wsn = 64 + 6 * strlen(rx);
 	free(rx);
 	{
 		const char *p = glob + (strncmp(glob, "./", 2) ? 0 : 2), *suf = NULL;
@@ -248,9 +254,21 @@ static void md_free(void *md)
 	pcre2_match_data_free(md);
 }
 
+/* The backtracking matcher's bound before the DFA decides: a few
+ * thousand steps take a glob over any ordinary path (a path is at most
+ * PATH_MAX), a few microseconds. */
+#define QUICK_LIMIT 20000
+
+static pcre2_match_context *quick_mc;
+
 static void md_init(void)
 {
 	pthread_key_create(&md_key, md_free);
+	quick_mc = pcre2_match_context_create(NULL);
+	if (quick_mc) {
+		wap_match_limits(quick_mc);
+		pcre2_set_match_limit(quick_mc, QUICK_LIMIT);
+	}
 }
 
 static pcre2_match_data *thread_md(void)
@@ -269,6 +287,28 @@ static pcre2_match_data *thread_md(void)
 	return md;
 }
 
+/* PCRE2's DFA matcher: every state of the pattern at once, the path read
+ * once (no backtracking: a glob of many stars and double stars on a deep
+ * path took the backtracking matcher past its match limit, 42 ms a name,
+ * and was undecided).  Its workspace grows while it says it is short. */
+static int dfa(const struct wap_glob *g, const char *path, size_t len, pcre2_match_data *md)
+{
+	int rc = PCRE2_ERROR_NOMEMORY;
+
+	for (size_t n = g->wsn; n <= ((size_t)1 << 22); n *= 4) {
+		int *ws = malloc(n * sizeof(*ws));
+		if (!ws)
+			return PCRE2_ERROR_NOMEMORY;
+		rc = pcre2_dfa_match(g->re, (PCRE2_SPTR)path, len, 0, 0, md, wap_match_context(),
+				     ws, n);
+		free(ws);
+		if (rc != PCRE2_ERROR_DFA_WSSIZE)
+			break;
+	}
+	/* 0: a match that the one-pair match block could not hold */
+	return rc;
+}
+
 int wap_glob_test(const struct wap_glob *g, const char *path, size_t len)
 {
 	pcre2_match_data *md;
@@ -281,9 +321,12 @@ int wap_glob_test(const struct wap_glob *g, const char *path, size_t len)
 	md = thread_md();
 	if (!md)
 		return -1;
-	/* under the match limits: a glob of many stars over a long name
-	 * backtracks polynomially */
-	rc = pcre2_match(g->re, (PCRE2_SPTR)path, len, 0, 0, md, wap_match_context());
+	/* the JIT first, as long as it is quick; what it cannot decide in
+	 * QUICK_LIMIT steps, the DFA matcher does */
+	rc = pcre2_match(g->re, (PCRE2_SPTR)path, len, 0, 0, md, quick_mc);
+	if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
+	    rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT)
+		rc = dfa(g, path, len, md);
 	return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
 }
 

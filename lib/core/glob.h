@@ -33,8 +33,10 @@ bool wap_glob_match(const struct wap_glob *g, const char *path, size_t len);
 int wap_glob_test(const struct wap_glob *g, const char *path, size_t len);
 
 /* The same, telling an error apart: 1 match, 0 no match, -1 the match
- * could not be decided (PCRE2's match or JIT stack limit on a long path,
- * out of memory).  Deny lists must treat -1 as a match. */
+ * could not be decided (out of memory, or a DFA workspace past 16 MiB:
+ * what the backtracking matcher cannot decide quickly, PCRE2's DFA matcher
+ * does, in the path's length times the pattern's).  Deny lists must treat
+ * -1 as a match. */
 int wap_glob_test(const struct wap_glob *g, const char *path, size_t len);
 
 /* Does the directory PATH, or everything under it, match?  (For pruning:

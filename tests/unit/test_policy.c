@@ -199,9 +199,13 @@ static void test_glob_deny(void **state)
 	}
 	strcat(p, "/f.key");
 	n = strlen(p);
-	/* PCRE2 gives up on this one: a deny list must not let it through */
-	assert_int_equal(wap_glob_test(gs.g[0], p, n), -1);
+	/* PCRE2's backtracking gave up on this one (undecided, so denied):
+	 * its DFA matcher decides it, and the near miss beside it */
+	assert_int_equal(wap_glob_test(gs.g[0], p, n), 1);
 	assert_true(wap_globset_deny(&gs, p, n));
+	p[6] = 'c';
+	assert_int_equal(wap_glob_test(gs.g[0], p, n), 0);
+	assert_false(wap_globset_deny(&gs, p, n));
 	assert_false(wap_globset_deny(&gs, "b/f.key", 7));
 	free(p);
 	wap_globset_release(&gs);
