@@ -250,7 +250,10 @@ int main(int argc, char **argv)
 			json_decref(req);
 			die_err(who, &err, g.json);
 		}
-		status = a->cli_main(&ws, req, g.json);
+		/* the call's token: its time limit (grep, glob: the road's
+		 * wap_run_arm) and nothing else (the CLI stops on a signal) */
+		static struct wap_cancel tok = WAP_CANCEL_INIT;
+		status = a->cli_main(&ws, req, g.json, &tok);
 		json_decref(req);
 		wap_ws_release(&ws);
 		return status;

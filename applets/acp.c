@@ -561,7 +561,7 @@ static int usage_err(const char *msg)
 	return 2;
 }
 
-static int acp_main(struct wap_ws *ws, json_t *req, bool json)
+static int acp_main(struct wap_ws *ws, json_t *req, bool json, struct wap_cancel *cancel)
 {
 	const char *action = NULL, *prompt = NULL, *pfile = NULL, *approve = NULL, *tfile = NULL,
 		   *afile = NULL;
@@ -573,6 +573,8 @@ static int acp_main(struct wap_ws *ws, json_t *req, bool json)
 	long long n;
 	bool b = false;
 	int rc = 0, a;
+
+	(void)cancel;	/* (a server: each call has its own token) */
 
 	wap_req_str(req, "action", &action, NULL);
 	wap_req_str(req, "prompt", &prompt, NULL);

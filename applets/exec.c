@@ -629,8 +629,9 @@ static int fail(struct wap_err *err, bool json)
 	return st;
 }
 
-static int exec_cli(struct wap_ws *ws, json_t *req, bool json)
+static int exec_cli(struct wap_ws *ws, json_t *req, bool json, struct wap_cancel *cancel)
 {
+	(void)cancel;	/* (its own: SIGINT, SIGTERM and SIGHUP passed on) */
 	struct wap_call call = { .ws = ws, .cancel = &got_signal };
 	struct wap_err err = { 0 };
 	struct run run = { .stdin_fd = -1, .last = true };

@@ -38,6 +38,7 @@
 #include "applet.h"
 #include "applets.h"
 #include "find.h"
+#include "run.h"
 #include "strbuf.h"
 #include "text.h"
 
@@ -103,14 +104,15 @@ static int glob_render(const json_t *res, const json_t *req, FILE *out)
 
 /* The CLI: text straight from the sorted hits (no JSON document, and no
  * stat unless sorting by time); --json prints the op's result. */
-static int glob_cli(struct wap_ws *ws, json_t *req, bool json)
+static int glob_cli(struct wap_ws *ws, json_t *req, bool json, struct wap_cancel *cancel)
 {
-	struct wap_call call = { .ws = ws };
+	struct wap_call call = { .ws = ws, .cancel = cancel };
 	struct wap_err err = { 0 };
 	struct wap_found fo;
 	int status;
+	long prev = wap_run_arm(&call, "glob");	/* the call's limit, as every door's */
 
-	if (wap_find(&call, req, json, &fo, &err)) {
+	if (wap_run_disarm(&call, "glob", prev, wap_find(&call, req, json, &fo, &err), &err)) {
 		if (json) {
 			json_t *o = wap_err_json(&err);
 			json_dumpf(o, stdout, JSON_COMPACT);

@@ -67,6 +67,7 @@
 #include "applet.h"
 #include "applets.h"
 #include "match.h"
+#include "run.h"
 #include "search.h"
 #include "strbuf.h"
 #include "text.h"
@@ -439,13 +440,15 @@ static int grep_render(const json_t *res, const json_t *req, FILE *out)
 /* The CLI: lines and --jsonl are written from each file's output as the
  * search made it (no JSON document of every match); --json and --write go
  * through the op as every other door does. */
-static int grep_cli(struct wap_ws *ws, json_t *req, bool json)
+static int grep_cli(struct wap_ws *ws, json_t *req, bool json, struct wap_cancel *cancel)
 {
-	struct wap_call call = { .ws = ws };
+	struct wap_call call = { .ws = ws, .cancel = cancel };
 	struct wap_err err = { 0 };
 	json_t *res = NULL;
 	int status = 0, rc;
 	static char obuf[1 << 16];
+
+	long prev = wap_run_arm(&call, "grep");	/* the call's limit, as every door's */
 
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	if (json || jbool(req, "write"))
@@ -453,6 +456,7 @@ static int grep_cli(struct wap_ws *ws, json_t *req, bool json)
 	else
 		rc = wap_search(&call, req, &res, &err, jbool(req, "jsonl") ? WAP_SEARCH_JSONL : WAP_SEARCH_TEXT,
 			       stdout, &status);
+	rc = wap_run_disarm(&call, "grep", prev, rc, &err);
 	if (rc) {
 		if (json) {
 			json_t *o = wap_err_json(&err);

@@ -395,7 +395,7 @@ static void acp_log(const char *line)
 	fflush(stderr);
 }
 
-static int serve_main(struct wap_ws *ws, json_t *req, bool json)
+static int serve_main(struct wap_ws *ws, json_t *req, bool json, struct wap_cancel *cancel)
 {
 	struct serve_cfg cfg;
 	struct wap_mcp_server srv = { 0 };
@@ -406,6 +406,8 @@ static int serve_main(struct wap_ws *ws, json_t *req, bool json)
 	bool generated = false;
 	int rc = 0;
 	bool drain = false, nosandbox = false;
+
+	(void)cancel;	/* (a server: each call has its own token) */
 
 	(void)json;
 	signal(SIGPIPE, SIG_IGN);

@@ -232,6 +232,20 @@ if [ "$ms" -lt 10000 ]; then ok "glob: in ${ms} ms"; else fail "glob: took ${ms}
 expect "glob: and found where they match" 0 wap glob --json '*a*a*a*a*a*a*a*a*a*a*[ab]' gl
 expect "restricted path: a glob of many stars that does not match lets the file be read" 0 wap read --restrict '*a*a*a*a*a*a*a*a*a*a*[bc]' "gl/$(python3 -c "print('a' * 250)")"
 expect "restricted path: one that matches denies it" 5 wap read --restrict '*a*a*a*a*a*a*a*a*a*a*[ab]' "gl/$(python3 -c "print('a' * 250)")"
+# the call's time limit: grep's bound is a file's (20 s), so bait files
+# each under it added up (8 files of ~3 s: 24 s of a worker, then "no
+# match"); a call of an op on files alone ends at WAP_CALL_TIME_MAX
+mkdir -p bait && python3 -c "
+for i in range(8): open('bait/b%d.txt' % i, 'w').write(('x' * 20 + 'z') * 100 + 'y\n')"
+start=$(date +%s%N)
+expect "grep: many bait files end at the call's time limit" 2 env WAP_CALL_TIME_MAX=2 timeout 60 wap grep -j1 --json '(x+x+)+y' bait
+ms=$(ms_since $start)
+jcheck "grep: SIZE_LIMIT_EXCEEDED naming the call's limit" "$OUT" 'j["code"]=="SIZE_LIMIT_EXCEEDED" and "time limit" in j["error"] and "WAP_CALL_TIME_MAX" in j["error"]'
+if [ "$ms" -lt 12000 ]; then ok "grep: the call ended in ${ms} ms"; else fail "grep: the call took ${ms} ms"; fi
+expect "grep: a quick call under the same limit" 0 env WAP_CALL_TIME_MAX=2 wap grep -c y bait/b0.txt
+python3 "$SRC/tests/serve/calltime.py" "$WAP" "$W" > "$T/calltime" 2>&1
+tap_in "calltime: " "$T/calltime"
+rm -rf bait
 
 # ---- 14.6: a cancel, stdin EOF or a closed connection stops the work ----
 yes 'the quick brown fox jumps over the lazy dog 0123456789' | head -c 200M > big.txt

@@ -1,4 +1,6 @@
 /* core/cancel.c - the one cancellation token.  See cancel.h. */
+#include <time.h>
+
 #include "cancel.h"
 
 void wap_cancel_set(struct wap_cancel *c, int why)
@@ -9,7 +11,28 @@ void wap_cancel_set(struct wap_cancel *c, int why)
 
 int wap_cancel_why(const struct wap_cancel *c)
 {
-	return c ? c->why : 0;
+	return wap_cancel_is_set(c) ? c->why : 0;
+}
+
+long wap_cancel_ms(void)
+{
+	struct timespec ts;
+
+	/* the coarse clock: a vDSO read of a few nanoseconds, polled for
+	 * every entry of a walk */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+bool wap_cancel_late(const struct wap_cancel *c)
+{
+	if (!c->deadline || wap_cancel_ms() < c->deadline)
+		return false;
+	/* a flag store, as a signal's; the token is the call's, never a
+	 * const object */
+	if (!c->why)
+		((struct wap_cancel *)c)->why = WAP_CANCEL_LATE;
+	return true;
 }
 
 int wap_cancel_err(struct wap_err *e)

@@ -16,22 +16,37 @@
 #include "err.h"
 
 struct wap_cancel {
-	volatile sig_atomic_t why;		/* 0; else why: 1, or the signal */
+	volatile sig_atomic_t why;		/* 0; else why: 1, the signal, or
+						 * WAP_CANCEL_LATE */
+	long deadline;		/* when the call's time is up (wap_cancel_ms);
+				 * 0: never.  Set by the one road (wap_run_op). */
 };
 
-#define WAP_CANCEL_INIT { 0 }
+#define WAP_CANCEL_INIT { 0, 0 }
+
+/* why: the call's deadline passed (every poll of the token sees it as a
+ * cancel; the one road answers it as the call's time limit) */
+#define WAP_CANCEL_LATE (-2)
+
+/* The coarse monotonic clock, in ms (a deadline's). */
+long wap_cancel_ms(void);
+
+/* Past C's deadline?  Then its why is WAP_CANCEL_LATE.  (The clock is
+ * read only for a token that has a deadline.) */
+bool wap_cancel_late(const struct wap_cancel *c);
 
 /* Cancel C (NULL: nothing).  WHY is non-zero: 1 (the caller gave up) or
  * the signal that asked (exec passes SIGINT on as SIGINT). */
 void wap_cancel_set(struct wap_cancel *c, int why);
 
-/* 0 while the call may go on; else why it was cancelled.  C may be NULL. */
+/* 0 while the call may go on; else why it was cancelled (WAP_CANCEL_LATE:
+ * its deadline passed).  C may be NULL. */
 int wap_cancel_why(const struct wap_cancel *c);
 
 static inline bool wap_cancel_is_set(const struct wap_cancel *c)
 {
 	/* inline: a walk polls it for every entry */
-	return c && c->why != 0;
+	return c && (c->why != 0 || (c->deadline && wap_cancel_late(c)));
 }
 
 /* The cancel of the call this thread runs, for the waits deep in lib/

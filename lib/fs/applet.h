@@ -130,8 +130,9 @@ struct wap_applet {
 	/* Optional: prepare a CLI request (read stdin, load --edits FILE...). */
 	int (*cli_prep)(struct wap_call *call, json_t *req, struct wap_err *err);
 	/* Optional: run the whole CLI invocation (serve, exec --stream).
-	 * Returns the exit status; may print and exit. */
-	int (*cli_main)(struct wap_ws *ws, json_t *req, bool json);
+	 * Returns the exit status; may print and exit.  CANCEL is the call's
+	 * token, with the call's time limit on it (lib/serve/run.h). */
+	int (*cli_main)(struct wap_ws *ws, json_t *req, bool json, struct wap_cancel *cancel);
 	/* Optional: JSON Schema of the result (MCP outputSchema). */
 	const char *output_schema;
 };

@@ -20,6 +20,7 @@
 #define W	WAP_OP_WRITES
 #define R	WAP_OP_RUNS
 #define D	WAP_OP_DESTRUCTIVE
+#define T	WAP_OP_TIMED
 
 /* Every operation of every door, once: the applets' ops (every door's
  * calls map onto them, lib/serve/run.h) and the calls that are no op
@@ -27,20 +28,20 @@
 static const struct wap_opdesc ops[] = {
 	/* the applets: CLI, and MCP tools of every profile */
 	{ "cp", "fs", W },
-	{ "edit", "fs", W | D },
+	{ "edit", "fs", W | D | T },
 	{ "exec", "exec", R },
 	{ "git", "git", 0 },		/* by action: git.ACTION below */
-	{ "glob", "fs", 0 },
-	{ "grep", "search", 0 },	/* with write: W */
+	{ "glob", "fs", T },
+	{ "grep", "search", T },	/* with write: W */
 	{ "info", "state", 0 },
-	{ "ls", "fs", 0 },
+	{ "ls", "fs", T },
 	{ "mkdir", "fs", W },
 	{ "mv", "fs", W | D },
-	{ "read", "fs", 0 },
+	{ "read", "fs", T },
 	{ "rm", "fs", W | D },
-	{ "stat", "fs", 0 },
+	{ "stat", "fs", T },
 	{ "sym", "state", 0 },		/* by action: sym.ACTION below */
-	{ "write", "fs", W | D },
+	{ "write", "fs", W | D | T },
 	/* git actions (the applet's) */
 	{ "git.status", "git", 0 },
 	{ "git.diff", "git", 0 },
@@ -136,9 +137,9 @@ unsigned wap_op_flags(const char *name, const json_t *req)
 	if (!o)
 		return WAP_OP_MUTATING;
 	if (!strcmp(name, "grep"))
-		return req_true(req, "write") ? WAP_OP_WRITES | WAP_OP_DESTRUCTIVE : 0;
+		return (req_true(req, "write") ? WAP_OP_WRITES | WAP_OP_DESTRUCTIVE : 0) | T;
 	if (!strcmp(name, "edit") && req_true(req, "dry_run"))
-		return 0;
+		return T;
 	if (!strcmp(name, "git") || !strcmp(name, "sym")) {
 		const char *action = json_string_value(json_object_get(req, "action"));
 		char buf[64];

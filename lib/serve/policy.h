@@ -35,6 +35,10 @@
 					 * (a git pull's fetch): held shared
 					 * until then, alone from then on (the
 					 * op asks: wap_tree_relock_alone) */
+#define WAP_OP_TIMED		32u	/* works on files alone: runs under the
+					 * call's time limit (wap_run_op; the ops
+					 * that run commands, git and language
+					 * servers have clocks of their own) */
 #define WAP_OP_MUTATING		(WAP_OP_WRITES | WAP_OP_RUNS)
 
 struct wap_opdesc {

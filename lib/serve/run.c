@@ -1,4 +1,5 @@
 /* serve/run.c - the one road from every door to the ops.  See run.h. */
+#include <stdlib.h>
 #include <time.h>
 
 #include "run.h"
@@ -59,6 +60,69 @@ static int op(const struct wap_applet *a, struct wap_call *call, const json_t *r
 	return rc;
 }
 
+/* The time limit of a call of an op that works on files alone
+ * (WAP_OP_TIMED), in seconds: the environment's WAP_CALL_TIME_MAX (the
+ * invoker's; 0: none), else CALL_TIME_S.  grep's bound of 20 s is a
+ * file's, a glob's match limit a path's: many bait files added up (files
+ * x 20 s), so the call has one of its own too. */
+#define CALL_TIME_S 60
+
+static long call_time_ms(void)
+{
+	static long ms = -1;
+	long v = __atomic_load_n(&ms, __ATOMIC_RELAXED);
+
+	if (v < 0) {
+		const char *e = getenv("WAP_CALL_TIME_MAX");
+		char *end;
+		double s = e && *e ? strtod(e, &end) : CALL_TIME_S;
+
+		if (e && *e && (*end || s < 0 || s > 1e7))
+			s = CALL_TIME_S;
+		v = (long)(s * 1000);
+		__atomic_store_n(&ms, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
+/* The answer to a call stopped by its deadline: the code of grep's own
+ * time bound, naming the call's. */
+static int late_err(const char *applet, struct wap_err *err)
+{
+	long ms = call_time_ms();
+
+	return wap_err_set(err, WAP_E_TOO_LARGE,
+			   "%s stopped: the call's time limit hit (%g s, WAP_CALL_TIME_MAX); "
+			   "narrow the call", applet, ms / 1000.0);
+}
+
+long wap_run_arm(struct wap_call *call, const char *name)
+{
+	const struct wap_opdesc *d = wap_op_find(name);
+	long prev = call->cancel ? call->cancel->deadline : 0;
+
+	/* a call inside a call keeps the outer one's */
+	if (call->cancel && !prev && d && (d->flags & WAP_OP_TIMED) && call_time_ms() > 0)
+		call->cancel->deadline = wap_cancel_ms() + call_time_ms();
+	return prev;
+}
+
+int wap_run_disarm(struct wap_call *call, const char *name, long prev, int rc,
+		   struct wap_err *err)
+{
+	if (!call->cancel)
+		return rc;
+	if (rc && call->cancel->why == WAP_CANCEL_LATE) {
+		wap_err_release(err);
+		rc = late_err(name, err);
+	}
+	/* the door's token outlives the call: the deadline was this call's */
+	if (!prev && call->cancel->why == WAP_CANCEL_LATE)
+		call->cancel->why = 0;
+	call->cancel->deadline = prev;
+	return rc;
+}
+
 int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_t **res,
 	       struct wap_err *err)
 {
@@ -66,6 +130,7 @@ int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_
 	struct wap_call *call = run->call;
 	struct wap_cancel own = WAP_CANCEL_INIT;
 	double t0 = run->audit ? wap_run_now_ms() : 0;	/* (only the log times calls) */
+	long deadline;
 	int rc;
 
 	*res = NULL;
@@ -74,6 +139,7 @@ int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_
 	/* the call's token: the door's, or one made here */
 	if (!call->cancel)
 		call->cancel = &own;
+	deadline = wap_run_arm(call, a->name);
 	rc = wap_args_check(a, req, err);
 	if (!rc)
 		rc = allow(run, applet, req, err);
@@ -85,6 +151,7 @@ int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_
 	if (wap_cancel_is_set(call->cancel) &&
 	    (rc || json_is_true(json_object_get(*res, "cancelled"))))
 		rc = wap_cancel_err(err);
+	rc = wap_run_disarm(call, applet, deadline, rc, err);
 	if (call->cancel == &own)
 		call->cancel = NULL;
 	if (rc && *res) {

@@ -46,6 +46,17 @@ int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_
  * lib/serve/policy.c: 0 (and *T0 set) when it may run, else as wap_run_op;
  * a refusal is audited here.  After the call, wap_run_done() writes its
  * audit line (RC < 0: ERR says why). */
+/* The call's time limit, as wap_run_op gives it, for a door that runs
+ * an op its own way (the CLI's grep and glob, printing as they go): give
+ * CALL's token (if any) the deadline of op NAME (WAP_OP_TIMED:
+ * WAP_CALL_TIME_MAX from now) unless it has one; returns the one it had,
+ * for wap_run_disarm, which after the op puts it back and, when the
+ * deadline stopped the op (RC non-zero), makes ERR the limit's answer
+ * (SIZE_LIMIT_EXCEEDED naming it).  Returns RC or that. */
+long wap_run_arm(struct wap_call *call, const char *name);
+int wap_run_disarm(struct wap_call *call, const char *name, long prev, int rc,
+		   struct wap_err *err);
+
 int wap_run_begin(struct wap_run *run, const char *name, const json_t *req, double *t0,
 		  struct wap_err *err);
 void wap_run_done(struct wap_run *run, const char *name, const json_t *req, double t0, int rc,
