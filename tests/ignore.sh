@@ -230,3 +230,30 @@ else
 	ok "the same files as rg # SKIP rg not installed"
 fi
 rm "$R/pkg/.ignore"
+
+# a .gitignore of many stars and double stars on a deep tree: git's
+# wildmatch backtracked (every place of each star, times the stars after
+# it): a grep or glob of such a tree ran for minutes, with no bound and no
+# cancel. Each place of the pattern and the path is now decided once.
+H=$T/hostile && rm -rf "$H" && mkdir -p "$H" && cd "$H" && git init -q .
+python3 -c "
+import os
+d = '.'
+for i in range(31):
+    d += '/' + 'x' * 40
+    os.makedirs(d, exist_ok=True)
+    open(d + '/a.h', 'w').write('x\n')
+    open(d + '/a.hh', 'w').write('x\n')
+open('.gitignore', 'w').write('**/*x*x*x*x*x*x*x*x*/**/*.hh\n*x*x*x*x*x*x*x*x*x*x*y\n')"
+# (git itself runs for minutes on it: the answer is the rule's, every
+# .hh lies under a dir of eight x's and more, no .h does)
+find . -name '*.h' | sed 's|^\./||' | LC_ALL=C sort > "$T/gitls"
+start=$(date +%s%N)
+expect "hostile .gitignore: glob over 31 levels is answered" 0 timeout 60 wap --root "$H" glob '**/*.h*' --sort path
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+if [ "$ms" -lt 10000 ]; then ok "hostile .gitignore: in ${ms} ms"; else fail "hostile .gitignore: took ${ms} ms"; fi
+same "hostile .gitignore: what the rules leave (the 31 .h files)" "$OUT" "$(cat "$T/gitls")"
+same "hostile .gitignore: 31 of them" "$(printf '%s\n' "$OUT" | grep -c '\.h$')" 31
+expect "hostile .gitignore: grep is answered" 0 timeout 60 wap --root "$H" grep -l x -g '*.h*'
+same "hostile .gitignore: grep searches the 31 files the rules leave" "$(printf '%s\n' "$OUT" | wc -l)" 31
+cd "$W"

@@ -45,8 +45,51 @@ static bool cc_is(const unsigned char *s, int n, const char *name)
 	return (int)strlen(name) == n && !memcmp(s, name, n);
 }
 
+/* git's wildmatch backtracks: a star tries every place in the text, and
+ * each of those the stars after it, so "**" "/" "*x*x*x*x*x*x*x*x*" "/" "**"
+ * on a path of 31 levels of x's ran for minutes (a .gitignore in the
+ * workspace is the agent's to write, and every grep and glob reads it).
+ * Its answer at a place of the pattern and of the text is always the
+ * same, so after WM_STEPS tries the match is done again with each such
+ * answer kept (a byte for each place of the one times the other): each
+ * is worked out once, the pattern's length times the text's at most. */
+#define WM_RESTART		-3	/* the steps are spent: start again, with the memo */
+#define WM_STEPS		4096
+#define WM_MEMO_MAX		((size_t)64 << 20)
+
+struct wm {
+	const unsigned char *p0, *t0;	/* where the pattern and the text begin */
+	size_t tn;			/* the text's length + 1 */
+	unsigned steps;			/* tries left before the memo */
+	signed char *memo;		/* [(p - p0) * tn + (text - t0)]: answer + 4, 0 none yet */
+};
+
 static int dowild(const unsigned char *p, const unsigned char *text, unsigned flags,
-		  const unsigned char *pstart)
+		  const unsigned char *pstart, struct wm *wm);
+
+/* dowild() at P and TEXT, once each with the memo */
+static int rec(const unsigned char *p, const unsigned char *text, unsigned flags,
+	       const unsigned char *pstart, struct wm *wm)
+{
+	signed char *m;
+	int r;
+
+	if (!wm->memo) {
+		if (!wm->steps)
+			return WM_RESTART;
+		wm->steps--;
+		return dowild(p, text, flags, pstart, wm);
+	}
+	m = &wm->memo[(size_t)(p - wm->p0) * wm->tn + (size_t)(text - wm->t0)];
+	if (*m)
+		return *m - 4;
+	r = dowild(p, text, flags, pstart, wm);
+	*m = (signed char)(r + 4);
+	return r;
+}
+
+static int dowild(const unsigned char *p, const unsigned char *text, unsigned flags,
+		  const unsigned char *pstart, struct wm *wm)
 {
 	unsigned char p_ch;
 
@@ -77,8 +120,10 @@ static int dowild(const unsigned char *p, const unsigned char *text, unsigned fl
 					;
 				if ((prev_p < pstart || *prev_p == '/') &&
 				    (*p == 0 || *p == '/' || (p[0] == '\\' && p[1] == '/'))) {
-					if (p[0] == '/' && dowild(p + 1, text, flags, pstart) == WM_MATCH)
-						return WM_MATCH;
+					if (p[0] == '/' &&
+					    ((matched = rec(p + 1, text, flags, pstart, wm)) == WM_MATCH ||
+					     matched == WM_RESTART))
+						return matched;
 					match_slash = 1;
 				} else {
 					match_slash = (flags & WM_PATHNAME) ? 0 : 1;
@@ -110,7 +155,7 @@ static int dowild(const unsigned char *p, const unsigned char *text, unsigned fl
 					if (t_ch != c)
 						return WM_NOMATCH;
 				}
-				if ((matched = dowild(p, text, flags, pstart)) != WM_NOMATCH) {
+				if ((matched = rec(p, text, flags, pstart, wm)) != WM_NOMATCH) {
 					if (!match_slash || matched != WM_ABORT_TO_STARSTAR)
 						return matched;
 				} else if (!match_slash && t_ch == '/') {
@@ -189,10 +234,29 @@ static int dowild(const unsigned char *p, const unsigned char *text, unsigned fl
 	return *text ? WM_NOMATCH : WM_MATCH;
 }
 
+/* Does P match TEXT (both NUL-terminated)?  PSTART: where the whole
+ * pattern begins (P may be past a literal prefix). */
+static bool wildmatch(const char *p, const char *text, unsigned flags, const char *pstart)
+{
+	struct wm wm = { (const unsigned char *)p, (const unsigned char *)text, strlen(text) + 1,
+			 WM_STEPS, NULL };
+	size_t size = (strlen(p) + 1) * wm.tn;
+	int r = dowild(wm.p0, wm.t0, flags, (const unsigned char *)pstart, &wm);
+
+	if (r != WM_RESTART)
+		return r == WM_MATCH;
+	/* (a pattern longer than a path is dropped when read: the memo is
+	 * some 16 MiB at most) */
+	if (size > WM_MEMO_MAX || !(wm.memo = calloc(size, 1)))
+		return false;
+	r = dowild(wm.p0, wm.t0, flags, (const unsigned char *)pstart, &wm);
+	free(wm.memo);
+	return r == WM_MATCH;
+}
+
 int wap_wildmatch(const char *pattern, const char *text)
 {
-	return dowild((const unsigned char *)pattern, (const unsigned char *)text, WM_PATHNAME,
-		      (const unsigned char *)pattern) == WM_MATCH ? 0 : 1;
+	return wildmatch(pattern, text, WM_PATHNAME, pattern) ? 0 : 1;
 }
 
 /* ---- parsing ---- */
@@ -261,7 +325,9 @@ struct wap_ign_list *wap_ign_parse(const char *text, size_t len)
 			pt.flags |= PAT_DIRONLY;
 			le--;
 		}
-		if (ls == le)
+		/* longer than any path (PATH_MAX): dropped, which bounds the
+		 * matcher's memo and its depth of stars */
+		if (ls == le || le - ls > 4096)
 			continue;
 		if (!memchr(ls, '/', le - ls))
 			pt.flags |= PAT_NODIR;
@@ -354,8 +420,7 @@ static bool match_one(const struct pat *pt, const char *path, size_t len,
 		if (pt->flags & PAT_ENDSWITH)
 			return namelen >= pt->len - 1 &&
 			       !memcmp(name + namelen - (pt->len - 1), pt->s + 1, pt->len - 1);
-		return dowild((const unsigned char *)pt->s, (const unsigned char *)name, 0,
-			      (const unsigned char *)pt->s) == WM_MATCH;
+		return wildmatch(pt->s, name, 0, pt->s);
 	}
 	/* anchored to BASE */
 	if (baselen) {
@@ -371,12 +436,10 @@ static bool match_one(const struct pat *pt, const char *path, size_t len,
 			return false;
 		if (pt->prefix == pt->len)
 			return namelen == pt->len;
-		return dowild((const unsigned char *)pt->s + pt->prefix,
-			      (const unsigned char *)name + pt->prefix, WM_PATHNAME,
-			      (const unsigned char *)pt->s + pt->prefix) == WM_MATCH;
+		return wildmatch(pt->s + pt->prefix, name + pt->prefix, WM_PATHNAME,
+				 pt->s + pt->prefix);
 	}
-	return dowild((const unsigned char *)pt->s, (const unsigned char *)name, WM_PATHNAME,
-		      (const unsigned char *)pt->s) == WM_MATCH;
+	return wildmatch(pt->s, name, WM_PATHNAME, pt->s);
 }
 
 bool wap_ign_ignored(const struct wap_ign *ig, const char *path, size_t len, bool isdir)
