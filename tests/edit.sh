@@ -480,3 +480,17 @@ amp "regexReplace" --ops amp.ops
 yes '  x' | head -n 300000 > "$W/amp.txt"; truncate -s 1000000 "$W/amp.txt"
 printf '\tx\n' > "$W/amp.old"
 amp "a fuzzy replace-all (re-indented at each place)" --old-file amp.old --new-file amp.new --replace-all
+
+# OpenCode's replacers are quadratic and worse over a big file and a long
+# old text (3,000 lines of old over 60,000 of text: past 5 minutes of a
+# worker): they poll the call's token, and end at its time limit
+python3 -c "
+open('ocbig.txt', 'w').write('    x = foo(1);\n' * 60000)
+open('ocold.txt', 'w').write('x = foo(1);\n' * 3000 + 'nomatch\n')"
+start=$(date +%s%N)
+expect "edit --match opencode: a crafted old text ends at the call's time limit" 7 env WAP_CALL_TIME_MAX=2 timeout 120 wap edit ocbig.txt --old-file ocold.txt --new y --match opencode --json
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+jcheck "edit --match opencode: SIZE_LIMIT_EXCEEDED naming the call's limit" "$OUT" 'j["code"]=="SIZE_LIMIT_EXCEEDED" and "WAP_CALL_TIME_MAX" in j["error"]'
+if [ "$ms" -lt 15000 ]; then ok "edit --match opencode: ended in ${ms} ms"; else fail "edit --match opencode: took ${ms} ms"; fi
+same "edit --match opencode: the file is as it was" "$(cksum < ocbig.txt)" "$(python3 -c "import sys; sys.stdout.write('    x = foo(1);\n' * 60000)" | cksum)"
+rm -f ocbig.txt ocold.txt

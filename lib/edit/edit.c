@@ -818,7 +818,18 @@ struct oc {
 	enum wap_strategy mst;		/* several times, for the error */
 	size_t max;			/* the largest result (0: no cap) */
 	bool over;			/* the result would pass it */
+	/* the call's token (its cancel, its time limit): the replacers are
+	 * quadratic and worse over a big file and a long old text (3,000
+	 * lines of old over 60,000: past 5 minutes), so each polls it a line */
+	const struct wap_cancel *cancel;
+	bool stopped;
 };
+
+/* Stop?  (the caller returns -1, and the call fails as cancelled) */
+static bool oc_stop(struct oc *c)
+{
+	return (c->stopped = c->stopped || wap_cancel_is_set(c->cancel));
+}
 
 /* the byte length of a JavaScript whitespace character at P, or 0 */
 static size_t oc_ws(const char *s, const char *e)
@@ -955,6 +966,8 @@ static int oc_line_trimmed(struct oc *c)
 
 	for (size_t i = 0; k && i + k <= c->nl; i++) {
 		size_t j = 0;
+		if (oc_stop(c))
+			return -1;
 		while (j < k && oc_teq(c->L[i + j], c->F[j]))
 			j++;
 		if (j == k)
@@ -1058,6 +1071,8 @@ static int oc_block_anchor(struct oc *c)
 	last = oc_trim(c->F[k - 1]);
 	for (size_t i = 0; i < c->nl; i++) {
 		size_t j;
+		if (oc_stop(c))
+			return -1;
 		if (!oc_eq(oc_trim(c->L[i]), first))
 			continue;
 		for (j = i + 2; j < c->nl && !oc_eq(oc_trim(c->L[j]), last); j++)
@@ -1074,6 +1089,8 @@ static int oc_block_anchor(struct oc *c)
 	for (size_t i = 0; i < c->nl; i++) {
 		size_t j, size, check;
 		double sim = 0;
+		if (oc_stop(c))
+			return -1;
 		if (!oc_eq(oc_trim(c->L[i]), first))
 			continue;
 		for (j = i + 2; j < c->nl && !oc_eq(oc_trim(c->L[j]), last); j++)
@@ -1175,7 +1192,7 @@ static int oc_scan_blocks(struct oc *c, size_t k, int (*form)(struct wap_span, s
 
 	for (size_t i = 0; !rc && i + k <= c->nl; i++) {
 		struct wap_span b = oc_block(c, i, i + k - 1);
-		if (form(b, &sb))
+		if (oc_stop(c) || form(b, &sb))
 			rc = -1;
 		else if (oc_sbeq(&sb, want))
 			rc = oc_try(c, b, st);
@@ -1193,7 +1210,7 @@ static int oc_ws_normalized(struct oc *c)
 	oc_collapse((struct wap_span){ c->find, c->findlen }, &nf);
 	for (size_t i = 0; !rc && i < c->nl; i++) {
 		oc_collapse(c->L[i], &nl);
-		if (nl.oom || nf.oom)
+		if (nl.oom || nf.oom || oc_stop(c))
 			rc = -1;
 		else if (oc_sbeq(&nl, &nf))
 			rc = oc_try(c, c->L[i], WAP_S_OC_WS_NORMALIZED);
@@ -1326,6 +1343,8 @@ static int oc_context_aware(struct oc *c)
 	last = oc_trim(c->F[k - 1]);
 	for (size_t i = 0; i < c->nl; i++) {
 		size_t j, same = 0, total = 0;
+		if (oc_stop(c))
+			return -1;
 		if (!oc_eq(oc_trim(c->L[i]), first))
 			continue;
 		for (j = i + 2; j < c->nl && !oc_eq(oc_trim(c->L[j]), last); j++)
@@ -1352,7 +1371,8 @@ static int replace_opencode_max(const char *text, size_t len, const char *old, s
 				enum wap_strategy *used, struct wap_err *err)
 {
 	struct oc c = { .t = text, .len = len, .new = new, .newlen = newlen, .all = all,
-			.find = old, .findlen = oldlen, .max = max };
+			.find = old, .findlen = oldlen, .max = max,
+			.cancel = wap_cancel_current() };
 	long nl, nf;
 	int r = 0;
 
@@ -1386,6 +1406,8 @@ static int replace_opencode_max(const char *text, size_t len, const char *old, s
 	free(c.F);
 	if (r < 0) {
 		mclear(&c.mv);
+		if (c.stopped)
+			return wap_cancel_err(err);
 		return c.over ? too_large(err, path, max) : wap_err_oom(err);
 	}
 	if (!r) {
