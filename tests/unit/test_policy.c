@@ -27,11 +27,16 @@ static void test_table(void **state)
 {
 	(void)state;
 	assert_true(flags("write", NULL) & WAP_OP_WRITES);
-	assert_int_equal(flags("read", NULL), 0);
-	assert_int_equal(flags("grep", "{}"), 0);
+	assert_int_equal(flags("read", NULL), WAP_OP_TIMED);	/* the call's time limit */
+	assert_int_equal(flags("grep", "{}"), WAP_OP_TIMED);
 	assert_true(flags("grep", "{\"write\": true}") & WAP_OP_WRITES);
 	assert_true(flags("edit", "{}") & WAP_OP_WRITES);
-	assert_int_equal(flags("edit", "{\"dry_run\": true}"), 0);
+	assert_int_equal(flags("edit", "{\"dry_run\": true}"), WAP_OP_TIMED);
+	assert_true(flags("edit", "{}") & WAP_OP_TIMED);
+	/* ops with clocks of their own run without the call's */
+	assert_false(flags("exec", NULL) & WAP_OP_TIMED);
+	assert_false(flags("git", "{\"action\": \"status\"}") & WAP_OP_TIMED);
+	assert_false(flags("sym", "{\"action\": \"find\"}") & WAP_OP_TIMED);
 	assert_int_equal(flags("git", "{\"action\": \"status\"}"), 0);
 	assert_true(flags("git", "{\"action\": \"commit\"}") & WAP_OP_WRITES);
 	assert_int_equal(flags("git", "{\"action\": \"branch\"}"), 0);
