@@ -20,3 +20,4 @@ run glob "$R"/tests/fuzz/seeds-glob/*
 run json "$R"/tests/fuzz/seeds-json/* "$R"/tests/fuzz/seeds-jsonrpc/*
 run jsonrpc "$R"/tests/fuzz/seeds-jsonrpc/*
 run patch "$R"/tests/patches/*/patch
+run ignore "$R"/tests/fuzz/seeds-ignore/*

@@ -257,3 +257,29 @@ same "hostile .gitignore: 31 of them" "$(printf '%s\n' "$OUT" | grep -c '\.h$')"
 expect "hostile .gitignore: grep is answered" 0 timeout 60 wap --root "$H" grep -l x -g '*.h*'
 same "hostile .gitignore: grep searches the 31 files the rules leave" "$(printf '%s\n' "$OUT" | wc -l)" 31
 cd "$W"
+# hostile ignore files (an agent writes them): a pattern of many stars
+# against a long name is decided at once, not by trying every place of
+# every star (as git's wildmatch does: `git check-ignore` takes for ever
+# on it); a NUL ends a pattern, as for git (the pattern was read past its
+# copy's end), and the same names are ignored
+H=$T/hostile2
+mkdir -p "$H/sub" "$T/hnul"
+git -C "$H" init -q .
+a=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+printf '*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b\nsub/*a*a*a*a*a*a*a*a*a*a*a*a*b\n*.o\n' > "$H/.gitignore"
+for f in "${a}c" "sub/${a}c" "sub/${a}b" x.o y.c; do echo x > "$H/$f"; done
+s0=$(date +%s)
+timeout 60 "$WAP" glob --root "$H" '**' --type f -m 0 > "$T/hglob" 2>&1
+same "a many-star pattern against a long name: decided in time" "$(( $(date +%s) - s0 < 30 ))" 1
+same "and decided as git would" "$(LC_ALL=C sort "$T/hglob")" ".gitignore
+${a}c
+sub/${a}c
+y.c"
+H=$T/hnul
+git -C "$H" init -q .
+printf 'keep\000.c\n*.o\000x\n!x.o\000\\\n' > "$H/.gitignore"
+for f in keep keep.c x.o x.ox y.c; do echo x > "$H/$f"; done
+"$WAP" glob --root "$H" '**' --type f -m 0 > "$T/hglob" 2>&1
+(cd "$H" && find . -type f ! -path './.git/*' | sed 's|^\./||' | git check-ignore --stdin | LC_ALL=C sort) > "$T/hign"
+(cd "$H" && find . -type f ! -path './.git/*' | sed 's|^\./||' | LC_ALL=C sort | LC_ALL=C comm -23 - "$T/hign") > "$T/hkept"
+same "patterns with a NUL: the files git keeps" "$(LC_ALL=C sort "$T/hglob")" "$(cat "$T/hkept")"

@@ -152,8 +152,14 @@ static int dowild(const unsigned char *p, const unsigned char *text, unsigned fl
 							break;
 						text++;
 					}
+					/* what the loop below would come to
+					 * (a NOMATCH at every place): not
+					 * NOMATCH, which lets each star before
+					 * this one try every place again
+					 * ("*a*a*a*a*a*a*a*b" against 200 a's:
+					 * for ever) */
 					if (t_ch != c)
-						return WM_NOMATCH;
+						return t_ch ? WM_ABORT_TO_STARSTAR : WM_ABORT_ALL;
 				}
 				if ((matched = rec(p, text, flags, pstart, wm)) != WM_NOMATCH) {
 					if (!match_slash || matched != WM_ABORT_TO_STARSTAR)
@@ -304,6 +310,10 @@ struct wap_ign_list *wap_ign_parse(const char *text, size_t len)
 		le = e;
 		if (le > ls && le[-1] == '\r')
 			le--;
+		/* a NUL ends the line's pattern, as for git (C strings):
+		 * the pattern is kept as one, its length that string's */
+		if (memchr(ls, 0, le - ls))
+			le = ls + strlen(ls);
 		if (ls == le || *ls == '#')
 			continue;
 		/* trailing spaces, unless escaped */
