@@ -259,7 +259,7 @@ same "hostile .gitignore: grep searches the 31 files the rules leave" "$(printf 
 cd "$W"
 # hostile ignore files (an agent writes them): a pattern of many stars
 # against a long name is decided at once, not by trying every place of
-# every star (as git's wildmatch does: `git check-ignore` takes for ever
+# every star, nor "**/**/..." by trying each with and without a directory (as git's wildmatch does: `git check-ignore` takes for ever
 # on it); a NUL ends a pattern, as for git (the pattern was read past its
 # copy's end), and the same names are ignored
 H=$T/hostile2
@@ -267,11 +267,16 @@ mkdir -p "$H/sub" "$T/hnul"
 git -C "$H" init -q .
 a=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 printf '*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b\nsub/*a*a*a*a*a*a*a*a*a*a*a*a*b\n*.o\n' > "$H/.gitignore"
-for f in "${a}c" "sub/${a}c" "sub/${a}b" x.o y.c; do echo x > "$H/$f"; done
+# and each "**/" of a line tried with and without a directory, for ever
+printf '%s\n' "$(printf '**/%.0s' $(seq 20))x/y" >> "$H/.gitignore"
+d=$(printf 'a/%.0s' $(seq 40))
+mkdir -p "$H/${d}x"
+for f in "${a}c" "sub/${a}c" "sub/${a}b" x.o y.c "${d}z" "${d}x/y"; do echo x > "$H/$f"; done
 s0=$(date +%s)
 timeout 60 "$WAP" glob --root "$H" '**' --type f -m 0 > "$T/hglob" 2>&1
 same "a many-star pattern against a long name: decided in time" "$(( $(date +%s) - s0 < 30 ))" 1
 same "and decided as git would" "$(LC_ALL=C sort "$T/hglob")" ".gitignore
+${d}z
 ${a}c
 sub/${a}c
 y.c"

@@ -120,9 +120,13 @@ static int dowild(const unsigned char *p, const unsigned char *text, unsigned fl
 					;
 				if ((prev_p < pstart || *prev_p == '/') &&
 				    (*p == 0 || *p == '/' || (p[0] == '\\' && p[1] == '/'))) {
+					/* no directory: an abort is the loop's
+					 * too (it tries the rest on what is
+					 * left of this text), or each "**\/"
+					 * doubles the work */
 					if (p[0] == '/' &&
-					    ((matched = rec(p + 1, text, flags, pstart, wm)) == WM_MATCH ||
-					     matched == WM_RESTART))
+					    (matched = rec(p + 1, text, flags, pstart, wm)) != WM_NOMATCH &&
+					    matched != WM_ABORT_TO_STARSTAR)
 						return matched;
 					match_slash = 1;
 				} else {
