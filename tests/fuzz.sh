@@ -21,3 +21,4 @@ run json "$R"/tests/fuzz/seeds-json/* "$R"/tests/fuzz/seeds-jsonrpc/*
 run jsonrpc "$R"/tests/fuzz/seeds-jsonrpc/*
 run patch "$R"/tests/patches/*/patch
 run ignore "$R"/tests/fuzz/seeds-ignore/*
+run lsp "$R"/tests/fuzz/seeds-lsp/*

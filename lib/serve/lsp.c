@@ -607,6 +607,46 @@ static void dispatch(struct wap_lsp *s, json_t *m)
 	}
 }
 
+int wap_lsp_frame(const char *buf, size_t len, size_t *hl, size_t *clen)
+{
+	const char *hend = memmem(buf, len, "\r\n\r\n", 4);
+	bool have = false;
+
+	*hl = *clen = 0;
+	if (!hend)
+		return len > 8192 ? -1 : 0;
+	for (const char *l = buf; l < hend;) {
+		const char *e = memmem(l, (size_t)(hend - l) + 2, "\r\n", 2), *d;
+		if (!e)
+			break;
+		if ((size_t)(e - l) > 15 && !strncasecmp(l, "Content-Length:", 15)) {
+			/* digits after blanks, to the line's end: never
+			 * what follows it (strtoul skips "\r\n" and reads
+			 * on), never a sign */
+			*clen = 0;
+			for (d = l + 15; d < e && (*d == ' ' || *d == '\t'); d++)
+				;
+			if (d == e)
+				return -1;
+			for (; d < e && *d >= '0' && *d <= '9'; d++) {
+				*clen = *clen * 10 + (size_t)(*d - '0');
+				if (*clen > MAX_FRAME)
+					return -1;
+			}
+			for (; d < e && (*d == ' ' || *d == '\t'); d++)
+				;
+			if (d != e)
+				return -1;
+			have = true;
+		}
+		l = e + 2;
+	}
+	if (!have)
+		return -1;
+	*hl = (size_t)(hend - buf) + 4;
+	return len - *hl >= *clen;
+}
+
 /* The output callback of wap_proc_run: frames out of the server's stdout,
  * the end of its stderr kept for messages. */
 static void on_output(void *arg, const char *stream, const char *data, size_t len)
@@ -632,30 +672,13 @@ static void on_output(void *arg, const char *stream, const char *data, size_t le
 
 	wap_sb_add(&s->in, data, len);
 	while (s->in.len && !s->in.oom) {
-		char *hend = memmem(s->in.buf, s->in.len, "\r\n\r\n", 4);
-		size_t clen = 0, hl;
-		bool have = false;
+		size_t clen, hl;
 		json_t *m;
+		int r = wap_lsp_frame(s->in.buf, s->in.len, &hl, &clen);
 
-		if (!hend) {
-			if (s->in.len > 8192)
-				goto bad;
-			return;
-		}
-		for (char *l = s->in.buf; l < hend;) {
-			char *e = memmem(l, (size_t)(hend - l) + 2, "\r\n", 2);
-			if (!e)
-				break;
-			if ((size_t)(e - l) > 15 && !strncasecmp(l, "Content-Length:", 15)) {
-				clen = strtoul(l + 15, NULL, 10);
-				have = true;
-			}
-			l = e + 2;
-		}
-		if (!have || clen > MAX_FRAME)
+		if (r < 0)
 			goto bad;
-		hl = (size_t)(hend - s->in.buf) + 4;
-		if (s->in.len < hl + clen)
+		if (!r)
 			return;
 		if (wap_json_values(s->in.buf + hl, clen) > MAX_VALUES) {
 			why = "sent a message of more than 2 Mi JSON values";

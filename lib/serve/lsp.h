@@ -133,6 +133,12 @@ void wap_lsp_pool_warm(long idle_ms);
 /* Stop every server (shutdown, exit, then kill what is left).  Also
  * what wap serve does before it ends. */
 void wap_lsp_pool_stop(void);
+/* LSP's framing: is there a whole message at BUF (LEN bytes)?  1 with its
+ * header's length (through the blank line) in *HL and its body's in *CLEN;
+ * 0 when more bytes are needed; -1 when it is not LSP (no or a bad
+ * Content-Length, a body over 256 MiB, a header over 8 KiB). */
+int wap_lsp_frame(const char *buf, size_t len, size_t *hl, size_t *clen);
+
 /* How many servers are running (tests, wap info). */
 int wap_lsp_pool_count(void);
 
