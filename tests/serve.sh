@@ -22,6 +22,16 @@ while IFS= read -r line; do
 	"not ok "*) fail "hostile: ${line#not ok * - }" ;;
 	esac
 done < "$T/hostile"
+# the scenarios' valid requests mutated (hostile values, bytes), per
+# profile: all answered, no crash, no sanitizer report, no growth
+python3 tests/serve/stdiofuzz.py "$WAP" 160 > "$T/stdiofuzz" 2>&1
+while IFS= read -r line; do
+	case $line in
+	"ok "*) ok "stdiofuzz: ${line#ok * - }" ;;
+	"not ok "*) fail "stdiofuzz: ${line#not ok * - }" ;;
+	esac
+done < "$T/stdiofuzz"
+grep -q '^ok ' "$T/stdiofuzz" || fail "stdiofuzz ran: $(tail -3 "$T/stdiofuzz" | tr '\n' ' ')"
 
 # One of the scripts beside: `serve_py DIR LABEL SCRIPT ARGS...` runs
 # tests/serve/SCRIPT with wap and the root $T/DIR, its TAP lines under LABEL.
