@@ -50,7 +50,7 @@ struct wap_ign *wap_ign_push(struct wap_ign *parent, const char *base,
 struct wap_ign *wap_ign_ref(struct wap_ign *ig);
 void wap_ign_unref(struct wap_ign *ig);
 
-/* Is PATH (relative to the matching root, '/'-separated, no leading "./")
+/* Is PATH (relative to the matching root, '/'-separated, no leading "./", no NUL)
  * ignored?  Only the rules of the frames are consulted, not its parents'
  * directories (the walker prunes those).  NULL IG: never. */
 bool wap_ign_ignored(const struct wap_ign *ig, const char *path, size_t len, bool isdir);

@@ -32,8 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (p = buf; p < buf + size;) {
 		char *e = memchr(p, '\n', buf + size - p);
 		size_t n = e ? (size_t)(e - p) : strlen(p);
-		wap_ign_ignored(top, p, n, false);
-		wap_ign_ignored(sub, p, n, true);
+		/* a path is a file's: a NUL ends it */
+		wap_ign_ignored(top, p, strnlen(p, n), false);
+		wap_ign_ignored(sub, p, strnlen(p, n), true);
 		if (e) {
 			*e = 0;
 			if (prev)
