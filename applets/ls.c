@@ -47,8 +47,6 @@
 #include "strbuf.h"
 #include "walk.h"
 
-#define KEEP 100000
-
 static const struct wap_opt ls_opts[] = {
 	{ "path", 0, WAP_OPT_STR, WAP_OPT_POS, NULL },
 	{ "recursive", 'r', WAP_OPT_BOOL, 0, NULL },
@@ -68,9 +66,17 @@ struct walk {
 	bool recursive, defaults, meta;
 	long long max_depth;
 	struct wap_globset excl;
-	json_t *files;
-	size_t found, max;
+	struct kept *kept;		/* the first MAX in path order so far: */
+	size_t n, cap, max, found;	/* a heap, its last at the top */
 	bool oom;			/* an entry could not be kept: the op fails */
+};
+
+/* an entry kept: what its object is made of when the walk is done */
+struct kept {
+	char *rel, *shown;		/* one allocation: shown follows rel */
+	mode_t mode;
+	off_t size;
+	struct timespec mtime;
 };
 
 static const char *type_of(mode_t m)
@@ -78,35 +84,102 @@ static const char *type_of(mode_t m)
 	return S_ISDIR(m) ? "directory" : S_ISREG(m) ? "file" : S_ISLNK(m) ? "symlink" : "other";
 }
 
-/* Count an entry and keep it while there is room. */
+/* path order, component by component ("a/b" right after "a") */
+static int kept_cmp(const struct kept *a, const struct kept *b)
+{
+	return wap_path_cmp(a->shown, b->shown);
+}
+
+static int kept_qcmp(const void *a, const void *b)
+{
+	return kept_cmp(a, b);
+}
+
+/* the heap's entry at I moved down to where it belongs */
+static void sift_down(struct kept *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t c = 2 * i + 1, big = i;
+		struct kept t;
+		if (c < n && kept_cmp(&h[c], &h[big]) > 0)
+			big = c;
+		if (c + 1 < n && kept_cmp(&h[c + 1], &h[big]) > 0)
+			big = c + 1;
+		if (big == i)
+			return;
+		t = h[i], h[i] = h[big], h[big] = t;
+		i = big;
+	}
+}
+
+/* Count an entry and keep it while it is among the first MAX in path
+ * order: a heap of MAX whose top is the last kept (a directory of a
+ * million entries holds MAX of them, never the million). */
 static void add_entry(struct walk *w, const char *rel, const char *shown, const struct stat *st)
 {
-	bool isdir = S_ISDIR(st->st_mode);
+	size_t rl = strlen(rel), sl = strlen(shown), i;
+	struct kept k = { NULL, (char *)shown, st->st_mode, st->st_size, st->st_mtim };
 
 	w->found++;
-	if (json_array_size(w->files) < w->max) {
-		/* names need not be UTF-8: never dropped (see wap_json_name) */
-		json_t *o = json_object();
-		if (!o || wap_json_set_name(o, "path", rel) || wap_json_set_name(o, "name", shown) ||
-		    json_object_set_new(o, "isDirectory", json_boolean(isdir)) ||
-		    json_object_set_new(o, "type", json_string(type_of(st->st_mode))))
-			w->oom = true;
-		if (w->meta) {
-			char *abs = wap_ws_abs(w->call->ws, rel), when[32];
-			json_t *m = json_object();
-			wap_iso_time(&st->st_mtim, when);
-			if (abs)
-				wap_json_set_name(m, "path", abs);
-			json_object_set_new(m, "size", json_integer(st->st_size));
-			json_object_set_new(m, "isDirectory", json_boolean(isdir));
-			json_object_set_new(m, "lastModified", json_string(when));
-			if (!abs || !m || json_object_set_new(o, "metadata", m))
-				w->oom = true;
-			free(abs);
-		}
-		if (json_array_append_new(w->files, o))
-			w->oom = true;
+	if (!w->max || (w->n == w->max && kept_cmp(&k, &w->kept[0]) >= 0))
+		return;
+	if (!(k.rel = malloc(rl + sl + 2))) {
+		w->oom = true;
+		return;
 	}
+	memcpy(k.rel, rel, rl + 1);
+	k.shown = memcpy(k.rel + rl + 1, shown, sl + 1);
+	if (w->n == w->cap && w->n < w->max) {
+		size_t nc = w->cap ? 2 * w->cap : 64;
+		struct kept *nk = realloc(w->kept, (nc < w->max ? nc : w->max) * sizeof(*nk));
+		if (!nk) {
+			free(k.rel);
+			w->oom = true;
+			return;
+		}
+		w->kept = nk;
+		w->cap = nc < w->max ? nc : w->max;
+	}
+	if (w->n == w->max) {
+		free(w->kept[0].rel);
+		w->kept[0] = k;
+		sift_down(w->kept, w->n, 0);
+		return;
+	}
+	/* up from the bottom while above its parent */
+	for (i = w->n++; i && kept_cmp(&k, &w->kept[(i - 1) / 2]) > 0; i = (i - 1) / 2)
+		w->kept[i] = w->kept[(i - 1) / 2];
+	w->kept[i] = k;
+}
+
+/* The object of entry K: {path, name, isDirectory, type[, metadata]} */
+static json_t *entry_json(const struct walk *w, const struct kept *k)
+{
+	bool isdir = S_ISDIR(k->mode);
+	/* names need not be UTF-8: never dropped (see wap_json_name) */
+	json_t *o = json_object();
+
+	if (!o || wap_json_set_name(o, "path", k->rel) || wap_json_set_name(o, "name", k->shown) ||
+	    json_object_set_new(o, "isDirectory", json_boolean(isdir)) ||
+	    json_object_set_new(o, "type", json_string(type_of(k->mode))))
+		goto oom;
+	if (w->meta) {
+		char *abs = wap_ws_abs(w->call->ws, k->rel), when[32];
+		json_t *m = json_object();
+		wap_iso_time(&k->mtime, when);
+		if (abs)
+			wap_json_set_name(m, "path", abs);
+		json_object_set_new(m, "size", json_integer(k->size));
+		json_object_set_new(m, "isDirectory", json_boolean(isdir));
+		json_object_set_new(m, "lastModified", json_string(when));
+		free(abs);
+		if (!abs || !m || json_object_set_new(o, "metadata", m))
+			goto oom;
+	}
+	return o;
+oom:
+	json_decref(o);
+	return NULL;
 }
 
 /* an --exclude glob matches the path as shown or from the root */
@@ -200,13 +273,6 @@ next:
 	return 0;
 }
 
-/* Path order, component by component ("a/b" right after "a"). */
-static int cmp_path(const void *a, const void *b)
-{
-	return wap_path_cmp(json_string_value(json_object_get(*(json_t *const *)a, "name")),
-			    json_string_value(json_object_get(*(json_t *const *)b, "name")));
-}
-
 static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct wap_err *err)
 {
 	const struct wap_ws *ws = call->ws;
@@ -214,8 +280,8 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 			  .lock = PTHREAD_MUTEX_INITIALIZER };
 	bool nodef = false, noign = false;
 	char *rel = NULL;
-	size_t i, n;
-	json_t **arr;
+	json_t *files;
+	size_t i;
 	int fd, rc = -1;
 
 	*res = NULL;
@@ -240,13 +306,7 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 			wap_err_set(err, WAP_E_NOT_FOUND, "Directory not found: %s", rel);
 		goto out;
 	}
-	w.files = json_array();
-	if (!w.files) {
-		wap_err_oom(err);
-		goto out;
-	}
-	/* keep more than shown, so the entries shown are the first in order */
-	w.max = ws->lim.max_dir_entries > KEEP ? ws->lim.max_dir_entries : KEEP;
+	w.max = ws->lim.max_dir_entries;
 	if (w.recursive) {
 		struct wap_walk_opts o = {
 			.max_depth = (int)(w.max_depth > 1000000 ? 1000000 : w.max_depth),
@@ -256,34 +316,25 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 		close(fd);
 		w.top = !strcmp(rel, ".");
 		w.rellen = strlen(rel);
-		if (wap_walk(ws, rel, &o, walk_ent, &w, err)) {
-			json_decref(w.files);
+		if (wap_walk(ws, rel, &o, walk_ent, &w, err))
 			goto out;
-		}
 	} else if (walk_dir(&w, fd, rel, "", 1, err)) {
-		json_decref(w.files);
 		goto out;
 	}
-	/* sort what is kept */
-	n = json_array_size(w.files);
-	arr = w.oom ? NULL : malloc((n + 1) * sizeof(*arr));
-	if (!arr) {
-		json_decref(w.files);
+	/* what is kept, in order */
+	if (w.n)
+		qsort(w.kept, w.n, sizeof(*w.kept), kept_qcmp);
+	files = w.oom ? NULL : json_array();
+	for (i = 0; files && i < w.n; i++)
+		if (json_array_append_new(files, entry_json(&w, &w.kept[i]))) {
+			json_decref(files);
+			files = NULL;
+		}
+	if (!files) {
 		wap_err_oom(err);
 		goto out;
 	}
-	for (i = 0; i < n; i++)
-		arr[i] = json_incref(json_array_get(w.files, i));
-	qsort(arr, n, sizeof(*arr), cmp_path);
-	json_array_clear(w.files);
-	for (i = 0; i < n; i++) {
-		if (i < ws->lim.max_dir_entries)
-			json_array_append(w.files, arr[i]);
-		json_decref(arr[i]);
-	}
-	free(arr);
-	n = json_array_size(w.files);
-	*res = json_pack("{s:o, s:b, s:I}", "files", w.files, "isTruncated", w.found > n,
+	*res = json_pack("{s:o, s:b, s:I}", "files", files, "isTruncated", w.found > w.n,
 			 "totalFound", (json_int_t)w.found);
 	rc = *res && !wap_json_set_name(*res, "path", rel) ? 0 :
 	     wap_err_oom(err);
@@ -292,6 +343,9 @@ static int ls_op(struct wap_call *call, const json_t *req, json_t **res, struct 
 		*res = NULL;
 	}
 out:
+	for (i = 0; i < w.n; i++)
+		free(w.kept[i].rel);
+	free(w.kept);
 	wap_globset_release(&w.excl);
 	free(rel);
 	return rc;
