@@ -3,7 +3,9 @@
 under grep's own bound of 20 s, a file's) ends at WAP_CALL_TIME_MAX with
 SIZE_LIMIT_EXCEEDED naming it, and the server answers the next call of the
 same worker.  usage: calltime.py WAP ROOT (ROOT holds bait/)"""
-import json, os, select, subprocess, sys, time
+import json, os, sys, time
+
+from wapstdio import Pipelined
 
 wap, root = sys.argv[1], sys.argv[2]
 
@@ -12,50 +14,24 @@ def ok(cond, desc):
     print(("ok - " if cond else "not ok - ") + desc, flush=True)
 
 
-def send(p, msg):
-    p.stdin.write((json.dumps(msg) + "\n").encode())
-    p.stdin.flush()
-
-
-def call(i, name, args):
-    return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name, "arguments": args}}
-
-
-def reply(p, want, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        r, _, _ = select.select([p.stdout], [], [], max(0, end - time.monotonic()))
-        if not r:
-            break
-        line = p.stdout.readline()
-        if not line:
-            break
-        m = json.loads(line)
-        if m.get("id") == want:
-            return m
-    return None
-
-
-env = dict(os.environ, WAP_CALL_TIME_MAX="2")
-p = subprocess.Popen([wap, "serve", "--root", root, "--workers", "1"], stdin=subprocess.PIPE,
-                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+os.environ["WAP_CALL_TIME_MAX"] = "2"
+s = Pipelined([wap, "serve", "--root", root, "--workers", "1"])
 t0 = time.monotonic()
-send(p, call(1, "grep", {"pattern": "(x+x+)+y", "paths": ["bait"], "threads": 1}))
-r = reply(p, 1, 60)
+a = s.call("tools/call", name="grep", arguments={"pattern": "(x+x+)+y", "paths": ["bait"], "threads": 1})
+r = s.replies({a}, 60).get(a)
 dt = time.monotonic() - t0
 text = json.dumps(r)
 ok(r is not None and "SIZE_LIMIT_EXCEEDED" in text and "WAP_CALL_TIME_MAX" in text,
    "grep over bait files: SIZE_LIMIT_EXCEEDED naming the call's limit: " + text[:300])
 ok(dt < 12, f"grep over bait files: answered in {dt * 1000:.0f} ms (limit 2 s)")
 # the same worker, the next call: the deadline was that call's alone
-send(p, call(2, "grep", {"pattern": "y", "paths": ["bait/b0.txt"]}))
-r = reply(p, 2, 30)
+b = s.call("tools/call", name="grep", arguments={"pattern": "y", "paths": ["bait/b0.txt"]})
+r = s.replies({b}, 30).get(b)
 ok(r is not None and "result" in r and not r["result"].get("isError") and "SIZE_LIMIT" not in json.dumps(r),
    "the next call of the same worker is answered: " + json.dumps(r)[:200])
-p.stdin.close()
 try:
-    p.wait(10)
-except subprocess.TimeoutExpired:
-    p.kill()
-    p.wait()
-ok(p.returncode == 0, f"the server exits 0 on stdin EOF ({p.returncode})")
+    rc = s.close(10)
+except Exception:
+    s.p.kill()
+    rc = s.p.wait()
+ok(rc == 0, f"the server exits 0 on stdin EOF ({rc})")
