@@ -362,8 +362,11 @@ fi
 if [ "$(id -u)" = 0 ] && [ -z "${ASAN:-}" ] && command -v setpriv >/dev/null; then
 	nb=$(mktemp -d /tmp/wap-meta-nb.XXXXXX); chmod 755 "$nb"; mkdir "$nb/ws"
 	own=$(mktemp /var/tmp/wap-meta.XXXXXX); chmod 600 "$own"; touch -d 2001-01-01 "$own"
+	# nobody may not reach into this tree (a fresh clone under a 0700
+	# dir): a copy of the binary
+	cp "$WAP" "$nb/wap"
 	chown -R 65534:65534 "$nb" "$own"
-	out=$(cd "$nb/ws" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nb" XDG_CONFIG_HOME="$nb/cfg" WAP_ROOT="$nb/ws" "$WAP" exec --sandbox -- \
+	out=$(cd "$nb/ws" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nb" XDG_CONFIG_HOME="$nb/cfg" WAP_ROOT="$nb/ws" "$nb/wap" exec --sandbox -- \
 		sh -c "chmod 666 $own; touch $own; python3 -c 'import os; os.setxattr(\"$own\", \"user.wap\", b\"1\")'; echo ran-\$(id -u)" 2>&1)
 	has "as nobody: metadata of its own file outside the root (the command ran)" "$out" "ran-65534"
 	has "  ... refused: read-only file system" "$out" "Read-only file system"
