@@ -42,10 +42,6 @@ struct wap_run {
 int wap_run_op(struct wap_run *run, const char *applet, const json_t *req, json_t **res,
 	       struct wap_err *err);
 
-/* The gate of a call that is no applet op, named NAME in the table of
- * lib/serve/policy.c: 0 (and *T0 set) when it may run, else as wap_run_op;
- * a refusal is audited here.  After the call, wap_run_done() writes its
- * audit line (RC < 0: ERR says why). */
 /* The call's time limit, as wap_run_op gives it, for a door that runs
  * an op its own way (the CLI's grep and glob, printing as they go): give
  * CALL's token (if any) the deadline of op NAME (WAP_OP_TIMED:
@@ -57,6 +53,10 @@ long wap_run_arm(struct wap_call *call, const char *name);
 int wap_run_disarm(struct wap_call *call, const char *name, long prev, int rc,
 		   struct wap_err *err);
 
+/* The gate of a call that is no applet op, named NAME in the table of
+ * lib/serve/policy.c: 0 (and *T0 set) when it may run, else as wap_run_op;
+ * a refusal is audited here.  After the call, wap_run_done() writes its
+ * audit line (RC < 0: ERR says why). */
 int wap_run_begin(struct wap_run *run, const char *name, const json_t *req, double *t0,
 		  struct wap_err *err);
 void wap_run_done(struct wap_run *run, const char *name, const json_t *req, double t0, int rc,
