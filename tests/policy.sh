@@ -293,12 +293,14 @@ jcheck "audit: terminal/create is audited, mutating" "$(grep 'terminal/create' "
 # command; its $2 named one target of the op (mv's source, grep's
 # pattern), so an approver allowing by path allowed `mv ok.txt a.txt`;
 # control characters in a path rewrote a terminal prompt; and what the
-# approver's shell started outlived a cancelled or timed-out wait.
+# approver's shell started outlived a cancelled or timed-out wait.  The
+# calls below run at once, so approve3.sh writes each line in one write
+# (two appends of two approvers interleaved and joined two lines in one).
 printf 'a\n' > "$W/a.txt"; printf 'ok\n' > "$W/ok.txt"; printf 'has ok.txt\n' > "$W/g.txt"
 cat > "$T/approve3.sh" <<EOF2
 #!/bin/sh
 cat > "$T/apin"
-printf '%s|' "\$@" >> "$T/apargs"; echo >> "$T/apargs"
+a=\$(printf '%s|' "\$@"); printf '%s\n' "\$a" >> "$T/apargs"
 shift
 for t; do [ "\$t" = ok.txt ] || exit 1; done
 EOF2
