@@ -15,7 +15,8 @@
  * maxFileSize stops at a line before it: isTruncated, maxBytes, and the
  * files after it, uncountedFiles, are named without counts, "counted":
  * false, as every file of --name-only is; the CLI says so on stderr; a
- * blob past 8 times maxFileSize is diffed as binary); log gives entries,
+ * blob past 8 times maxFileSize, or of more than maxFileSize / 2 lines,
+ * is diffed as binary); log gives entries,
  * isTruncated; show gives hash, shortHash, subject, message, author,
  * authorEmail, date, committer, committerEmail, commitDate, parents (with
  * the keys of diff); a commit whose raw message is not message and one

@@ -732,7 +732,7 @@ has "and lists it as git does" "$OUT" "?? nest/"
 # (a 400 MB blob stores in 1 MB) made its patch once a path, all held ----
 printf '{"limits":{"maxFileSize":4096}}' > "$T/small.json"
 newrepo "$W"
-for i in 1 2 3 4 5 6; do mkdir -p "$W/b$i"; seq 1 4000 > "$W/b$i/big.txt"; done
+for i in 1 2 3 4 5 6; do mkdir -p "$W/b$i"; seq 1 2000 | sed "s/^/line /" > "$W/b$i/big.txt"; done
 git -C "$W" add -A && git -C "$W" commit -qm bigs
 expect "show of a commit whose patch passes maxFileSize" 0 wap git --config "$T/small.json" show --json
 jcheck "the diff stops at maxFileSize, said so, the rest named but not counted" "$OUT" \
@@ -754,6 +754,33 @@ expect "--name-only makes no patch: names, no counts" 0 wap git --config "$T/sma
 jcheck "six names" "$OUT" 'j["diff"].count("\n") == 6 and all(f["counted"] is False for f in j["files"])'
 # a blob past 8 times maxFileSize is diffed as binary (git's bigFileThreshold):
 # libgit2's patch of 16 MB of newlines took 3 GB
-seq 1 10000 > "$W/b1/big.txt"
+seq 1 1000 | sed "s/$/ and forty bytes more to pass 32 KB in all/" > "$W/b1/big.txt"
 expect "a file past 8 x maxFileSize" 0 wap git --config "$T/small.json" diff --json b1/big.txt
 jcheck "diffed as binary" "$OUT" 'j["files"][0]["binary"] and "Binary files a/b1/big.txt and b/b1/big.txt differ" in j["diff"]'
+# and a side of more than maxFileSize / 2 lines, whatever its bytes: the
+# patch costs some 190 bytes a line (8 MB of newlines, under 8 x the
+# default maxFileSize, took 1.5 GB); git's text past it is not wap's
+mkdir -p "$W/n" && printf 'a\n' > "$W/n/l.txt" && git -C "$W" add n && git -C "$W" commit -qm n
+seq 1 2000 > "$W/n/l.txt"
+expect "2,000 lines (maxFileSize / 2 is 2,048)" 0 wap git --config "$T/small.json" diff --stat --json n/l.txt
+jcheck "  diffed as text" "$OUT" 'not j["files"][0]["binary"] and j["files"][0]["additions"] == 2000'
+head -c 3000 /dev/zero | tr '\0' '\n' > "$W/n/l.txt"
+expect "3,000 empty lines, 3,000 bytes" 0 wap git --config "$T/small.json" diff --json n/l.txt
+jcheck "  diffed as binary" "$OUT" 'j["files"][0]["binary"] and "Binary files a/n/l.txt and b/n/l.txt differ" in j["diff"]'
+expect "  --stat says Bin" 0 wap git --config "$T/small.json" diff --stat n/l.txt
+has "  with both sides' sizes" "$OUT" "n/l.txt | Bin 2 -> 3000 bytes"
+git -C "$W" commit -qm newlines n
+expect "the same file in a commit (a stored blob)" 0 wap git --config "$T/small.json" show --json
+jcheck "  diffed as binary" "$OUT" 'j["files"][0]["binary"] and j["files"][0]["path"] == "n/l.txt"'
+printf 'short\n' > "$W/n/l.txt"
+expect "many lines before, few after" 0 wap git --config "$T/small.json" diff --json n/l.txt
+jcheck "  diffed as binary" "$OUT" 'j["files"][0]["binary"]'
+if [ -z "${ASAN:-}" ]; then
+	head -c 8000000 /dev/zero | tr '\0' '\n' > "$W/n/l.txt"
+	expect "8 MB of newlines at the default limits, in 200 MB of address space" 0 \
+		sh -c 'ulimit -v 200000 && exec "$@"' sh "$WAP" git diff --stat n/l.txt
+	has "  diffed as binary" "$OUT" "n/l.txt | Bin 3000 -> 8000000 bytes"
+else
+	ok "8 MB of newlines in bounded memory # SKIP ASan reserves terabytes"
+fi
+git -C "$W" checkout -q -- n/l.txt

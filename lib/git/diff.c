@@ -630,6 +630,66 @@ static void work_id(struct g *g, git_diff_delta *dd)
 	dd->new_file.flags |= GIT_DIFF_FLAG_VALID_ID;
 }
 
+/* Does side F of a delta hold more than MAX lines?  libgit2's patch costs
+ * some 190 bytes a line of both sides (xdiff's records, the patch's
+ * lines), whatever the line's length: 8 MB of newlines, under the 8 x
+ * maxFileSize a blob is diffed to, took 1.5 GB.  Only a side of more
+ * bytes than MAX can have more lines: the blob is read from the store
+ * (its size from the header first), a file of the work tree counted as
+ * it streams by. */
+static bool too_many_lines(struct g *g, const git_diff_file *f, size_t max)
+{
+	git_odb *odb = NULL;
+	git_blob *b = NULL;
+	git_object_t t;
+	size_t sz = 0, lines = 0;
+	bool stored = false, over = false;
+
+	if (!(f->flags & GIT_DIFF_FLAG_EXISTS) ||
+	    (f->mode != GIT_FILEMODE_BLOB && f->mode != GIT_FILEMODE_BLOB_EXECUTABLE))
+		return false;
+	if (!git_oid_is_zero(&f->id) && !git_repository_odb(&odb, g->repo)) {
+		stored = !git_odb_read_header(&sz, &t, odb, &f->id);
+		git_odb_free(odb);
+	}
+	git_error_clear();
+	if (stored) {
+		const char *p, *e;
+
+		if (sz <= max || git_blob_lookup(&b, g->repo, &f->id)) {
+			git_error_clear();
+			return false;
+		}
+		p = git_blob_rawcontent(b);
+		e = p + git_blob_rawsize(b);
+		for (; p < e && lines <= max && (p = memchr(p, '\n', e - p)); p++)
+			lines++;
+		over = lines > max;
+		git_blob_free(b);
+		return over;
+	}
+	if ((size_t)f->size <= max)
+		return false;
+	{
+		struct wap_err e2 = { 0 };
+		char *rel = ws_path(g, f->path), buf[65536];
+		ssize_t k;
+		int fd;
+
+		fd = rel ? wap_ws_open(g->ws, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0,
+				       WAP_ACC_READ, &e2) : -1;
+		wap_err_release(&e2);
+		free(rel);
+		if (fd < 0)
+			return false;
+		while (lines <= max && (k = read(fd, buf, sizeof(buf))) > 0)
+			for (char *p = buf; (p = memchr(p, '\n', buf + k - p)); p++)
+				lines++;
+		close(fd);
+	}
+	return lines > max;
+}
+
 /* Fill R with "files" and "diff" (the text git would print: the patch,
  * or --stat, or --name-only). */
 int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
@@ -692,6 +752,16 @@ int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
 			const git_diff_delta *pd;
 			size_t pa = 0, pdl = 0;
 
+			/* past maxFileSize / 2 lines a side, binary as past its bytes */
+			pd = git_diff_get_delta(d, ord[k + part]);
+			if (!(pd->flags & GIT_DIFF_FLAG_BINARY) &&
+			    (too_many_lines(g, &pd->old_file, cap / 2) ||
+			     too_many_lines(g, &pd->new_file, cap / 2))) {
+				git_diff_delta *w = (git_diff_delta *)pd;
+				w->old_file.flags |= GIT_DIFF_FLAG_BINARY;
+				w->new_file.flags |= GIT_DIFF_FLAG_BINARY;
+				w->flags |= GIT_DIFF_FLAG_BINARY;
+			}
 			if ((e = git_patch_from_diff(&p, d, ord[k + part]))) {
 				lg(g, e, "cannot compute the diff");
 				goto out;
