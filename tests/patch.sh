@@ -464,3 +464,21 @@ if [ "$(id -u)" = 0 ] && mkdir "$T/full" && mount -t tmpfs -o size=128k tmpfs "$
 	same "...and the link is still there" "$(cd "$FW" && find . -printf '%y %p %l %s\n' | sort)" "$before"
 	umount "$T/full"
 fi
+
+# a path holding a NUL byte, raw or quoted: the path was cut at it and the
+# patch changed a file it did not name (a.txt for "a.txt\0x")
+printf 'a\n' > "$W/nul.txt"
+printf '*** Begin Patch\n*** Add File: nul2.txt\0x\n+hi\n*** End Patch\n' > "$T/nul1.patch"
+printf '*** Begin Patch\n*** Update File: nul.txt\n*** Move to: nul3.txt\0x\n@@\n-a\n+b\n*** End Patch\n' > "$T/nul2.patch"
+printf -- '--- a/nul.txt\0x\n+++ b/nul.txt\n@@ -1 +1 @@\n-a\n+b\n' > "$T/nul3.patch"
+printf -- 'diff --git "a/nul.txt\\000x" "b/nul.txt\\000x"\n--- "a/nul.txt\\000x"\n+++ "b/nul.txt\\000x"\n@@ -1 +1 @@\n-a\n+b\n' > "$T/nul4.patch"
+printf -- 'diff --git a/nul.txt b/nul.txt\nrename from nul.txt\nrename to nul5.txt\0x\n' > "$T/nul5.patch"
+for k in 1 2 3 4 5; do
+	expect "a path with a NUL byte ($k): refused" 2 wap edit --patch - < "$T/nul$k.patch"
+	has "  saying so" "$ERR" "NUL byte"
+done
+same "  nothing changed" "$(cd "$W" && cat nul.txt && ls nul*)" "a
+nul.txt"
+printf -- '--- a/nul.txt\n+++ b/nul.txt\n@@ -1 +1 @@\n-a\n+b\0c\n' > "$T/nul6.patch"
+expect "a NUL in a line's text is text: applies" 0 wap edit --patch - < "$T/nul6.patch"
+same "  byte for byte" "$(od -An -c "$W/nul.txt" | tr -s ' ')" " b \0 c \n"

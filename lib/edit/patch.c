@@ -58,6 +58,17 @@ static char *span_dup(struct wap_span s)
 	return strndup(s.p, s.len);
 }
 
+/* A path of a patch's header line I (0-based): a NUL in it would cut it
+ * short, and the patch would change a file it does not name. */
+static int path_dup(char **out, struct wap_span s, long i, struct wap_err *err)
+{
+	if (memchr(s.p, 0, s.len))
+		return wap_err_set(err, WAP_E_INVALID, "patch line %ld: the path holds a NUL byte", i + 1);
+	if (!(*out = span_dup(s)))
+		return wap_err_oom(err);
+	return 0;
+}
+
 /* ---- building ---- */
 
 static struct wap_pfile *add_file(struct wap_patch *p, enum wap_pkind kind)
@@ -166,8 +177,10 @@ static int parse_codex(struct wap_patch *p, struct wap_span *L, long n, long beg
 		if (starts(t, "*** Add File:")) {
 			struct wap_sb sb = WAP_SB_INIT;
 			struct wap_span path = { t.p + 13, t.len - 13 };
-			if (!(f = add_file(p, WAP_P_ADD)) || !(f->path = span_dup(sp_trim(path))))
+			if (!(f = add_file(p, WAP_P_ADD)))
 				return wap_err_oom(err);
+			if (path_dup(&f->path, sp_trim(path), i, err))
+				return -1;
 			for (i++; i < n && !starts(L[i], "*** "); i++) {
 				if (!L[i].len || L[i].p[0] != '+') {
 					wap_sb_release(&sb);
@@ -189,22 +202,26 @@ static int parse_codex(struct wap_patch *p, struct wap_span *L, long n, long beg
 		}
 		if (starts(t, "*** Delete File:")) {
 			struct wap_span path = { t.p + 16, t.len - 16 };
-			if (!(f = add_file(p, WAP_P_DELETE)) || !(f->path = span_dup(sp_trim(path))))
+			if (!(f = add_file(p, WAP_P_DELETE)))
 				return wap_err_oom(err);
+			if (path_dup(&f->path, sp_trim(path), i, err))
+				return -1;
 			i++;
 			continue;
 		}
 		if (starts(t, "*** Update File:")) {
 			struct wap_span path = { t.p + 16, t.len - 16 };
 			struct wap_phunk *h = NULL;
-			if (!(f = add_file(p, WAP_P_UPDATE)) || !(f->path = span_dup(sp_trim(path))))
+			if (!(f = add_file(p, WAP_P_UPDATE)))
 				return wap_err_oom(err);
+			if (path_dup(&f->path, sp_trim(path), i, err))
+				return -1;
 			i++;
 			if (i < n && starts(sp_trim(L[i]), "*** Move to:")) {
 				struct wap_span m = sp_trim(L[i]);
 				m.p += 12, m.len -= 12;
-				if (!(f->move_to = span_dup(sp_trim(m))))
-					return wap_err_oom(err);
+				if (path_dup(&f->move_to, sp_trim(m), i, err))
+					return -1;
 				i++;
 			}
 			for (; i < n; i++) {
@@ -269,8 +286,9 @@ static int parse_codex(struct wap_patch *p, struct wap_span *L, long n, long beg
 
 /* ---- unified diffs ---- */
 
-/* A path from a ---/+++ line or git header: unquoted, timestamp cut. */
-static char *diff_path(struct wap_span s)
+/* A path from a ---/+++ line or git header: unquoted, timestamp cut.  A
+ * NUL in it, raw or quoted ("\000"), sets *NUL (it would cut the path). */
+static char *diff_path(struct wap_span s, bool *nul)
 {
 	struct wap_sb sb = WAP_SB_INIT;
 
@@ -290,11 +308,13 @@ static char *diff_path(struct wap_span s)
 					c = d == 'n' ? '\n' : d == 't' ? '\t' : d;
 				}
 			}
+			*nul |= !c;
 			wap_sb_addc(&sb, c);
 		}
 	} else {
 		const char *tab = memchr(s.p, '\t', s.len);
 		size_t n = tab ? (size_t)(tab - s.p) : s.len;
+		*nul |= memchr(s.p, 0, n) != NULL;
 		wap_sb_add(&sb, s.p, n);
 	}
 	if (sb.oom || !wap_sb_grow(&sb, 1)) {
@@ -402,6 +422,7 @@ struct ufile {
 	char *ren_from, *ren_to;
 	bool git, added, deleted;
 	bool old_epoch, new_epoch;	/* ---/+++ dated the Unix epoch */
+	bool nul;			/* a header's path held a NUL */
 };
 
 static void ufile_release(struct ufile *u)
@@ -530,7 +551,7 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 	int rc = -1;
 
 	p->unified = true;
-	for (long i = 0; i < n; i++) {
+	for (long i = 0; i < n && !u.nul; i++) {
 		struct wap_span l = L[i];
 
 		if (starts(l, "diff --git ")) {
@@ -548,8 +569,8 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 				if (!memcmp(q, " b/", 3) || !memcmp(q, " \"b/", 4))
 					b = q;
 			if (b) {
-				u.gita = diff_path((struct wap_span){ s, (size_t)(b - s) });
-				u.gitb = diff_path((struct wap_span){ b + 1, (size_t)(end - b - 1) });
+				u.gita = diff_path((struct wap_span){ s, (size_t)(b - s) }, &u.nul);
+				u.gitb = diff_path((struct wap_span){ b + 1, (size_t)(end - b - 1) }, &u.nul);
 			}
 			continue;
 		}
@@ -563,8 +584,8 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 				}
 				u.f->unified = true;
 			}
-			u.oldp = diff_path((struct wap_span){ l.p + 4, l.len - 4 });
-			u.newp = diff_path((struct wap_span){ L[i + 1].p + 4, L[i + 1].len - 4 });
+			u.oldp = diff_path((struct wap_span){ l.p + 4, l.len - 4 }, &u.nul);
+			u.newp = diff_path((struct wap_span){ L[i + 1].p + 4, L[i + 1].len - 4 }, &u.nul);
 			u.old_epoch = epoch_stamp((struct wap_span){ l.p + 4, l.len - 4 });
 			u.new_epoch = epoch_stamp((struct wap_span){ L[i + 1].p + 4, L[i + 1].len - 4 });
 			if (!u.oldp || !u.newp) {
@@ -599,12 +620,12 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 			}
 			if (starts(l, "rename from ")) {
 				free(u.ren_from);
-				u.ren_from = diff_path((struct wap_span){ l.p + 12, l.len - 12 });
+				u.ren_from = diff_path((struct wap_span){ l.p + 12, l.len - 12 }, &u.nul);
 				continue;
 			}
 			if (starts(l, "rename to ")) {
 				free(u.ren_to);
-				u.ren_to = diff_path((struct wap_span){ l.p + 10, l.len - 10 });
+				u.ren_to = diff_path((struct wap_span){ l.p + 10, l.len - 10 }, &u.nul);
 				continue;
 			}
 			if (starts(l, "copy from ") || starts(l, "copy to ")) {
@@ -677,6 +698,10 @@ static int parse_unified(struct wap_patch *p, struct wap_span *L, long n,
 			i--;
 			continue;
 		}
+	}
+	if (u.nul) {
+		wap_err_set(err, WAP_E_INVALID, "the patch names a path holding a NUL byte");
+		goto out;
 	}
 	if (ufile_finish(&u, err))
 		goto out;
