@@ -52,14 +52,12 @@ int wap_tree_lock(bool alone, const struct wap_cancel *cancel, struct wap_err *e
 	return 0;
 }
 
-int wap_tree_relock_alone(const struct wap_cancel *cancel, struct wap_err *err)
+bool wap_tree_let_go(void)
 {
-	if (!held || held_alone)
-		return 0;
-	if (held > 1)
-		return wap_err_set(err, WAP_E_INVALID, "the tree lock is held shared by this call");
+	if (held != 1 || held_alone)
+		return false;
 	wap_tree_unlock();
-	return wap_tree_lock(true, cancel, err);
+	return true;
 }
 
 void wap_tree_unlock(void)

@@ -35,13 +35,13 @@
  * -1 with err. */
 int wap_tree_lock(bool alone, const struct wap_cancel *cancel, struct wap_err *err);
 void wap_tree_unlock(void);
-/* An op that holds it shared while it waits (a git pull's fetch: a slow
- * remote held every write of the server) and rewrites the tree after
- * takes it alone from then on: let go, then waited for as mv waits (what
- * it read before may have changed meanwhile).  Nothing when this thread
- * holds it alone or not at all; -1 with err (cancelled: it is held no
- * more). */
-int wap_tree_relock_alone(const struct wap_cancel *cancel, struct wap_err *err);
+/* An op that holds it shared and waits on the network before it rewrites
+ * the tree (a git pull's fetch, which writes inside the git dir alone: a
+ * slow remote held every move of the server, and the writes behind the
+ * move) lets go of it while it waits: true when it was held shared once
+ * by this thread and is let go, for the op to take it alone after with
+ * wap_tree_lock (what it read before may have changed meanwhile). */
+bool wap_tree_let_go(void);
 
 /* Deeper trees are refused (and each level holds an fd). */
 #define WAP_TREE_MAX_DEPTH 256

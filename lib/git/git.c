@@ -668,14 +668,17 @@ int wap_git(struct wap_call *call, const json_t *req, json_t **res, struct wap_e
 		goto out;
 	}
 	if (a->fn == op_pull) {
-		/* its fetch with the tree lock as it is (shared), the rest
-		 * with it alone (lib/serve/policy.c: WAP_OP_NETFIRST); the
-		 * repository opened and checked again then */
+		/* its fetch without the tree lock (it writes inside the git
+		 * dir alone), the rest with it alone (lib/serve/policy.c:
+		 * WAP_OP_NETFIRST); the repository opened and checked again
+		 * then */
 		static const struct action fetch = { "pull", op_pull_fetch, A_WRITE | A_NET };
+		bool went = wap_tree_let_go();
+
 		if ((rc = run_confined(&g, &fetch, res)))
 			goto out;
 		repo_close(&g);
-		if ((rc = wap_tree_relock_alone(call->cancel, err)))
+		if (went && (rc = wap_tree_lock(true, call->cancel, err)))
 			goto out;
 	}
 	rc = run_confined(&g, a, res);

@@ -32,13 +32,17 @@
 					 * checkout): holds the tree lock alone,
 					 * as mv does (lib/fs/tree.h) */
 #define WAP_OP_NETFIRST		16u	/* ... after it waits on the network
-					 * (a git pull's fetch): held shared
-					 * until then, alone from then on (the
-					 * op asks: wap_tree_relock_alone) */
+					 * (a git pull's fetch): not held until
+					 * then, alone from then on (the op
+					 * asks: wap_tree_let_go) */
 #define WAP_OP_TIMED		32u	/* works on files alone: runs under the
 					 * call's time limit (wap_run_op; the ops
 					 * that run commands, git and language
 					 * servers have clocks of their own) */
+#define WAP_OP_GITDIR		64u	/* writes inside the git dir alone (a
+					 * fetch's objects and refs): holds no
+					 * tree lock, so a move and the writes
+					 * behind it do not wait on its remote */
 #define WAP_OP_MUTATING		(WAP_OP_WRITES | WAP_OP_RUNS)
 
 struct wap_opdesc {

@@ -33,9 +33,10 @@ static int allow(struct wap_run *run, const char *name, const json_t *req, struc
 /* A's op, under the tree lock (lib/fs/tree.h) when it writes, as the
  * one table of ops says of this request (grep with write, git by its
  * action): alone when it moves, copies or removes trees or rewrites
- * files across the tree (WAP_OP_TREEWIDE: a git checkout); shared
+ * files across the tree (WAP_OP_TREEWIDE: a git checkout); not at all
  * while it waits on the network first, then alone (WAP_OP_NETFIRST: a
- * git pull's fetch, then its fast-forward). */
+ * git pull's fetch, then its fast-forward); not at all when it writes
+ * inside the git dir alone (WAP_OP_GITDIR: a fetch, a push). */
 static int op(const struct wap_applet *a, struct wap_call *call, const json_t *req, json_t **res,
 	      struct wap_err *err)
 {
@@ -45,7 +46,7 @@ static int op(const struct wap_applet *a, struct wap_call *call, const json_t *r
 	 * and its writes against an edit's read and rename: both said they
 	 * succeeded, and one's change was lost) */
 	bool alone = (a->flags & WAP_APPLET_TREE) || ((f & WAP_OP_TREEWIDE) && !(f & WAP_OP_NETFIRST));
-	bool lock = call->ws && (alone || (f & WAP_OP_WRITES));
+	bool lock = call->ws && (alone || ((f & WAP_OP_WRITES) && !(f & WAP_OP_GITDIR)));
 	const struct wap_cancel *prev;
 	int rc;
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""pullwait.py WAP ROOT - a git pull from a remote that is slow to answer
-(an HTTP server that waits 6 s before each reply) holds up no write of the
-server: a pull held the tree lock alone through its fetch, so every write,
-edit, mv of every client waited on the remote for as long as it liked.
-It holds the lock shared while it waits on the network, alone only from
-its fast-forward on (tests/serve/gitrace.py: that part and an edit are
-still one before the other).  TAP lines."""
+"""pullwait.py WAP ROOT - a git pull, fetch or push to a remote that is slow
+to answer (an HTTP server that waits 6 s before each reply) holds up no
+write nor move of the server: a pull held the tree lock alone through its
+fetch, so every write, edit, mv of every client waited on the remote for as
+long as it liked; then shared, with fetch and push, so a move waited, and
+every write behind the move.  They hold no lock while they wait on the
+network (they write inside the git dir alone), a pull alone from its
+fast-forward on (tests/serve/gitrace.py: that part and an edit are still
+one before the other).  TAP lines."""
 import http.server, os, sys, threading, time
 from wapstdio import Pipelined, git_repo
 
@@ -41,20 +43,28 @@ git("remote", "add", "origin", "http://127.0.0.1:%d/r.git" % httpd.server_addres
 s = Pipelined([wap, "serve", "--root", root, "--workers", "4"])
 s.replies({s.call("initialize", protocolVersion="2025-06-18", capabilities={},
                   clientInfo={"name": "t", "version": "1"})})
-t0 = time.monotonic()
-p = s.call("tools/call", name="git", arguments={"action": "pull"})
-time.sleep(1)
-w = s.call("tools/call", name="write", arguments={"path": "new.txt", "content": "x\n"})
-got = s.replies({w}, STALL + 10)
-tw = time.monotonic() - t0
-good = w in got and not got[w]["result"].get("isError")
-tap(good and tw < STALL - 2,
-    "a write while a pull waits on a slow remote is done at once (%.1f s; the remote answers after %d s)"
-    % (tw, STALL))
-got = s.replies({p}, 60)	# (libgit2 asks more than once)
-tp = time.monotonic() - t0
-tap(p in got and tp >= STALL - 1, "the pull waited for the remote (%.1f s)" % tp)
-tap(open(os.path.join(root, "new.txt")).read() == "x\n", "the file written")
+# a fetch and a push write only inside the git dir: they hold no tree lock
+# while they wait (they held it shared: a move waited for the remote, and
+# every write behind the move); a pull takes it alone for its fast-forward
+for n, action in enumerate(["pull", "fetch", "push"]):
+    os.makedirs(os.path.join(root, "d%d" % n))
+    t0 = time.monotonic()
+    p = s.call("tools/call", name="git", arguments={"action": action})
+    time.sleep(1)
+    m = s.call("tools/call", name="mv", arguments={"source": "d%d" % n, "destination": "e%d" % n})
+    time.sleep(0.3)
+    w = s.call("tools/call", name="write", arguments={"path": "new%d.txt" % n, "content": "x\n"})
+    got = s.replies({m, w}, STALL + 10)
+    tw = time.monotonic() - t0
+    good = all(k in got and not got[k]["result"].get("isError") for k in (m, w))
+    tap(good and tw < STALL - 2,
+        "%s: a move and a write while it waits on a slow remote are done at once (%.1f s; "
+        "the remote answers after %d s)" % (action, tw, STALL))
+    got = s.replies({p}, 60)	# (libgit2 asks more than once)
+    tp = time.monotonic() - t0
+    tap(p in got and tp >= STALL - 1, "%s: waited for the remote (%.1f s)" % (action, tp))
+    tap(open(os.path.join(root, "new%d.txt" % n)).read() == "x\n" and
+        os.path.isdir(os.path.join(root, "e%d" % n)), "%s: the file written, the dir moved" % action)
 rc = s.close()
 tap(rc == 0, "the server exits 0 (%s)" % rc)
 httpd.shutdown()
