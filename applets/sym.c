@@ -94,6 +94,7 @@
 #include "proc.h"
 #include "strbuf.h"
 #include "text.h"
+#include "tree.h"
 
 #define DEFAULT_TIMEOUT_MS	30000
 #define DIAG_WAIT_MS		10000	/* a parse of a big file */
@@ -145,6 +146,8 @@ struct sym {
 	char *text, *uri;		/* FILE's bytes and URI once synced */
 	size_t len;
 	struct wap_lsp_lines li;	/* ... and its lines */
+	bool let_go;			/* the tree lock let go while the server
+					 * works: taken again to write */
 };
 
 /* ---------- positions ---------- */
@@ -735,6 +738,11 @@ static int apply_wedit(struct sym *y, const json_t *wedit, json_t **res, struct 
 	struct wap_sb all = WAP_SB_INIT;
 	int rc = -1, changed = 0;
 
+	if (y->let_go) {
+		if (wap_tree_lock(false, y->call->cancel, err))
+			goto out;
+		y->let_go = false;
+	}
 	if (wap_req_bool(y->req, "dry_run", &dry, err) < 0 || plan(y, wedit, &cs, &n, err))
 		goto out;
 	for (size_t i = 0; i < n; i++) {
@@ -1461,6 +1469,10 @@ static int sym_op(struct wap_call *call, const json_t *req, json_t **res, struct
 	if (y.name_path && !*y.name_path)
 		y.name_path = NULL;
 
+	/* a writing action holds the tree lock (shared) only to write: a
+	 * server starting or slow to answer held every move of the server,
+	 * and the writes behind the move (apply_wedit takes it again) */
+	y.let_go = wap_tree_let_go();
 	if (!strcmp(y.action, "overview")) {
 		if (use_ctags || !wap_lsp_language(y.ws, y.rel, NULL))
 			rc = ctags_overview(&y, res, err);

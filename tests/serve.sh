@@ -54,13 +54,15 @@ serve_py dl "dir lock: " dirlock.py
 serve_py tw "tree lock, reads: " treewait.py
 # a git checkout and an edit of a file it changes are one before the other
 serve_py gr "tree lock, checkout: " gitrace.py 40
-# a pull waiting on a slow remote holds up no write
+# a pull, fetch or push waiting on a slow remote holds up no write nor move
 # (libgit2 1.5 leaks on git_remote_lookup: tests/lsan-libgit2.supp)
 LSAN_OPTIONS="suppressions=$PWD/tests/lsan-libgit2.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
 	serve_py pw "tree lock, pull: " pullwait.py
 # ... and its fast-forward and an edit are one before the other
 LSAN_OPTIONS="suppressions=$PWD/tests/lsan-libgit2.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
 	serve_py gp "tree lock, pull: " gitrace.py 40 pull
+# a sym rename waiting on a language server holds up no move nor write
+serve_py sw "tree lock, sym: " symwait.py
 
 # ---- audit log: one line per operation, never contents, output or tokens ----
 rpc() { # ID TOOL ARGS

@@ -38,9 +38,9 @@ class Pipelined:
         got = s.replies({a, b})     # {id: reply}; a missing id timed out
     """
 
-    def __init__(self, argv):
+    def __init__(self, argv, env=None):
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL)
+                                  stderr=subprocess.DEVNULL, env=env)
         self.n = 0
         self.buf = b""
 
