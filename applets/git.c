@@ -16,8 +16,9 @@
  * files after it, uncountedFiles, are named without counts, "counted":
  * false, as every file of --name-only is; the CLI says so on stderr; a
  * blob past 8 times maxFileSize, or of more than maxFileSize / 2 lines,
- * is diffed as binary); log gives entries,
- * isTruncated; show gives hash, shortHash, subject, message, author,
+ * is diffed as binary); log gives entries, isTruncated (with -p, --stat
+ * or --name-only each entry has the keys of diff too, and maxBytes says
+ * the patches stopped the log at maxFileSize); show gives hash, shortHash, subject, message, author,
  * authorEmail, date, committer, committerEmail, commitDate, parents (with
  * the keys of diff); a commit whose raw message is not message and one
  * newline also gives rawMessage; commit gives success, hash, shortHash, rootCommit;
@@ -51,9 +52,10 @@
  *   ACTION              status|diff|log|show|add|stage|unstage|reset|commit|branch|checkout|push|fetch|pull|init|clone
  *   ARGS                the action's arguments: revisions, paths, names
  *   --staged            diff: the index against HEAD (or against REV)
- *   -U, --context N     diff, show: lines of context (default 3)
- *   --stat              diff, show: a diffstat, as `git diff --stat` prints it
- *   --name-only         diff: only the names of changed files
+ *   -U, --context N     diff, show, log -p: lines of context (default 3)
+ *   --stat              diff, show, log: a diffstat, as `git diff --stat` prints it
+ *   --name-only         diff, log: only the names of changed files
+ *   -p, --patch         log: each commit's patch, as `git log -p` (none for a merge)
  *   -n, --max-count N   log: at most N commits (default 50)
  *   --pretty FMT        log, show: the same as --format (below)
  *   --format FMT        log, show: the commits as git prints them in FMT: oneline, short, medium (default), full, fuller, or format:/tformat: with %H %h %P %p %an %ae %ad %at %ai %aI %as (and %c…) %s %b %B %n %% %xNN
@@ -131,6 +133,7 @@ static const struct wap_opt git_opts[] = {
 	{ "context", 'U', WAP_OPT_INT, 0, NULL },
 	{ "stat", 0, WAP_OPT_BOOL, 0, NULL },
 	{ "name-only", 0, WAP_OPT_BOOL, 0, NULL },
+	{ "patch", 'p', WAP_OPT_BOOL, 0, NULL },
 	{ "max-count", 'n', WAP_OPT_INT, 0, NULL },
 	{ "pretty", 0, WAP_OPT_STR, 0, "format" },
 	{ "format", 0, WAP_OPT_STR, 0, NULL },
@@ -239,12 +242,18 @@ static int git_render(const json_t *res, const json_t *req, FILE *out)
 		wap_sb_release(&sb);
 		/* wap's cap of 50 is none of git's: said aside on the CLI, so
 		 * stdout is git's (a server's text rendering keeps it) */
-		if (!strcmp(action, "log") && json_is_true(json_object_get(res, "isTruncated")) &&
-		    !json_object_get(req, "max_count"))
+		if (!strcmp(action, "log") && json_object_get(res, "maxBytes"))
+			fprintf(out == stdout ? stderr : out,
+				"%swap git: the patches stop at %lld bytes (maxFileSize), and the log "
+				"with them: narrow with -n, --since or paths\n", out == stdout ? "" : "\n",
+				(long long)json_integer_value(json_object_get(res, "maxBytes")));
+		else if (!strcmp(action, "log") && json_is_true(json_object_get(res, "isTruncated")) &&
+			 !json_object_get(req, "max_count"))
 			fprintf(out == stdout ? stderr : out,
 				"%swap git: more commits: raise -n or narrow with --since/--until\n",
 				out == stdout ? "" : "\n");
-		diff_cut(res, out);
+		else
+			diff_cut(res, out);
 		return 0;
 	}
 	if (!strcmp(action, "commit")) {

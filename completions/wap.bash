@@ -20,7 +20,7 @@ _wap() {
 	cp) opts="--force --recursive -f -r" ;;
 	edit) opts="--dry-run --edits --exact --expected-version --force --match --new --new-file --old --old-file --ops --patch --replace-all --text-edits" ;;
 	exec) opts="--allow --clear-env --command --cwd --deny --env --kill-after --max-file-size --max-memory --max-output --max-procs --no-network --sandbox --save-output --stdin --stream --timeout -c" ;;
-	git) opts="--all --author --branch --context --create --date --delete --dir --file --force --format --from --grep --max-count --message --name-only --oneline --path --pretty --remote --rev --since --staged --stat --token-file --until --url -U -a -f -m -n" ;;
+	git) opts="--all --author --branch --context --create --date --delete --dir --file --force --format --from --grep --max-count --message --name-only --oneline --patch --path --pretty --remote --rev --since --staged --stat --token-file --until --url -U -a -f -m -n -p" ;;
 	glob) opts="--follow --max-results --no-default-excludes --no-ignore --sort --tagged --threads --type -L -j -m -t" ;;
 	grep) opts="--after-context --before-context --context --count --exclude --files-with-matches --fixed-strings --follow --glob --hidden --ignore-case --include --invert-match --jsonl --line-number --line-regexp --max-depth --max-results --multiline --no-default-excludes --no-ignore --only-matching --regexp --replace --search-archives --smart-case --sort --text --threads --type --unrestricted --word-regexp --write -A -B -C -F -L -S -U -a -c -e -g -i -j -l -m -n -o -r -t -u -v -w -x -z" ;;
 	info) opts="" ;;

@@ -253,6 +253,28 @@ bytes "show --oneline" "show --oneline HEAD~2" "show --oneline HEAD~2" "$L"
 bytes "show --format=" "show --format=%an%n%s HEAD~2" "show --format=%an%n%s HEAD~2" "$L"
 bytes "show --format= (the diff alone)" "show --format= HEAD~2" "show --format= HEAD~2" "$L"
 bytes "show --pretty=format: (no terminator before the diff)" "show --pretty=format:%h HEAD~2" "show --pretty=format:%h HEAD~2" "$L"
+# log with each commit's diff: -p, --stat, --name-only (none for a merge,
+# as git's default), in every format, limited to paths as git limits them
+for f in "" --oneline --pretty=short --format=%h%x20%s --pretty=format:%h --format=; do
+	for d in -p --stat --name-only; do
+		bytes "log $d $f" "log $d $f" "log $d $f" "$L"
+	done
+done
+expect "log -p --stat (git's patch with a diffstat): refused, not printed wrong" 2 wap git --root "$L" log -p --stat
+has "  saying so" "$ERR" "-p with --stat"
+bytes "log -p -- path (the patch of that path alone)" "log -p -- s a" "log -p -- s a" "$L"
+bytes "log -p -n 2 -U 1" "log -p -n 2 -U1" "log -p -n 2 -U 1" "$L"
+expect "log -p --json: each entry has its diff and files" 0 wap git --root "$L" log -p -n 3 --json
+jcheck "  the merge's empty, the others' as show gives them" "$OUT" \
+	'[e["diff"] == "" for e in j["entries"]][1] and all("files" in e for e in j["entries"]) and j["entries"][2]["diff"].startswith("diff --git a/a b/a")'
+# the patches all told stop at maxFileSize, and the log with them
+printf '{"limits":{"maxFileSize":300}}' > "$T/small300.json"
+expect "log -p past maxFileSize: stops there" 0 wap git --root "$L" --config "$T/small300.json" log -p --json
+jcheck "  isTruncated, maxBytes, the last entry's diff cut, no more than 300 bytes of diff" "$OUT" \
+	'j["isTruncated"] and j["maxBytes"] == 300 and j["entries"][-1]["isTruncated"] and sum(len(e.get("diff", "")) for e in j["entries"]) <= 300'
+expect "  the CLI: git's text as far as it goes" 0 wap git --root "$L" --config "$T/small300.json" log -p
+same "  a prefix of git's" "$(git -C "$L" log -p | head -c "$(printf %s "$OUT" | wc -c)")" "$OUT"
+has "  said aside on stderr" "$ERR" "the patches stop at 300 bytes (maxFileSize)"
 expect "log --format: an unknown placeholder is refused, not printed wrong" 2 wap git --root "$L" log --format=%ar
 expect "log -n 1: git's text on stdout, nothing else" 0 wap git --root "$L" log -n 1 --oneline
 same "log -n 1 --oneline" "$OUT" "$(git -C "$L" log -n 1 --oneline)"

@@ -704,7 +704,7 @@ int diff_result(struct g *g, git_diff *d, json_t *r, bool stat, bool names)
 	 * files left are named without their patches (nor counts), so
 	 * nothing more is made of them (a blob of 400 MB named by 25
 	 * paths made 10 GB of text) */
-	size_t cap = g->ws->lim.max_file_size;
+	size_t cap = g->diff_cap ? g->diff_cap : g->ws->lim.max_file_size;
 	bool cut = false;
 	int rc = -1, e;
 

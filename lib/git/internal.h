@@ -38,6 +38,8 @@ struct g {
 	git_object *memo_obj;	/* its object: resolve_rev does not parse it again */
 	bool kernel_reads;	/* the action's thread reads only beneath the root
 				 * and the user's set-up (sandbox.c) */
+	size_t diff_cap;	/* a diff's text stops here (log -p: what is left
+				 * of maxFileSize); 0: at maxFileSize */
 };
 
 /* A NULL-terminated list of strings it owns (strv_add, strv_free). */

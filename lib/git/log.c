@@ -384,6 +384,34 @@ static bool log_match(git_commit *c, const regex_t *author, bool has_author, con
 	return true;
 }
 
+/* R gets the diff of commit C against its first parent (its tree alone
+ * for a root commit) in PATHS, as show and log -p make it: "diff" (the
+ * patch, --stat or --name-only), "files", the counts. */
+static int commit_diff(struct g *g, git_commit *c, json_t *r, struct strv *paths, bool stat, bool names)
+{
+	git_commit *p = NULL;
+	git_tree *t = NULL, *pt = NULL;
+	git_diff *d = NULL;
+	git_diff_options o;
+	int rc = -1, e;
+
+	if (diff_opts(g, &o, paths))
+		return -1;
+	if ((e = git_commit_tree(&t, c)) ||
+	    (git_commit_parentcount(c) && ((e = git_commit_parent(&p, c, 0)) || (e = git_commit_tree(&pt, p)))) ||
+	    (e = tree_to_tree(g, &d, pt, t, &o))) {
+		lg(g, e, "cannot compute the diff of %s", git_oid_tostr_s(git_commit_id(c)));
+		goto out;
+	}
+	rc = find_renames(g, d) || diff_result(g, d, r, stat, names) ? -1 : 0;
+out:
+	git_diff_free(d);
+	git_tree_free(t);
+	git_tree_free(pt);
+	git_commit_free(p);
+	return rc;
+}
+
 int op_log(struct g *g, json_t **res)
 {
 	regex_t author_re, grep_re;
@@ -401,6 +429,14 @@ int op_log(struct g *g, json_t **res)
 	git_commit *c = NULL;
 	struct wap_sb text = WAP_SB_INIT;
 	long long shown = 0;
+	/* -p, --stat, --name-only: each commit's diff, as git log prints it
+	 * (none for a merge, as git's default); their text all told stops
+	 * at maxFileSize, and the log with it */
+	bool stat = bool_key(g, "stat"), names = bool_key(g, "name_only");
+	bool diffs = stat || names || bool_key(g, "patch"), cut = false;
+	const char *bad = stat && names ? "--stat with --name-only" : diffs && stat && bool_key(g, "patch") ?
+			  "-p with --stat (git's patch with a diffstat)" : NULL;
+	size_t left = g->ws->lim.max_file_size;
 	int rc = -1, k;
 
 	if ((k = wap_req_int(g->req, "max_count", &max, g->err)) < 0 ||
@@ -408,6 +444,8 @@ int op_log(struct g *g, json_t **res)
 		return -1;
 	if (max < 0)
 		return wap_err_set(g->err, WAP_E_INVALID, "--max-count must not be negative");
+	if (bad)
+		return wap_err_set(g->err, WAP_E_INVALID, "log: %s is not supported: use one", bad);
 	if ((s = str_key(g, "since"))) {
 		if (parse_when(g, s, "since", &since))
 			return -1;
@@ -428,6 +466,8 @@ int op_log(struct g *g, json_t **res)
 		goto out;
 	}
 	filter = paths.n && !strv_has_root(&paths);
+	if (diffs && tree_diff_index(g))
+		goto out;
 	entries = json_array();
 	/* the starting points; A..B hides what A reaches */
 	for (size_t i = 0; i < revs.n; i++) {
@@ -524,28 +564,50 @@ int op_log(struct g *g, json_t **res)
 			pv[i] = NULL;
 		}
 		if (show && !(has_until && t > until) && log_match(c, &author_re, has_author, &grep_re, has_grep)) {
+			json_t *j;
+			size_t used;
+
 			if (shown >= max) {
 				truncated = true;
 				break;
 			}
+			j = commit_json(g, c);
+			if (diffs && np > 1) {
+				json_object_set_new(j, "diff", json_string(""));
+				json_object_set_new(j, "files", json_array());
+			} else if (diffs) {
+				g->diff_cap = left ? left : 1;
+				if (commit_diff(g, c, j, &paths, stat, names)) {
+					json_decref(j);
+					goto out;
+				}
+				used = strlen(json_string_value(json_object_get(j, "diff")));
+				left -= used < left ? used : left;
+				cut = json_is_true(json_object_get(j, "isTruncated"));
+			}
 			if (g->call->text) {
 				/* the CLI's text: each commit printed and
 				 * dropped (not 2,000 held as JSON to the end) */
-				json_t *j = commit_json(g, c);
 				text.len = 0;
 				wap_git_pretty_entry(j, shown, g->req, &text);
 				g->call->text(g->call->text_arg, text.buf, text.len);
 				json_decref(j);
 			} else {
-				json_array_append_new(entries, commit_json(g, c));
+				json_array_append_new(entries, j);
 			}
 			shown++;
+			if (cut) {	/* the patches stop here, and the log */
+				truncated = true;
+				break;
+			}
 		}
 		git_commit_free(c);
 	}
 done:
 	git_error_clear();
 	*res = json_pack("{s:o, s:b}", "entries", entries, "isTruncated", truncated);
+	if (truncated && cut)
+		json_object_set_new(*res, "maxBytes", json_integer(g->ws->lim.max_file_size));
 	entries = NULL;
 	rc = 0;
 	goto out;
@@ -576,13 +638,10 @@ out:
 int op_show(struct g *g, json_t **res)
 {
 	const char *rev = str_key(g, "rev");
-	git_commit *c = NULL, *p = NULL;
-	git_tree *t = NULL, *pt = NULL;
-	git_diff *d = NULL;
-	git_diff_options o;
+	git_commit *c = NULL;
 	struct strv none = { 0 };
 	json_t *r = NULL;
-	int rc = -1, e;
+	int rc = -1;
 
 	if (!rev)
 		rev = g->nargs ? g->args[0] : "HEAD";
@@ -607,15 +666,7 @@ int op_show(struct g *g, json_t **res)
 		}
 		/* a merge's --stat is against its first parent, as git's */
 	}
-	if (diff_opts(g, &o, &none) || tree_diff_index(g))
-		goto out;
-	if ((e = git_commit_tree(&t, c)) ||
-	    (git_commit_parentcount(c) && ((e = git_commit_parent(&p, c, 0)) || (e = git_commit_tree(&pt, p)))) ||
-	    (e = tree_to_tree(g, &d, pt, t, &o))) {
-		lg(g, e, "cannot compute the diff of %s", rev);
-		goto out;
-	}
-	if (find_renames(g, d) || diff_result(g, d, r, bool_key(g, "stat"), false))
+	if (tree_diff_index(g) || commit_diff(g, c, r, &none, bool_key(g, "stat"), false))
 		goto out;
 done:
 	*res = r;
@@ -623,10 +674,6 @@ done:
 	rc = 0;
 out:
 	json_decref(r);
-	git_diff_free(d);
-	git_tree_free(t);
-	git_tree_free(pt);
-	git_commit_free(p);
 	git_commit_free(c);
 	return rc;
 }

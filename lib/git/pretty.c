@@ -496,12 +496,30 @@ static void one_commit(struct wap_sb *out, const struct pretty *p, const json_t 
 		wap_sb_addc(out, '\n');
 }
 
+/* A commit and its diff, when it has one (show; log -p, --stat,
+ * --name-only): git's blank line before the diff, not after oneline's
+ * line, but after a merge's in every format that prints something when
+ * MERGE (show's; log prints no diff of a merge, nor the line). */
+static void commit_diff(struct wap_sb *out, const struct pretty *p, const json_t *c, bool separate,
+			bool merge)
+{
+	const char *diff = sget(c, "diff");
+
+	one_commit(out, p, c, separate);
+	merge = merge && json_array_size(json_object_get(c, "parents")) > 1;
+	if (*diff || merge) {
+		if ((merge || p->kind != P_ONELINE) && !(p->kind == P_USER && !*p->user))
+			wap_sb_addc(out, '\n');
+		wap_sb_adds(out, diff);
+	}
+}
+
 void wap_git_pretty_entry(const json_t *commit, size_t n, const json_t *req, struct wap_sb *out)
 {
 	struct pretty p;
 
 	if (!pretty_parse(req, &p, NULL))
-		one_commit(out, &p, commit, n > 0);
+		commit_diff(out, &p, commit, n > 0, false);
 }
 
 int wap_git_pretty(const json_t *res, const json_t *req, struct wap_sb *out, struct wap_err *err)
@@ -516,19 +534,10 @@ int wap_git_pretty(const json_t *res, const json_t *req, struct wap_sb *out, str
 	if (!out)
 		return p.kind == P_USER ? user_format(NULL, p.user, p.date, NULL, err) : 0;
 	if (action && !strcmp(action, "show")) {
-		const char *diff = sget(res, "diff");
-		one_commit(out, &p, res, false);
-		bool merge = json_array_size(json_object_get(res, "parents")) > 1;
-		/* git's blank line before the diff: not after oneline's line,
-		 * but after a merge's in every format that prints something */
-		if (*diff || merge) {
-			if ((merge || p.kind != P_ONELINE) && !(p.kind == P_USER && !*p.user))
-				wap_sb_addc(out, '\n');
-			wap_sb_adds(out, diff);
-		}
+		commit_diff(out, &p, res, false, true);
 		return 0;
 	}
 	json_array_foreach(json_object_get(res, "entries"), i, v)
-		one_commit(out, &p, v, i > 0);
+		commit_diff(out, &p, v, i > 0, false);
 	return 0;
 }
