@@ -64,6 +64,7 @@ struct txn {
 	bool done;			/* no more output will come */
 	bool busy;			/* a worker holds it */
 	bool queued;			/* on the ready list */
+	bool body_seen;			/* a byte of its body seen */
 	bool body_done;			/* its body's completion seen */
 	bool headers_sent;
 	struct wap_sb out;
@@ -1185,19 +1186,32 @@ static bool upgrade_ok(struct httpd *h, struct lws *wsi, const char *what)
 	return true;
 }
 
-/* A POST pipelined behind another request on the connection comes out of
+/* A request pipelined behind another on the connection is parsed out of
  * libwebsockets' buffer list, and lws_http_action (4.1, and its main
- * branch) reads its body from the start of the segment its headers are
- * still being parsed from: the body handed to us is the request's own
- * first bytes, "POST /...".  No JSON body starts so: refused, saying why,
- * not answered as a parse error.  (Answering it would need an HTTP/1.1
- * parser of our own in front of libwebsockets.) */
-static bool misread(const struct txn *t)
+ * branch) reads that list again for the body while its caller is still
+ * parsing the headers out of it: the body handed to us starts with the
+ * request's own first bytes ("POST /mcp HTTP/1.1", the method in any case
+ * lws takes), and when the body said to come is as long as what is left
+ * of that buffer, lws frees the buffer and its caller goes on handing us
+ * the rest from freed memory (ASan saw the copy: a heap-use-after-free).
+ * So a body's first bytes are looked at before any is kept, whatever the
+ * request: a method and a space, which no JSON text starts with, is that
+ * misreading, refused there, saying why, and the connection is closed at
+ * once, before lws frees anything (it stops when the body callback
+ * fails).  (Answering it would need an HTTP/1.1 parser of our own in
+ * front of libwebsockets.) */
+static bool misread(const char *in, size_t len)
 {
-	static const char line[] = "POST /";
-	size_t n = t->body.len < sizeof(line) - 1 ? t->body.len : sizeof(line) - 1;
+	static const char *const methods[] = {
+		"get ", "post ", "put ", "patch ", "delete ", "options ", "head ", "connect ", NULL
+	};
 
-	return t->method == M_POST && n && !memcmp(t->body.buf, line, n);
+	for (const char *const *m = methods; *m; m++) {
+		size_t n = strlen(*m);
+		if (len >= n && !strncasecmp(in, *m, n))
+			return true;
+	}
+	return false;
 }
 
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
@@ -1296,6 +1310,19 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_HTTP_BODY:
 		if (!t)
 			return -1;
+		if (!t->body_seen) {
+			t->body_seen = true;
+			if (misread(in, len)) {
+				if (!t->status)
+					reply_rpc_error(t, 400, WAP_RPC_INVALID_REQUEST,
+							"Bad Request: a request pipelined behind another on the connection "
+							"cannot be read here (libwebsockets 4.1): send it again once the last "
+							"reply is in");
+				t->close = true;
+				write_some(h, t);
+				return -1;
+			}
+		}
 		if (t->status)
 			return 0;	/* refused from its headers: not kept */
 		if (now.tv_sec - t->t0 > body_timeout(h))
@@ -1339,14 +1366,6 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		t->body_done = true;
 		if (t->status)
 			return 0;	/* already answered */
-		if (misread(t)) {
-			t->close = true;
-			reply_rpc_error(t, 400, WAP_RPC_INVALID_REQUEST,
-					"Bad Request: a POST pipelined behind another request on the connection "
-					"cannot be read here (libwebsockets 4.1): send it again once the last reply is in");
-			lws_callback_on_writable(wsi);
-			return 0;
-		}
 		if (!strcmp(t->path, "/mcp") || !strcmp(t->path, "/mcp/"))
 			post_mcp(h, t);
 		else
