@@ -1053,7 +1053,13 @@ static bool post_headers_ok(struct httpd *h, struct txn *t)
 		/* libwebsockets does not decode chunked request bodies */
 		reply_rpc_error(t, 411, WAP_RPC_INVALID_REQUEST,
 				"Length Required: send the message with a Content-Length (no chunked bodies)");
-	} else if (hdr(t->wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, v, sizeof(v))) {
+	} else if (!hdr(t->wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, v, sizeof(v))) {
+		/* no length: libwebsockets reads no body and never says the
+		 * body is complete, so the request would wait for the body
+		 * timeout and be dropped unanswered */
+		reply_rpc_error(t, 411, WAP_RPC_INVALID_REQUEST,
+				"Length Required: send the message with a Content-Length");
+	} else {
 		char *end;
 		unsigned long long n;
 		errno = 0;
