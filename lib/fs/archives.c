@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cancel.h"
@@ -186,6 +187,21 @@ static size_t ar_pread(struct wap_ar *ar, void *buf, size_t n, unsigned long lon
 	return r < 0 ? 0 : (size_t)r;
 }
 
+/* The length of AR's input when it is known (memory, a regular file) */
+static bool file_size(const struct wap_ar *ar, unsigned long long *len)
+{
+	struct stat st;
+
+	if (ar->fd < 0) {
+		*len = ar->memlen;
+		return true;
+	}
+	if (fstat(ar->fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	*len = (unsigned long long)st.st_size;
+	return true;
+}
+
 /* 7z's numbers: the first byte's high bits say how many bytes follow */
 static bool num7z(const unsigned char **p, const unsigned char *end, unsigned long long *v)
 {
@@ -218,7 +234,7 @@ static int check_7z(struct wap_ar *ar, struct wap_err *err)
 {
 	unsigned char sh[32], info[4096];
 	const unsigned char *p = info, *end;
-	unsigned long long off, size, v, folders, outs = 0, total = 0;
+	unsigned long long off, size, v, folders, outs = 0, total = 0, len;
 	size_t n;
 
 	if (ar_pread(ar, sh, sizeof(sh), 0) < sizeof(sh))
@@ -228,6 +244,16 @@ static int check_7z(struct wap_ar *ar, struct wap_err *err)
 		off = off << 8 | sh[12 + i];
 		size = size << 8 | sh[20 + i];
 	}
+	/* The list lies within the file (one volume is all wap reads).
+	 * libarchive bounds what it reads of the list by the size given here
+	 * only, and asks its reader for as much at once as a field of the
+	 * list says: a list said to be 2^63 bytes, in a file of 118, let a
+	 * field of 1 GB have it allocate 1 GB (found by tests/fuzz/
+	 * fuzz_archive; past 1 TB ASan aborted). */
+	if (file_size(ar, &len) && (off > len || size > len - off || 32 > len - off - size))
+		return wap_err_set(err, WAP_E_FAILED, "Cannot read archive %s: damaged 7-Zip header "
+				   "(its list of members, %llu bytes from %llu bytes after the start "
+				   "header, lies past the end of the file, %llu bytes)", ar->rel, size, off, len);
 	if (!size || off > (1ull << 62) || !(n = ar_pread(ar, info, sizeof(info), 32 + off)) ||
 	    info[0] != 0x17)	/* kEncodedHeader */
 		return 0;
