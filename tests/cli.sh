@@ -115,3 +115,41 @@ has "completion: wap --json --root X grep --ign -> --ignore-case" "$(comp wap --
 has "completion: wap grep --re -> --regexp" "$(comp wap grep --re)" "--regexp"
 has "completion: wap grep --re -> --read-only" "$(comp wap grep --re)" "--read-only"
 has "completion: wap --ver -> --version" "$(comp wap --ver)" "--version"
+
+# --config FILE: a value of the wrong kind is refused when the config is
+# loaded, naming the key, never taken for the default ("readOnly": "true"
+# left the workspace writable) nor wrapped round (a maxFileSize of -1 lifted
+# the limit, a maxExecutionTime of 0 refused every command with a message
+# about the caller's timeout): found while fuzzing the config loader
+# (tests/fuzz/fuzz_config, its inputs in tests/fuzz/seeds-config)
+badcfg() { # JSON MESSAGE
+	printf '%s' "$1" > "$T/bad.json"
+	expect "config $1: refused" 2 wap --config "$T/bad.json" --root "$R" read f
+	same "... says which key and why" "$ERR" "wap read: $2"
+	same "... the file unchanged" "$(cat "$R/f")" "hello"
+}
+badcfg '{"security": {"readOnly": "true"}}' 'config: security.readOnly must be true or false'
+badcfg '{"security.sandbox": 1}' 'config: security.sandbox must be true or false'
+badcfg '{"agentControl": {"security": {"allowCommandExecution": null}}}' \
+	'config: security.allowCommandExecution must be true or false'
+badcfg '{"limits": {"maxFileSize": -1}}' \
+	'config: limits.maxFileSize must be a whole number from 0 to 9223372036854775807 (it is -1)'
+badcfg '{"limits": {"maxDirectoryEntries": "500"}}' \
+	'config: limits.maxDirectoryEntries must be a whole number from 0 to 9223372036854775807 (it is "500")'
+badcfg '{"limits": {"maxSearchResults": 2.5}}' \
+	'config: limits.maxSearchResults must be a whole number from 0 to 9223372036854775807 (it is 2.5)'
+badcfg '{"limits": {"maxOutputSize": 1e300}}' \
+	'config: limits.maxOutputSize must be a whole number from 0 to 9223372036854775807 (it is 1e300)'
+badcfg '{"limits": {"maxExecutionTime": 0}}' \
+	'config: limits.maxExecutionTime must be a whole number from 1 to 31536000000 (it is 0)'
+badcfg '{"limits.maxExecutionTimeCap": 99999999999999}' \
+	'config: limits.maxExecutionTimeCap must be a whole number from 1 to 31536000000 (it is 99999999999999)'
+badcfg '{"lsp": {"idleTimeout": 1e17}}' \
+	'config: lsp.idleTimeout must be a whole number from 0 to 31536000 (it is 1e17)'
+badcfg '{"rateLimit": {"requestsPerSecond": -3}}' \
+	'config: rateLimit.requestsPerSecond must be a whole number from 0 to 1000000000 (it is -3)'
+# what is right still loads: whole numbers written as reals, each kind's edge
+printf '{"limits": {"maxFileSize": 4e3, "maxDirectoryEntries": 0, "maxExecutionTime": 1},
+  "security": {"readOnly": false}, "lsp": {"idleTimeout": 0}}' > "$T/edge.json"
+expect "a config at the edges loads" 0 wap --config "$T/edge.json" --root "$R" info --json
+jcheck "... as written" "$OUT" 'j["limits"]["maxFileSize"] == 4000 and j["limits"]["maxExecutionTime"] == 1'

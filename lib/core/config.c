@@ -81,6 +81,38 @@ const char *wap_config_str(const json_t *cfg, const char *dotted, const char *df
 	return json_is_string(v) ? json_string_value(v) : dflt;
 }
 
+int wap_config_check_bool(const json_t *cfg, const char *dotted, struct wap_err *err)
+{
+	json_t *v = wap_config_get(cfg, dotted);
+
+	if (!v || json_is_boolean(v))
+		return 0;
+	return wap_err_set(err, WAP_E_INVALID, "config: %s must be true or false", dotted);
+}
+
+int wap_config_check_int(const json_t *cfg, const char *dotted, long long min, long long max,
+			 struct wap_err *err)
+{
+	json_t *v = wap_config_get(cfg, dotted);
+	char *shown;
+	double d;
+
+	if (!v)
+		return 0;
+	if (json_is_integer(v) && json_integer_value(v) >= min && json_integer_value(v) <= max)
+		return 0;
+	/* a real: in range before the cast (past 2^63 it is undefined) */
+	d = json_is_real(v) ? json_real_value(v) : 0;
+	if (json_is_real(v) && d >= (double)min && d <= (double)max && d > -9.2e18 && d < 9.2e18 &&
+	    (double)(long long)d == d)
+		return 0;
+	shown = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
+	wap_err_set(err, WAP_E_INVALID, "config: %s must be a whole number from %lld to %lld (it is %.64s%s)",
+		    dotted, min, max, shown ? shown : "?", shown && strlen(shown) > 64 ? "..." : "");
+	free(shown);
+	return -1;
+}
+
 bool wap_env_secret(const char *kv)
 {
 	return !strncmp(kv, "WAP_TOKEN=", 10) || !strncmp(kv, "WAP_GIT_TOKEN=", 14);

@@ -24,6 +24,14 @@ bool wap_config_bool(const json_t *cfg, const char *dotted, bool dflt);
 long long wap_config_int(const json_t *cfg, const char *dotted, long long dflt);
 const char *wap_config_str(const json_t *cfg, const char *dotted, const char *dflt);
 
+/* Is the value at DOTTED, when there is one, true or false (check_bool),
+ * or a whole number from MIN to MAX (check_int: an integer, or a real with
+ * no fraction, 4e3)?  0, or -1 with ERR (INVALID) naming the key and the
+ * value: a value of the wrong kind is refused, not read as the default. */
+int wap_config_check_bool(const json_t *cfg, const char *dotted, struct wap_err *err);
+int wap_config_check_int(const json_t *cfg, const char *dotted, long long min, long long max,
+			 struct wap_err *err);
+
 /* A NULL-terminated copy of a string array (caller frees with
  * wap_strv_free); NULL when absent.  Non-strings are an error. */
 int wap_config_strv(const json_t *cfg, const char *dotted, char ***out, struct wap_err *err);

@@ -29,12 +29,42 @@ static const struct wap_limits default_limits = {
 	.max_line_len = 2000,
 };
 
+/* The config's switches and numbers, each of one kind and range: a value
+ * of another is refused when the config is loaded, never read as the
+ * default ("readOnly": "true" left the workspace writable) nor wrapped
+ * round into a size_t (a maxFileSize of -1 lifted the limit); times stay
+ * where adding them to a clock cannot overflow. */
+#define YEAR_MS 31536000000ll
+static const char *const bool_keys[] = {
+	"security.readOnly", "security.allowFileSystemAccess", "security.allowTerminalAccess",
+	"security.allowCommandExecution", "security.requireApproval", "security.sandbox",
+	"rateLimit.enabled", "logging.logToFile", NULL
+};
+static const struct { const char *key; long long min, max; } int_keys[] = {
+	{ "limits.maxFileSize", 0, LLONG_MAX },
+	{ "limits.maxDirectoryEntries", 0, LLONG_MAX },
+	{ "limits.maxSearchResults", 0, LLONG_MAX },
+	{ "limits.maxOutputSize", 0, LLONG_MAX },
+	{ "limits.maxOutputSizeCap", 0, LLONG_MAX },
+	{ "limits.maxExecutionTime", 1, YEAR_MS },
+	{ "limits.maxExecutionTimeCap", 1, YEAR_MS },
+	{ "lsp.idleTimeout", 0, YEAR_MS / 1000 },		/* seconds */
+	{ "rateLimit.requestsPerSecond", 0, 1000000000 },
+	{ NULL, 0, 0 }
+};
+
 int wap_ws_apply_config(struct wap_ws *ws, const json_t *cfg, struct wap_err *err)
 {
 	struct wap_policy *p = &ws->pol;
 	struct wap_limits *l = &ws->lim;
 	char **v;
 
+	for (int i = 0; bool_keys[i]; i++)
+		if (wap_config_check_bool(cfg, bool_keys[i], err))
+			return -1;
+	for (int i = 0; int_keys[i].key; i++)
+		if (wap_config_check_int(cfg, int_keys[i].key, int_keys[i].min, int_keys[i].max, err))
+			return -1;
 	p->read_only = wap_config_bool(cfg, "security.readOnly", p->read_only);
 	p->allow_fs = wap_config_bool(cfg, "security.allowFileSystemAccess", p->allow_fs);
 	p->allow_terminal = wap_config_bool(cfg, "security.allowTerminalAccess", p->allow_terminal);
