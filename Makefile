@@ -147,10 +147,14 @@ $(B)/unit/%: tests/unit/%.c $(B)/libwap.a
 # test_oom fails lib/'s allocations one by one: its own malloc and friends
 $(B)/unit/test_oom: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
 
-# the libFuzzer targets with a plain driver (tests/fuzz/replay.c), for make check
+# the libFuzzer targets with a plain driver (tests/fuzz/replay.c), for make check;
+# the whole library, as the binary has it: a target that reaches libgit2 only
+# through the library (the config's profiles, the archive reader's lazy
+# loader) needs its wrappers (lib/git/git.c) and trampolines (lib/git/deps.c)
+# though nothing it calls names them
 $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c $(B)/libwap.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(B)/libwap.a $(LDLIBS) $(shell pkg-config --libs $(LAZY_PKGS))
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c -Wl,--whole-archive $(B)/libwap.a -Wl,--no-whole-archive $(LDLIBS) $(shell pkg-config --libs $(LAZY_PKGS))
 
 asan:
 	$(MAKE) ASAN=1 build/asan/wap

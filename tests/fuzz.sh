@@ -22,3 +22,5 @@ run jsonrpc "$R"/tests/fuzz/seeds-jsonrpc/*
 run patch "$R"/tests/patches/*/patch
 run ignore "$R"/tests/fuzz/seeds-ignore/*
 run lsp "$R"/tests/fuzz/seeds-lsp/*
+run config "$R"/tests/fuzz/seeds-config/*
+run archive "$R"/tests/fuzz/seeds-archive/*
